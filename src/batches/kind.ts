@@ -1,0 +1,97 @@
+/**
+ * The contract every batch kind implements (one module per kind in this folder, registered in `registry.ts`).
+ *
+ * A kind says what its rows look like (columns, parsing, validation), what identifies a row as a business intent
+ * (natural key), which bank calls a row needs (steps, in order) and what the result file reports (result columns).
+ * The runner (src/runner) owns the state machine that drives rows through the steps; a kind never touches the store.
+ */
+import type { BankClient } from '../bank/client.js';
+import type { Cents, EndpointGroup, KindName } from '../types.js';
+
+/** One column a kind accepts. Names are the API's field names in camelCase, nested fields dotted. */
+export interface ColumnSpec {
+  /** e.g. `payer.address.zipCode`, `discount.items.1.date` */
+  name: string;
+  required: boolean;
+  /** For people (docs/batches.md, error messages): what a valid value looks like, e.g. "date yyyy-mm-dd or dd/mm/yyyy". */
+  format: string;
+  /** A valid example value. */
+  example: string;
+  /** Only required for some rows (e.g. "when type is BANKSLIP"): said in docs and in the error. */
+  requiredWhen?: string;
+}
+
+/** A problem with one cell (or with the row as a whole when `column` is absent). */
+export interface CellError {
+  /** Column name as the kind knows it (after header mapping). */
+  column?: string;
+  /** Stable code, e.g. `REQUIRED`, `INVALID_DATE`, `INVALID_CPF`, `AMBIGUOUS_AMOUNT`. */
+  code: string;
+  /** "Expected X, got Y" wording: says what was expected and what was found. */
+  message: string;
+}
+
+/** How values are written in this batch's file: given to parsers so `1.234,56` and `1234.56` both work. */
+export interface Dialect {
+  delimiter: ',' | ';' | '\t';
+  /** Decimal mark for amounts. */
+  decimalMark: '.' | ',';
+  encoding: 'utf8' | 'windows-1252';
+  /** Whether the input began with a UTF-8 byte order mark (kept on output). */
+  bom: boolean;
+}
+
+export type ParseResult<Row> = { ok: true; row: Row } | { ok: false; errors: CellError[] };
+
+/** What a step returns: flat values that go to the result file and are stored as JSON for later steps. */
+export type StepOutput = Record<string, string | number | boolean | null>;
+
+export interface StepContext<Row> {
+  row: Row;
+  /** The row's idempotency key (GUID). Send it on every request that takes one; the same on every attempt. */
+  idempotencyKey: string;
+  client: BankClient;
+  /** Outputs of the steps already completed for this row, by step name. */
+  previous: Readonly<Record<string, StepOutput>>;
+  /** Absolute path where a file output (PDF, PNG) named `fileName` must be written (the folder exists). */
+  outputPath(fileName: string): string;
+  signal?: AbortSignal;
+}
+
+export interface StepSpec<Row> {
+  name: string;
+  /**
+   * - `read`: no effect at the bank (lookups, PDF fetch): always safe to repeat.
+   * - `create`: creates a resource (charge, QR code, claim) or changes one.
+   * - `money`: moves money out (bill payment, Pix payment). Never repeated blind.
+   */
+  effect: 'read' | 'create' | 'money';
+  /** Whether this step's request carries the row's IdempotencyKey (then a resend with the same key is safe). */
+  usesIdempotencyKey: boolean;
+  run(ctx: StepContext<Row>): Promise<StepOutput>;
+  /**
+   * For an effect step without an idempotency key, after an unknown outcome: find out whether the effect happened
+   * (e.g. get the charge by correlationId). Returns the output if it did, `undefined` if it certainly did not.
+   */
+  recover?(ctx: StepContext<Row>): Promise<StepOutput | undefined>;
+}
+
+export interface BatchKind<Row = unknown> {
+  name: KindName;
+  /** Rate-limit group of its requests. */
+  group: EndpointGroup;
+  /** Money-out kinds default to all-or-nothing: a single invalid row means nothing is sent. */
+  movesMoneyOut: boolean;
+  columns: readonly ColumnSpec[];
+  /** Parses one record (column name -> raw cell text, already mapped and trimmed) into a valid row, or errors. */
+  parse(record: Readonly<Record<string, string>>, dialect: Dialect): ParseResult<Row>;
+  /** The business identity of the row (see the glossary in src/types.ts). */
+  naturalKey(row: Row): string;
+  /** Explicit key from an `idempotencyKey` column, if the row has one. */
+  explicitIdempotencyKey?(row: Row): string | undefined;
+  steps: readonly StepSpec<Row>[];
+  /** Output columns after status/errorCode/errorMessage, in order; values come from the step outputs. */
+  resultColumns: readonly string[];
+  /** Amount of the row in cents, for the batch summary (absent when the row has none). */
+  amountCents?(row: Row): Cents | undefined;
+}
