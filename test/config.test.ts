@@ -1,0 +1,92 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, loadConfig, parseConfigText } from '../src/config.js';
+import { ConfigError } from '../src/errors.js';
+
+function tempDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'remessa-config-'));
+}
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  it('the shipped config file parses to the defaults and selects the embedded sandbox', () => {
+    const cwd = path.resolve(import.meta.dirname, '..');
+    const config = loadConfig({ cwd, env: {} });
+    expect(config.embedded).toBe(true);
+    expect(config.sourceFile).toBe(path.join(cwd, 'config/remessa.jsonc'));
+    expect(config.bank.headers.apiKey).toBe('x-service-api-key');
+    expect(config.folders.inbox).toBe(path.join(cwd, 'inbox'));
+    expect(config.sandbox.dataFile).toBe(path.join(cwd, 'data', 'sandbox.sqlite'));
+    expect(Object.isFrozen(config.bank.headers)).toBe(true);
+  });
+
+  it('rejects an unknown key and names it, nested or not', () => {
+    const error = errorOf(() => buildConfig({ queue: { concurency: 3 }, extra: true }, { file: 'x.jsonc', env: {} }));
+    expect(error.code).toBe('CONFIG_UNKNOWN_KEY');
+    expect(error.message).toContain('unknown setting "queue.concurency"');
+    expect(error.message).toContain('unknown setting "extra"');
+    expect(error.message).toContain('x.jsonc');
+  });
+
+  it('says what was expected and what was found', () => {
+    const error = errorOf(() => buildConfig({ bank: { timeouts: { connectMs: 'ten' } } }, { env: {} }));
+    expect(error.message).toContain('bank.timeouts.connectMs: Expected number, got string');
+  });
+
+  it('reports JSONC syntax errors with line and column, and accepts comments', () => {
+    expect(parseConfigText('// c\n{ "log": { "level": "warn" }, }')).toEqual({ log: { level: 'warn' } });
+    const error = errorOf(() => parseConfigText('{\n  "log": { "level" "warn" }\n}', 'bad.jsonc'));
+    expect(error.message).toMatch(/^bad\.jsonc line 2, column \d+: /);
+  });
+
+  it('takes secrets from the environment before files, files before the config value', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'key'), 'file-key-123456\n');
+    const fromFile = buildConfig({ bank: { apiKeyFile: 'key', apiKey: 'config-key-123' } }, { env: {}, cwd: dir });
+    expect(fromFile.bank.apiKey).toBe('file-key-123456');
+    const fromEnv = buildConfig(
+      { bank: { apiKeyFile: 'key' } },
+      { env: { REMESSA_API_KEY: 'env-key-123456', REMESSA_ACCOUNT_ID: '12345' }, cwd: dir },
+    );
+    expect(fromEnv.bank.apiKey).toBe('env-key-123456');
+    expect(fromEnv.bank.accountId).toBe('12345');
+  });
+
+  it('reads systemd credentials', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'remessa-api-key'), 'cred-key-123456');
+    writeFileSync(path.join(dir, 'remessa-account-id'), '987654');
+    const config = buildConfig({}, { env: { CREDENTIALS_DIRECTORY: dir } });
+    expect(config.bank.apiKey).toBe('cred-key-123456');
+    expect(config.bank.accountId).toBe('987654');
+  });
+
+  it('a missing secret file named in the config is an error', () => {
+    const error = errorOf(() => buildConfig({ bank: { apiKeyFile: '/nonexistent/key' } }, { env: {} }));
+    expect(error.message).toContain('bank.apiKeyFile');
+  });
+
+  it('a real bank URL needs an API key, and must be http(s)', () => {
+    expect(errorOf(() => buildConfig({ bank: { url: 'https://bank.example' } }, { env: {} })).code).toBe(
+      'CONFIG_MISSING_SECRET',
+    );
+    expect(errorOf(() => buildConfig({ bank: { url: 'ftp://x' } }, { env: {} })).message).toContain('bank.url');
+    const real = buildConfig({ bank: { url: 'https://bank.example' } }, { env: { REMESSA_API_KEY: 'k-123456789' } });
+    expect(real.embedded).toBe(false);
+  });
+
+  it('a missing explicit config file is an error', () => {
+    expect(errorOf(() => loadConfig({ file: '/nonexistent/remessa.jsonc', env: {} })).code).toBe('CONFIG_NOT_FOUND');
+  });
+});
