@@ -1,0 +1,99 @@
+/**
+ * Settings of the sandbox (the local simulator of the bank).
+ *
+ * Parsed once by `parseSandboxOptions` (zod, unknown keys rejected, result frozen). Every field is optional on input;
+ * the defaults below describe a sandbox that needs no configuration: in-memory state, a random free port on the
+ * loopback interface, and the documented public test key.
+ *
+ * Area owners add their settings in the marked sections (H4: idempotency, faults, Pix payments; H5: webhooks).
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+
+/**
+ * The documented public test API key. Any user may send it, as the spec says of the test environment's public keys;
+ * like them, it may not be used to configure webhooks. Accepted unless `allowPublicKey` is false.
+ */
+export const SANDBOX_PUBLIC_API_KEY = 'sandbox-public-test-key';
+
+/** Prefix of the sandbox-only admin routes; no route of the real service starts with it. Admin routes need a key too. */
+export const SANDBOX_ADMIN_PREFIX = '/__sandbox';
+
+const beneficiarySchema = z.strictObject({
+  /** Name printed on slips and sent in BR Codes (field 59 keeps the first 25 characters). */
+  name: z.string().min(1).default('REMESSA SANDBOX LTDA'),
+  /** CNPJ of the beneficiary, digits only. */
+  document: z.string().min(1).default('11222333000181'),
+  /** City printed on slips and sent in BR Codes (field 60 keeps the first 15 characters). */
+  city: z.string().min(1).default('SAO PAULO'),
+  /** Two-letter state code. */
+  state: z.string().length(2).default('SP'),
+  /** Zip code (CEP), 8 digits. */
+  zipCode: z.string().default('01310100'),
+  /** Street address printed on slips. */
+  address: z.string().default('AV PAULISTA 1000'),
+  /** Pix key of the beneficiary, put in static BR Codes (random EVP key by default). */
+  pixKey: z.string().min(1).default('6f0b8e9e-5d1c-4a3b-9a43-5b1f2f7c1a2e'),
+  /** Branch (agency) number, printed on slips and in QR beneficiaries. */
+  branch: z.string().default('0001'),
+  /** Account number of the beneficiary. */
+  accountNumber: z.string().default('1234567'),
+});
+
+export const sandboxOptionsSchema = z.strictObject({
+  /** Interface to listen on. @defaultValue '127.0.0.1' */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** TCP port; 0 picks a free port (read it back from `RunningSandbox.port`). @defaultValue 0 */
+  port: z.number().int().min(0).max(65535).default(0),
+  /**
+   * SQLite file that holds the sandbox's state, so it survives a restart. Absent: an in-memory database, lost on close.
+   * @defaultValue undefined (in memory)
+   */
+  dataFile: z.string().min(1).optional(),
+  /** API keys accepted besides the public test key (e.g. from config or `--api-key`). @defaultValue [] */
+  apiKeys: z.array(z.string().min(1)).default([]),
+  /** Whether `SANDBOX_PUBLIC_API_KEY` is accepted (it can never register webhooks). @defaultValue true */
+  allowPublicKey: z.boolean().default(true),
+  /** Header that carries the API key (spec section 5). @defaultValue 'x-service-api-key' */
+  apiKeyHeader: z.string().min(1).default('x-service-api-key'),
+  /** Bank code at the start of every bar code the sandbox makes (the service's samples use 435). @defaultValue '435' */
+  bankCode: z
+    .string()
+    .regex(/^\d{3}$/, 'Expected 3 digits')
+    .default('435'),
+  /** ISPB of the simulated participant (used in endToEndIds and participant objects). @defaultValue '38224857' */
+  ispb: z
+    .string()
+    .regex(/^\d{8}$/, 'Expected 8 digits')
+    .default('38224857'),
+  /** Participant name shown next to the ISPB. @defaultValue 'REMESSA SANDBOX BANK' */
+  participantName: z.string().min(1).default('REMESSA SANDBOX BANK'),
+  /** The beneficiary of the charges the sandbox issues (slips and Pix charges). */
+  beneficiary: beneficiarySchema.prefault({}),
+  /**
+   * Host and path (no scheme) of the Pix location URLs put in dynamic BR Codes; the txid is appended.
+   * @defaultValue 'pix.sandbox.remessa.dev/qr/v2/cobv/'
+   */
+  pixLocationBase: z.string().min(1).default('pix.sandbox.remessa.dev/qr/v2/cobv/'),
+  /**
+   * Clock override for tests: returns the sandbox's "now". Every timestamp, due-date check and expiry reads it.
+   * @defaultValue () => new Date()
+   */
+  now: z.custom<() => Date>((v) => typeof v === 'function', 'Expected a function returning a Date').optional(),
+  /** pino logger for requests and sandbox events. Absent: no logging. @defaultValue undefined */
+  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null, 'Expected a pino logger').optional(),
+
+  // --- H4 settings (idempotency model, faults, Pix payment TTL) go here ---
+
+  // --- H5 settings (webhook delivery retries, backoff) go here ---
+});
+
+/** Settings as given by a caller: every field optional. */
+export type SandboxOptionsInput = z.input<typeof sandboxOptionsSchema>;
+/** Settings after parsing: defaults filled in, frozen. */
+export type SandboxOptions = Readonly<z.output<typeof sandboxOptionsSchema>>;
+
+/** Parses and freezes the options; an invalid value throws the zod error naming the field. */
+export function parseSandboxOptions(input: SandboxOptionsInput = {}): SandboxOptions {
+  return Object.freeze(sandboxOptionsSchema.parse(input));
+}
