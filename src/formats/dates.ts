@@ -1,0 +1,102 @@
+import { FormatError } from './errors.js';
+
+/**
+ * Calendar dates as `yyyy-mm-dd` strings (the wire's and the bar code's unit: a day, no zone), and the timestamp
+ * shape of the wire. Day arithmetic is integer (days since 1970-01-01), so no time zone or DST can shift a day.
+ */
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const BR_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+function pad(value: number, width: number): string {
+  return String(value).padStart(width, '0');
+}
+
+function checkCalendar(text: string, year: number, month: number, day: number): string {
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) {
+    throw new FormatError('INVALID_DATE', `Expected a calendar date, got "${text}"`);
+  }
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+}
+
+/**
+ * Reads `yyyy-mm-dd` or `dd/mm/yyyy` (Brazilian spreadsheets; surrounding spaces tolerated) and returns
+ * `yyyy-mm-dd`. Throws {@link FormatError} `INVALID_DATE` for any other shape or a day the calendar lacks
+ * (2026-02-29).
+ */
+export function parseDate(text: string): string {
+  const trimmed = text.trim();
+  const iso = ISO_DATE.exec(trimmed);
+  if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));
+  const br = BR_DATE.exec(trimmed);
+  if (br) return checkCalendar(trimmed, Number(br[3]), Number(br[2]), Number(br[1]));
+  throw new FormatError('INVALID_DATE', `Expected a date as yyyy-mm-dd or dd/mm/yyyy, got "${text}"`);
+}
+
+/** True when `text` is exactly a calendar-valid `yyyy-mm-dd`. */
+export function isIsoDate(text: string): boolean {
+  const iso = ISO_DATE.exec(text);
+  if (!iso) return false;
+  const [year, month, day] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+function requireIsoDate(date: string): [number, number, number] {
+  if (!isIsoDate(date)) throw new FormatError('INVALID_DATE', `Expected a date as yyyy-mm-dd, got "${date}"`);
+  return [Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10))];
+}
+
+/** Days since 1970-01-01 of a `yyyy-mm-dd` date (negative before). Civil-to-days, proleptic Gregorian. */
+export function epochDay(date: string): number {
+  const [y, m, d] = requireIsoDate(date);
+  const year = m <= 2 ? y - 1 : y;
+  const era = Math.floor(year / 400);
+  const yoe = year - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** The `yyyy-mm-dd` date `days` days after 1970-01-01. Inverse of {@link epochDay}. */
+export function fromEpochDay(days: number): string {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+}
+
+/** `date` (yyyy-mm-dd) plus `days` (may be negative). */
+export function addDays(date: string, days: number): string {
+  return fromEpochDay(epochDay(date) + days);
+}
+
+/** Whole days from `from` to `to` (both yyyy-mm-dd); negative when `to` is earlier. */
+export function daysBetween(from: string, to: string): number {
+  return epochDay(to) - epochDay(from);
+}
+
+/** The UTC calendar date of an instant, as yyyy-mm-dd. */
+export function utcDate(at: Date = new Date()): string {
+  return isoTimestamp(at).slice(0, 10);
+}
+
+/** The wire's timestamp: ISO 8601, UTC, with milliseconds (`2026-11-22T00:00:00.000Z`). */
+export function isoTimestamp(at: Date): string {
+  if (Number.isNaN(at.getTime())) throw new FormatError('INVALID_DATE', 'Expected a valid instant, got Invalid Date');
+  return at.toISOString();
+}

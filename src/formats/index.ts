@@ -1,0 +1,8 @@
+/** Brazilian formats shared by the pipeline and the sandbox. Import from here. */
+export * from './boleto.js';
+export * from './brcode.js';
+export * from './check-digits.js';
+export * from './dates.js';
+export * from './digits.js';
+export * from './errors.js';
+export * from './money.js';
