@@ -1,0 +1,208 @@
+/**
+ * The work area: where a taken file waits between the inbox and the archive.
+ *
+ * Life of a dropped file (each arrow is one rename, so a crash leaves it in exactly one place):
+ *
+ *     inbox/<kind>/jan.csv --take--> <data>/work/<id>/jan.csv --archive--> archive/<kind>/<stamp>_<sha12>_jan.csv
+ *
+ * `<id>/meta.json` is written (temp name, then rename) before the file is moved in, so a work folder that holds the
+ * file always knows where the file came from. What must hold: a file is never in two of these places and never in
+ * none; nothing is deleted (only our own meta.json and the emptied work folder are removed after archiving).
+ *
+ * After a crash, `listWorkItems` finds every file that was taken but not archived; the runner processes it again
+ * (the store makes that safe: rows already done are not sent again) and archives it. A work folder with meta.json
+ * but no file means the file was never moved in (it is still in the inbox and will be taken again) or was already
+ * archived: either way the folder is only cleaned up.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { RemessaError } from '../errors.js';
+import type { KindName } from '../types.js';
+
+/** What the work area remembers about a taken file. */
+export interface WorkMeta {
+  /** Kind from the inbox folder or name prefix; null when unknown (the file is answered with a rejection). */
+  kind: KindName | null;
+  /** Why the kind is unknown, when it is. */
+  unknownKindReason?: string;
+  /** The file's name as dropped. */
+  name: string;
+  /** The inbox folder it was dropped in (`charges`), or null for the inbox root. */
+  folder: string | null;
+  /** Path relative to the inbox, as dropped. */
+  relativePath: string;
+  /** ISO timestamp of the take. */
+  takenAt: string;
+  /** Name of the `.done` marker that came with it, moved along to the archive. */
+  marker?: string;
+}
+
+/** One taken file, in the work area. */
+export interface WorkItem {
+  id: string;
+  /** Absolute path of the work folder. */
+  dir: string;
+  /** Absolute path of the file inside it. */
+  file: string;
+  meta: WorkMeta;
+}
+
+/** Thrown when a file cannot be taken or archived (permissions, vanished file). */
+export class IntakeError extends RemessaError {}
+
+const META_FILE = 'meta.json';
+
+async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await fs.open(tmp, 'w');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fs.rename(tmp, file);
+}
+
+/**
+ * Moves `from` to `to`: a rename when both are on one file system (atomic). Across file systems (an inbox on a network
+ * share) it copies to a temp name beside `to`, syncs, renames, then removes `from`: the file may briefly exist in
+ * both places, never in neither.
+ */
+export async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await fs.rename(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    const tmp = `${to}.${randomBytes(4).toString('hex')}.part`;
+    await fs.copyFile(from, tmp);
+    const handle = await fs.open(tmp, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(tmp, to);
+    await fs.unlink(from);
+  }
+}
+
+/** SHA-256 (hex) of a file's content, streamed: the batch identity. */
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function newWorkId(): string {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Takes `source` (an absolute path inside the inbox) into a fresh work folder. Returns undefined when the file
+ * vanished before the move (someone else took it, or the writer renamed it): nothing to do.
+ */
+export async function takeIntoWorkArea(
+  workDir: string,
+  source: string,
+  meta: Omit<WorkMeta, 'takenAt'>,
+  markerPath?: string,
+): Promise<WorkItem | undefined> {
+  const id = newWorkId();
+  const dir = path.join(workDir, id);
+  await fs.mkdir(dir, { recursive: true });
+  const full: WorkMeta = { ...meta, takenAt: new Date().toISOString() };
+  if (markerPath) full.marker = path.basename(markerPath);
+  await writeFileAtomic(path.join(dir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
+  const file = path.join(dir, meta.name);
+  try {
+    await moveFile(source, file);
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new IntakeError(
+      'INTAKE_TAKE_FAILED',
+      `Could not move ${source} into the work area: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (markerPath) {
+    // The marker follows its file; losing it is harmless (the file is already taken).
+    await moveFile(markerPath, path.join(dir, full.marker!)).catch(() => undefined);
+  }
+  return { id, dir, file, meta: full };
+}
+
+/** Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file. */
+export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
+  let ids: string[];
+  try {
+    ids = (await fs.readdir(workDir)).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const items: WorkItem[] = [];
+  for (const id of ids) {
+    const dir = path.join(workDir, id);
+    const stat = await fs.stat(dir).catch(() => undefined);
+    if (!stat?.isDirectory()) continue;
+    let meta: WorkMeta;
+    try {
+      meta = JSON.parse(await fs.readFile(path.join(dir, META_FILE), 'utf8')) as WorkMeta;
+    } catch {
+      // No meta: the crash came between mkdir and the meta rename; the file was never moved in.
+      await removeIfOnlyOurs(dir);
+      continue;
+    }
+    const file = path.join(dir, meta.name);
+    if (await exists(file)) items.push({ id, dir, file, meta });
+    else await removeIfOnlyOurs(dir);
+  }
+  return items;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Removes a work folder only if it holds nothing but our meta.json and temp files: never a user's file. */
+async function removeIfOnlyOurs(dir: string): Promise<void> {
+  const entries = await fs.readdir(dir).catch(() => [] as string[]);
+  if (entries.every((e) => e === META_FILE || e.endsWith('.tmp'))) await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** `archive/<kind or folder or _unknown>/<UTC stamp>_<sha12>_<name>`: unique, sortable, still shows the name. */
+export function archivePathFor(archiveDir: string, item: WorkItem, sha256: string): string {
+  const sub = item.meta.kind ?? item.meta.folder ?? '_unknown';
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return path.join(archiveDir, sub, `${stamp}_${sha256.slice(0, 12)}_${item.meta.name}`);
+}
+
+/** Moves the file (and its marker) to the archive and removes the emptied work folder. Returns the archive path. */
+export async function archiveWorkItem(archiveDir: string, item: WorkItem, sha256: string): Promise<string> {
+  const target = archivePathFor(archiveDir, item, sha256);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  await moveFile(item.file, target);
+  if (item.meta.marker) {
+    await moveFile(path.join(item.dir, item.meta.marker), `${target}${path.extname(item.meta.marker)}`).catch(
+      () => undefined,
+    );
+  }
+  await removeIfOnlyOurs(item.dir);
+  return target;
+}
