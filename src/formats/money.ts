@@ -1,17 +1,125 @@
+import type { Cents } from '../types.js';
 import { FormatError } from './errors.js';
 
-/** Largest amount in cents that any format here carries (13 characters "9999999999.99" in a BR Code). */
-export const MAX_AMOUNT_CENTS = 999_999_999_999;
+/**
+ * Money at the edges: CSV text in either decimal mark, the wire's JSON decimal numbers, a BR Code's amount text.
+ * Inside the program money is integer cents; every conversion here is exact (string arithmetic, no `* 100` on a
+ * parsed float), and whatever could mean two amounts is refused, never guessed.
+ */
 
-function groupIntegerCents(cents: number, what: string): void {
-  if (!Number.isSafeInteger(cents) || cents < 0) {
-    throw new FormatError('INVALID_AMOUNT', `Expected ${what} as a whole, non-negative number of cents, got ${cents}`);
+/** Largest amount in cents any format here carries (13 characters "9999999999.99" in a BR Code). */
+export const MAX_AMOUNT_CENTS: Cents = 999_999_999_999;
+
+/** A spreadsheet dialect's decimal mark. */
+export type DecimalMark = '.' | ',';
+
+function invalid(message: string): never {
+  throw new FormatError('INVALID_AMOUNT', message);
+}
+
+function requireCents(cents: number, what: string): void {
+  if (!Number.isSafeInteger(cents) || cents < 0 || cents > MAX_AMOUNT_CENTS) {
+    invalid(`Expected ${what} as whole cents from 0 to ${MAX_AMOUNT_CENTS}, got ${cents}`);
   }
 }
 
-/** Amount text of a BR Code (field 54) and of the wire's decimals as text: "66.66", "10.00", "0.05". */
-export function formatBrCodeAmount(cents: number): string {
-  groupIntegerCents(cents, 'an amount');
-  const whole = Math.floor(cents / 100);
-  return `${whole}.${String(cents % 100).padStart(2, '0')}`;
+function toCents(integer: string, decimals: string, text: string): Cents {
+  if (integer.replace(/^0+/, '').length > 10) invalid(`Expected an amount below 10,000,000,000, got "${text}"`);
+  return Number(integer) * 100 + Number(decimals.padEnd(2, '0'));
+}
+
+/**
+ * Reads an amount typed in a spreadsheet, exactly: `1.234,56`, `1234,56`, `1234.56`, `1,234.56`, `10`, `10,5`.
+ *
+ * - Both marks present: the last one is the decimal mark (once), the other groups thousands in groups of 3.
+ * - One mark, repeated: thousands grouping (`1.234.567`); refused when it is the dialect's `decimalMark`.
+ * - One mark, once: decimal mark with 1 or 2 decimals; followed by exactly 3 digits (`1.234`, `1,234`) it could be
+ *   either, so `AMBIGUOUS_AMOUNT`.
+ * - Signs, letters, spaces inside, more than 2 decimals, empty: `INVALID_AMOUNT`. Surrounding spaces are trimmed.
+ */
+export function parseAmount(text: string, decimalMark: DecimalMark): Cents {
+  const value = text.trim();
+  if (value === '') invalid('Expected an amount like 1234,56, got an empty value');
+  if (/^[+-]/.test(value)) invalid(`Expected an amount without a sign, got "${text}"`);
+  const bad = /[^0-9.,]/.exec(value);
+  if (bad) invalid(`Expected only digits and the marks "." and ",", got ${JSON.stringify(bad[0])} in "${text}"`);
+  if (!/^\d/.test(value) || !/\d$/.test(value))
+    invalid(`Expected an amount to start and end with a digit, got "${text}"`);
+
+  const lastDot = value.lastIndexOf('.');
+  const lastComma = value.lastIndexOf(',');
+  if (lastDot === -1 && lastComma === -1) return toCents(value, '', text);
+
+  if (lastDot !== -1 && lastComma !== -1) {
+    const mark = lastDot > lastComma ? '.' : ',';
+    const group = mark === '.' ? ',' : '.';
+    const [integer, decimals] = [value.slice(0, value.lastIndexOf(mark)), value.slice(value.lastIndexOf(mark) + 1)];
+    checkDecimals(decimals, text);
+    if (integer.includes(mark)) invalid(`Expected one decimal mark "${mark}", got more in "${text}"`);
+    return toCents(ungroup(integer, group, text), decimals, text);
+  }
+
+  const mark = lastDot !== -1 ? '.' : ',';
+  const parts = value.split(mark);
+  if (parts.length > 2) {
+    if (mark === decimalMark) invalid(`Expected one decimal mark "${mark}", got ${parts.length - 1} in "${text}"`);
+    return toCents(ungroup(value, mark, text), '', text);
+  }
+  const decimals = parts[1]!;
+  if (decimals.length === 3) {
+    throw new FormatError(
+      'AMBIGUOUS_AMOUNT',
+      `Expected "${mark}" followed by 1 or 2 decimals or a whole number without grouping, got "${text}": ` +
+        `"${mark}" and 3 digits may mean thousands or decimals (write ${parts.join('')} or ${parts[0]}${decimalMark}${decimals.slice(0, 2)})`,
+    );
+  }
+  checkDecimals(decimals, text);
+  return toCents(parts[0]!, decimals, text);
+}
+
+function checkDecimals(decimals: string, text: string): void {
+  if (decimals.length > 2) invalid(`Expected at most 2 decimals, got ${decimals.length} in "${text}"`);
+}
+
+/** `1.234.567` -> `1234567`: groups of exactly 3 after a first group of 1..3. */
+function ungroup(integer: string, group: string, text: string): string {
+  const parts = integer.split(group);
+  if (!/^\d{1,3}$/.test(parts[0]!) || parts.slice(1).some((part) => !/^\d{3}$/.test(part))) {
+    invalid(`Expected thousands grouped in threes with "${group}", got "${text}"`);
+  }
+  return parts.join('');
+}
+
+/** Cents as CSV text in the dialect: `1234,56` / `1234.56`, no grouping, always 2 decimals. */
+export function formatAmount(cents: Cents, decimalMark: DecimalMark): string {
+  requireCents(cents, 'an amount');
+  return `${Math.floor(cents / 100)}${decimalMark}${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** Amount text of a BR Code (field 54): "66.66", "10.00", "0.05". */
+export function formatBrCodeAmount(cents: Cents): string {
+  return formatAmount(cents, '.');
+}
+
+/** Cents as the wire's JSON decimal number (1050 -> 10.5). Division by 100 gives the double nearest the decimal. */
+export function centsToWire(cents: Cents): number {
+  requireCents(cents, 'an amount');
+  return cents / 100;
+}
+
+/**
+ * The wire's JSON decimal number as cents (10.5 -> 1050, 0.30000000000000004 -> 30). Refuses non-finite values,
+ * negatives, amounts over {@link MAX_AMOUNT_CENTS}, and a third decimal: the tolerance is a few units in the last
+ * place of the double, far below a tenth of a cent, so 10.555 is refused.
+ */
+export function wireToCents(value: number): Cents {
+  if (typeof value !== 'number' || !Number.isFinite(value)) invalid(`Expected a finite amount, got ${String(value)}`);
+  if (value < 0) invalid(`Expected a non-negative amount, got ${value}`);
+  const scaled = value * 100;
+  const cents = Math.round(scaled);
+  if (Math.abs(scaled - cents) > Math.max(1e-9, Math.abs(scaled) * 8 * Number.EPSILON)) {
+    invalid(`Expected an amount with at most 2 decimals, got ${value}`);
+  }
+  if (cents > MAX_AMOUNT_CENTS) invalid(`Expected an amount up to ${MAX_AMOUNT_CENTS / 100}, got ${value}`);
+  return cents;
 }
