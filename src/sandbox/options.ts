@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { faultRuleSchema } from './faults.js';
 
 /**
  * The documented public test API key. Any user may send it, as the spec says of the test environment's public keys;
@@ -84,8 +85,56 @@ export const sandboxOptionsSchema = z.strictObject({
   logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null, 'Expected a pino logger').optional(),
 
   // --- H4 settings (idempotency model, faults, Pix payment TTL) go here ---
+  /**
+   * Which responses an IdempotencyKey replays: 'all-outcomes' stores every response produced once the request began
+   * executing (errors too); 'successes-only' stores 2xx only and frees the key otherwise. See src/sandbox/idempotency.ts.
+   * @defaultValue 'all-outcomes'
+   */
+  idempotencyModel: z.enum(['all-outcomes', 'successes-only']).default('all-outcomes'),
+  /** Fault rules active from start (src/sandbox/faults.ts); `PUT /__sandbox/faults` replaces them. @defaultValue [] */
+  faults: z.array(faultRuleSchema).default([]),
+  /** Seed of the fault PRNG: the same seed and request sequence give the same faults. @defaultValue 1 */
+  faultSeed: z.number().int().default(1),
+  /** How long the endToEndId of a QR payment initialization stays usable, in seconds. @defaultValue 900 */
+  pixEndToEndIdTtlSeconds: z.number().int().min(1).default(900),
+  /**
+   * Path of the Pix QR code payment operation (not shown in the spec; the client's `pixPaymentPath` must match).
+   * @defaultValue '/baas/api/v2/pix/qrcode/payment'
+   */
+  pixPaymentPath: z.string().startsWith('/').default('/baas/api/v2/pix/qrcode/payment'),
 
   // --- H5 settings (webhook delivery retries, backoff) go here ---
+  /**
+   * How the open claim status is spelled in responses: the spec's enum says PENDIG, its samples PENDING. Both are
+   * accepted on input whatever this says. See src/sandbox/claims-rules.ts. @defaultValue 'PENDIG'
+   */
+  claimPendingSpelling: z.enum(['PENDIG', 'PENDING']).default('PENDIG'),
+  /** Whether a claim still PENDIG may be cancelled (the DICT flow allows it from AWAITING_RESOLUTION). @defaultValue false */
+  claimCancellableFromPending: z.boolean().default(false),
+  /** Whether starting a claim for a key that already has an open claim is refused (422 CLAIM_ALREADY_OPEN). @defaultValue true */
+  claimRejectDuplicateOpen: z.boolean().default(true),
+  /** How often webhook delivery looks for due deliveries, in ms (it also wakes on each new event). @defaultValue 1000 */
+  webhookPollIntervalMs: z.number().int().min(1).default(1000),
+  /** Attempts per webhook delivery before it is marked failed. @defaultValue 8 */
+  webhookMaxAttempts: z.number().int().min(1).default(8),
+  /** Delay after the first failed delivery attempt, in ms; doubles after each further failure. @defaultValue 1000 */
+  webhookBackoffBaseMs: z.number().int().min(0).default(1000),
+  /** Upper bound of the delay between delivery attempts, in ms. @defaultValue 300000 */
+  webhookBackoffMaxMs: z.number().int().min(0).default(300_000),
+  /** Time allowed for one delivery attempt, in ms. @defaultValue 10000 */
+  webhookTimeoutMs: z.number().int().min(1).default(10_000),
+  /** Webhook deliveries attempted at the same time. @defaultValue 4 */
+  webhookConcurrency: z.number().int().min(1).default(4),
+  /**
+   * Host name -> IP address used instead of DNS when delivering webhooks (like `curl --resolve`), so a url with a
+   * real domain name can reach a local receiver. @defaultValue {}
+   */
+  webhookHostAddresses: z.record(z.string(), z.string()).default({}),
+  /**
+   * Whether webhook urls may name localhost, 127.0.0.1 or [::1] (spec section 8 asks for a domain name with a
+   * top-level domain, so the real service refuses them). @defaultValue false
+   */
+  webhookAllowLoopbackUrls: z.boolean().default(false),
 });
 
 /** Settings as given by a caller: every field optional. */

@@ -27,6 +27,7 @@ import { installApiKeyCheck } from './auth.js';
 import { type Clock, createClock } from './clock.js';
 import { openSandboxDb, type SandboxDb } from './db.js';
 import { createEventLog, type EventLog } from './events.js';
+import { registerFaults } from './faults.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
@@ -53,7 +54,7 @@ export type SandboxRouteModule = (app: FastifyInstance, ctx: SandboxContext) => 
  * H4: add faults first, then bill-payments, pix-payments, qr-codes. H5: claims, webhooks (+ delivery start).
  */
 const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRouteModule]> = [
-  // ['faults', registerFaults],            // H4 (global hooks: keep first)
+  ['faults', registerFaults], // H4 (global hooks: keep first)
   ['charges', registerChargeRoutes],
   // ['bill-payments', registerBillPaymentRoutes], // H4
   // ['pix-payments', registerPixPaymentRoutes],   // H4
