@@ -1,0 +1,118 @@
+/**
+ * Opening remessa's SQLite database and bringing its schema up to date.
+ *
+ * What must hold:
+ * - WAL journal, `synchronous = FULL` for the whole connection: every commit, and in particular every commit that
+ *   records an intent to call the bank, is on disk before the call leaves. (WAL + FULL syncs the log at each commit.)
+ *   The cost is one fsync per transaction, which is why writers group many rows per transaction (src/store/store.ts).
+ * - Migrations are the numbered files `migrations/NNN-name.sql` next to this module (copied to `dist/` by the build),
+ *   applied in number order, each in its own transaction together with its row in `schema_migrations`: a migration is
+ *   either wholly applied and recorded, or not at all.
+ * - A database whose recorded migrations are unknown to this program (written by a newer version) is refused.
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { RemessaError } from '../errors.js';
+
+export type SqliteDatabase = Database.Database;
+
+/** The store cannot be opened or its schema cannot be brought up to date. */
+export class StoreError extends RemessaError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+export interface OpenDatabaseOptions {
+  /** Folder of `NNN-name.sql` files. @defaultValue `migrations/` next to this module */
+  migrationsDir?: string;
+  /** How long a statement waits for another process's lock, in milliseconds. @defaultValue 5000 */
+  busyTimeoutMs?: number;
+  /** Open read-only (for `remessa status`): no migrations are applied. @defaultValue false */
+  readonly?: boolean;
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATION_FILE = /^(\d{3})-([a-z0-9-]+)\.sql$/;
+
+/** The migrations in `dir`, in version order. Throws on a malformed name or a repeated number. */
+export function readMigrations(dir: string): Migration[] {
+  const out: Migration[] = [];
+  for (const file of readdirSync(dir).sort()) {
+    if (!file.endsWith('.sql')) continue;
+    const m = MIGRATION_FILE.exec(file);
+    if (!m) {
+      throw new StoreError('STORE_MIGRATION_NAME', `Expected a migration named NNN-name.sql in ${dir}, got "${file}"`);
+    }
+    const version = Number(m[1]);
+    if (out.some((x) => x.version === version)) {
+      throw new StoreError('STORE_MIGRATION_NAME', `Migration number ${m[1]} is used twice in ${dir}`);
+    }
+    out.push({ version, name: m[2]!, sql: readFileSync(path.join(dir, file), 'utf8') });
+  }
+  return out;
+}
+
+/** Applies the migrations not yet recorded, each in its own transaction. Returns the versions applied. */
+export function migrate(db: SqliteDatabase, migrations: readonly Migration[]): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`);
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
+  );
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...applied].filter((v) => !known.has(v));
+  if (unknown.length > 0) {
+    throw new StoreError(
+      'STORE_SCHEMA_TOO_NEW',
+      `The database has migrations ${unknown.join(', ')} that this version of remessa does not know: it was written by a newer version`,
+    );
+  }
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const done: number[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.version, m.name, new Date().toISOString());
+    })();
+    done.push(m.version);
+  }
+  return done;
+}
+
+export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/** Opens (creating if needed) the database file, sets WAL + FULL sync, and applies pending migrations. */
+export function openDatabase(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  let db: SqliteDatabase;
+  try {
+    db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  } catch (cause) {
+    throw new StoreError('STORE_OPEN_FAILED', `Cannot open the store ${file}: ${(cause as Error).message}`, { cause });
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      migrate(db, readMigrations(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR));
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}

@@ -1,0 +1,42 @@
+/**
+ * Idempotency keys: the GUID a row sends as `IdempotencyKey`, the same on every attempt, every run and every file.
+ *
+ * key = UUIDv5(name = `<kind>\n<natural key>`, namespace = UUIDv5(name = account id, namespace = REMESSA_NAMESPACE))
+ *
+ * Why derived and not random: the same business row (same kind and natural key) must get the same key from any file
+ * and even from a rebuilt database, so that the bank, which remembers keys, recognises a resend. The account id is in
+ * the namespace so that two accounts never share keys. An explicit `idempotencyKey` column overrides (the kind reads
+ * it; see BatchKind.explicitIdempotencyKey).
+ *
+ * REMESSA_NAMESPACE must never change: changing it changes every key, and a resend after the change would be a new
+ * request to the bank.
+ */
+import { v5 as uuidV5 } from 'uuid';
+import type { KindName } from '../types.js';
+
+/** remessa's fixed UUIDv5 namespace. Never change it (see above). */
+export const REMESSA_NAMESPACE = '3f6c1d52-8a4e-4b7f-9c2d-5e0a7b1f4c83';
+
+/** The per-account namespace all of an account's keys are derived in. */
+export function accountNamespace(accountId: string): string {
+  return uuidV5(accountId, REMESSA_NAMESPACE);
+}
+
+/** The idempotency key of a row: stable for the same (account, kind, natural key). */
+export function deriveIdempotencyKey(namespace: string, kind: KindName, naturalKey: string): string {
+  return uuidV5(`${kind}\n${naturalKey}`, namespace);
+}
+
+/** Derives keys for one account; caches the namespace. */
+export class IdempotencyKeys {
+  readonly namespace: string;
+
+  constructor(accountId: string) {
+    this.namespace = accountNamespace(accountId);
+  }
+
+  /** The explicit key when the row has one, else the derived key. */
+  forRow(kind: KindName, naturalKey: string, explicit?: string): string {
+    return explicit && explicit.length > 0 ? explicit : deriveIdempotencyKey(this.namespace, kind, naturalKey);
+  }
+}

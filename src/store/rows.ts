@@ -1,0 +1,129 @@
+/**
+ * The row and step state machines. They decide whether money may move, so they are drawn here, before any code.
+ *
+ * ROW STATES
+ *
+ *   (ingest) ──valid, key free──────────────► pending ──policy: batch has invalid rows──► rejected
+ *      │  └──invalid cells─────────────────► rejected                (nothing was ever sent)
+ *      └────natural key owned by another row► duplicate  (repeats the owner's outcome; nothing sent)
+ *
+ *   pending ──intent of a step committed──► in_flight ──step done, more steps──► in_flight
+ *      │                                      │  ├──last step done──────────────► succeeded
+ *      │                                      │  ├──the bank said no────────────► failed
+ *      │                                      │  ├──outcome unknown after budget► uncertain
+ *      │                                      │  └──stopped between steps───────► pending   (parked; resumes)
+ *      ├──a lookup said no───────────────────► failed
+ *      └──could not reach the bank───────────► uncertain
+ *
+ *   uncertain ──next run: recover / resend with the same key / go on──► in_flight | succeeded | failed | uncertain
+ *
+ *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight` and `uncertain` rows are picked up by
+ *   the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown outcome).
+ *
+ * STEP STATES (one record per row and step; absent = never attempted)
+ *
+ *   (none) ──intent committed (FULL sync)──► intent ──answer──► done | failed
+ *                                              │  └──timeout / dropped connection / 5xx──► unknown
+ *                                              └──429 or not sent at all──► intent (attempt again)
+ *   unknown ──recover() found it──► done       unknown ──recover() says absent / keyed resend──► intent
+ *   (none) ──read step answered──► done | failed        (read steps have no effect: no intent needed)
+ *
+ * RULES THAT MUST ALWAYS HOLD
+ * 1. The intent of a step with an effect (its row, step name and the row's idempotency key) is committed with
+ *    synchronous=FULL before its request leaves. A crash therefore never loses a request that may have left: on
+ *    restart a step in `intent` is treated exactly like `unknown`.
+ * 2. A step in `intent`/`unknown` is never simply sent again: a step that carries the IdempotencyKey is resent with the
+ *    same key (the bank answers the first outcome); a step without one is first `recover`ed (looked up) and only
+ *    re-sent when the lookup says it certainly did not happen; a step with neither (a money step above all) is never
+ *    resent: the row stays `uncertain` for a person to check.
+ * 3. A row leaves `succeeded`, `failed`, `rejected` or `duplicate` never. Any other move not drawn above is a bug and
+ *    throws `IllegalTransitionError`.
+ * 4. At most one row owns a natural key of a kind (the `natural_keys` table): the owner while it is pending, in flight,
+ *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it.
+ */
+import { RemessaError } from '../errors.js';
+import type { RowOutcome } from '../types.js';
+
+export const ROW_STATES = [
+  'pending',
+  'in_flight',
+  'succeeded',
+  'failed',
+  'rejected',
+  'duplicate',
+  'uncertain',
+] as const;
+export type RowState = (typeof ROW_STATES)[number];
+
+export const STEP_STATES = ['intent', 'done', 'failed', 'unknown'] as const;
+export type StepState = (typeof STEP_STATES)[number];
+
+/** Row states that still have work: the next run of the batch picks them up. */
+export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+/** Row states that own their natural key (a later row with the same key is a duplicate). */
+export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain', 'succeeded'];
+
+/** `null` is the row/step before it exists (insertion). */
+const ROW_TRANSITIONS: ReadonlyMap<RowState | null, readonly RowState[]> = new Map<RowState | null, RowState[]>([
+  [null, ['pending', 'rejected', 'duplicate']],
+  ['pending', ['in_flight', 'failed', 'rejected', 'uncertain']],
+  ['in_flight', ['in_flight', 'succeeded', 'failed', 'uncertain', 'pending']],
+  ['uncertain', ['in_flight', 'succeeded', 'failed', 'uncertain']],
+  ['succeeded', []],
+  ['failed', []],
+  ['rejected', []],
+  ['duplicate', []],
+]);
+
+const STEP_TRANSITIONS: ReadonlyMap<StepState | null, readonly StepState[]> = new Map<StepState | null, StepState[]>([
+  [null, ['intent', 'done', 'failed']],
+  ['intent', ['intent', 'done', 'failed', 'unknown']],
+  ['unknown', ['intent', 'done', 'failed', 'unknown']],
+  ['done', []],
+  ['failed', []],
+]);
+
+/** A state change the machine does not draw: a bug in the caller, never a condition to handle. */
+export class IllegalTransitionError extends RemessaError {
+  readonly from: string | null;
+  readonly to: string;
+
+  constructor(what: string, from: string | null, to: string) {
+    super('STORE_ILLEGAL_TRANSITION', `Illegal ${what} transition: ${from ?? '(new)'} -> ${to}`);
+    this.from = from;
+    this.to = to;
+  }
+}
+
+export function canTransitionRow(from: RowState | null, to: RowState): boolean {
+  return ROW_TRANSITIONS.get(from)?.includes(to) ?? false;
+}
+
+export function assertRowTransition(from: RowState | null, to: RowState, where = 'row'): void {
+  if (!canTransitionRow(from, to)) throw new IllegalTransitionError(where, from, to);
+}
+
+export function canTransitionStep(from: StepState | null, to: StepState): boolean {
+  return STEP_TRANSITIONS.get(from)?.includes(to) ?? false;
+}
+
+export function assertStepTransition(from: StepState | null, to: StepState, where = 'step'): void {
+  if (!canTransitionStep(from, to)) throw new IllegalTransitionError(where, from, to);
+}
+
+/**
+ * The `status` a row shows in a result file. A row still pending or in flight when a result is written (the run was
+ * stopped) shows as `uncertain`: it is not finished and is picked up by the next run.
+ */
+export function rowOutcome(state: RowState): RowOutcome {
+  switch (state) {
+    case 'succeeded':
+    case 'failed':
+    case 'rejected':
+    case 'duplicate':
+    case 'uncertain':
+      return state;
+    default:
+      return 'uncertain';
+  }
+}

@@ -1,0 +1,273 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Dialect } from '../src/batches/kind.js';
+import {
+  accountNamespace,
+  BATCH_HAS_INVALID_ROWS,
+  canTransitionRow,
+  DUPLICATE_NATURAL_KEY,
+  deriveIdempotencyKey,
+  IdempotencyKeys,
+  IllegalTransitionError,
+  type IngestRow,
+  openDatabase,
+  openStore,
+  REMESSA_NAMESPACE,
+  ROW_STATES,
+  type Store,
+} from '../src/store/index.js';
+
+const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
+const ACCOUNT = '123456';
+
+let dir: string;
+let store: Store;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-'));
+  store = openStore(path.join(dir, 'state.sqlite'));
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function validRow(line: number, naturalKey: string, amountCents = 1000): IngestRow {
+  const keys = new IdempotencyKeys(ACCOUNT);
+  return {
+    line,
+    record: { correlationId: naturalKey, amount: String(amountCents / 100) },
+    valid: true,
+    parsed: { correlationId: naturalKey, amountCents },
+    naturalKey,
+    idempotencyKey: keys.forRow('charges', naturalKey),
+    amountCents,
+  };
+}
+
+function newBatch(id: string, kind: 'charges' | 'bill-payments' = 'charges', fileName = `${id}.csv`) {
+  return store.createBatch({ id, kind, fileName, dialect: DIALECT, header: ['correlationId', 'amount'] });
+}
+
+describe('migrations', () => {
+  it('applies numbered migrations once, records them, and sets WAL + synchronous FULL', () => {
+    const versions = store.db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+    expect(versions[0]).toEqual({ version: 1, name: 'batches-rows-steps' });
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    // 2 = FULL
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
+    store.close();
+    store = openStore(path.join(dir, 'state.sqlite'));
+    expect(store.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: versions.length });
+  });
+
+  it('rolls a failing migration back whole and does not record it', () => {
+    const migrations = path.join(dir, 'migrations');
+    mkdirSync(migrations);
+    writeFileSync(path.join(migrations, '001-good.sql'), 'CREATE TABLE a (x INTEGER);');
+    writeFileSync(path.join(migrations, '002-bad.sql'), 'CREATE TABLE b (x INTEGER); INSERT INTO nowhere VALUES (1);');
+    const file = path.join(dir, 'm.sqlite');
+    expect(() => openDatabase(file, { migrationsDir: migrations })).toThrow(/nowhere/);
+    writeFileSync(path.join(migrations, '002-bad.sql'), 'CREATE TABLE b (x INTEGER);');
+    const db = openDatabase(file, { migrationsDir: migrations });
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
+      { version: 1 },
+      { version: 2 },
+    ]);
+    db.close();
+  });
+
+  it('refuses a database written by a newer version', () => {
+    store.db.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 'x')").run();
+    store.close();
+    expect(() => {
+      store = openStore(path.join(dir, 'state.sqlite'));
+    }).toThrow(expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }));
+    store = openStore(path.join(dir, 'other.sqlite'));
+  });
+});
+
+describe('idempotency keys', () => {
+  it('are UUIDv5, the same for the same account, kind and natural key, across stores', () => {
+    const a = new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1');
+    const b = deriveIdempotencyKey(accountNamespace(ACCOUNT), 'charges', 'order-1');
+    expect(a).toBe(b);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new IdempotencyKeys('other').forRow('charges', 'order-1')).not.toBe(a);
+    expect(new IdempotencyKeys(ACCOUNT).forRow('qr-codes', 'order-1')).not.toBe(a);
+    expect(new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1', 'E2D3C4B5-0000-4000-8000-000000000001')).toBe(
+      'E2D3C4B5-0000-4000-8000-000000000001',
+    );
+    // Pinned: a change of namespace or derivation would silently change every key sent to the bank.
+    expect(REMESSA_NAMESPACE).toBe('3f6c1d52-8a4e-4b7f-9c2d-5e0a7b1f4c83');
+    expect(deriveIdempotencyKey(accountNamespace('123456'), 'charges', 'order-1')).toBe(a);
+  });
+
+  it('stay the same after the database is rebuilt', () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'order-1')]);
+    const before = store.getRow('b1', 2)!.idempotencyKey;
+    store.close();
+    rmSync(path.join(dir, 'state.sqlite'));
+    store = openStore(path.join(dir, 'state.sqlite'));
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'order-1')]);
+    expect(store.getRow('b1', 2)!.idempotencyKey).toBe(before);
+  });
+});
+
+describe('row state machine', () => {
+  it('allows only the drawn transitions', () => {
+    const allowed = new Set([
+      'null>pending',
+      'null>rejected',
+      'null>duplicate',
+      'pending>in_flight',
+      'pending>failed',
+      'pending>rejected',
+      'pending>uncertain',
+      'in_flight>in_flight',
+      'in_flight>succeeded',
+      'in_flight>failed',
+      'in_flight>uncertain',
+      'in_flight>pending',
+      'uncertain>in_flight',
+      'uncertain>succeeded',
+      'uncertain>failed',
+      'uncertain>uncertain',
+    ]);
+    for (const from of [null, ...ROW_STATES]) {
+      for (const to of ROW_STATES) {
+        expect(canTransitionRow(from, to), `${from} -> ${to}`).toBe(allowed.has(`${from}>${to}`));
+      }
+    }
+  });
+
+  it('throws on an illegal move and leaves the row unchanged', () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'k1')]);
+    store.finishIngest('b1', 'send-valid');
+    store.recordIntent('b1', 2, 'create');
+    store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true);
+    expect(store.getRow('b1', 2)!.state).toBe('succeeded');
+    expect(() => store.recordIntent('b1', 2, 'create')).toThrow(IllegalTransitionError);
+    expect(() => store.transitionRow('b1', 2, 'pending')).toThrow(/succeeded -> pending/);
+    expect(store.getRow('b1', 2)!.state).toBe('succeeded');
+  });
+
+  it('never lets a done step be sent again', () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'k1')]);
+    store.recordIntent('b1', 2, 'create');
+    store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
+    expect(() => store.recordIntent('b1', 2, 'create')).toThrow(
+      expect.objectContaining({ code: 'STORE_ILLEGAL_TRANSITION' }),
+    );
+    store.recordIntent('b1', 2, 'pdf');
+    store.recordStepUnknown('b1', 2, 'pdf', { code: 'SERVICE_TIMEOUT', message: 'timed out' });
+    store.recordIntent('b1', 2, 'pdf');
+    store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
+    const steps = store.getSteps('b1', 2);
+    expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: { pdf: 'a.pdf' } });
+    expect(store.getRow('b1', 2)!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
+  });
+});
+
+describe('ingestion and duplicates', () => {
+  it('makes a row whose natural key succeeded in an earlier batch a duplicate', () => {
+    newBatch('b1', 'charges', 'first.csv');
+    store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    store.finishIngest('b1', 'send-valid');
+    store.recordIntent('b1', 2, 'create');
+    store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
+    store.recordIntent('b1', 3, 'create');
+    store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+
+    newBatch('b2', 'charges', 'second.csv');
+    store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k3')]);
+    const rows = store.resultRowsAfter('b2', 0, 10);
+    expect(rows.map((r) => r.state)).toEqual(['duplicate', 'pending', 'pending', 'duplicate']);
+    expect(rows[0]).toMatchObject({ errorCode: DUPLICATE_NATURAL_KEY, owner: { state: 'succeeded', line: 2 } });
+    expect(rows[0]!.owner!.outputs).toEqual({ ourNumber: '77' });
+    expect(rows[0]!.errorMessage).toContain('first.csv');
+    // the failed owner gave k2 up: the new row owns it now
+    expect(store.db.prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
+      batch_id: 'b2',
+    });
+    expect(rows[3]!.errorMessage).toContain('line 4 of this file');
+  });
+
+  it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', () => {
+    newBatch('b1');
+    const bad: IngestRow = {
+      line: 3,
+      record: { correlationId: '', amount: 'x' },
+      valid: false,
+      errors: [
+        { column: 'correlationId', code: 'REQUIRED', message: 'Expected a value, got nothing' },
+        { column: 'amount', code: 'INVALID_AMOUNT', message: 'Expected an amount, got "x"' },
+      ],
+    };
+    expect(store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
+    // the process died here; the file is read again from the start
+    expect(store.ingest('b1', [validRow(2, 'k1'), bad, validRow(4, 'k4')])).toEqual({ stored: 1, skipped: 2 });
+    const b = store.getBatch('b1')!;
+    expect(b).toMatchObject({ rowCount: 3, invalidCount: 1, lastLine: 4, status: 'ingesting' });
+    const r = store.getRow('b1', 3)!;
+    expect(r.state).toBe('rejected');
+    expect(r.errorCode).toBe('REQUIRED');
+    expect(r.errorMessage).toBe(
+      'column correlationId: Expected a value, got nothing; column amount: Expected an amount, got "x"',
+    );
+  });
+
+  it('all-or-nothing: one invalid row rejects every valid row and frees their keys', () => {
+    newBatch('b1', 'bill-payments');
+    store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+    const b = store.finishIngest('b1', 'all-or-nothing');
+    expect(b.status).toBe('ready');
+    expect(store.countRows('b1')).toMatchObject({ rejected: 2, pending: 0 });
+    expect(store.getRow('b1', 2)!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
+    newBatch('b2', 'bill-payments');
+    store.ingest('b2', [validRow(2, 'k1')]);
+    expect(store.getRow('b2', 2)!.state).toBe('pending');
+  });
+
+  it('send-valid: the valid rows stay pending', () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+    store.finishIngest('b1', 'send-valid');
+    expect(store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
+    expect(() => store.markBatchDone('b1')).toThrow(expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }));
+    expect(store.unfinishedBatches().map((x) => x.id)).toEqual(['b1']);
+  });
+});
+
+describe('group commit', () => {
+  it('commits writes of one tick together; a failing write undoes only itself', async () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    const a = store.write(() => store.recordIntent('b1', 2, 'create'));
+    const bad = store.write(() => {
+      store.recordIntent('b1', 3, 'create');
+      store.transitionRow('b1', 3, 'duplicate');
+    });
+    await expect(a).resolves.toBeUndefined();
+    await expect(bad).rejects.toThrow(IllegalTransitionError);
+    expect(store.getRow('b1', 2)!.state).toBe('in_flight');
+    // the savepoint of the failing write was rolled back whole, its intent included
+    expect(store.getRow('b1', 3)!.state).toBe('pending');
+    expect(store.getSteps('b1', 3).size).toBe(0);
+  });
+
+  it('writes are durable when write() resolves (seen from another connection)', async () => {
+    newBatch('b1');
+    store.ingest('b1', [validRow(2, 'k1')]);
+    await store.write(() => store.recordIntent('b1', 2, 'create'));
+    const other = openDatabase(store.file, { readonly: true });
+    expect(other.prepare('SELECT state FROM steps WHERE line = 2').get()).toEqual({ state: 'intent' });
+    other.close();
+  });
+});
