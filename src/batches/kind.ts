@@ -39,6 +39,8 @@ export interface Dialect {
   encoding: 'utf8' | 'windows-1252';
   /** Whether the input began with a UTF-8 byte order mark (kept on output). */
   bom: boolean;
+  /** Line ending of the input's header line, reused for the result file. @defaultValue '\r\n' when absent */
+  lineEnding?: '\n' | '\r\n';
 }
 
 export type ParseResult<Row> = { ok: true; row: Row } | { ok: false; errors: CellError[] };

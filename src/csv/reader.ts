@@ -1,0 +1,435 @@
+/**
+ * Streaming reader of one batch file: bytes -> (UTF-8 check | Windows-1252 decode) -> csv-parse -> mapped records.
+ *
+ * What must hold:
+ * - Memory does not grow with the file: one record at a time, pulled by the consumer (backpressure through the
+ *   async iterator); detection reads a bounded prefix.
+ * - Every record carries the 1-based physical line where it starts, as a text editor shows it, also after quoted
+ *   cells spanning several lines. csv-parse's own `info.lines` counts each CR and each LF inside a quoted cell as a
+ *   line (a quoted CRLF counts twice), so the count is corrected here (see `toStartLine`).
+ * - A problem with the file as a whole raises `InputError` with file, line and column; a problem with one record
+ *   (wrong number of cells) is attached to that record and does not stop the file.
+ */
+
+import { isUtf8 } from 'node:buffer';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { CsvError, parse } from 'csv-parse';
+import iconv from 'iconv-lite';
+import type { CellError, ColumnSpec, Dialect } from '../batches/kind.js';
+import { InputError } from '../errors.js';
+import { completeUtf8Length, defaultDecimalMark, detectDelimiter, detectEncoding } from './detect.js';
+
+/** What to do with a header that names no known column (after mapping). */
+export type UnknownColumnPolicy = 'reject' | 'ignore';
+
+export interface ReadBatchOptions {
+  /** The kind's columns: header names are matched against them (exactly, then ignoring case). */
+  columns: readonly Pick<ColumnSpec, 'name' | 'required'>[];
+  /**
+   * Source header -> column name, for an ERP's own headers (from config, per kind). Mapping a header to `''` ignores
+   * that column on purpose. @defaultValue `{}`
+   */
+  mapping?: Readonly<Record<string, string>>;
+  /**
+   * Unknown columns are rejected by default: a misspelt optional header (say `payAt` as `pay_at`) must not silently
+   * drop a value that changes what is paid. `ignore` keeps going and lists them in `warnings`. @defaultValue 'reject'
+   */
+  unknownColumns?: UnknownColumnPolicy;
+  /** Force the encoding instead of detecting it. @defaultValue detected */
+  encoding?: Dialect['encoding'];
+  /** Force the delimiter instead of detecting it from the header line. @defaultValue detected */
+  delimiter?: Dialect['delimiter'];
+  /** Force the decimal mark. @defaultValue ',' when the delimiter is ';', else '.' */
+  decimalMark?: Dialect['decimalMark'];
+  /** File name used in error messages. @defaultValue the file's base name */
+  displayName?: string;
+  /** Read buffer size in bytes. @defaultValue 262144 */
+  highWaterMarkBytes?: number;
+}
+
+/** One data record of the file. */
+export interface BatchRecord {
+  /** 1-based physical line where the record starts (the header is usually line 1). */
+  line: number;
+  /** Column name (after mapping) -> trimmed cell text. Empty cells and ignored columns are absent. */
+  record: Record<string, string>;
+  /** The raw cells as read, in header order (for echoing the input in the result file). */
+  cells: string[];
+  /** A problem with the record as a whole (wrong number of cells), found before any kind validation. */
+  problem?: CellError;
+}
+
+export interface HeaderColumn {
+  /** The header text as in the file (trimmed). */
+  source: string;
+  /** The kind's column name it maps to, or `null` when ignored. */
+  column: string | null;
+}
+
+export interface BatchReader {
+  dialect: Dialect;
+  /** 1-based line of the header. */
+  headerLine: number;
+  header: HeaderColumn[];
+  /** Non-fatal notes about the file (ignored columns). */
+  warnings: string[];
+  /**
+   * The data records, in file order; can be iterated once. Throws `InputError` when the file turns out to be broken
+   * further down (malformed quotes, invalid UTF-8 after a valid start).
+   */
+  rows: AsyncIterable<BatchRecord>;
+  /** Releases the file when the rows are not read to the end (breaking out of `for await` also does). */
+  close(): void;
+}
+
+/** Stable codes of file-level problems (the `code` of the `InputError`). */
+export const FILE_ERROR_CODES = {
+  empty: 'FILE_EMPTY',
+  noRows: 'FILE_NO_ROWS',
+  notText: 'FILE_NOT_TEXT',
+  encoding: 'FILE_ENCODING',
+  syntax: 'CSV_SYNTAX',
+  duplicateColumn: 'HEADER_DUPLICATE_COLUMN',
+  unknownColumn: 'HEADER_UNKNOWN_COLUMN',
+  missingColumn: 'HEADER_MISSING_COLUMN',
+} as const;
+
+/** Code of the per-record problem when the number of cells differs from the header. */
+export const COLUMN_COUNT_CODE = 'COLUMN_COUNT';
+
+class Utf8Error extends Error {
+  constructor(readonly byteOffset: number) {
+    super(`invalid UTF-8 at byte ${byteOffset}`);
+  }
+}
+
+/** Passes bytes through unchanged, failing at the first invalid UTF-8 sequence (chunk boundaries handled). */
+class Utf8Check extends Transform {
+  private carry: Buffer = Buffer.alloc(0);
+  private offset: number;
+
+  constructor(startOffset: number) {
+    super();
+    this.offset = startOffset;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const buf = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    const complete = completeUtf8Length(buf);
+    const body = buf.subarray(0, complete);
+    if (!isUtf8(body)) {
+      cb(new Utf8Error(this.offset + firstInvalidUtf8(body)));
+      return;
+    }
+    this.offset += complete;
+    this.carry = Buffer.from(buf.subarray(complete));
+    cb(null, body);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (this.carry.length > 0) cb(new Utf8Error(this.offset));
+    else cb();
+  }
+}
+
+/** Offset of the first byte where `buf` stops being valid UTF-8 (only called when it is not). */
+function firstInvalidUtf8(buf: Buffer): number {
+  let lo = 0;
+  let hi = buf.length;
+  // Largest valid prefix by bisection on sequence boundaries: cheap and only on the error path.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    const cut = completeUtf8Length(buf.subarray(0, mid));
+    if (isUtf8(buf.subarray(0, cut))) lo = mid;
+    else hi = mid;
+  }
+  return completeUtf8Length(buf.subarray(0, lo));
+}
+
+/** Counts line breaks in a cell the way a text editor does: CRLF, CR and LF each end one line. */
+function countLineBreaks(value: string): { breaks: number; crlf: number } {
+  let breaks = 0;
+  let crlf = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 13) {
+      breaks++;
+      if (value.charCodeAt(i + 1) === 10) {
+        crlf++;
+        i++;
+      }
+    } else if (c === 10) breaks++;
+  }
+  return { breaks, crlf };
+}
+
+function isBlank(cells: readonly string[]): boolean {
+  for (const c of cells) if (c.trim() !== '') return false;
+  return true;
+}
+
+function describe(value: string): string {
+  return value === '' ? 'an empty header' : JSON.stringify(value);
+}
+
+/** Finds the first non-empty line of decoded text (the header line), for delimiter and line-ending detection. */
+function firstLine(text: string): { line: string; lineEnding: '\n' | '\r\n' } {
+  const start = text.search(/[^\r\n]/);
+  if (start === -1) return { line: '', lineEnding: '\r\n' };
+  const rest = text.slice(start);
+  const end = rest.search(/[\r\n]/);
+  if (end === -1) return { line: rest, lineEnding: '\r\n' };
+  return { line: rest.slice(0, end), lineEnding: rest[end] === '\r' ? '\r\n' : '\n' };
+}
+
+/**
+ * Opens a batch file, detects its dialect, reads and maps its header, and peeks at the first data record (so an
+ * empty file or a header without rows is reported here, not later).
+ */
+export async function readBatch(filePath: string, options: ReadBatchOptions): Promise<BatchReader> {
+  const file = options.displayName ?? basename(filePath);
+  const handle = await open(filePath, 'r');
+  let dialect: Dialect;
+  try {
+    const detected = await detectEncoding(handle);
+    if (detected.kind === 'empty') {
+      throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line and data rows, got an empty file', { file });
+    }
+    if (detected.kind === 'not-text') {
+      throw new InputError(FILE_ERROR_CODES.notText, `Expected a CSV text file, got ${detected.reason}`, { file });
+    }
+    const encoding = options.encoding ?? detected.encoding;
+    const bom = encoding === 'utf8' && detected.bom;
+    const sample = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(sample, 0, sample.length, bom ? 3 : 0);
+    const text = iconv.decode(sample.subarray(0, bytesRead), encoding === 'utf8' ? 'utf8' : 'windows-1252');
+    const { line, lineEnding } = firstLine(text);
+    if (line.trim() === '') {
+      throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line and data rows, got only blank lines', {
+        file,
+      });
+    }
+    const delimiter = options.delimiter ?? detectDelimiter(line);
+    dialect = {
+      encoding,
+      bom,
+      delimiter,
+      decimalMark: options.decimalMark ?? defaultDecimalMark(delimiter),
+      lineEnding,
+    };
+  } finally {
+    await handle.close();
+  }
+
+  const source = createReadStream(filePath, {
+    start: dialect.bom ? 3 : 0,
+    highWaterMark: options.highWaterMarkBytes ?? 256 * 1024,
+  });
+  // iconv-lite's decode stream is a Node Transform at run time; its typings only say ReadWriteStream.
+  const decoder =
+    dialect.encoding === 'utf8'
+      ? new Utf8Check(dialect.bom ? 3 : 0)
+      : (iconv.decodeStream('windows-1252') as unknown as Transform);
+  const parser = parse({
+    delimiter: dialect.delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    skip_empty_lines: true,
+    info: true,
+  });
+  const stream: Readable = pipeline(source, decoder, parser, () => {
+    // Errors surface through the async iterator of `parser`; nothing to do here.
+  });
+  const iterator = physicalRecords(stream, file, filePath, dialect)[Symbol.asyncIterator]();
+  const close = (): void => {
+    source.destroy();
+    stream.destroy();
+  };
+
+  try {
+    const first = await iterator.next();
+    if (first.done) throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line, got none', { file });
+    const headerLine = first.value.line;
+    const { header, warnings } = mapHeader(first.value.cells, headerLine, file, options);
+    const peek = await iterator.next();
+    if (peek.done) {
+      throw new InputError(FILE_ERROR_CODES.noRows, 'Expected at least one data row after the header, got none', {
+        file,
+        line: headerLine,
+      });
+    }
+    const targets = header.map((h) => h.column);
+    const width = targets.length;
+    const toRecord = (raw: { line: number; cells: string[] }): BatchRecord => {
+      const cells = raw.cells;
+      const record: Record<string, string> = {};
+      const n = Math.min(width, cells.length);
+      for (let i = 0; i < n; i++) {
+        const name = targets[i];
+        if (name === null || name === undefined) continue;
+        const v = cells[i]!.trim();
+        if (v !== '') record[name] = v;
+      }
+      const out: BatchRecord = { line: raw.line, record, cells };
+      // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
+      if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
+        out.problem = {
+          code: COLUMN_COUNT_CODE,
+          message: `Expected ${width} cells as in the header, got ${cells.length}`,
+        };
+      }
+      return out;
+    };
+    async function* rows(): AsyncGenerator<BatchRecord> {
+      try {
+        yield toRecord(peek.value as { line: number; cells: string[] });
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) return;
+          yield toRecord(next.value);
+        }
+      } finally {
+        close();
+      }
+    }
+    return { dialect, headerLine, header, warnings, rows: rows(), close };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** Raw records with their starting line; blank records (only delimiters/spaces) are skipped. */
+async function* physicalRecords(
+  parser: Readable,
+  file: string,
+  filePath: string,
+  dialect: Dialect,
+): AsyncGenerator<{ line: number; cells: string[] }> {
+  // csv-parse counts a CRLF inside a quoted cell as two lines; `overcount` is the running excess.
+  let overcount = 0;
+  try {
+    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      const cells = item.record;
+      let breaks = 0;
+      for (const cell of cells) {
+        if (cell.indexOf('\n') === -1 && cell.indexOf('\r') === -1) continue;
+        const c = countLineBreaks(cell);
+        breaks += c.breaks;
+        overcount += c.crlf;
+      }
+      const endLine = item.info.lines - overcount;
+      if (isBlank(cells)) continue;
+      yield { line: endLine - breaks, cells };
+    }
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    if (err instanceof Utf8Error) {
+      const line = await lineAtOffset(filePath, err.byteOffset);
+      throw new InputError(
+        FILE_ERROR_CODES.encoding,
+        `Expected UTF-8 text throughout (the start of the file is UTF-8), got an invalid byte sequence at byte offset ${err.byteOffset}; save the file as UTF-8 or configure its encoding`,
+        { file, line },
+        { cause: err },
+      );
+    }
+    if (err instanceof CsvError) {
+      const lines = (err as unknown as { lines?: number }).lines;
+      throw new InputError(
+        FILE_ERROR_CODES.syntax,
+        `Expected well-formed CSV (delimiter ${JSON.stringify(dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
+        { file, ...(typeof lines === 'number' ? { line: Math.max(1, lines - overcount) } : {}) },
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+/** 1-based physical line holding byte `offset` (error path only: reads the file up to there again). */
+async function lineAtOffset(filePath: string, offset: number): Promise<number> {
+  let line = 1;
+  let previous = -1;
+  let position = 0;
+  for await (const chunk of createReadStream(filePath, { end: Math.max(0, offset - 1) }) as AsyncIterable<Buffer>) {
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (b === 10 && previous !== 13) line++;
+      else if (b === 13) line++;
+      previous = b;
+    }
+    position += chunk.length;
+  }
+  return position === 0 ? 1 : line;
+}
+
+function mapHeader(
+  rawCells: readonly string[],
+  line: number,
+  file: string,
+  options: ReadBatchOptions,
+): { header: HeaderColumn[]; warnings: string[] } {
+  const mapping = options.mapping ?? {};
+  const known = new Map(options.columns.map((c) => [c.name, c.name]));
+  const knownLower = new Map(options.columns.map((c) => [c.name.toLowerCase(), c.name]));
+  const seen = new Map<string, number>();
+  const header: HeaderColumn[] = [];
+  const warnings: string[] = [];
+  const policy = options.unknownColumns ?? 'reject';
+  rawCells.forEach((raw, i) => {
+    const source = raw.replace(/^\uFEFF/, '').trim();
+    const column = i + 1;
+    let target: string | null;
+    if (Object.hasOwn(mapping, source)) {
+      const mapped = mapping[source]!;
+      target = mapped === '' ? null : (known.get(mapped) ?? knownLower.get(mapped.toLowerCase()) ?? mapped);
+      if (target !== null && !known.has(target)) {
+        throw new InputError(
+          FILE_ERROR_CODES.unknownColumn,
+          `Expected the column mapping to name one of this kind's columns, got ${JSON.stringify(mapped)} for header ${describe(source)}`,
+          { file, line, column, columnName: source },
+        );
+      }
+    } else if (source === '') {
+      // An unnamed column (often a trailing delimiter): nothing can be mapped from it.
+      target = null;
+      if (rawCells.length > 1 && i !== rawCells.length - 1) warnings.push(`column ${column} has no header: ignored`);
+    } else {
+      target = known.get(source) ?? knownLower.get(source.toLowerCase()) ?? null;
+      if (target === null) {
+        if (policy === 'reject') {
+          throw new InputError(
+            FILE_ERROR_CODES.unknownColumn,
+            `Expected a column name of this kind (see docs/batches.md) or a mapped header, got ${describe(source)}`,
+            { file, line, column, columnName: source },
+          );
+        }
+        warnings.push(`column ${column} ${describe(source)} is not a column of this kind: ignored`);
+      }
+    }
+    if (target !== null) {
+      const before = seen.get(target);
+      if (before !== undefined) {
+        throw new InputError(
+          FILE_ERROR_CODES.duplicateColumn,
+          `Expected each column once, got ${JSON.stringify(target)} again (already column ${before})`,
+          { file, line, column, columnName: source },
+        );
+      }
+      seen.set(target, column);
+    }
+    header.push({ source, column: target });
+  });
+  const missing = options.columns.filter((c) => c.required && !seen.has(c.name)).map((c) => c.name);
+  if (missing.length > 0) {
+    throw new InputError(
+      FILE_ERROR_CODES.missingColumn,
+      `Expected the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, got a header without ${missing.length > 1 ? 'them' : 'it'}`,
+      { file, line, columnName: missing[0]! },
+    );
+  }
+  return { header, warnings };
+}

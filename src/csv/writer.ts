@@ -1,0 +1,128 @@
+/**
+ * Streaming writer of result files, in the input's dialect: same encoding (and BOM), delimiter and decimal mark.
+ *
+ * What must hold:
+ * - Nothing appears under the final name until `close()` has written and flushed everything: rows go to a temporary
+ *   file in the same folder, renamed over the final name at the end (a reader never sees half a result).
+ * - No cell can start a formula when the file is opened in a spreadsheet: a cell starting with =, +, -, @, tab or
+ *   CR gets a leading single quote (OWASP "CSV injection"). Our own outputs never hold negative numbers, so
+ *   prefixing a leading '-' loses nothing.
+ * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
+ */
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { stringify } from 'csv-stringify';
+import iconv from 'iconv-lite';
+import type { Dialect } from '../batches/kind.js';
+import { formatAmount } from '../formats/money.js';
+import { UTF8_BOM } from './detect.js';
+
+/** A value for one result cell. `{ cents }` is formatted with the dialect's decimal mark. */
+export type ResultCell = string | number | boolean | null | undefined | { cents: number };
+
+const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+
+/** Prefixes a single quote when the text would start a formula in a spreadsheet. */
+export function neutraliseFormula(text: string): string {
+  return text.length > 0 && FORMULA_START.has(text[0]!) ? `'${text}` : text;
+}
+
+/** Turns one value into cell text in `dialect` (without neutralisation). */
+export function cellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'>): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    const s = String(value);
+    return dialect.decimalMark === ',' ? s.replace('.', ',') : s;
+  }
+  return formatAmount(value.cents, dialect.decimalMark);
+}
+
+export interface ResultWriter {
+  /** Writes one row (cells in header order); resolves once the row is accepted (waits on backpressure). */
+  write(cells: readonly ResultCell[]): Promise<void>;
+  /** Flushes, closes and renames the temporary file to the final path. */
+  close(): Promise<void>;
+  /** Drops the temporary file; the final path is left as it was. */
+  abort(): Promise<void>;
+  /** The final path. */
+  readonly path: string;
+}
+
+export interface ResultWriterOptions {
+  /** The dialect of the input: encoding, BOM, delimiter, decimal mark and line ending are reused. */
+  dialect: Dialect;
+  /** Header cells, written first. */
+  header: readonly string[];
+}
+
+let tempCounter = 0;
+
+/** Opens a result file for streaming: `path` appears only when `close()` resolves. */
+export async function createResultWriter(path: string, options: ResultWriterOptions): Promise<ResultWriter> {
+  const { dialect } = options;
+  tempCounter += 1;
+  const tempPath = join(dirname(path), `.${basename(path)}.${process.pid}.${tempCounter}.tmp`);
+  const out: WriteStream = createWriteStream(tempPath, { flags: 'wx' });
+  await once(out, 'open');
+  let failure: Error | undefined;
+  const fail = (err: Error): void => {
+    failure ??= err;
+  };
+  out.on('error', fail);
+
+  const stringifier = stringify({
+    delimiter: dialect.delimiter,
+    record_delimiter: dialect.lineEnding === '\n' ? 'unix' : 'windows',
+    // Quote cells with a line break of any kind (csv-stringify only checks its own record delimiter) and cells with
+    // leading/trailing spaces (kept intact).
+    quoted_match: /[\r\n]|^\s|\s$/,
+  });
+  stringifier.on('error', fail);
+  if (dialect.encoding === 'utf8' && dialect.bom) out.write(UTF8_BOM);
+  // The whole chain settles once: `finished` resolves when the file is closed, or rejects with the first error.
+  const finished =
+    dialect.encoding === 'utf8'
+      ? pipeline(stringifier, out)
+      : pipeline(stringifier.setEncoding('utf8'), iconv.encodeStream('windows-1252') as unknown as Transform, out);
+  finished.catch(fail);
+
+  const writeRow = async (cells: readonly string[]): Promise<void> => {
+    if (failure) throw failure;
+    if (!stringifier.write(cells as string[])) await once(stringifier, 'drain');
+  };
+  await writeRow(options.header.map(neutraliseFormula));
+  let closed = false;
+
+  return {
+    path,
+    async write(cells) {
+      if (closed) throw new Error('result writer already closed');
+      await writeRow(cells.map((c) => neutraliseFormula(cellText(c, dialect))));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      stringifier.end();
+      await finished.catch(() => undefined);
+      if (failure) {
+        await rm(tempPath, { force: true });
+        throw failure;
+      }
+      await rename(tempPath, path);
+    },
+    async abort() {
+      if (closed) return;
+      closed = true;
+      stringifier.destroy();
+      out.destroy();
+      await finished.catch(() => undefined);
+      await rm(tempPath, { force: true });
+    },
+  };
+}

@@ -1,0 +1,245 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import iconv from 'iconv-lite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type BatchRecord, type ReadBatchOptions, readBatch } from '../src/csv/reader.js';
+import { InputError } from '../src/errors.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'remessa-csv-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const COLUMNS: ReadBatchOptions['columns'] = [
+  { name: 'correlationId', required: true },
+  { name: 'payer.name', required: true },
+  { name: 'amount', required: true },
+  { name: 'dueDate', required: false },
+  { name: 'description', required: false },
+];
+
+async function file(name: string, content: string | Buffer): Promise<string> {
+  const p = join(dir, name);
+  await writeFile(p, content);
+  return p;
+}
+
+async function readAll(path: string, options: Partial<ReadBatchOptions> = {}) {
+  const reader = await readBatch(path, { columns: COLUMNS, ...options });
+  const rows: BatchRecord[] = [];
+  for await (const r of reader.rows) rows.push(r);
+  return { reader, rows };
+}
+
+async function inputError(promise: Promise<unknown>): Promise<InputError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(InputError);
+    return err as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('dialect detection', () => {
+  it('reads UTF-8 without BOM, comma, decimal point', async () => {
+    const p = await file('a.csv', 'correlationId,payer.name,amount\nc1,João Ávila,10.50\n');
+    const { reader, rows } = await readAll(p);
+    expect(reader.dialect).toEqual({
+      encoding: 'utf8',
+      bom: false,
+      delimiter: ',',
+      decimalMark: '.',
+      lineEnding: '\n',
+    });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.record).toEqual({ correlationId: 'c1', 'payer.name': 'João Ávila', amount: '10.50' });
+    expect(rows[0]!.line).toBe(2);
+  });
+
+  it('reads UTF-8 with BOM and keeps the BOM out of the first header', async () => {
+    const p = await file(
+      'b.csv',
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('correlationId;payer.name;amount\r\nc1;Zé;1.234,56\r\n'),
+      ]),
+    );
+    const { reader, rows } = await readAll(p);
+    expect(reader.dialect).toEqual({
+      encoding: 'utf8',
+      bom: true,
+      delimiter: ';',
+      decimalMark: ',',
+      lineEnding: '\r\n',
+    });
+    expect(reader.header[0]).toEqual({ source: 'correlationId', column: 'correlationId' });
+    expect(rows[0]!.record.amount).toBe('1.234,56');
+  });
+
+  it('reads Windows-1252 with accented names and the euro sign', async () => {
+    const text = 'correlationId;payer.name;amount;description\r\nc1;Conceição Araújo;1.234,56;Preço € 10\r\n';
+    const p = await file('c.csv', iconv.encode(text, 'windows-1252'));
+    const { reader, rows } = await readAll(p);
+    expect(reader.dialect.encoding).toBe('windows-1252');
+    expect(reader.dialect.bom).toBe(false);
+    expect(reader.dialect.decimalMark).toBe(',');
+    expect(rows[0]!.record['payer.name']).toBe('Conceição Araújo');
+    expect(rows[0]!.record.description).toBe('Preço € 10');
+  });
+
+  it('finds Windows-1252 even when the first non-ASCII byte is far into the file', async () => {
+    const filler = Array.from({ length: 3000 }, (_, i) => `c${i},Plain Name,1.00`).join('\n');
+    const p = await file(
+      'd.csv',
+      Buffer.concat([
+        Buffer.from(`correlationId,payer.name,amount\n${filler}\n`),
+        iconv.encode('z,José,2.00\n', 'windows-1252'),
+      ]),
+    );
+    const { reader, rows } = await readAll(p);
+    expect(reader.dialect.encoding).toBe('windows-1252');
+    expect(rows.at(-1)!.record['payer.name']).toBe('José');
+  });
+
+  it('detects tab, and honours configured encoding, delimiter and decimal mark', async () => {
+    const p = await file('e.csv', 'correlationId\tpayer.name\tamount\nc1\tAna\t10,5\n');
+    expect((await readAll(p)).reader.dialect.delimiter).toBe('\t');
+    const forced = await readAll(p, { decimalMark: ',', encoding: 'windows-1252' });
+    expect(forced.reader.dialect).toMatchObject({ delimiter: '\t', decimalMark: ',', encoding: 'windows-1252' });
+  });
+
+  it('rejects invalid UTF-8 after a valid UTF-8 start, naming the place', async () => {
+    // The invalid byte lies beyond the detection window (64 KiB after the first non-ASCII byte).
+    const filler = Array.from({ length: 8000 }, (_, i) => `c${i},Plain Name,1.00`).join('\n');
+    const p = await file(
+      'f.csv',
+      Buffer.concat([
+        Buffer.from(`correlationId,payer.name,amount\nc1,João,1.00\n${filler}\n`),
+        Buffer.from([0x63, 0x32, 0x2c, 0xe9, 0x2c, 0x31, 0x0a]),
+      ]),
+    );
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('FILE_ENCODING');
+    expect(err.location.line).toBe(8003);
+  });
+});
+
+describe('file-level problems', () => {
+  it('empty file, blank lines, header without rows', async () => {
+    expect((await inputError(readBatch(await file('e1.csv', ''), { columns: COLUMNS }))).code).toBe('FILE_EMPTY');
+    expect((await inputError(readBatch(await file('e2.csv', '\n\r\n'), { columns: COLUMNS }))).code).toBe('FILE_EMPTY');
+    const noRows = await inputError(
+      readBatch(await file('e3.csv', 'correlationId,payer.name,amount\n\n'), { columns: COLUMNS }),
+    );
+    expect(noRows.code).toBe('FILE_NO_ROWS');
+    expect(noRows.location).toMatchObject({ file: 'e3.csv', line: 1 });
+  });
+
+  it('binary content', async () => {
+    const err = await inputError(
+      readBatch(await file('x.csv', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 1])), { columns: COLUMNS }),
+    );
+    expect(err.code).toBe('FILE_NOT_TEXT');
+  });
+
+  it('duplicate, unknown and missing columns name the place', async () => {
+    const dup = await inputError(
+      readBatch(await file('d.csv', 'correlationId,payer.name,amount,Amount\nc,n,1\n'), { columns: COLUMNS }),
+    );
+    expect(dup.code).toBe('HEADER_DUPLICATE_COLUMN');
+    expect(dup.location).toMatchObject({ line: 1, column: 4, columnName: 'Amount' });
+    const unknown = await inputError(
+      readBatch(await file('u.csv', 'correlationId,payer.name,amount,pay_at\nc,n,1,x\n'), { columns: COLUMNS }),
+    );
+    expect(unknown.code).toBe('HEADER_UNKNOWN_COLUMN');
+    expect(unknown.message).toContain('column 4 (pay_at)');
+    const missing = await inputError(
+      readBatch(await file('m.csv', 'correlationId,amount\nc,1\n'), { columns: COLUMNS }),
+    );
+    expect(missing.code).toBe('HEADER_MISSING_COLUMN');
+    expect(missing.message).toContain('payer.name');
+  });
+
+  it('unknown columns can be ignored with a warning; a mapping renames ERP headers', async () => {
+    const p = await file('g.csv', 'ID;Cliente;Valor;Obs\nc1;Ana;10,00;x\n');
+    const { reader, rows } = await readAll(p, {
+      mapping: { ID: 'correlationId', Cliente: 'payer.name', Valor: 'amount' },
+      unknownColumns: 'ignore',
+    });
+    expect(reader.warnings).toHaveLength(1);
+    expect(rows[0]!.record).toEqual({ correlationId: 'c1', 'payer.name': 'Ana', amount: '10,00' });
+    expect(rows[0]!.cells).toEqual(['c1', 'Ana', '10,00', 'x']);
+  });
+
+  it('malformed quotes raise CSV_SYNTAX with a line', async () => {
+    const p = await file('q.csv', 'correlationId,payer.name,amount\nc0,Zoe,1\nc1,"Ana,1\nc2,Bia,2\n');
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('CSV_SYNTAX');
+    expect(err.location.line).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('rows', () => {
+  it('keeps physical line numbers across quoted multi-line cells (LF, CRLF, CR) and skipped blank lines', async () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const text = [
+        'correlationId,payer.name,amount,description',
+        'c1,Ana,1.00,"two',
+        `lines"`,
+        '',
+        'c2,Bia,2.00,"three',
+        '',
+        'lines"',
+        ',,,',
+        `c3,"Caio${eol}Lima",3.00,plain`,
+        'c4,Dora,4.00,x',
+      ].join(eol);
+      const { rows } = await readAll(await file(`l${eol.length}${eol.charCodeAt(0)}.csv`, text));
+      expect(rows.map((r) => [r.record.correlationId, r.line])).toEqual([
+        ['c1', 2],
+        ['c2', 5],
+        ['c3', 9],
+        ['c4', 11],
+      ]);
+      expect(rows[1]!.record.description).toBe(`three${eol}${eol}lines`);
+    }
+  });
+
+  it('trims cells, drops empty ones, flags wrong cell counts, tolerates trailing delimiters', async () => {
+    const text = 'correlationId;payer.name;amount;\n  c1 ; Ana  ;; \nc2;Bia\nc3;Caio;1;;;\nc4;Dora;1;;x\n';
+    const { rows } = await readAll(await file('t.csv', text));
+    expect(rows[0]!.record).toEqual({ correlationId: 'c1', 'payer.name': 'Ana' });
+    expect(rows[0]!.problem).toBeUndefined();
+    expect(rows[1]!.problem).toMatchObject({
+      code: 'COLUMN_COUNT',
+      message: 'Expected 4 cells as in the header, got 2',
+    });
+    expect(rows[2]!.problem).toBeUndefined();
+    expect(rows[3]!.problem?.code).toBe('COLUMN_COUNT');
+  });
+
+  it('streams a large file one record at a time', async () => {
+    const n = 50_000;
+    const body = Array.from({ length: n }, (_, i) => `c${i},Name ${i},${i}.00`).join('\n');
+    const { rows } = await readAll(await file('big.csv', `correlationId,payer.name,amount\n${body}\n`));
+    expect(rows).toHaveLength(n);
+    expect(rows.at(-1)!.line).toBe(n + 1);
+  });
+
+  it('stops reading when the consumer breaks out', async () => {
+    const body = Array.from({ length: 1000 }, (_, i) => `c${i},N,1`).join('\n');
+    const reader = await readBatch(await file('br.csv', `correlationId,payer.name,amount\n${body}\n`), {
+      columns: COLUMNS,
+    });
+    let count = 0;
+    for await (const _ of reader.rows) {
+      if (++count === 3) break;
+    }
+    expect(count).toBe(3);
+  });
+});
