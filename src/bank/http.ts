@@ -1,0 +1,314 @@
+/**
+ * The transport under every resource: one undici `Pool` kept alive to the bank's origin, JSON in and out, the
+ * retry loop, and streaming of files.
+ *
+ * What must hold:
+ * - Every request carries the API key header. The IdempotencyKey header is sent only when the caller gave a key,
+ *   and every retry of the request sends that same key: the transport never makes one up.
+ * - Whether to retry is decided only by `decideRetry` (src/bank/retry-policy.ts).
+ * - Error statuses become errors only through `errorFromResponse`, thrown failures only through
+ *   `errorFromNetworkFailure` (src/bank/errors.ts).
+ * - A streamed file appears under its final name only when complete (temp name in the same folder, then rename).
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { rootCertificates } from 'node:tls';
+import { type Dispatcher, Pool } from 'undici';
+import type { z } from 'zod';
+import { registerSecret } from '../log.js';
+import {
+  errorFromNetworkFailure,
+  errorFromResponse,
+  type RequestDescription,
+  type ServiceError,
+  UnexpectedResponseError,
+} from './errors.js';
+import type { ResolvedBankClientOptions } from './options.js';
+import { decideRetry, type RetrySettings } from './retry-policy.js';
+import type { StreamedFile } from './types.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface TransportRequest {
+  method: HttpMethod;
+  /** Path of the spec, starting with '/', dynamic segments already encoded (use `segment`). */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** The caller's key; absent means no IdempotencyKey header. */
+  idempotencyKey?: string | undefined;
+  /** Send the account id header (webhook operations). */
+  withAccountId?: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+/** A success response, body read as text. */
+export interface TransportResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** Encodes one dynamic path segment (a correlation id could hold '/', '?' or '%'). */
+export function segment(value: string): string {
+  return encodeURIComponent(value);
+}
+
+const USER_AGENT = 'remessa/0.1 (+undici)';
+
+export class HttpTransport {
+  readonly #options: ResolvedBankClientOptions;
+  readonly #pool: Pool;
+  readonly #prefix: string;
+  readonly #retry: RetrySettings;
+
+  constructor(options: ResolvedBankClientOptions) {
+    this.#options = options;
+    registerSecret(options.apiKey);
+    if (typeof options.tlsKey === 'string') registerSecret(options.tlsKey);
+    const url = new URL(options.baseUrl);
+    this.#prefix = url.pathname.replace(/\/+$/, '');
+    const connect: Record<string, unknown> = { timeout: options.connectTimeoutMs };
+    if (options.tlsCert !== undefined) connect.cert = options.tlsCert;
+    if (options.tlsKey !== undefined) connect.key = options.tlsKey;
+    if (options.tlsCa !== undefined) {
+      // `ca` replaces Node's roots; the setting is an EXTRA CA, so keep the built-in ones too.
+      connect.ca = [...rootCertificates, ...(Array.isArray(options.tlsCa) ? options.tlsCa : [options.tlsCa])];
+    }
+    this.#pool = new Pool(url.origin, {
+      connections: options.connections,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      connect,
+    });
+    this.#retry = {
+      maxAttempts: options.maxAttempts,
+      baseDelayMs: options.baseDelayMs,
+      maxDelayMs: options.maxDelayMs,
+      maxRetryAfterMs: options.maxRetryAfterMs,
+    };
+  }
+
+  /** Sends the request (with retries) and returns the success response with its body as text. */
+  send(req: TransportRequest): Promise<TransportResponse> {
+    return this.#execute(req, 'application/json', async (res, contentType) => ({
+      status: res.statusCode,
+      headers: res.headers,
+      contentType,
+      body: await res.body.text(),
+    }));
+  }
+
+  /** Sends the request and parses the JSON body with `schema`; a mismatch is an UnexpectedResponseError. */
+  async json<T>(req: TransportRequest, schema: z.ZodType<T>): Promise<T> {
+    const res = await this.send(req);
+    return parseBody(res, schema, describe(req.method, this.#pathWithQuery(req)));
+  }
+
+  /**
+   * Streams a success response body to `filePath` (temp name in the same folder, then rename), never holding it
+   * whole in memory. A failed or partial download leaves no file behind. A content type other than `accept` is an
+   * UnexpectedResponseError (nothing written).
+   */
+  toFile(req: TransportRequest, filePath: string, accept: string): Promise<StreamedFile> {
+    return this.#execute(req, accept, async (res, contentType) => {
+      if (!contentType?.toLowerCase().startsWith(accept)) {
+        const text = await res.body.text();
+        const request = describe(req.method, this.#pathWithQuery(req));
+        throw new UnexpectedResponseError(
+          `${request.method} ${request.path}: expected content type ${accept}, got ${contentType ?? 'none'}`,
+          { ...request, status: res.statusCode, raw: text, fieldPath: 'content-type' },
+        );
+      }
+      const temp = `${filePath}.tmp-${randomBytes(6).toString('hex')}`;
+      let bytes = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          bytes += chunk.length;
+          cb(null, chunk);
+        },
+      });
+      try {
+        await pipeline(res.body, counter, createWriteStream(temp, { flags: 'wx' }));
+        await rename(temp, filePath);
+      } catch (err) {
+        await rm(temp, { force: true });
+        throw err;
+      }
+      return { filePath, bytes, contentType: contentType ?? 'application/octet-stream' };
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  #pathWithQuery(req: TransportRequest): string {
+    let path = `${this.#prefix}${req.path}`;
+    if (req.query) {
+      const params = new URLSearchParams();
+      for (const [k, v] of Object.entries(req.query)) if (v !== undefined) params.set(k, String(v));
+      const qs = params.toString();
+      if (qs) path += `?${qs}`;
+    }
+    return path;
+  }
+
+  #headers(req: TransportRequest, accept: string): Record<string, string> {
+    const o = this.#options;
+    const headers: Record<string, string> = {
+      [o.apiKeyHeader]: o.apiKey,
+      accept,
+      'user-agent': USER_AGENT,
+    };
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    if (req.idempotencyKey !== undefined) headers[o.idempotencyKeyHeader] = req.idempotencyKey;
+    if (req.withAccountId) {
+      if (o.accountId === undefined)
+        throw new TypeError('BankClientOptions.accountId: required for webhook operations, got nothing');
+      headers[o.accountIdHeader] = o.accountId;
+    }
+    return headers;
+  }
+
+  async #execute<T>(
+    req: TransportRequest,
+    accept: string,
+    onSuccess: (res: Dispatcher.ResponseData, contentType: string | undefined) => Promise<T>,
+  ): Promise<T> {
+    const path = this.#pathWithQuery(req);
+    const description = describe(req.method, path);
+    const headers = this.#headers(req, accept);
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const log = this.#options.logger;
+    for (let attempt = 1; ; attempt++) {
+      throwIfAborted(req.signal);
+      const started = performance.now();
+      let failure: ServiceError;
+      let response: { status: number; headers: Record<string, string | string[] | undefined> } | undefined;
+      try {
+        const res = await this.#pool.request({
+          method: req.method,
+          path,
+          headers,
+          body,
+          signal: req.signal,
+        });
+        const contentType = firstHeader(res.headers['content-type']);
+        if (res.statusCode >= 200 && res.statusCode < 300) {
+          const result = await onSuccess(res, contentType);
+          log?.debug(
+            {
+              method: req.method,
+              path,
+              status: res.statusCode,
+              attempt,
+              durationMs: Math.round(performance.now() - started),
+            },
+            'bank request',
+          );
+          return result;
+        }
+        const text = await res.body.text();
+        response = { status: res.statusCode, headers: res.headers };
+        failure = errorFromResponse({ ...description, status: res.statusCode, headers: res.headers, body: text });
+      } catch (err) {
+        throwIfAborted(req.signal);
+        if (err instanceof UnexpectedResponseError || isLocalFileError(err)) throw err;
+        failure = errorFromNetworkFailure(err, description);
+      }
+      const decision = decideRetry({
+        attempt,
+        method: req.method,
+        hasIdempotencyKey: req.idempotencyKey !== undefined,
+        ...(response ? { response } : { error: failure }),
+        now: Date.now(),
+        random: this.#options.random,
+        settings: this.#retry,
+      });
+      if (!decision.retry) {
+        log?.debug(
+          { method: req.method, path, status: failure.status, code: failure.code, attempt, reason: decision.reason },
+          'bank request failed',
+        );
+        throw failure;
+      }
+      log?.warn(
+        { method: req.method, path, status: failure.status, code: failure.code, attempt, delayMs: decision.delayMs },
+        'bank request failed; retrying',
+      );
+      await this.#options.sleep(decision.delayMs, req.signal);
+    }
+  }
+}
+
+/** A failure writing a streamed file on our side (folder missing, disk full): not the bank's, never retried. */
+function isLocalFileError(err: unknown): boolean {
+  const syscall = (err as { syscall?: unknown } | null)?.syscall;
+  return typeof syscall === 'string' && ['open', 'write', 'rename', 'close', 'fsync'].includes(syscall);
+}
+
+function describe(method: string, path: string): RequestDescription {
+  return { method, path };
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** Parses a JSON success body with `schema`; every failure names the field path (UnexpectedResponseError). */
+export function parseBody<T>(res: TransportResponse, schema: z.ZodType<T>, request: RequestDescription): T {
+  const where = `${request.method} ${request.path}`;
+  let data: unknown;
+  try {
+    data = res.body.trim() === '' ? undefined : JSON.parse(res.body);
+  } catch (err) {
+    throw new UnexpectedResponseError(`${where}: expected a JSON body, got invalid JSON (${res.body.length} bytes)`, {
+      ...request,
+      status: res.status,
+      raw: res.body,
+      fieldPath: '$',
+      cause: err,
+      ...(res.contentType ? { contentType: res.contentType } : {}),
+    });
+  }
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const fieldPath = issue && issue.path.length > 0 ? `$.${issue.path.map(String).join('.')}` : '$';
+  const found = issue ? describeFound(data, issue.path) : 'nothing';
+  throw new UnexpectedResponseError(
+    `${where}: unexpected response body at ${fieldPath}: ${issue?.message ?? 'invalid'} (got ${found})`,
+    {
+      ...request,
+      status: res.status,
+      raw: res.body,
+      fieldPath,
+      cause: parsed.error,
+      ...(res.contentType ? { contentType: res.contentType } : {}),
+    },
+  );
+}
+
+function describeFound(data: unknown, path: readonly PropertyKey[]): string {
+  let cur: unknown = data;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return 'nothing';
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  if (cur === undefined) return 'nothing';
+  if (cur === null) return 'null';
+  if (typeof cur === 'object') return Array.isArray(cur) ? 'an array' : 'an object';
+  const text = JSON.stringify(cur);
+  return `${typeof cur} ${text.length > 60 ? `${text.slice(0, 60)}...` : text}`;
+}

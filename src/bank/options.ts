@@ -1,0 +1,152 @@
+/**
+ * Options of the bank client (`new BankClient(options)`).
+ *
+ * The header names, TLS material and the Pix payment path are settings because a real provider may differ from the
+ * spec in small ways (see docs/service-gaps.md). Everything else has a default that suits a batch daemon talking to
+ * one bank: few connections kept alive, bounded timeouts, a handful of retries.
+ */
+import type { Logger } from '../log.js';
+
+export interface BankClientOptions {
+  /** Base address of the service, e.g. `https://api.bank.example` or the sandbox's `http://127.0.0.1:4010`. Paths of the spec are appended to it (a path prefix in it is kept). */
+  baseUrl: string;
+  /** The API key sent on every request (header `apiKeyHeader`). Registered as a secret for the logs at once. */
+  apiKey: string;
+  /** The bank account number sent on webhook operations (header `accountIdHeader`). Required only for webhooks. */
+  accountId?: string;
+  /** Header that carries the API key. @defaultValue 'x-service-api-key' */
+  apiKeyHeader?: string;
+  /** Header that carries the account id on webhook operations. @defaultValue 'x-service-account-id' */
+  accountIdHeader?: string;
+  /** Header that carries the caller's idempotency key. @defaultValue 'IdempotencyKey' */
+  idempotencyKeyHeader?: string;
+  /** Milliseconds to establish a TCP (and TLS) connection. @defaultValue 10000 */
+  connectTimeoutMs?: number;
+  /** Milliseconds between sending the request and receiving the complete response headers. @defaultValue 30000 */
+  headersTimeoutMs?: number;
+  /** Milliseconds of silence allowed between two chunks of the response body. @defaultValue 30000 */
+  bodyTimeoutMs?: number;
+  /** Milliseconds an idle kept-alive connection stays open (the server's Keep-Alive hint wins when lower). @defaultValue 4000 */
+  keepAliveTimeoutMs?: number;
+  /** Client certificate (PEM) for mutual TLS. Needs `tlsKey`. */
+  tlsCert?: string | Buffer;
+  /** Private key (PEM) of `tlsCert`. Registered as a secret when given as a string. */
+  tlsKey?: string | Buffer;
+  /** Extra CA certificate(s) (PEM) trusted in addition to Node's built-in roots (e.g. the bank's private CA). */
+  tlsCa?: string | Buffer | Array<string | Buffer>;
+  /** Maximum attempts of one request, the first included (1 disables retries). @defaultValue 4 */
+  maxAttempts?: number;
+  /** Base of the exponential backoff, in milliseconds (full jitter: a delay is random in [0, min(max, base * 2^n))). @defaultValue 500 */
+  baseDelayMs?: number;
+  /** Upper bound of one backoff delay, in milliseconds. @defaultValue 10000 */
+  maxDelayMs?: number;
+  /** Upper bound of a wait asked by Retry-After, in milliseconds; a longer wait is cut to this. @defaultValue 60000 */
+  maxRetryAfterMs?: number;
+  /** Path of the Pix QR code payment operation (not shown in the spec). @defaultValue '/baas/api/v2/pix/qrcode/payment' */
+  pixPaymentPath?: string;
+  /** Maximum simultaneous connections to the bank's origin. @defaultValue 8 */
+  connections?: number;
+  /** Where attempts, retries and failures are logged (debug/warn). Secrets are scrubbed by src/log.ts. @defaultValue silent */
+  logger?: Logger;
+  /**
+   * Source of randomness for backoff jitter, in [0, 1). Tests pass a fixed one.
+   * @defaultValue Math.random
+   */
+  random?: () => number;
+  /**
+   * How the client waits between attempts. Tests may pass a fast one.
+   * @defaultValue a timer honouring the request's AbortSignal
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export const DEFAULT_API_KEY_HEADER = 'x-service-api-key';
+export const DEFAULT_ACCOUNT_ID_HEADER = 'x-service-account-id';
+export const DEFAULT_IDEMPOTENCY_KEY_HEADER = 'IdempotencyKey';
+export const DEFAULT_PIX_PAYMENT_PATH = '/baas/api/v2/pix/qrcode/payment';
+
+/** The options with every default filled in, as the transport uses them. */
+export interface ResolvedBankClientOptions
+  extends Required<Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger'>> {
+  accountId: string | undefined;
+  tlsCert: string | Buffer | undefined;
+  tlsKey: string | Buffer | undefined;
+  tlsCa: string | Buffer | Array<string | Buffer> | undefined;
+  logger: Logger | undefined;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min) {
+    throw new TypeError(`BankClientOptions.${name}: expected an integer >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Fills defaults and checks the values ("Expected X, got Y"). Throws a TypeError on a programming mistake. */
+export function resolveBankClientOptions(options: BankClientOptions): ResolvedBankClientOptions {
+  let url: URL;
+  try {
+    url = new URL(options.baseUrl);
+  } catch {
+    throw new TypeError(
+      `BankClientOptions.baseUrl: expected an absolute http(s) URL, got ${JSON.stringify(options.baseUrl)}`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`BankClientOptions.baseUrl: expected http: or https:, got ${url.protocol}`);
+  }
+  if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
+    throw new TypeError('BankClientOptions.apiKey: expected a non-empty string, got nothing');
+  }
+  if (options.tlsCert !== undefined && options.tlsKey === undefined) {
+    throw new TypeError('BankClientOptions.tlsKey: expected the private key of tlsCert, got nothing');
+  }
+  const pixPaymentPath = options.pixPaymentPath ?? DEFAULT_PIX_PAYMENT_PATH;
+  if (!pixPaymentPath.startsWith('/')) {
+    throw new TypeError(`BankClientOptions.pixPaymentPath: expected a path starting with "/", got ${pixPaymentPath}`);
+  }
+  return {
+    baseUrl: options.baseUrl,
+    apiKey: options.apiKey,
+    accountId: options.accountId,
+    apiKeyHeader: options.apiKeyHeader ?? DEFAULT_API_KEY_HEADER,
+    accountIdHeader: options.accountIdHeader ?? DEFAULT_ACCOUNT_ID_HEADER,
+    idempotencyKeyHeader: options.idempotencyKeyHeader ?? DEFAULT_IDEMPOTENCY_KEY_HEADER,
+    connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs, 10_000),
+    headersTimeoutMs: positiveInt('headersTimeoutMs', options.headersTimeoutMs, 30_000),
+    bodyTimeoutMs: positiveInt('bodyTimeoutMs', options.bodyTimeoutMs, 30_000),
+    keepAliveTimeoutMs: positiveInt('keepAliveTimeoutMs', options.keepAliveTimeoutMs, 4_000),
+    tlsCert: options.tlsCert,
+    tlsKey: options.tlsKey,
+    tlsCa: options.tlsCa,
+    maxAttempts: positiveInt('maxAttempts', options.maxAttempts, 4),
+    baseDelayMs: positiveInt('baseDelayMs', options.baseDelayMs, 500, 0),
+    maxDelayMs: positiveInt('maxDelayMs', options.maxDelayMs, 10_000, 0),
+    maxRetryAfterMs: positiveInt('maxRetryAfterMs', options.maxRetryAfterMs, 60_000, 0),
+    pixPaymentPath,
+    connections: positiveInt('connections', options.connections, 8),
+    logger: options.logger,
+    random: options.random ?? Math.random,
+    sleep: options.sleep ?? defaultSleep,
+  };
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

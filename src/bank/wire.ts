@@ -1,0 +1,183 @@
+/**
+ * The ONE place where the client's values become the wire's and back: integer cents <-> decimal numbers, and the
+ * request bodies of every operation (field names and spellings as the spec shows them).
+ *
+ * What must hold: no other file of src/bank multiplies or divides an amount by 100. Response schemas
+ * (src/bank/schemas.ts) use `wireMoney` below to read amounts.
+ */
+import { z } from 'zod';
+import { centsToWire, wireToCents } from '../formats/money.js';
+import type {
+  AmountRule,
+  BankSlipChargeInput,
+  BankSlipPixChargeInput,
+  ChargePatchInput,
+  CreateDynamicQrInput,
+  CreateStaticQrInput,
+  Discount,
+  PixDynamicChargeInput,
+  PixPaymentRequest,
+  PixStaticChargeInput,
+} from './types.js';
+
+/** Cents -> the wire's decimal number (12345 -> 123.45). */
+export function moneyToWire(cents: number): number {
+  return centsToWire(cents);
+}
+
+/** A response amount: a decimal number on the wire, integer cents after parsing. Fails on fractions of a cent. */
+export const wireMoney = z.number().transform((value, ctx) => {
+  try {
+    return wireToCents(value);
+  } catch (err) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected an amount in reais with at most 2 decimals, got ${value}${err instanceof Error ? ` (${err.message})` : ''}`,
+    });
+    return z.NEVER;
+  }
+});
+
+/** A percentage or money rule from the wire (`type` says which: FIXED/Fixed is money, anything else a percent). */
+export function amountRuleFromWire(rule: {
+  type?: string | undefined;
+  date?: string | undefined;
+  amount?: number | undefined;
+}): {
+  type?: string;
+  date?: string;
+  percent?: number;
+  amountCents?: number;
+} {
+  const out: { type?: string; date?: string; percent?: number; amountCents?: number } = {};
+  if (rule.type !== undefined) out.type = rule.type;
+  if (rule.date !== undefined) out.date = rule.date;
+  if (rule.amount !== undefined) {
+    if (rule.type !== undefined && rule.type.toUpperCase() === 'FIXED') out.amountCents = wireToCents(rule.amount);
+    else out.percent = rule.amount;
+  }
+  return out;
+}
+
+function amountRuleToWire(rule: AmountRule): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: rule.type };
+  if (rule.date !== undefined) out.date = rule.date;
+  out.amount = rule.type === 'Fixed' ? moneyToWire(rule.amountCents) : rule.percent;
+  return out;
+}
+
+function discountToWire(discount: Discount): Record<string, unknown> {
+  if (discount.type === 'Fixed') {
+    return { type: 'Fixed', items: discount.items.map((i) => ({ date: i.date, amount: moneyToWire(i.amountCents) })) };
+  }
+  return { type: discount.type, items: discount.items.map((i) => ({ date: i.date, amount: i.percent })) };
+}
+
+/** Drops undefined values so that "not given" is never sent as null. */
+function compact<T extends Record<string, unknown>>(o: T): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * Body of POST /v1/charges for a bank slip. The spec's bank slip request samples spell the amount `Amount` (capital
+ * A) while responses use `amount`; the client sends the sample spelling (docs/service-gaps.md, Charges).
+ */
+export function bankSlipChargeBody(input: BankSlipChargeInput | BankSlipPixChargeInput): Record<string, unknown> {
+  return compact({
+    type: input.type,
+    correlationId: input.correlationId,
+    yourNumber: input.yourNumber,
+    ourNumber: input.ourNumber,
+    dueDate: input.dueDate,
+    Amount: moneyToWire(input.amountCents),
+    payer: input.payer,
+    finalBeneficiary: input.finalBeneficiary,
+    discount: input.discount && discountToWire(input.discount),
+    lateFine: input.lateFine && amountRuleToWire(input.lateFine),
+    latePayment: input.latePayment && amountRuleToWire(input.latePayment),
+  });
+}
+
+/** Body of POST /v1/charges for PIX_STATIC / PIX_DYNAMIC (spec 2.3). */
+export function pixChargeBody(input: PixStaticChargeInput | PixDynamicChargeInput): Record<string, unknown> {
+  return compact({
+    type: input.type,
+    correlationId: input.correlationId,
+    amount: moneyToWire(input.amountCents),
+    description: input.description,
+    additionalInfo: input.additionalInfo,
+    expiresIn: input.type === 'PIX_DYNAMIC' ? input.expiresInSeconds : undefined,
+    payer: input.type === 'PIX_DYNAMIC' ? input.payer : undefined,
+  });
+}
+
+/** Body of PATCH /v1/charges/{id} (spec 2.4): only the fields given. */
+export function chargePatchBody(input: ChargePatchInput): Record<string, unknown> {
+  return compact({
+    walletNumber: input.walletNumber,
+    yourNumber: input.yourNumber,
+    amount: input.amountCents === undefined ? undefined : moneyToWire(input.amountCents),
+    dueDate: input.dueDate,
+    payer: input.payer,
+    discount: input.discount && discountToWire(input.discount),
+    lateFine: input.lateFine && amountRuleToWire(input.lateFine),
+    latePayment: input.latePayment && amountRuleToWire(input.latePayment),
+    allowPartialPayment: input.allowPartialPayment,
+  });
+}
+
+/** Body of POST /baas/api/v1/bill-payments: barCode when the looked-up bill has one, else digitableLine. */
+export function billPaymentBody(input: {
+  amountCents: number;
+  barCode?: string | undefined;
+  digitableLine?: string | undefined;
+  payAt?: string | undefined;
+}): Record<string, unknown> {
+  return compact({
+    amount: moneyToWire(input.amountCents),
+    barCode: input.barCode,
+    digitableLine: input.barCode === undefined ? input.digitableLine : undefined,
+    payAt: input.payAt,
+  });
+}
+
+/** Body of the Pix QR code payment (spec 4.3). */
+export function pixPaymentBody(request: PixPaymentRequest): Record<string, unknown> {
+  return compact({
+    amount: moneyToWire(request.amountCents),
+    description: request.description,
+    endToEndId: request.endToEndId,
+    transactionId: request.transactionId,
+    initiationType: request.initiationType,
+  });
+}
+
+/** Body of POST /baas/api/v1/pix/qrcode/dynamic (spec 2.9). */
+export function dynamicQrBody(input: CreateDynamicQrInput): Record<string, unknown> {
+  return compact({
+    type: 'PIX_DYNAMIC',
+    correlationId: input.correlationId,
+    amount: moneyToWire(input.amountCents),
+    description: input.description,
+    formatResponse: input.formatResponse,
+    expiresIn: input.expiresInSeconds,
+    payer: input.payer,
+    city: input.city,
+    additionalInfos: input.additionalInfos,
+  });
+}
+
+/** Body of POST /baas/api/v2/pix/qrcode/static (spec 2.10). */
+export function staticQrBody(input: CreateStaticQrInput): Record<string, unknown> {
+  return compact({
+    type: 'PIX_STATIC',
+    correlationId: input.correlationId,
+    description: input.description,
+    amount: input.amountCents === undefined ? undefined : moneyToWire(input.amountCents),
+    pixKey: input.pixKey,
+    additionalInformation: input.additionalInformation,
+    formatResponse: input.formatResponse,
+  });
+}
