@@ -1,0 +1,6 @@
+export {
+  type GroupRateLimit,
+  queueOptionsFromConfig,
+  RequestQueue,
+  type RequestQueueOptions,
+} from './request-queue.js';
