@@ -32,6 +32,8 @@ import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
 import { registerChargeRoutes } from './routes/charges.js';
+import { registerClaimRoutes } from './routes/claims.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 
 export { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from './options.js';
 
@@ -59,8 +61,8 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
   // ['bill-payments', registerBillPaymentRoutes], // H4
   // ['pix-payments', registerPixPaymentRoutes],   // H4
   // ['qr-codes', registerQrCodeRoutes],           // H4
-  // ['claims', registerClaimRoutes],              // H5
-  // ['webhooks', registerWebhookRoutes],          // H5
+  ['claims', registerClaimRoutes], // H5
+  ['webhooks', registerWebhookRoutes], // H5 (also starts webhook delivery; stopped in preClose)
 ];
 
 export interface RunningSandbox {
