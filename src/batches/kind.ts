@@ -6,6 +6,7 @@
  * The runner (src/runner) owns the state machine that drives rows through the steps; a kind never touches the store.
  */
 import type { BankClient } from '../bank/client.js';
+import { RemessaError } from '../errors.js';
 import type { Cents, EndpointGroup, KindName } from '../types.js';
 
 /** One column a kind accepts. Names are the API's field names in camelCase, nested fields dotted. */
@@ -58,6 +59,26 @@ export interface StepContext<Row> {
   /** Absolute path where a file output (PDF, PNG) named `fileName` must be written (the folder exists). */
   outputPath(fileName: string): string;
   signal?: AbortSignal;
+  /**
+   * True when this step was attempted before with an unknown outcome (crash, timeout) and is now being run again with
+   * the same key: the request may already have taken effect. A step whose pre-checks would refuse an already-done
+   * effect (a bill already PAID: by us?) reports `uncertain` instead of `failed` then. @defaultValue false
+   */
+  resend?: boolean;
+}
+
+/**
+ * Thrown by a step to end the row with a decided outcome, without retrying: `failed` when a check says the request
+ * must not be sent (bill not payable, amount outside the allowed range), `uncertain` when the step cannot tell
+ * whether an earlier attempt took effect and must not guess. `code` goes to the result's errorCode.
+ */
+export class StepOutcomeError extends RemessaError {
+  readonly outcome: 'failed' | 'uncertain';
+
+  constructor(outcome: 'failed' | 'uncertain', code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.outcome = outcome;
+  }
 }
 
 export interface StepSpec<Row> {
@@ -94,6 +115,11 @@ export interface BatchKind<Row = unknown> {
   steps: readonly StepSpec<Row>[];
   /** Output columns after status/errorCode/errorMessage, in order; values come from the step outputs. */
   resultColumns: readonly string[];
+  /**
+   * Result columns whose step output is an amount in cents: written with the file's decimal mark (`1234,56`).
+   * @defaultValue none
+   */
+  resultMoneyColumns?: readonly string[];
   /** Amount of the row in cents, for the batch summary (absent when the row has none). */
   amountCents?(row: Row): Cents | undefined;
 }
