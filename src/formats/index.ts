@@ -1,5 +1,6 @@
 /** Brazilian formats shared by the pipeline and the sandbox. Import from here. */
 export * from './arrecadacao.js';
+export * from './bill-identifier.js';
 export * from './boleto.js';
 export * from './brcode.js';
 export * from './check-digits.js';
