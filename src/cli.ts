@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+/**
+ * The command line: `remessa daemon | run | validate | status | sandbox`.
+ *
+ * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
+ * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
+ * could not run (bad configuration, bad arguments, bank unreachable).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Config, loadConfig } from './config.js';
+import { RemessaError } from './errors.js';
+import { createLogger, type Logger } from './log.js';
+import { EXIT_CANNOT_RUN, runnerOptionsFromConfig, runOnce, showStatus, validateFile } from './runner/commands.js';
+import { runDaemon } from './runner/daemon.js';
+import { startSandbox } from './sandbox/server.js';
+
+interface GlobalOptions {
+  config?: string;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError(`Expected a port from 0 to 65535, got "${value}"`);
+  return port;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function setup(program: Command): { config: Config; log: Logger } {
+  const options = program.opts<GlobalOptions>();
+  const config = loadConfig(options.config ? { file: options.config } : {});
+  const log = createLogger({
+    level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
+    secrets: [config.bank.apiKey],
+  });
+  return { config, log };
+}
+
+/** Runs a command body, turning a RemessaError into one clear line on stderr and exit code 2. */
+async function guard(body: () => Promise<number>): Promise<never> {
+  let code: number;
+  try {
+    code = await body();
+  } catch (error) {
+    if (error instanceof RemessaError) {
+      process.stderr.write(`remessa: ${error.message}\n`);
+    } else {
+      process.stderr.write(
+        `remessa: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+    }
+    code = EXIT_CANNOT_RUN;
+  }
+  process.exit(code);
+}
+
+function buildProgram(): Command {
+  const program = new Command('remessa')
+    .description('Batch daemon for a Brazilian banking-as-a-service API')
+    .option('-c, --config <file>', 'config file (default: REMESSA_CONFIG or config/remessa.jsonc)')
+    .showHelpAfterError()
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? 0 : EXIT_CANNOT_RUN);
+    });
+
+  program
+    .command('daemon')
+    .description('watch the inbox and process batches until SIGTERM/SIGINT')
+    .action(() =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        return runDaemon(runnerOptionsFromConfig(config, log));
+      }),
+    );
+
+  program
+    .command('run')
+    .description(
+      'process the given files, or everything waiting in the inbox, then exit (non-zero if any row did not succeed)',
+    )
+    .argument('[files...]', 'CSV files to process')
+    .action((files: string[]) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        return runOnce(runnerOptionsFromConfig(config, log), files);
+      }),
+    );
+
+  program
+    .command('validate')
+    .description('dry run: print every error and the totals; no request is sent')
+    .argument('<file>', 'CSV file to check')
+    .action((file: string) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        return validateFile(runnerOptionsFromConfig(config, log), file);
+      }),
+    );
+
+  program
+    .command('status')
+    .description('batches, rows by status, and what is uncertain, from the store')
+    .action(() =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        return showStatus(runnerOptionsFromConfig(config, log));
+      }),
+    );
+
+  program
+    .command('sandbox')
+    .description('start the bank sandbox on its own')
+    .addOption(new Option('-p, --port <port>', 'TCP port; 0 picks a free one').argParser(parsePort))
+    .option('-H, --host <host>', 'interface to listen on (default 127.0.0.1)')
+    .option('-d, --data <file>', 'SQLite file for its state (default: in memory)')
+    .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
+    .action((flags: { port?: number; host?: string; data?: string; apiKey: string[] }) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const sandbox = await startSandbox({
+          host: flags.host ?? config.sandbox.host,
+          port: flags.port ?? config.sandbox.port,
+          ...(flags.data ? { dataFile: flags.data } : {}),
+          apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
+          logger: log.child({ component: 'sandbox' }),
+        });
+        process.stdout.write(`sandbox listening on ${sandbox.url}\n`);
+        const signal = await new Promise<string>((resolve) => {
+          process.once('SIGINT', () => resolve('SIGINT'));
+          process.once('SIGTERM', () => resolve('SIGTERM'));
+        });
+        log.info({ signal }, 'sandbox stopping');
+        await sandbox.close();
+        return 0;
+      }),
+    );
+
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);
