@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const children: ChildProcess[] = [];
+// The tsx loader by absolute URL, so the child may run in any working directory.
+const TSX_LOADER = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+function remessa(args: string[], cwd = ROOT): ChildProcess {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(ROOT, 'src/cli.ts'), ...args], {
+    cwd,
+    env: { ...process.env, REMESSA_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return child;
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf('\n');
+      if (newline >= 0) resolve(out.slice(0, newline));
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before printing a line`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+describe('remessa sandbox', () => {
+  it('prints where it listens, answers with its keys, and stops cleanly on SIGTERM', async () => {
+    const data = path.join(mkdtempSync(path.join(tmpdir(), 'remessa-cli-')), 'sandbox.sqlite');
+    const child = remessa(['sandbox', '--port', '0', '--data', data, '--api-key', 'my-own-key-123']);
+    const done = exited(child);
+    const line = await firstLine(child);
+    const match = /^sandbox listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
+    expect(match, line).not.toBeNull();
+    const url = match![1]!;
+    expect(Number(match![2])).toBeGreaterThan(0);
+
+    const own = await fetch(`${url}/v1/charges/unknown-charge`, { headers: { 'x-service-api-key': 'my-own-key-123' } });
+    expect(own.status).toBe(404);
+    const publicKey = await fetch(`${url}/v1/charges/unknown-charge`, {
+      headers: { 'x-service-api-key': 'sandbox-public-test-key' },
+    });
+    expect(publicKey.status).toBe(404);
+    const none = await fetch(`${url}/v1/charges/unknown-charge`);
+    expect(none.status).toBe(401);
+    const wrong = await fetch(`${url}/v1/charges/unknown-charge`, { headers: { 'x-service-api-key': 'not-a-key-x' } });
+    expect(wrong.status).toBe(401);
+
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
+  it('refuses a bad port with exit code 2', async () => {
+    const result = await exited(remessa(['sandbox', '--port', '70000']));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Expected a port from 0 to 65535, got "70000"');
+  });
+});
+
+describe('configuration errors', () => {
+  it('a config file with an unknown key stops the command with one line naming it, exit 2', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-cli-'));
+    const file = path.join(dir, 'remessa.jsonc');
+    writeFileSync(file, '{\n  // comment\n  "queue": { "concurency": 2 }\n}\n');
+    const result = await exited(remessa(['--config', file, 'status'], dir));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown setting "queue.concurency"');
+  });
+});
