@@ -6,5 +6,7 @@ export * from './brcode.js';
 export * from './check-digits.js';
 export * from './dates.js';
 export * from './digits.js';
+export * from './documents.js';
 export * from './errors.js';
+export * from './ids.js';
 export * from './money.js';

@@ -1,0 +1,138 @@
+import { documentMod11Dv } from './check-digits.js';
+import { onlyDigits } from './digits.js';
+import { FormatError } from './errors.js';
+
+/**
+ * People and companies (brazilian-formats.md 7): CPF, CNPJ (numeric and, from July 2026, alphanumeric), CEP, UF.
+ * Masks people type (dots, slash, dash, spaces) are tolerated; anything else is not.
+ */
+
+export { onlyDigits };
+
+/** The 27 federative units (26 states and the Federal District). */
+export const UF_CODES = [
+  'AC',
+  'AL',
+  'AM',
+  'AP',
+  'BA',
+  'CE',
+  'DF',
+  'ES',
+  'GO',
+  'MA',
+  'MG',
+  'MS',
+  'MT',
+  'PA',
+  'PB',
+  'PE',
+  'PI',
+  'PR',
+  'RJ',
+  'RN',
+  'RO',
+  'RR',
+  'RS',
+  'SC',
+  'SE',
+  'SP',
+  'TO',
+] as const;
+export type Uf = (typeof UF_CODES)[number];
+
+/** NATURAL = a person (CPF), LEGAL = a company (CNPJ), as the service spells holder types. */
+export type DocumentType = 'NATURAL' | 'LEGAL';
+
+function stripMask(text: string): string {
+  return text.replace(/[\s./-]/g, '');
+}
+
+function withCheckDigits(base: string, maxWeight: number): string {
+  const first = base + documentMod11Dv(base, maxWeight);
+  return first + documentMod11Dv(first, maxWeight);
+}
+
+/** CPF: 11 digits, two mod 11 DVs (weights 2..10 then 2..11, no cycling); all-equal digits are refused. */
+export function isValidCpf(text: string): boolean {
+  const cpf = stripMask(text);
+  if (!/^\d{11}$/.test(cpf) || /^(\d)\1{10}$/.test(cpf)) return false;
+  return withCheckDigits(cpf.slice(0, 9), Number.POSITIVE_INFINITY) === cpf;
+}
+
+/**
+ * CNPJ: 14 characters, two mod 11 DVs (weights 2..9 cycling). The first 12 may be letters (alphanumeric CNPJ, July
+ * 2026; case-insensitive): every character counts as its ASCII code minus 48. All-equal digits are refused.
+ */
+export function isValidCnpj(text: string): boolean {
+  const cnpj = stripMask(text).toUpperCase();
+  if (!/^[0-9A-Z]{12}\d{2}$/.test(cnpj) || /^(\d)\1{13}$/.test(cnpj)) return false;
+  return withCheckDigits(cnpj.slice(0, 12), 9) === cnpj;
+}
+
+/**
+ * Why `text` is not a usable CPF or CNPJ, or null when it is one. The reason reads "Expected ..., got ..." and
+ * never echoes the whole document (it is personal data).
+ */
+export function validateDocument(text: string): string | null {
+  const compact = stripMask(text).toUpperCase();
+  if (compact === '') return 'Expected a CPF (11 digits) or a CNPJ (14 characters), got an empty value';
+  const bad = /[^0-9A-Z]/.exec(compact);
+  if (bad) return `Expected only digits (and letters in a CNPJ), got ${JSON.stringify(bad[0])}`;
+  if (compact.length === 11) {
+    if (/[A-Z]/.test(compact)) return 'Expected a CPF of 11 digits, got letters';
+    return isValidCpf(compact) ? null : 'Expected a CPF with valid check digits, got wrong check digits';
+  }
+  if (compact.length === 14) {
+    if (!/^[0-9A-Z]{12}\d{2}$/.test(compact)) return 'Expected the last 2 characters of a CNPJ to be digits';
+    return isValidCnpj(compact) ? null : 'Expected a CNPJ with valid check digits, got wrong check digits';
+  }
+  return `Expected a CPF (11 digits) or a CNPJ (14 characters), got ${compact.length} characters`;
+}
+
+/** The document without mask, upper-cased (`12.ABC.345/01DE-35` -> `12ABC34501DE35`). Throws {@link FormatError}. */
+export function normalizeDocument(text: string): string {
+  const reason = validateDocument(text);
+  if (reason !== null) throw new FormatError('INVALID_CHECK_DIGIT', reason);
+  return stripMask(text).toUpperCase();
+}
+
+/** NATURAL for a valid CPF, LEGAL for a valid CNPJ; {@link FormatError} otherwise. */
+export function documentType(text: string): DocumentType {
+  const reason = validateDocument(text);
+  if (reason !== null) {
+    throw new FormatError(/check digits/.test(reason) ? 'INVALID_CHECK_DIGIT' : 'INVALID_LENGTH', reason);
+  }
+  return stripMask(text).length === 11 ? 'NATURAL' : 'LEGAL';
+}
+
+/** `n` scrambled into `digits` digits: a bijection on [0, 10^digits), so distinct seeds give distinct numbers. */
+function scramble(n: number, digits: number): string {
+  const modulus = 10 ** digits;
+  if (!Number.isSafeInteger(n) || n < 0) throw new FormatError('INVALID_FIELD', `Expected a seed >= 0, got ${n}`);
+  // 7_654_321 is odd and not a multiple of 5, so it is invertible modulo 10^digits; BigInt keeps the product exact.
+  const mixed = (BigInt(n % modulus) * 7_654_321n + 1_234_567n) % BigInt(modulus);
+  return mixed.toString().padStart(digits, '0');
+}
+
+/** A valid CPF (11 digits, no mask) determined by `seed`: the same seed, the same CPF. For tests and fixtures. */
+export function cpfFromSeed(seed: number): string {
+  let base = scramble(seed, 9);
+  if (/^(\d)\1{8}$/.test(base)) base = `${base.slice(0, 8)}${(Number(base[8]) + 1) % 10}`;
+  return withCheckDigits(base, Number.POSITIVE_INFINITY);
+}
+
+/** A valid numeric CNPJ (14 digits, branch 0001) determined by `seed`. For tests and fixtures. */
+export function cnpjFromSeed(seed: number): string {
+  return withCheckDigits(`${scramble(seed, 8)}0001`, 9);
+}
+
+/** One of the 27 two-letter UF codes (upper case). */
+export function isValidUf(text: string): text is Uf {
+  return (UF_CODES as readonly string[]).includes(text);
+}
+
+/** A CEP: 8 digits, optionally written `01310-100`. */
+export function isValidCep(text: string): boolean {
+  return /^\d{5}-?\d{3}$/.test(text.trim());
+}
