@@ -33,6 +33,7 @@ import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type Sa
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
 import { registerChargeRoutes } from './routes/charges.js';
 import { registerClaimRoutes } from './routes/claims.js';
+import { registerQrCodeRoutes } from './routes/qr-codes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 
 export { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from './options.js';
@@ -60,7 +61,7 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
   ['charges', registerChargeRoutes],
   // ['bill-payments', registerBillPaymentRoutes], // H4
   // ['pix-payments', registerPixPaymentRoutes],   // H4
-  // ['qr-codes', registerQrCodeRoutes],           // H4
+  ['qr-codes', registerQrCodeRoutes], // H4
   ['claims', registerClaimRoutes], // H5
   ['webhooks', registerWebhookRoutes], // H5 (also starts webhook delivery; stopped in preClose)
 ];
