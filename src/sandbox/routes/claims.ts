@@ -6,8 +6,9 @@
  * Errors use the claim shape `{ title, code, errors: string[] }` with Portuguese messages on every public route:
  * - 400 VALIDATION_ERROR: a body field is missing or wrong, or the claim id is not a GUID.
  * - 404 CLAIM_NOT_FOUND: no claim with that id for this API key.
- * - 422 CLAIM_CANCELLATION_IS_NOT_ALLOWED: status, side or reason forbids the cancel.
- * - 422 CLAIM_ALREADY_OPEN: start for a key that already has an open claim (setting `claimRejectDuplicateOpen`).
+ * - 409 CLAIM_CANCELLATION_IS_NOT_ALLOWED: status, side or reason forbids the cancel (the claim's state conflicts
+ *   with the request; 422 is left to the idempotency layer, whose "same key, other body" answer it is).
+ * - 409 CLAIM_ALREADY_OPEN: start for a key that already has an open claim (setting `claimRejectDuplicateOpen`).
  * The IdempotencyKey header is required on the three public routes (src/sandbox/idempotency.ts answers for it).
  *
  * Admin (sandbox only, under SANDBOX_ADMIN_PREFIX):
@@ -45,7 +46,7 @@ import {
   parsePhoneKey,
   spellClaimStatus,
 } from '../claims-rules.js';
-import { createIdempotency, type Idempotency } from '../idempotency.js';
+import { idempotencyFor } from '../idempotency.js';
 import { SANDBOX_ADMIN_PREFIX } from '../options.js';
 import { httpErrors, SandboxHttpError, validationProblem } from '../problems.js';
 import type { SandboxContext } from '../server.js';
@@ -65,8 +66,8 @@ type ClaimErrorCode = keyof typeof TITLES;
 export const CLAIM_ERROR_STATUS: Readonly<Record<ClaimErrorCode, number>> = {
   VALIDATION_ERROR: 400,
   CLAIM_NOT_FOUND: 404,
-  CLAIM_CANCELLATION_IS_NOT_ALLOWED: 422,
-  CLAIM_ALREADY_OPEN: 422,
+  CLAIM_CANCELLATION_IS_NOT_ALLOWED: 409,
+  CLAIM_ALREADY_OPEN: 409,
 };
 
 function claimError(code: ClaimErrorCode, errors: string[]): SandboxHttpError {
@@ -410,11 +411,7 @@ export function registerClaimRoutes(app: FastifyInstance, ctx: SandboxContext): 
         : null,
   });
 
-  // One idempotency store for the sandbox when the core provides it; otherwise this module's own over the same table.
-  const idempotency =
-    (ctx as SandboxContext & { idempotency?: Idempotency }).idempotency ??
-    createIdempotency(db, clock, { model: options.idempotencyModel });
-  const hooks = () => idempotency.hooks();
+  const hooks = () => idempotencyFor(ctx).hooks();
 
   // --- start ---
   const startTx = db.transaction((owner: string, input: StartInput, idempotencyKey: string) => {
