@@ -111,7 +111,7 @@ export const sandboxOptionsSchema = z.strictObject({
   claimPendingSpelling: z.enum(['PENDIG', 'PENDING']).default('PENDIG'),
   /** Whether a claim still PENDIG may be cancelled (the DICT flow allows it from AWAITING_RESOLUTION). @defaultValue false */
   claimCancellableFromPending: z.boolean().default(false),
-  /** Whether starting a claim for a key that already has an open claim is refused (422 CLAIM_ALREADY_OPEN). @defaultValue true */
+  /** Whether starting a claim for a key that already has an open claim is refused (409 CLAIM_ALREADY_OPEN). @defaultValue true */
   claimRejectDuplicateOpen: z.boolean().default(true),
   /** How often webhook delivery looks for due deliveries, in ms (it also wakes on each new event). @defaultValue 1000 */
   webhookPollIntervalMs: z.number().int().min(1).default(1000),
