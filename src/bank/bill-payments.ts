@@ -132,7 +132,7 @@ export class BillPaymentsResource {
    * looked-up bill's barCode (or its digitableLine when it has no bar code). Refuses before sending what spec 4.2
    * forbids (see the top of this file).
    */
-  pay(bill: LookedUpBill, input: PayBillInput, options: RequestOptions = {}): Promise<BillPayment> {
+  async pay(bill: LookedUpBill, input: PayBillInput, options: RequestOptions = {}): Promise<BillPayment> {
     if (!LookedUpBill.isLookedUpBill(bill)) {
       throw new RequestValidationError(
         'BANK_NOT_LOOKED_UP',

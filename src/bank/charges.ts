@@ -131,7 +131,7 @@ export class ChargesResource {
    * GET /v1/charges?startDate&endDate&page&limit. Refuses (RequestValidationError, nothing sent) a limit over 100, a
    * range over one year, an end before the start or a date that is not yyyy-mm-dd.
    */
-  list(input: ListChargesInput, options: RequestOptions = {}): Promise<Charge[]> {
+  async list(input: ListChargesInput, options: RequestOptions = {}): Promise<Charge[]> {
     checkListChargesInput(input);
     return this.#http.json(
       {

@@ -13,6 +13,7 @@ import type {
   BillPayment,
   Charge,
   ChargeActionResult,
+  ChargePayment,
   ClaimCancelResult,
   ClaimSearchItem,
   ClaimStartResult,
@@ -35,6 +36,11 @@ const looseRecord = z.looseObject({});
 // ---------------------------------------------------------------------------------------------------------------
 // Charges
 
+/** One payment of a charge (shape not shown in the spec): its amount is read as cents when present. */
+const chargePayment = z
+  .looseObject({ amount: nullish(wireMoney) })
+  .transform(({ amount, ...rest }): ChargePayment => (amount === undefined ? rest : { ...rest, amountCents: amount }));
+
 const chargeWire = z.looseObject({
   correlationId: str,
   type: optStr,
@@ -46,7 +52,7 @@ const chargeWire = z.looseObject({
   barCode: nullish(z.string()),
   digitableLine: nullish(z.string()),
   qrCode: nullish(z.string()),
-  payments: nullish(z.array(z.unknown())),
+  payments: nullish(z.array(chargePayment)),
   payer: nullish(looseRecord),
   expiresIn: nullish(z.number()),
   createdAt: optStr,
@@ -63,7 +69,7 @@ export const bankSlipChargeSchema: z.ZodType<BankSlipCharge> = chargeWire
   .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
 
 export const pixChargeSchema: z.ZodType<PixCharge> = chargeWire
-  .extend({ qrCode: str, payments: z.array(z.unknown()) })
+  .extend({ qrCode: str, payments: z.array(chargePayment) })
   .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
 
 /** BANKSLIP_PIX creation: the spec shows the Pix record shape; a bank slip shape with a qrCode is accepted too. */
@@ -76,10 +82,14 @@ export const bankSlipPixChargeSchema: z.ZodType<Charge> = chargeWire
 
 export const chargeListSchema: z.ZodType<Charge[]> = z.array(chargeSchema);
 
-export const chargeActionSchema: z.ZodType<ChargeActionResult> = z.looseObject({
-  correlationId: optStr,
-  status: optStr,
-});
+export const chargeActionSchema: z.ZodType<ChargeActionResult> = z
+  .looseObject({
+    correlationId: optStr,
+    status: optStr,
+    amount: nullish(wireMoney),
+    payments: nullish(z.array(chargePayment)),
+  })
+  .transform(({ amount, ...rest }) => (amount === undefined ? rest : { ...rest, amountCents: amount }));
 
 // ---------------------------------------------------------------------------------------------------------------
 // Bill payments

@@ -129,7 +129,7 @@ export interface Charge {
   digitableLine?: string;
   /** Pix copy-and-paste payload (Pix charges and BANKSLIP_PIX). */
   qrCode?: string;
-  payments?: unknown[];
+  payments?: ChargePayment[];
   payer?: Record<string, unknown>;
   expiresIn?: number;
   createdAt?: string;
@@ -147,7 +147,14 @@ export interface BankSlipCharge extends Charge {
 /** Creation response of a PIX_STATIC / PIX_DYNAMIC charge (spec 2.3). */
 export interface PixCharge extends Charge {
   qrCode: string;
-  payments: unknown[];
+  payments: ChargePayment[];
+}
+
+/** A payment received by a charge (shape not shown in the spec; other fields pass through untyped). */
+export interface ChargePayment {
+  id?: string;
+  amountCents?: Cents;
+  paidAt?: string;
 }
 
 /** Query of the charge list (spec 4.1). The client refuses `limit` > 100 and a range over one year before sending. */
@@ -187,6 +194,8 @@ export interface ChargePatchInput {
 export interface ChargeActionResult {
   correlationId?: string;
   status?: string;
+  amountCents?: Cents;
+  payments?: ChargePayment[];
 }
 
 /** Where a streamed PDF went. */
