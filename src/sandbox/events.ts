@@ -67,8 +67,8 @@ export function createEventLog(db: SandboxDb, clock: Clock): EventLog {
       const event: SandboxEvent = { id, seq: Number(info.lastInsertRowid), type, payload, occurredAt };
       if (listeners.size > 0) {
         setImmediate(() => {
-          // Only announce events whose transaction committed.
-          if (!byId.get(id)) return;
+          // Only announce events whose transaction committed (and not after the sandbox closed).
+          if (!db.open || !byId.get(id)) return;
           for (const l of listeners) l(event);
         });
       }
