@@ -9,6 +9,7 @@ import {
   isValidCep,
   isValidCnpj,
   isValidCpf,
+  isValidPhone,
   isValidUf,
   normalizeDocument,
   onlyDigits,
@@ -95,5 +96,15 @@ describe('UF and CEP', () => {
     expect(isValidCep('0131010')).toBe(false);
     expect(isValidCep('01310--100')).toBe(false);
     expect(isValidCep('0131A100')).toBe(false);
+  });
+});
+
+describe('phones', () => {
+  it('accepts area code + 8-digit landline or 9-digit mobile', () => {
+    expect(isValidPhone('11', '98765-4321')).toBe(true);
+    expect(isValidPhone('(21)', '3456 7890')).toBe(true);
+    expect(isValidPhone('10', '987654321')).toBe(false);
+    expect(isValidPhone('11', '87654321')).toBe(false);
+    expect(isValidPhone('11', '9876543')).toBe(false);
   });
 });

@@ -136,3 +136,13 @@ export function isValidUf(text: string): text is Uf {
 export function isValidCep(text: string): boolean {
   return /^\d{5}-?\d{3}$/.test(text.trim());
 }
+
+/**
+ * A Brazilian phone as the service's payer carries it: `prefix` the 2-digit area code (11..99, none ending in 0),
+ * `number` 8 digits for a landline (starting 2..5) or 9 digits for a mobile (starting with 9). Masks tolerated.
+ */
+export function isValidPhone(prefix: string, number: string): boolean {
+  const area = stripMask(prefix).replace(/^\((\d+)\)$/, '$1');
+  const local = stripMask(number);
+  return /^[1-9][1-9]$/.test(area) && (/^[2-5]\d{7}$/.test(local) || /^9\d{8}$/.test(local));
+}
