@@ -112,10 +112,11 @@ async function renderSlip(doc: PDFKit.PDFDocument, c: StoredCharge, options: San
   doc
     .font('Helvetica-Bold')
     .fontSize(12)
-    .text(options.participantName, MARGIN, y + 2, { width: 190, lineBreak: false });
-  doc.fontSize(15).text(bankLabel, MARGIN + 195, y, { width: 55, lineBreak: false });
-  doc.fontSize(10).text(formatDigitableLine(line), MARGIN + 250, y + 3, {
-    width: CONTENT_WIDTH - 250,
+    .text(options.participantName, MARGIN, y + 2, { width: 180, lineBreak: false });
+  doc.fontSize(15).text(bankLabel, MARGIN + 183, y, { width: 50, lineBreak: false });
+  // 47 digits + separators at 10 pt Helvetica-Bold take ~281 pt: the box must stay wider, or the line wraps.
+  doc.fontSize(10).text(formatDigitableLine(line), MARGIN + 230, y + 3, {
+    width: CONTENT_WIDTH - 230,
     align: 'right',
     lineBreak: false,
   });
