@@ -164,9 +164,9 @@ const TLD = /^[a-z]{1,6}$/i;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * Checks a webhook url against spec section 8: `http://` or `https://`; a valid domain name of 1 to 256
- * characters whose top-level domain has 1 to 6 letters; optional port, path, query and fragment. No user info,
- * no spaces, no IP address (an IP is not a domain name), unless `allowLoopback` lets `localhost`, `127.0.0.1`
+ * Checks a webhook url against spec section 8: starts with `http://` or `https://` (lower case, as written); a
+ * valid domain name of 1 to 256 characters whose top-level domain has 1 to 6 letters; optional port, path, query
+ * and fragment. No user info, no spaces, no IP address (an IP is not a domain name), unless `allowLoopback` lets `localhost`, `127.0.0.1`
  * and `[::1]` through (a sandbox setting for local receivers).
  * Returns an "Expected X, got Y" message, or undefined when the url is acceptable.
  */
@@ -184,15 +184,15 @@ export function webhookUrlProblem(url: string, options: { allowLoopback?: boolea
   if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) {
     return `Expected a port from 1 to 65535, got ${port}.`;
   }
+  if (host.length < 1 || host.length > MAX_HOST_LENGTH) {
+    return `Expected a domain name of 1 to ${MAX_HOST_LENGTH} characters, got ${host.length}.`;
+  }
   try {
     new URL(url);
   } catch {
     return `Expected a well-formed url, got ${JSON.stringify(url)}.`;
   }
   if (options.allowLoopback && LOOPBACK_HOSTS.has(host)) return undefined;
-  if (host.length < 1 || host.length > MAX_HOST_LENGTH) {
-    return `Expected a domain name of 1 to ${MAX_HOST_LENGTH} characters, got ${host.length}.`;
-  }
   const labels = host.split('.');
   if (labels.length < 2) return `Expected a domain name with a top-level domain (example.com), got ${host}.`;
   if (!labels.every((l) => LABEL.test(l))) return `Expected a valid domain name, got ${host}.`;
