@@ -24,9 +24,10 @@
  *
  *   (none) ──intent committed (FULL sync)──► intent ──answer──► done | failed
  *                                              │  └──timeout / dropped connection / 5xx──► unknown
- *                                              └──429 or not sent at all──► intent (attempt again)
+ *                                              └──429, or certainly nothing sent──► not_sent ──► intent (again)
  *   unknown ──recover() found it──► done       unknown ──recover() says absent / keyed resend──► intent
- *   (none) ──read step answered──► done | failed        (read steps have no effect: no intent needed)
+ *   (none) | not_sent ──read step answered──► done | failed   (read steps have no effect: no intent needed)
+ *   A step in `not_sent` is treated as never attempted.
  *
  * RULES THAT MUST ALWAYS HOLD
  * 1. The intent of a step with an effect (its row, step name and the row's idempotency key) is committed with
@@ -55,7 +56,7 @@ export const ROW_STATES = [
 ] as const;
 export type RowState = (typeof ROW_STATES)[number];
 
-export const STEP_STATES = ['intent', 'done', 'failed', 'unknown'] as const;
+export const STEP_STATES = ['intent', 'done', 'failed', 'unknown', 'not_sent'] as const;
 export type StepState = (typeof STEP_STATES)[number];
 
 /** Row states that still have work: the next run of the batch picks them up. */
@@ -77,8 +78,9 @@ const ROW_TRANSITIONS: ReadonlyMap<RowState | null, readonly RowState[]> = new M
 
 const STEP_TRANSITIONS: ReadonlyMap<StepState | null, readonly StepState[]> = new Map<StepState | null, StepState[]>([
   [null, ['intent', 'done', 'failed']],
-  ['intent', ['intent', 'done', 'failed', 'unknown']],
+  ['intent', ['done', 'failed', 'unknown', 'not_sent']],
   ['unknown', ['intent', 'done', 'failed', 'unknown']],
+  ['not_sent', ['intent', 'done', 'failed']],
   ['done', []],
   ['failed', []],
 ]);

@@ -5,7 +5,8 @@
  *
  * Batch status: ingesting (rows being stored from the file) -> ready (every row stored, policy applied) -> running
  * -> done (no row left pending or in flight; `uncertain` rows may remain and are retried by the next run, which
- * moves the batch back to running).
+ * moves the batch back to running). ingesting -> rejected when the file turns out to be broken further down: nothing
+ * was sent (sending starts only once every row is stored), and its rows give their natural keys up.
  *
  * Writes: every method here is synchronous and runs in its own transaction when called on its own. The engine,
  * which has many rows in flight, goes through `write(fn)`: the writes queued in the same tick of the event loop are
@@ -26,7 +27,7 @@ import {
   UNFINISHED_ROW_STATES,
 } from './rows.js';
 
-export type BatchStatus = 'ingesting' | 'ready' | 'running' | 'done';
+export type BatchStatus = 'ingesting' | 'ready' | 'running' | 'done' | 'rejected';
 /** all-or-nothing: a single invalid row means nothing is sent. send-valid: valid rows are sent, invalid reported. */
 export type BatchPolicy = 'all-or-nothing' | 'send-valid';
 
@@ -50,6 +51,8 @@ export interface BatchRecord extends NewBatch {
   startedAt: string | null;
   finishedAt: string | null;
   counts: RowCounts | null;
+  /** Why the file as a whole was rejected (status `rejected`). */
+  error: RowError | null;
 }
 
 export type RowCounts = Record<RowState, number>;
@@ -59,13 +62,21 @@ export type IngestRow =
   | {
       line: number;
       record: Readonly<Record<string, string>>;
+      /** Raw cells in header order (echoed in the result). */
+      cells?: readonly string[] | undefined;
       valid: true;
       parsed: unknown;
       naturalKey: string;
       idempotencyKey: string;
       amountCents?: Cents | undefined;
     }
-  | { line: number; record: Readonly<Record<string, string>>; valid: false; errors: readonly CellError[] };
+  | {
+      line: number;
+      record: Readonly<Record<string, string>>;
+      cells?: readonly string[] | undefined;
+      valid: false;
+      errors: readonly CellError[];
+    };
 
 export interface IngestResult {
   /** Rows stored by this call. */
@@ -82,6 +93,8 @@ export interface RowRecord {
   naturalKey: string | null;
   idempotencyKey: string | null;
   record: Record<string, string>;
+  /** Raw cells in header order, when the reader gave them. */
+  cells: string[] | null;
   parsed: unknown;
   state: RowState;
   currentStep: string | null;
@@ -135,6 +148,7 @@ interface RowSql {
   natural_key: string | null;
   idempotency_key: string | null;
   record: string;
+  cells: string | null;
   parsed: string | null;
   state: RowState;
   current_step: string | null;
@@ -162,6 +176,8 @@ interface BatchSql {
   started_at: string | null;
   finished_at: string | null;
   counts: string | null;
+  error_code: string | null;
+  error_message: string | null;
 }
 
 /** Opens the store file (WAL, synchronous=FULL, migrations applied). */
@@ -276,12 +292,15 @@ export class Store {
     return (this.db.prepare('SELECT * FROM batches ORDER BY created_at DESC, id').all() as BatchSql[]).map(toBatch);
   }
 
-  /** Batches with work left: not done, or with rows pending, in flight or uncertain. Oldest first. */
+  /**
+   * Batches with work left, oldest first: not finished (an `ingesting` one needs its file again), or with rows
+   * pending, in flight or uncertain.
+   */
   unfinishedBatches(): BatchRecord[] {
     return (
       this.db
         .prepare(
-          `SELECT * FROM batches b WHERE b.status <> 'done'
+          `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
              OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.state IN ('pending', 'in_flight', 'uncertain'))
            ORDER BY b.created_at, b.id`,
         )
@@ -305,10 +324,10 @@ export class Store {
         );
       }
       const insert = this.db.prepare(
-        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, parsed, state, error_code,
+        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
            error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
-         VALUES (@batchId, @line, @naturalKey, @idempotencyKey, @record, @parsed, @state, @errorCode, @errorMessage,
-           @amountCents, @dupBatch, @dupLine, @now)`,
+         VALUES (@batchId, @line, @naturalKey, @idempotencyKey, @record, @cells, @parsed, @state, @errorCode,
+           @errorMessage, @amountCents, @dupBatch, @dupLine, @now)`,
       );
       const owner = this.db.prepare(
         `SELECT k.batch_id, k.line, r.state, b.file_name FROM natural_keys k
@@ -341,6 +360,7 @@ export class Store {
             naturalKey: null,
             idempotencyKey: null,
             record: JSON.stringify(row.record),
+            cells: row.cells ? JSON.stringify(row.cells) : null,
             parsed: null,
             state: 'rejected',
             errorCode: err.code,
@@ -362,6 +382,7 @@ export class Store {
           naturalKey: row.naturalKey,
           idempotencyKey: row.idempotencyKey,
           record: JSON.stringify(row.record),
+          cells: row.cells ? JSON.stringify(row.cells) : null,
           parsed: safeJson(row.parsed),
           state: isDuplicate ? 'duplicate' : 'pending',
           errorCode: isDuplicate ? DUPLICATE_NATURAL_KEY : null,
@@ -409,6 +430,36 @@ export class Store {
           );
       }
       this.db.prepare(`UPDATE batches SET status = 'ready', policy = ? WHERE id = ?`).run(policy, batchId);
+      return this.getBatch(batchId)!;
+    })();
+  }
+
+  /**
+   * The file turned out to be broken while its rows were being stored (nothing was sent yet): the batch is rejected
+   * as a whole, and its stored rows become `rejected` so that they give their natural keys up.
+   */
+  rejectBatch(batchId: string, error: RowError): BatchRecord {
+    return this.db.transaction(() => {
+      const batch = this.getBatch(batchId);
+      if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
+      if (batch.status !== 'ingesting') {
+        throw new StoreError(
+          'STORE_BATCH_INGESTED',
+          `Batch ${batchId} is ${batch.status}: it can no longer be rejected`,
+        );
+      }
+      const now = this.ts();
+      this.db
+        .prepare(
+          `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
+           WHERE batch_id = ? AND state = 'pending'`,
+        )
+        .run(error.code, error.message, now, batchId);
+      this.db
+        .prepare(
+          `UPDATE batches SET status = 'rejected', error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`,
+        )
+        .run(error.code, error.message, now, batchId);
       return this.getBatch(batchId)!;
     })();
   }
@@ -659,6 +710,11 @@ export class Store {
     this.transitionStep(batchId, line, step, 'unknown', { error });
   }
 
+  /** The attempt certainly did not reach the bank, or the bank refused it unprocessed (429): sending again is safe. */
+  recordStepNotSent(batchId: string, line: number, step: string, error: RowError): void {
+    this.transitionStep(batchId, line, step, 'not_sent', { error });
+  }
+
   /** The bank said no (or a check said no): the step and the row failed. */
   recordRowFailed(batchId: string, line: number, step: string | null, error: RowError): void {
     if (step !== null) this.transitionStep(batchId, line, step, 'failed', { error });
@@ -693,6 +749,7 @@ function toBatch(r: BatchSql): BatchRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     counts: parseJson(r.counts),
+    error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
   };
 }
 
@@ -703,6 +760,7 @@ function toRow(r: RowSql): RowRecord {
     naturalKey: r.natural_key,
     idempotencyKey: r.idempotency_key,
     record: JSON.parse(r.record) as Record<string, string>,
+    cells: parseJson(r.cells),
     parsed: parseJson(r.parsed),
     state: r.state,
     currentStep: r.current_step,

@@ -11,8 +11,11 @@ CREATE TABLE batches (
   dialect TEXT NOT NULL,
   -- JSON array of the input header, in file order: the result file repeats these columns.
   header TEXT NOT NULL,
-  -- ingesting | ready | running | done (see src/store/store.ts)
+  -- ingesting | ready | running | done | rejected (see src/store/store.ts)
   status TEXT NOT NULL,
+  -- Why the file as a whole was rejected (status rejected): a stable code and a message with line and column.
+  error_code TEXT,
+  error_message TEXT,
   -- all-or-nothing | send-valid: the policy applied when the batch became ready.
   policy TEXT,
   row_count INTEGER NOT NULL DEFAULT 0,
@@ -32,8 +35,10 @@ CREATE TABLE rows (
   line INTEGER NOT NULL,
   natural_key TEXT,
   idempotency_key TEXT,
-  -- JSON object: column name -> raw cell text, as given to the kind's parse (kept to re-parse and to echo).
+  -- JSON object: column name (after mapping) -> cell text, as given to the kind's parse (kept to re-parse).
   record TEXT NOT NULL,
+  -- JSON array: the raw cells in header order, echoed in the result file.
+  cells TEXT,
   -- JSON of the parsed row (for people and `status`; the engine re-parses `record`, which is exact).
   parsed TEXT,
   -- pending | in_flight | succeeded | failed | rejected | duplicate | uncertain
@@ -55,7 +60,7 @@ CREATE TABLE rows (
 CREATE INDEX rows_by_state ON rows (batch_id, state, line);
 CREATE INDEX rows_uncertain ON rows (state) WHERE state IN ('uncertain', 'pending', 'in_flight');
 
--- One bank call of a row. state: intent | done | failed | unknown.
+-- One bank call of a row. state: intent | done | failed | unknown | not_sent (see src/store/rows.ts).
 CREATE TABLE steps (
   batch_id TEXT NOT NULL,
   line INTEGER NOT NULL,

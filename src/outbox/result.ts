@@ -1,0 +1,206 @@
+/**
+ * The outbox: every batch gets exactly one answer in `outbox/<kind>/`.
+ *
+ * - `<name>.result.csv`: one line per input row, in input order: the input's own columns as they were, then `status`
+ *   (succeeded, rejected, failed, duplicate, uncertain), `errorCode`, `errorMessage`, then the kind's result columns.
+ *   Same encoding, BOM, delimiter, decimal mark and line ending as the input (src/csv/writer.ts, which also
+ *   neutralises cells that would start a spreadsheet formula). A duplicate repeats its original row's outputs.
+ * - `<name>.summary.json` beside it: counts by status, amounts by status in cents and formatted, timestamps.
+ * - `<name>/`: the files the steps wrote (slip PDFs, QR PNGs); see `filesDirFor`.
+ * - `<name>.rejected.txt` instead of a result when the file as a whole cannot be processed (`writeRejected`).
+ *
+ * What must hold: rows are streamed from SQLite a page at a time (memory does not grow with the batch), and every
+ * file appears under its final name only when complete (temporary name in the same folder, then rename).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BatchKind, Dialect } from '../batches/kind.js';
+import { createResultWriter, type ResultCell } from '../csv/writer.js';
+import { RemessaError } from '../errors.js';
+import { formatAmount } from '../formats/money.js';
+import { type RowState, rowOutcome } from '../store/rows.js';
+import type { ResultRowRecord, Store } from '../store/store.js';
+import { ROW_OUTCOMES, type RowOutcome } from '../types.js';
+
+/** The columns every result file has after the input's own. */
+export const RESULT_STATUS_COLUMNS = ['status', 'errorCode', 'errorMessage'] as const;
+
+const PAGE_ROWS = 500;
+
+export interface WriteResultOptions {
+  /** The outbox root; the result goes to `<outboxDir>/<kind>/`. */
+  outboxDir: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
+  kind: Pick<BatchKind<any>, 'name' | 'resultColumns'>;
+  /** Base name of the answer files (`<name>.result.csv`), usually the input file's name without `.csv`. */
+  name: string;
+  /** @defaultValue the batch's input dialect, as stored */
+  dialect?: Dialect;
+}
+
+export interface ResultSummary {
+  batchId: string;
+  kind: string;
+  file: string;
+  resultFile: string;
+  rows: number;
+  counts: Record<RowOutcome, number>;
+  /** Sum of the rows' amounts by status (rows without an amount left out). */
+  amounts: Record<RowOutcome, { cents: number; formatted: string }>;
+  startedAt: string | null;
+  finishedAt: string | null;
+  writtenAt: string;
+}
+
+export interface WriteResultOutput {
+  resultPath: string;
+  summaryPath: string;
+  summary: ResultSummary;
+}
+
+/** `outbox/<kind>/<name>/`: where a batch's steps write their files. */
+export function filesDirFor(outboxDir: string, kind: string, name: string): string {
+  return path.join(outboxDir, safeName(kind, 'kind'), safeName(name, 'name'));
+}
+
+/** Writes `<name>.result.csv` and `<name>.summary.json` for the batch, from the store. */
+export async function writeResult(
+  store: Store,
+  batchId: string,
+  options: WriteResultOptions,
+): Promise<WriteResultOutput> {
+  const batch = store.getBatch(batchId);
+  if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
+  const dir = path.join(options.outboxDir, safeName(options.kind.name, 'kind'));
+  await mkdir(dir, { recursive: true });
+  const name = safeName(options.name, 'name');
+  const resultPath = path.join(dir, `${name}.result.csv`);
+  const summaryPath = path.join(dir, `${name}.summary.json`);
+  const dialect = options.dialect ?? batch.dialect;
+  const resultColumns = options.kind.resultColumns;
+  const width = batch.header.length;
+
+  const writer = await createResultWriter(resultPath, {
+    dialect,
+    header: [...batch.header, ...RESULT_STATUS_COLUMNS, ...resultColumns],
+  });
+  const counts = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
+  const cents = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
+  let rows = 0;
+  try {
+    let after = 0;
+    for (;;) {
+      const page = store.resultRowsAfter(batchId, after, PAGE_ROWS);
+      if (page.length === 0) break;
+      for (const row of page) {
+        after = row.line;
+        rows++;
+        const status = rowOutcome(row.state);
+        counts[status]++;
+        if (row.amountCents !== null) cents[status] += row.amountCents;
+        await writer.write(resultLine(row, status, width, resultColumns, batch.header));
+      }
+    }
+    await writer.close();
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+
+  const summary: ResultSummary = {
+    batchId,
+    kind: options.kind.name,
+    file: batch.fileName,
+    resultFile: path.basename(resultPath),
+    rows,
+    counts,
+    amounts: Object.fromEntries(
+      ROW_OUTCOMES.map((s) => [s, { cents: cents[s], formatted: formatAmount(cents[s], dialect.decimalMark) }]),
+    ) as ResultSummary['amounts'],
+    startedAt: batch.startedAt,
+    finishedAt: batch.finishedAt,
+    writtenAt: new Date().toISOString(),
+  };
+  await writeFileAtomic(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  return { resultPath, summaryPath, summary };
+}
+
+function resultLine(
+  row: ResultRowRecord,
+  status: RowOutcome,
+  width: number,
+  resultColumns: readonly string[],
+  header: readonly string[],
+): ResultCell[] {
+  // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
+  const input = row.cells ?? header.map((h) => row.record[h] ?? '');
+  const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
+  let outputs = row.outputs;
+  let message = row.errorMessage;
+  if (row.state === 'duplicate' && row.owner) {
+    outputs = row.owner.outputs;
+    message = `${message ?? 'Duplicate'} (original: ${describeOwner(row.owner.state)})`;
+  }
+  const code = status === 'succeeded' ? null : row.errorCode;
+  cells.push(status, code, status === 'succeeded' ? null : message);
+  for (const col of resultColumns) cells.push(outputs[col] ?? null);
+  return cells;
+}
+
+function describeOwner(state: RowState): string {
+  return state === 'pending' || state === 'in_flight' ? 'not finished yet' : rowOutcome(state);
+}
+
+export interface WriteRejectedOptions {
+  outboxDir: string;
+  /** Folder under the outbox: the kind, or what the caller uses for files of no known kind. */
+  kind: string;
+  /** Base name: the answer is `<name>.rejected.txt`. */
+  name: string;
+  /** The input file's name, as dropped. */
+  fileName: string;
+  /** Why: a stable code and a message that says where (line, column), what was expected and what was found. */
+  error: { code: string; message: string };
+  /** More lines (e.g. one per problem), each written on its own line. */
+  details?: readonly string[];
+}
+
+/** Writes `<outboxDir>/<kind>/<name>.rejected.txt` saying why the file as a whole was not processed. */
+export async function writeRejected(options: WriteRejectedOptions): Promise<string> {
+  const dir = path.join(options.outboxDir, safeName(options.kind, 'kind'));
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${safeName(options.name, 'name')}.rejected.txt`);
+  const lines = [
+    `${options.fileName} was not processed: nothing was sent to the bank.`,
+    '',
+    `${options.error.code}: ${options.error.message}`,
+    ...(options.details ?? []),
+    '',
+  ];
+  await writeFileAtomic(file, lines.join('\n'));
+  return file;
+}
+
+/** Writes `text` under a temporary name in the same folder, then renames it over `file`. */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, text, { flag: 'wx' });
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** A name used as one path segment: never a path (no separators, no `..`). */
+function safeName(name: string, what: string): string {
+  if (name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name)) {
+    throw new RemessaError(
+      'OUTBOX_UNSAFE_NAME',
+      `Expected a plain ${what} for an outbox file, got ${JSON.stringify(name)}`,
+    );
+  }
+  return name;
+}

@@ -1,0 +1,829 @@
+/**
+ * The engine: drives the rows of one batch through their kind's steps, against the bank, through the queue, with every
+ * state change in the store. The row and step state machines it follows are drawn in src/store/rows.ts.
+ *
+ * One batch, in two phases:
+ * 1. Ingest: every record of the file is parsed by the kind and stored (valid -> pending, with its natural key and
+ *    idempotency key; invalid -> rejected with every cell error; same natural key as an owning row -> duplicate), in
+ *    chunks of rows per transaction. Then the policy is applied: all-or-nothing (default for kinds that move money
+ *    out) rejects every valid row with BATCH_HAS_INVALID_ROWS when any row is invalid; send-valid sends the valid ones.
+ *    Nothing is sent before every row is stored, so a file that turns out broken on its last line sends nothing.
+ * 2. Run: the rows still pending, in flight (a crash) or uncertain (an earlier run) are read back from the store in
+ *    line order, a page at a time, each taking a row slot of the queue (bounded memory), and driven step by step.
+ *
+ * One row, step by step (the first step without a stored output; a created charge whose PDF was not fetched only
+ * fetches the PDF):
+ * - effect step: the intent is committed (FULL sync) inside the queue task, right before the request leaves: a row
+ *   waiting in the queue has no intent, so a stop or a crash while waiting leaves nothing unknown.
+ * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed.
+ * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes.
+ * - no answer or 5xx, may have reached the bank: the step is `unknown`. Then:
+ *     read step, or a step that sends the IdempotencyKey -> sent again (same key) per the retry policy;
+ *     a step without key that has `recover` -> looked up first; created only if certainly absent;
+ *     a step with neither (money above all) -> never resent: the row ends `uncertain`.
+ * - retry budget spent -> the row ends `uncertain` with the reason; the next run of the batch (processBatch again,
+ *   or resumeUnfinishedBatches) picks it up where it stands.
+ *
+ * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
+ * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
+ * attempts multiply (still safe, since the client only resends what is safe, but a 429 would then be slept on inside
+ * the client instead of pausing the whole group at once).
+ *
+ * Graceful stop (the `signal`): no new row is taken; rows waiting in the queue leave it untouched (no intent was
+ * committed); a request already sent is let finish and its answer stored; a row between steps is parked (`pending`);
+ * a row whose last attempt is unknown is left `uncertain`. The batch stays unfinished and the next run resumes it.
+ *
+ * Several batches may run at once (they share the queue and its row slots); each batch's errors stay in it.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { BankClient } from '../bank/client.js';
+import {
+  IdempotencyError,
+  RateLimitedError,
+  ServerError,
+  ServiceConnectionError,
+  ServiceError,
+  ServiceTimeoutError,
+} from '../bank/errors.js';
+import { backoffDelayMs, decideRetry, type RetrySettings } from '../bank/retry-policy.js';
+import type { BatchKind, CellError, Dialect, StepContext, StepOutput, StepSpec } from '../batches/kind.js';
+import { RemessaError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import type { RequestQueue } from '../queue/request-queue.js';
+import { IdempotencyKeys } from '../store/keys.js';
+import type { RowState } from '../store/rows.js';
+import type {
+  BatchPolicy,
+  BatchRecord,
+  IngestRow,
+  RowCounts,
+  RowError,
+  RowRecord,
+  StepRecord,
+  Store,
+} from '../store/store.js';
+
+/** One record as H6's reader gives it (src/csv/reader.ts BatchRecord). */
+export interface InputRecord {
+  line: number;
+  record: Record<string, string>;
+  cells?: string[];
+  problem?: CellError;
+}
+
+/** The file side of a batch: what `readBatch` returns (dialect, header, rows). */
+export interface BatchInput {
+  dialect: Dialect;
+  /** Header in file order: the source names (or `{ source }` objects as the reader gives them). */
+  header: ReadonlyArray<string | { source: string }>;
+  rows: AsyncIterable<InputRecord>;
+}
+
+export interface ProcessBatchOptions {
+  store: Store;
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds kinds of every row type
+  kind: BatchKind<any>;
+  /** SHA-256 (hex) of the file's content. */
+  batchId: string;
+  /** The file name as dropped (kept in the store, shown in duplicate messages). */
+  fileName: string;
+  /**
+   * The file's reader. Needed the first time (and after a crash during ingestion); ignored once the batch's rows are
+   * all stored (then the caller should close the reader).
+   */
+  input?: BatchInput | undefined;
+  client: BankClient;
+  queue: RequestQueue;
+  /** Folder where steps write their files (PDFs, PNGs): `outbox/<kind>/<name>/`. Created when first used. */
+  filesDir: string;
+  /** The account id: the namespace of the idempotency keys (src/store/keys.ts). */
+  accountId: string;
+  /** @defaultValue 'all-or-nothing' when the kind moves money out, else 'send-valid' */
+  policy?: BatchPolicy | undefined;
+  /** Retry settings of the pure retry policy (config `bank.retry`). @defaultValue DEFAULT_ENGINE_RETRY */
+  retry?: RetrySettings;
+  /** 429 answers a step may get in one run before the row is left `uncertain`. @defaultValue 20 */
+  maxRateLimitedAttempts?: number;
+  /** Rows stored per transaction during ingestion. @defaultValue 500 */
+  ingestChunkRows?: number;
+  /** Graceful stop: see the top of this file. */
+  signal?: AbortSignal | undefined;
+  logger?: Logger;
+  /** Progress, for a progress bar: called after each chunk stored and each row finished. */
+  onProgress?: (progress: BatchProgress) => void;
+  /** Randomness for backoff jitter, in [0, 1). @defaultValue Math.random */
+  random?: () => number;
+  /** Wait between attempts; must reject when the signal aborts. @defaultValue an abortable timer */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface BatchProgress {
+  batchId: string;
+  phase: 'ingest' | 'run';
+  /** Rows stored so far (ingest) / rows in the batch (run). */
+  rows: number;
+  /** Rows that reached an end state in this run. */
+  finished: number;
+  /** Rows this run set out to drive. */
+  toRun: number;
+}
+
+export interface ProcessBatchResult {
+  batch: BatchRecord;
+  counts: RowCounts;
+  /** No row is pending or in flight (uncertain rows may remain: they are retried by the next run). */
+  complete: boolean;
+  /** The signal stopped the run before it completed. */
+  stopped: boolean;
+  /** Requests the run made attempts of (intents committed plus read calls); 0 for a batch already done. */
+  attempts: number;
+}
+
+/** The file is broken as a whole (found while storing its rows): nothing was sent. H8 answers with a rejection. */
+export class BatchRejectedError extends RemessaError {
+  readonly batchId: string;
+
+  constructor(batchId: string, error: RowError, options?: { cause?: unknown }) {
+    super(error.code, error.message, options);
+    this.batchId = batchId;
+  }
+}
+
+export const DEFAULT_ENGINE_RETRY: RetrySettings = {
+  maxAttempts: 5,
+  baseDelayMs: 250,
+  maxDelayMs: 20_000,
+  maxRetryAfterMs: 120_000,
+};
+
+/** Codes the engine stores on rows it leaves uncertain or failed on its own account. */
+export const ENGINE_CODES = {
+  /** A step with an effect may have happened and can be neither looked up nor resent safely: check at the bank. */
+  unknownNotResent: 'UNKNOWN_OUTCOME_NOT_RESENT',
+  /** Retries spent while the outcome stays unknown. */
+  unknownAfterRetries: 'UNKNOWN_OUTCOME',
+  /** Stopped while the outcome of the last attempt was unknown. */
+  stoppedUnknown: 'STOPPED_OUTCOME_UNKNOWN',
+  /** The row's stored record no longer parses (the kind changed between runs). */
+  rowUnparsable: 'ROW_UNPARSABLE',
+  /** A step failed with an error that is not the bank's (a bug, a full disk). */
+  stepError: 'STEP_ERROR',
+} as const;
+
+const PAGE_ROWS = 256;
+const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+
+/** Per store: batches being processed now, so the same batch is never driven twice at once. */
+const running = new WeakMap<Store, Map<string, Promise<unknown>>>();
+
+/**
+ * Processes (or resumes) one batch: ingest if needed, then drive every unfinished row. Safe to call again with the
+ * same batch at any time: rows already finished are never sent again. Throws BatchRejectedError when the file is
+ * broken as a whole (nothing sent).
+ */
+export async function processBatch(options: ProcessBatchOptions): Promise<ProcessBatchResult> {
+  let perStore = running.get(options.store);
+  if (!perStore) {
+    perStore = new Map();
+    running.set(options.store, perStore);
+  }
+  const before = perStore.get(options.batchId);
+  const mine = (async () => {
+    if (before) await before.catch(() => undefined);
+    return new BatchRun(options).process();
+  })();
+  perStore.set(options.batchId, mine);
+  try {
+    return await mine;
+  } finally {
+    if (perStore.get(options.batchId) === mine) perStore.delete(options.batchId);
+  }
+}
+
+export interface ResumeUnfinishedOptions
+  extends Omit<ProcessBatchOptions, 'kind' | 'batchId' | 'fileName' | 'input' | 'filesDir' | 'policy'> {
+  // biome-ignore lint/suspicious/noExplicitAny: a registry holds kinds of every row type
+  kindFor(name: BatchRecord['kind']): BatchKind<any> | undefined;
+  /** The files folder of a batch (`outbox/<kind>/<name>/`). */
+  filesDirFor(batch: BatchRecord): string;
+  policyFor?(batch: BatchRecord): BatchPolicy | undefined;
+}
+
+/**
+ * Resumes every batch whose rows are all stored but that still has work (rows pending, in flight or uncertain), one
+ * after the other; one failing batch does not stop the others. Batches still `ingesting` need their file again and
+ * are skipped (returned in `needFile`). The caller writes the result files afterwards.
+ */
+export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions): Promise<{
+  results: ProcessBatchResult[];
+  needFile: BatchRecord[];
+  errors: Array<{ batch: BatchRecord; error: unknown }>;
+}> {
+  const results: ProcessBatchResult[] = [];
+  const needFile: BatchRecord[] = [];
+  const errors: Array<{ batch: BatchRecord; error: unknown }> = [];
+  for (const batch of options.store.unfinishedBatches()) {
+    if (options.signal?.aborted) break;
+    if (batch.status === 'ingesting') {
+      needFile.push(batch);
+      continue;
+    }
+    const kind = options.kindFor(batch.kind);
+    if (!kind) {
+      errors.push({ batch, error: new RemessaError('UNKNOWN_KIND', `No batch kind "${batch.kind}" is registered`) });
+      continue;
+    }
+    try {
+      results.push(
+        await processBatch({
+          ...options,
+          kind,
+          batchId: batch.id,
+          fileName: batch.fileName,
+          filesDir: options.filesDirFor(batch),
+          policy: options.policyFor?.(batch),
+        }),
+      );
+    } catch (error) {
+      errors.push({ batch, error });
+    }
+  }
+  return { results, needFile, errors };
+}
+
+type StepResult = { kind: 'done'; output: StepOutput } | { kind: 'ended' } | { kind: 'stopped' };
+
+class BatchRun {
+  private readonly o: ProcessBatchOptions;
+  private readonly store: Store;
+  // biome-ignore lint/suspicious/noExplicitAny: see ProcessBatchOptions.kind
+  private readonly kind: BatchKind<any>;
+  private readonly log: Logger;
+  private readonly retry: RetrySettings;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly signal: AbortSignal | undefined;
+  private dialect!: Dialect;
+  private filesDirReady = false;
+  private attempts = 0;
+  private finished = 0;
+  private toRun = 0;
+  private rowCount = 0;
+
+  constructor(options: ProcessBatchOptions) {
+    this.o = options;
+    this.store = options.store;
+    this.kind = options.kind;
+    this.log = (options.logger ?? silentLogger()).child({
+      batch: options.batchId.slice(0, 12),
+      kind: options.kind.name,
+    });
+    this.retry = options.retry ?? DEFAULT_ENGINE_RETRY;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? abortableSleep;
+    this.signal = options.signal;
+  }
+
+  async process(): Promise<ProcessBatchResult> {
+    const { store, batchId } = this.o;
+    let batch = store.getBatch(batchId);
+    if (!batch) {
+      const input = this.o.input;
+      if (!input) {
+        throw new RemessaError(
+          'ENGINE_NEEDS_FILE',
+          `Batch ${batchId} is not in the store: its file must be read first`,
+        );
+      }
+      batch = store.createBatch({
+        id: batchId,
+        kind: this.kind.name,
+        fileName: this.o.fileName,
+        dialect: input.dialect,
+        header: input.header.map((h) => (typeof h === 'string' ? h : h.source)),
+      });
+    }
+    if (batch.kind !== this.kind.name) {
+      throw new RemessaError(
+        'ENGINE_KIND_MISMATCH',
+        `Batch ${batchId} (${batch.fileName}) is of kind ${batch.kind}, not ${this.kind.name}`,
+      );
+    }
+    if (batch.status === 'rejected')
+      throw new BatchRejectedError(batchId, batch.error ?? { code: 'FILE_REJECTED', message: 'Rejected' });
+    this.dialect = batch.dialect;
+    this.rowCount = batch.rowCount;
+
+    if (batch.status === 'ingesting') {
+      const ingested = await this.ingest(batch);
+      if (!ingested) return this.result(true);
+      batch = store.getBatch(batchId)!;
+    }
+    if (this.signal?.aborted) return this.result(true);
+
+    if (store.countUnfinished(batchId) > 0 || batch.status !== 'done') {
+      store.markBatchRunning(batchId);
+      await this.run();
+    }
+    const counts = store.countRows(batchId);
+    const stopped = counts.pending + counts.in_flight > 0;
+    if (!stopped) store.markBatchDone(batchId);
+    return this.result(stopped);
+  }
+
+  private result(stopped: boolean): ProcessBatchResult {
+    const batch = this.store.getBatch(this.o.batchId)!;
+    const counts = this.store.countRows(this.o.batchId);
+    return {
+      batch,
+      counts,
+      complete: counts.pending + counts.in_flight === 0 && batch.status !== 'ingesting',
+      stopped,
+      attempts: this.attempts,
+    };
+  }
+
+  // ------------------------------------------------------------------ phase 1: ingest
+
+  /** Stores every record of the file; false when stopped before the end (ingestion resumes next time). */
+  private async ingest(batch: BatchRecord): Promise<boolean> {
+    const input = this.o.input;
+    if (!input) {
+      throw new RemessaError(
+        'ENGINE_NEEDS_FILE',
+        `Batch ${batch.id} (${batch.fileName}) was not fully read before: its file must be given again`,
+      );
+    }
+    const keys = new IdempotencyKeys(this.o.accountId);
+    const chunkSize = this.o.ingestChunkRows ?? 500;
+    let chunk: IngestRow[] = [];
+    let stored = batch.rowCount;
+    const flush = () => {
+      if (chunk.length === 0) return;
+      stored += this.store.ingest(batch.id, chunk).stored;
+      chunk = [];
+      this.rowCount = stored;
+      this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });
+    };
+    try {
+      for await (const rec of input.rows) {
+        if (rec.line <= batch.lastLine) continue;
+        chunk.push(this.toIngestRow(rec, keys));
+        if (chunk.length >= chunkSize) {
+          flush();
+          // Let other batches' rows and timers run between chunks: ingestion of a big file must not starve them.
+          await new Promise((r) => setImmediate(r));
+          if (this.signal?.aborted) return false;
+        }
+      }
+      flush();
+    } catch (error) {
+      if (error instanceof RemessaError && !(error instanceof ServiceError)) {
+        // The file is broken further down (InputError from the reader): reject it whole; nothing was sent.
+        this.store.rejectBatch(batch.id, { code: error.code, message: error.message });
+        throw new BatchRejectedError(batch.id, { code: error.code, message: error.message }, { cause: error });
+      }
+      throw error;
+    }
+    const policy = this.o.policy ?? (this.kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
+    this.store.finishIngest(batch.id, policy);
+    return true;
+  }
+
+  private toIngestRow(rec: InputRecord, keys: IdempotencyKeys): IngestRow {
+    const errors: CellError[] = rec.problem ? [rec.problem] : [];
+    let parsed: ReturnType<BatchKind['parse']>;
+    try {
+      parsed = this.kind.parse(rec.record, this.dialect);
+    } catch (error) {
+      parsed = {
+        ok: false,
+        errors: [{ code: 'ROW_INVALID', message: `The row could not be read: ${(error as Error).message}` }],
+      };
+    }
+    if (!parsed.ok) errors.push(...parsed.errors);
+    const base = { line: rec.line, record: rec.record, cells: rec.cells };
+    if (errors.length > 0 || !parsed.ok) return { ...base, valid: false, errors };
+    const row = parsed.row;
+    const naturalKey = this.kind.naturalKey(row);
+    return {
+      ...base,
+      valid: true,
+      parsed: row,
+      naturalKey,
+      idempotencyKey: keys.forRow(this.kind.name, naturalKey, this.kind.explicitIdempotencyKey?.(row)),
+      amountCents: this.kind.amountCents?.(row),
+    };
+  }
+
+  // ------------------------------------------------------------------ phase 2: run
+
+  private async run(): Promise<void> {
+    const { store, queue, batchId } = this.o;
+    this.toRun = store.countUnfinished(batchId);
+    const active = new Set<Promise<void>>();
+    let after = 0;
+    outer: for (;;) {
+      const page = store.rowsAfter(batchId, after, PAGE_ROWS, RUNNABLE_STATES);
+      if (page.length === 0) break;
+      for (const row of page) {
+        after = row.line;
+        if (this.signal?.aborted) break outer;
+        try {
+          await queue.acquireRow(this.kind.group, this.signal);
+        } catch {
+          break outer; // stopped while waiting for a slot
+        }
+        const p = this.driveRow(row)
+          .catch((error: unknown) => {
+            // Only a bug or a store failure lands here; the row stays as the store has it and is resumed next run.
+            this.log.error({ err: error, line: row.line }, 'row could not be driven');
+          })
+          .finally(() => {
+            queue.releaseRow(this.kind.group);
+            active.delete(p);
+          });
+        active.add(p);
+      }
+    }
+    await Promise.all(active);
+  }
+
+  private progress(): void {
+    this.finished++;
+    this.o.onProgress?.({
+      batchId: this.o.batchId,
+      phase: 'run',
+      rows: this.rowCount,
+      finished: this.finished,
+      toRun: this.toRun,
+    });
+  }
+
+  private async driveRow(row: RowRecord): Promise<void> {
+    const { store, batchId } = this.o;
+    const parsed = this.kind.parse(row.record, this.dialect);
+    if (!parsed.ok) {
+      const message = `The stored row no longer parses: ${parsed.errors.map((e) => e.message).join('; ')}`;
+      await store.write(() => {
+        if (row.state === 'in_flight')
+          store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
+        else if (row.state === 'pending')
+          store.recordRowFailed(batchId, row.line, null, { code: ENGINE_CODES.rowUnparsable, message });
+      });
+      this.progress();
+      return;
+    }
+    const steps = store.getSteps(batchId, row.line);
+    const previous: Record<string, StepOutput> = {};
+    const kindSteps = this.kind.steps;
+    for (let i = 0; i < kindSteps.length; i++) {
+      const step = kindSteps[i]!;
+      const rec = steps.get(step.name);
+      if (rec?.state === 'done') {
+        previous[step.name] = rec.output ?? {};
+        continue;
+      }
+      if (this.signal?.aborted) {
+        await this.stopRow(row.line, rec);
+        return;
+      }
+      const ctx: StepContext<unknown> = {
+        row: parsed.row,
+        idempotencyKey: row.idempotencyKey ?? '',
+        client: this.o.client,
+        previous: { ...previous },
+        outputPath: (fileName) => this.outputPath(fileName),
+        // The stop signal is NOT given to steps: a request already sent is let finish (its answer is stored).
+      };
+      const r = await this.runStep(row, step, rec, ctx, i === kindSteps.length - 1);
+      if (r.kind === 'stopped') return;
+      if (r.kind === 'ended') {
+        this.progress();
+        return;
+      }
+      previous[step.name] = r.output;
+    }
+    // Every step was already done (a crash after the last step's answer was stored cannot happen: the last step's
+    // answer and the row's success are one transaction); nothing to send.
+    const state = store.getRow(batchId, row.line)?.state;
+    if (state !== 'succeeded') {
+      await store.write(() => {
+        if (state !== 'in_flight') store.transitionRow(batchId, row.line, 'in_flight');
+        store.transitionRow(batchId, row.line, 'succeeded', { currentStep: null, error: null });
+      });
+    }
+    this.progress();
+  }
+
+  /** Stopped before a step: park the row, or leave it uncertain when its current step's outcome is unknown. */
+  private async stopRow(line: number, rec: StepRecord | undefined, unknownError?: RowError): Promise<StepResult> {
+    const { store, batchId } = this.o;
+    await store.write(() => {
+      const state = store.getRow(batchId, line)?.state;
+      const unknown = rec?.state === 'intent' || rec?.state === 'unknown' || unknownError !== undefined;
+      if (unknown && state !== 'uncertain') {
+        store.recordRowUncertain(batchId, line, rec?.step ?? null, {
+          code: ENGINE_CODES.stoppedUnknown,
+          message: `Stopped while the outcome of step ${rec?.step ?? '?'} was unknown${unknownError ? ` (${unknownError.message})` : ''}; resolved by the next run`,
+        });
+      } else if (state === 'in_flight') store.parkRow(batchId, line);
+    });
+    return { kind: 'stopped' };
+  }
+
+  private outputPath(fileName: string): string {
+    if (
+      fileName === '' ||
+      fileName === '.' ||
+      fileName === '..' ||
+      path.basename(fileName) !== fileName ||
+      fileName.includes('\0')
+    ) {
+      throw new RemessaError(
+        'ENGINE_UNSAFE_FILE_NAME',
+        `Expected a plain file name for a step output, got ${JSON.stringify(fileName)}`,
+      );
+    }
+    if (!this.filesDirReady) {
+      mkdirSync(this.o.filesDir, { recursive: true });
+      this.filesDirReady = true;
+    }
+    return path.join(this.o.filesDir, fileName);
+  }
+
+  /** Runs one step of a row to an end: done, the row ended (failed/uncertain), or stopped. */
+  private async runStep(
+    row: RowRecord,
+    step: StepSpec<unknown>,
+    rec: StepRecord | undefined,
+    ctx: StepContext<unknown>,
+    last: boolean,
+  ): Promise<StepResult> {
+    const { store, batchId, queue } = this.o;
+    const line = row.line;
+    const group = this.kind.group;
+    const hasEffect = step.effect !== 'read';
+    // Rule 2 of src/store/rows.ts: an earlier attempt (this run or a crashed one) may have acted at the bank.
+    let unknown = hasEffect && (rec?.state === 'intent' || rec?.state === 'unknown');
+    let lastUnknown: RowError | undefined = unknown
+      ? {
+          code: rec?.errorCode ?? ENGINE_CODES.unknownAfterRetries,
+          message: rec?.errorMessage ?? 'an earlier run stopped mid-request',
+        }
+      : undefined;
+    let attempt = 0;
+    let rateLimited = 0;
+
+    const end = async (to: 'failed' | 'uncertain', error: RowError): Promise<StepResult> => {
+      await store.write(() => {
+        if (to === 'failed') {
+          const cur = store.getSteps(batchId, line).get(step.name)?.state;
+          store.recordRowFailed(batchId, line, cur === 'done' ? null : step.name, error);
+        } else {
+          store.recordRowUncertain(batchId, line, step.name, error);
+        }
+      });
+      this.log.info({ line, step: step.name, code: error.code }, to === 'failed' ? 'row failed' : 'row left uncertain');
+      return { kind: 'ended' };
+    };
+    const done = async (output: StepOutput): Promise<StepResult> => {
+      await store.write(() => store.recordStepDone(batchId, line, step.name, output, last));
+      return { kind: 'done', output };
+    };
+
+    for (;;) {
+      // An unknown outcome of a step that cannot be resent as is: look it up first, or give up on it.
+      if (unknown && !step.usesIdempotencyKey) {
+        if (!step.recover) {
+          return end('uncertain', {
+            code: ENGINE_CODES.unknownNotResent,
+            message: `Step ${step.name} may have been carried out at the bank (${lastUnknown?.message ?? 'unknown outcome'}); it is never resent blind: check at the bank`,
+          });
+        }
+        const recovered = await this.recover(step, ctx, line);
+        if (recovered.kind === 'found') return done(recovered.output);
+        if (recovered.kind === 'stopped') return this.stopRow(line, rec, lastUnknown);
+        if (recovered.kind === 'failed') {
+          return end('uncertain', {
+            code: ENGINE_CODES.unknownAfterRetries,
+            message: `Step ${step.name} may have been carried out at the bank, and looking it up failed: ${recovered.error.message}`,
+          });
+        }
+        // Certainly absent: the effect did not happen, sending is safe.
+        unknown = false;
+      }
+      if (this.signal?.aborted)
+        return this.stopRow(line, unknown ? (rec ?? stepRec(step.name, 'unknown')) : undefined, lastUnknown);
+
+      attempt++;
+      let sent = false;
+      try {
+        const output = await queue.run(
+          group,
+          async () => {
+            if (hasEffect) await store.write(() => store.recordIntent(batchId, line, step.name));
+            sent = true;
+            this.attempts++;
+            return step.run(ctx);
+          },
+          this.signal ? { signal: this.signal } : {},
+        );
+        return await done(output);
+      } catch (error) {
+        if (!sent) {
+          if (this.signal?.aborted)
+            return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
+          throw error; // the intent could not be written: a store failure, not the bank's
+        }
+        const verdict = classify(error, step);
+        const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+        if (verdict === 'rate-limited') {
+          // Not processed by the bank. The queue has paused the group; the next attempt waits for it.
+          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+          rateLimited++;
+          attempt--;
+          if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
+            return end('uncertain', {
+              code: rowError.code,
+              message: `Still rate limited after ${rateLimited} attempts: ${rowError.message}`,
+            });
+          }
+          continue;
+        }
+        if (verdict === 'failed') {
+          // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify.
+          return end('failed', rowError);
+        }
+        if (verdict === 'not-sent') {
+          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+        } else if (verdict === 'unknown') {
+          if (hasEffect) {
+            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+            unknown = true;
+            lastUnknown = rowError;
+          }
+        } else {
+          // 'bug': an error that is not the bank's. With an effect, the request may have gone: unknown.
+          if (hasEffect) {
+            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+            unknown = true;
+            lastUnknown = rowError;
+          }
+          return end('uncertain', { code: ENGINE_CODES.stepError, message: rowError.message });
+        }
+        const decision = decideRetry({
+          attempt,
+          method: step.effect === 'read' ? 'GET' : 'POST',
+          hasIdempotencyKey: step.usesIdempotencyKey,
+          ...(error instanceof ServiceError && error.status !== undefined
+            ? { response: { status: error.status, headers: {} } }
+            : { error }),
+          now: Date.now(),
+          random: this.random,
+          settings: this.retry,
+        });
+        let delayMs: number;
+        if (decision.retry) delayMs = decision.delayMs;
+        else if (decision.reason === 'unsafe-outcome-unknown' && step.recover && attempt < this.retry.maxAttempts) {
+          // Not resendable as is, but it can be looked up: the loop recovers first, then resends only if absent.
+          delayMs = backoffDelayMs(attempt, this.retry, this.random);
+        } else {
+          return end('uncertain', {
+            code: unknown ? ENGINE_CODES.unknownAfterRetries : rowError.code,
+            message: unknown
+              ? `Step ${step.name}: outcome unknown after ${attempt} attempt(s): ${rowError.message}; retried by the next run`
+              : `Step ${step.name} could not be completed after ${attempt} attempt(s): ${rowError.message}; retried by the next run`,
+          });
+        }
+        this.log.warn(
+          { line, step: step.name, code: rowError.code, attempt, delayMs },
+          'step attempt failed; retrying',
+        );
+        try {
+          if (delayMs > 0) await this.sleep(delayMs, this.signal);
+        } catch {
+          return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
+        }
+      }
+    }
+  }
+
+  /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
+  private async recover(
+    step: StepSpec<unknown>,
+    ctx: StepContext<unknown>,
+    line: number,
+  ): Promise<
+    | { kind: 'found'; output: StepOutput }
+    | { kind: 'absent' }
+    | { kind: 'stopped' }
+    | { kind: 'failed'; error: RowError }
+  > {
+    for (let attempt = 1; ; attempt++) {
+      if (this.signal?.aborted) return { kind: 'stopped' };
+      try {
+        this.attempts++;
+        const output = await this.o.queue.run(
+          this.kind.group,
+          () => step.recover!(ctx),
+          this.signal ? { signal: this.signal } : {},
+        );
+        this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
+        return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
+      } catch (error) {
+        if (this.signal?.aborted) return { kind: 'stopped' };
+        if (error instanceof RateLimitedError) {
+          attempt--;
+          continue;
+        }
+        const decision = decideRetry({
+          attempt,
+          method: 'GET',
+          hasIdempotencyKey: false,
+          ...(error instanceof ServiceError && error.status !== undefined
+            ? { response: { status: error.status, headers: {} } }
+            : { error }),
+          now: Date.now(),
+          random: this.random,
+          settings: this.retry,
+        });
+        if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
+        try {
+          await this.sleep(decision.delayMs, this.signal);
+        } catch {
+          return { kind: 'stopped' };
+        }
+      }
+    }
+  }
+}
+
+function stepRec(step: string, state: StepRecord['state']): StepRecord {
+  return { step, state, attempts: 0, output: null, errorCode: null, errorMessage: null };
+}
+
+/**
+ * What an error of an attempt means for the row:
+ * - rate-limited: 429, not processed;
+ * - failed: a definitive no (4xx, the client refused to send, a kind's own check said no);
+ * - not-sent: nothing reached the bank;
+ * - unknown: may have reached the bank (timeout, dropped connection, 5xx, 409 "same key in progress");
+ * - bug: not the bank's error and not ours on purpose.
+ */
+export function classify(
+  error: unknown,
+  step: Pick<StepSpec<unknown>, 'usesIdempotencyKey'>,
+): 'rate-limited' | 'failed' | 'not-sent' | 'unknown' | 'bug' {
+  if (error instanceof RateLimitedError) return 'rate-limited';
+  if (error instanceof ServiceConnectionError || error instanceof ServiceTimeoutError) {
+    return error.mayHaveReachedServer ? 'unknown' : 'not-sent';
+  }
+  if (error instanceof ServerError) return 'unknown';
+  if (error instanceof IdempotencyError && error.status === 409 && step.usesIdempotencyKey) {
+    // The bank still works on the first request with this key: its outcome is not known yet.
+    return 'unknown';
+  }
+  if (error instanceof ServiceError) {
+    const s = error.status;
+    if (s === 408) return 'unknown';
+    if (s !== undefined && s >= 400 && s < 500) return 'failed';
+    // A 2xx whose body is not what we expect (UnexpectedResponseError): the bank acted, we cannot read how.
+    return 'unknown';
+  }
+  if (error instanceof RemessaError) return 'failed';
+  return 'bug';
+}
+
+function errorCode(error: unknown): string {
+  if (error instanceof RemessaError) return error.code;
+  return ENGINE_CODES.stepError;
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof ServiceError) {
+    const detail = error.messages.length > 0 ? error.messages.join('; ') : error.message;
+    return error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Waits `ms`, or rejects as soon as the signal aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
