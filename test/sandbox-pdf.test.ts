@@ -3,12 +3,19 @@
  * bar code image decodes back to the charge's 44 digits (decoder written here from the standard's table, independent
  * of bwip-js); the QR code image decodes (jsqr) back to the BR Code.
  */
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { PDFParse } from 'pdf-parse';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDigitableLine } from '../src/sandbox/pdf.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+
+// jsqr is CommonJS typed as `export default`: under NodeNext the default import is the module itself at run time.
+const jsQR = ((jsQRModule as unknown as { default?: typeof jsQRModule }).default ?? jsQRModule) as unknown as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const PAYER = {
