@@ -8,9 +8,17 @@
  * (amount > 0, additionalInfo value <= 37 characters for PIX_STATIC) as `{errors, errorMessage}`; unknown
  * correlation id as the 404 problem; a state that forbids the order as a 409 problem.
  */
-import { getStates, isValidCep, isValidCnpj, isValidCpf } from '@brazilian-utils/brazilian-utils';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { addDays, isIsoDate, MAX_BANK_SLIP_AMOUNT_CENTS } from '../../formats/index.js';
+import {
+  addDays,
+  isIsoDate,
+  isValidCep,
+  isValidPhone,
+  isValidUf,
+  MAX_BANK_SLIP_AMOUNT_CENTS,
+  validateDocument,
+  wireToCents,
+} from '../../formats/index.js';
 import {
   CHARGE_TYPES,
   type ChargeExtras,
@@ -40,7 +48,6 @@ export const MAX_DUE_DATE_DAYS_AHEAD = 3650;
 export const PIX_STATIC_ADDITIONAL_INFO_MAX = 37;
 /** correlationId: used in paths, so URL-safe characters only. */
 const CORRELATION_ID = /^[A-Za-z0-9._~:-]{1,100}$/;
-const UF_CODES: ReadonlySet<string> = new Set(getStates().map((s) => s.code));
 
 type Json = Record<string, unknown>;
 
@@ -95,18 +102,22 @@ function reqString(errs: FieldErrors, obj: Json, key: string, path: string, maxL
   return v;
 }
 
-/** A wire decimal (10.5) as integer cents; records an error unless it is a finite number with at most 2 decimals. */
+/**
+ * A wire decimal (10.5) as integer cents (src/formats `wireToCents`: at most 2 decimals). Zero and negative values
+ * come back as they are, for the caller to refuse in its own shape (Pix rules or a field error).
+ */
 function amountCents(errs: FieldErrors, v: unknown, path: string): number | undefined {
   if (typeof v !== 'number' || !Number.isFinite(v)) {
     errs.add(path, `Expected a number, got ${describe(v)}.`);
     return undefined;
   }
-  const cents = Math.round(v * 100);
-  if (Math.abs(v * 100 - cents) > 1e-6) {
-    errs.add(path, `Expected at most 2 decimal places, got ${v}.`);
+  if (v <= 0) return Math.round(v * 100);
+  try {
+    return wireToCents(v);
+  } catch (err) {
+    errs.add(path, `${(err as Error).message}.`);
     return undefined;
   }
-  return cents;
 }
 
 function checkDate(errs: FieldErrors, v: unknown, path: string): string | undefined {
@@ -127,31 +138,22 @@ function checkDueDate(errs: FieldErrors, ctx: SandboxContext, v: unknown, path: 
   return date;
 }
 
-/** CPF (11 digits) or CNPJ (14 characters, numeric or the 2026 alphanumeric form); punctuation allowed. */
-export function isValidDocument(text: string): boolean {
-  const bare = text.replace(/[.\-/\s]/g, '');
-  if (/^\d{11}$/.test(bare)) return isValidCpf(bare);
-  if (/^[0-9A-Za-z]{12}\d{2}$/.test(bare)) return isValidCnpj(bare, { version: 2 });
-  return false;
-}
-
 function checkDocument(errs: FieldErrors, obj: Json, path: string, required: boolean): void {
   const doc = required ? reqString(errs, obj, 'document', path, 18) : optString(errs, obj, 'document', path, 18);
-  if (doc !== undefined && !isValidDocument(doc)) {
-    errs.add(path, `Expected a CPF (11 digits) or CNPJ (14 characters) with valid check digits, got "${doc}".`);
-  }
+  const reason = doc === undefined ? null : validateDocument(doc);
+  if (reason !== null) errs.add(path, `${reason}.`);
 }
 
 function checkZip(errs: FieldErrors, obj: Json, key: string, path: string, required: boolean): void {
   const zip = required ? reqString(errs, obj, key, path, 9) : optString(errs, obj, key, path, 9);
-  if (zip !== undefined && !(/^\d{5}-?\d{3}$/.test(zip) && isValidCep(zip))) {
+  if (zip !== undefined && !isValidCep(zip)) {
     errs.add(path, `Expected a zip code (CEP) of 8 digits, got "${zip}".`);
   }
 }
 
 function checkState(errs: FieldErrors, obj: Json, path: string, required: boolean): void {
   const uf = required ? reqString(errs, obj, 'state', path, 2) : optString(errs, obj, 'state', path, 2);
-  if (uf !== undefined && !UF_CODES.has(uf.toUpperCase())) {
+  if (uf !== undefined && !isValidUf(uf)) {
     errs.add(path, `Expected a two-letter state code (SP, RJ, ...), got "${uf}".`);
   }
 }
@@ -192,12 +194,16 @@ function checkSlipPayer(errs: FieldErrors, v: unknown, path: string): void {
     if (!isObject(v.phone)) errs.add(`${path}.phone`, `Expected an object, got ${describe(v.phone)}.`);
     else {
       const prefix = optString(errs, v.phone, 'prefix', `${path}.phone.prefix`, 3);
-      if (prefix !== undefined && !/^\d{2}$/.test(prefix)) {
-        errs.add(`${path}.phone.prefix`, `Expected a 2-digit area code, got "${prefix}".`);
+      // src/formats isValidPhone judges the pair; each half is checked against a known-good other half.
+      if (prefix !== undefined && !isValidPhone(prefix, '999999999')) {
+        errs.add(`${path}.phone.prefix`, `Expected a 2-digit area code (11..99, not ending in 0), got "${prefix}".`);
       }
-      const number = optString(errs, v.phone, 'number', `${path}.phone.number`, 10);
-      if (number !== undefined && !/^\d{8,9}$/.test(number)) {
-        errs.add(`${path}.phone.number`, `Expected a phone number of 8 or 9 digits, got "${number}".`);
+      const number = optString(errs, v.phone, 'number', `${path}.phone.number`, 12);
+      if (number !== undefined && !isValidPhone('11', number)) {
+        errs.add(
+          `${path}.phone.number`,
+          `Expected 8 digits starting 2..5 (landline) or 9 digits starting with 9 (mobile), got "${number}".`,
+        );
       }
     }
   }
