@@ -31,6 +31,7 @@ import { registerFaults } from './faults.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
+import { registerBillPaymentRoutes } from './routes/bill-payments.js';
 import { registerChargeRoutes } from './routes/charges.js';
 import { registerClaimRoutes } from './routes/claims.js';
 import { registerQrCodeRoutes } from './routes/qr-codes.js';
@@ -59,7 +60,7 @@ export type SandboxRouteModule = (app: FastifyInstance, ctx: SandboxContext) => 
 const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRouteModule]> = [
   ['faults', registerFaults], // H4 (global hooks: keep first)
   ['charges', registerChargeRoutes],
-  // ['bill-payments', registerBillPaymentRoutes], // H4
+  ['bill-payments', registerBillPaymentRoutes], // H4
   // ['pix-payments', registerPixPaymentRoutes],   // H4
   ['qr-codes', registerQrCodeRoutes], // H4
   ['claims', registerClaimRoutes], // H5

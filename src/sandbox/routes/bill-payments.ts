@@ -1,0 +1,155 @@
+/**
+ * Bill payment routes (spec 4.2): look a bill up by bar code or digitable line, then pay it.
+ *
+ *   GET  /baas/api/v1/bill-payments/{payment_identifier}   the bill (spec 2.5)
+ *   POST /baas/api/v1/bill-payments                        pay it (spec 2.6); IdempotencyKey required
+ *
+ * The rules live in src/sandbox/bills.ts (where bills come from, fixtures, calculation, scheduling). Answers the spec
+ * does not show (docs/service-gaps.md "Bill payments"):
+ * - malformed identifier, bad check digit, missing/invalid amount or payAt, an amount outside the partial range or
+ *   other than chargedAmount: 400 validation problem, `errors` keyed by field (`paymentIdentifier`, `$.amount`, ...).
+ * - a bill whose status is not PENDING_PAYMENT (paid, blocked, past deadline; a bill already paid here reads PAID):
+ *   409 with code BILL_NOT_PAYABLE; a bill with a payment already scheduled: 409 BILL_PAYMENT_ALREADY_SCHEDULED.
+ * - payAt later than now: the payment is accepted with status SCHEDULED and goes through when the clock passes it.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type BillIdentifier, FormatError, parseBillIdentifier } from '../../formats/index.js';
+import { BillPaymentRefusal, billToWire, payBill, resolveBill, settleScheduledBillPayments } from '../bills.js';
+import { idempotencyFor } from '../idempotency.js';
+import { SandboxHttpError, validationProblem } from '../problems.js';
+import type { SandboxContext } from '../server.js';
+import { bodyObject, codedError, FieldErrors, readAmount, readString } from './qr-codes.js';
+
+export const BILL_PAYMENTS_PATH = '/baas/api/v1/bill-payments';
+/** How often scheduled payments are checked for execution, in milliseconds. */
+export const SCHEDULED_BILL_PAYMENTS_INTERVAL_MS = 1000;
+
+function parseIdentifier(errors: FieldErrors, path: string, text: string, today: string): BillIdentifier | undefined {
+  try {
+    return parseBillIdentifier(text, { today });
+  } catch (err) {
+    if (err instanceof FormatError) {
+      errors.add(path, err.message);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/**
+ * payAt: an ISO 8601 date-time (a value without zone is read as UTC) or a date (midnight UTC). A date before today
+ * is refused.
+ */
+function readPayAt(errors: FieldErrors, value: unknown, today: string): Date | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') {
+    errors.add('$.payAt', `Expected an ISO 8601 date-time such as 2026-12-01T10:00:00Z, got ${typeof value}.`);
+    return undefined;
+  }
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? `${value}T00:00:00Z`
+    : /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(value)
+      ? `${value}Z`
+      : value;
+  const at = /^\d{4}-\d{2}-\d{2}T/.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(at.getTime())) {
+    errors.add('$.payAt', `Expected an ISO 8601 date-time such as 2026-12-01T10:00:00Z, got ${JSON.stringify(value)}.`);
+    return undefined;
+  }
+  if (at.toISOString().slice(0, 10) < today) {
+    errors.add('$.payAt', `Expected payAt today (${today}) or later, got ${JSON.stringify(value)}.`);
+    return undefined;
+  }
+  return at;
+}
+
+export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  app.get(`${BILL_PAYMENTS_PATH}/:paymentIdentifier`, async (request) => {
+    const { paymentIdentifier } = request.params as { paymentIdentifier: string };
+    const errors = new FieldErrors();
+    const id = parseIdentifier(errors, 'paymentIdentifier', paymentIdentifier, ctx.clock.today());
+    errors.throwIfAny();
+    return billToWire(resolveBill(ctx, id!));
+  });
+
+  app.post(BILL_PAYMENTS_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+    const body = bodyObject(request);
+    const today = ctx.clock.today();
+    const errors = new FieldErrors();
+    const amountCents = readAmount(errors, '$.amount', body.amount, { required: true });
+    const barCodeText = readString(errors, '$.barCode', body.barCode);
+    const lineText = readString(errors, '$.digitableLine', body.digitableLine);
+    let identifier: BillIdentifier | undefined;
+    if (!barCodeText && !lineText) {
+      if (!errors.errors['$.barCode'] && !errors.errors['$.digitableLine']) {
+        errors.add('$.barCode', 'Expected barCode or digitableLine, got neither.');
+      }
+    } else {
+      const fromBarCode = barCodeText ? parseIdentifier(errors, '$.barCode', barCodeText, today) : undefined;
+      const fromLine = lineText ? parseIdentifier(errors, '$.digitableLine', lineText, today) : undefined;
+      if (fromBarCode && fromLine && fromBarCode.barCode !== fromLine.barCode) {
+        errors.add('$.digitableLine', 'Expected the digitable line of the same bill as barCode, got another bill.');
+      }
+      identifier = fromBarCode ?? fromLine;
+    }
+    const payAt = readPayAt(errors, body.payAt, today);
+    errors.throwIfAny();
+
+    const bill = resolveBill(ctx, identifier!);
+    if (bill.status !== 'PENDING_PAYMENT') {
+      throw codedError(
+        409,
+        'Conflict',
+        'BILL_NOT_PAYABLE',
+        `Expected a bill in status PENDING_PAYMENT, got ${bill.status}.`,
+      );
+    }
+    const calc = bill.calculation;
+    if (bill.isAllowPartialPayment) {
+      if (amountCents! < calc.minimumCents || amountCents! > calc.maximumCents) {
+        throw new SandboxHttpError(
+          400,
+          validationProblem({
+            '$.amount': [
+              `Expected an amount from ${(calc.minimumCents / 100).toFixed(2)} (minimumPaymentAmount) to ${(calc.maximumCents / 100).toFixed(2)} (maximumPaymentAmount), got ${(amountCents! / 100).toFixed(2)}.`,
+            ],
+          }),
+        );
+      }
+    } else if (amountCents !== calc.chargedCents) {
+      throw new SandboxHttpError(
+        400,
+        validationProblem({
+          '$.amount': [
+            `Expected the charged amount ${(calc.chargedCents / 100).toFixed(2)} (this bill does not allow partial payment), got ${(amountCents! / 100).toFixed(2)}.`,
+          ],
+        }),
+      );
+    }
+    try {
+      const key = request.headers.idempotencykey;
+      return payBill(ctx, identifier!, {
+        amountCents: amountCents!,
+        payAt,
+        apiKeyId: request.sandboxAuth.keyId,
+        idempotencyKey: typeof key === 'string' ? key.toLowerCase() : undefined,
+      });
+    } catch (err) {
+      if (err instanceof BillPaymentRefusal) throw codedError(409, 'Conflict', err.code, err.message);
+      throw err;
+    }
+  });
+
+  // Scheduled payments also run without a request (so CHARGE_PAID of an own slip is recorded on time).
+  const timer = setInterval(() => {
+    try {
+      if (ctx.db.open) settleScheduledBillPayments(ctx);
+    } catch (err) {
+      ctx.logger?.error({ err }, 'settling scheduled bill payments failed');
+    }
+  }, SCHEDULED_BILL_PAYMENTS_INTERVAL_MS);
+  timer.unref();
+  app.addHook('preClose', async () => {
+    clearInterval(timer);
+  });
+}
