@@ -1,0 +1,196 @@
+/**
+ * Kind `bill-payments`: one row pays one bank slip or utility/tax bill, given by its bar code or digitable line
+ * (spec 4.2, 2.5, 2.6). Moves money out: all-or-nothing by default (one invalid row and nothing is sent).
+ *
+ * Steps:
+ * - `lookup` (read): GET the bill, then check what spec 4.2 requires before paying: status PENDING_PAYMENT; with
+ *   isAllowPartialPayment the amount within minimum..maximumPaymentAmount, otherwise exactly the charged amount. A
+ *   bill that fails a check ends the row `failed` (StepOutcomeError, not retried) with the reason.
+ * - `pay` (money, IdempotencyKey = the row's key): the client only pays a bill object it has just looked up, so the
+ *   step looks the bill up again (a read: harmless, and it sees a status changed since the first step), checks
+ *   again and pays. When this is a resend after an unknown outcome (`ctx.resend`) and the bill no longer reads
+ *   PENDING_PAYMENT, our own first attempt may have paid it: the row ends `uncertain` (never `failed`, never a
+ *   second payment; the client would refuse to send anyway).
+ *
+ * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
+ * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
+ */
+import { checkBillPayment, type LookedUpBill } from '../bank/bill-payments.js';
+import type { BankClient } from '../bank/client.js';
+import { RequestValidationError } from '../bank/errors.js';
+import { parseDate } from '../formats/dates.js';
+import { FormatError } from '../formats/errors.js';
+import type { Cents } from '../types.js';
+import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CELL_ERROR_CODES, CellReader, shown } from './fields.js';
+import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
+import { parseBillIdentifier } from './validators.js';
+
+export interface BillPaymentRow {
+  /** What is sent to the lookup: the digits the row gave (bar code or digitable line). */
+  identifier: string;
+  /** The bill's 44-digit bar code (from either column): the natural key's first part. */
+  barCode: string;
+  billType: 'BANKSLIP' | 'TAXES';
+  amountCents: Cents;
+  /** `yyyy-mm-ddTHH:mm:ss` (no zone, as the spec's sample datetimes), or absent: the next business hour. */
+  payAt?: string;
+  idempotencyKey?: string;
+}
+
+const ONE_OF = 'one of barCode or digitableLine';
+
+export const BILL_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
+  column(
+    'barCode',
+    '44 digits with valid check digits (bank slip, or utility/tax bill starting with 8)',
+    '43594939800000003250001112000000200000311672',
+    {
+      requiredWhen: 'when digitableLine is empty',
+    },
+  ),
+  column(
+    'digitableLine',
+    '47 digits (bank slip) or 48 digits starting with 8 (utility/tax bill), dots and spaces allowed, valid check digits',
+    '43590001161200000020300003116720493980000000325',
+    { requiredWhen: 'when barCode is empty' },
+  ),
+  column(
+    'amount',
+    `${FORMATS.amount}; the charged amount, or within the partial payment range when the bill allows it`,
+    '3,25',
+    {
+      required: true,
+    },
+  ),
+  column(
+    'payAt',
+    `${FORMATS.date}, optionally with a time (yyyy-mm-ddTHH:mm or dd/mm/yyyy HH:mm); schedules the payment`,
+    '2026-12-15',
+  ),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+const DATE_TIME = /^(.+?)[T ](\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+/** payAt as `yyyy-mm-ddTHH:mm:ss`. */
+export function parsePayAt(text: string): string {
+  const m = DATE_TIME.exec(text.trim());
+  const date = parseDate(m ? m[1]! : text);
+  if (!m) return `${date}T00:00:00`;
+  const [h, min, s] = [Number(m[2]), Number(m[3]), Number(m[4] ?? '0')];
+  if (h > 23 || min > 59 || s > 59) {
+    throw new FormatError('INVALID_DATE', `Expected a time HH:mm between 00:00 and 23:59, got "${text}"`);
+  }
+  return `${date}T${m[2]}:${m[3]}:${m[4] ?? '00'}`;
+}
+
+export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
+  const hasBar = r.has('barCode');
+  const hasLine = r.has('digitableLine');
+  if (!hasBar && !hasLine) {
+    r.error('barCode', CELL_ERROR_CODES.required, `Expected ${ONE_OF}, got both empty`);
+  }
+  const bar = hasBar ? r.format('barCode', () => parseBillIdentifier(r.record.barCode!, 'barCode')) : undefined;
+  const line = hasLine
+    ? r.format('digitableLine', () => parseBillIdentifier(r.record.digitableLine!, 'digitableLine'))
+    : undefined;
+  if (bar && line && bar.barCode !== line.barCode) {
+    r.error(
+      'digitableLine',
+      CELL_ERROR_CODES.conflict,
+      `Expected the digitable line of the bar code in barCode, got the line of another bill (bar code ${shown(line.barCode)})`,
+    );
+  }
+  const amountCents = r.amount('amount', { required: true });
+  const payAt = r.has('payAt') ? r.format('payAt', () => parsePayAt(r.record.payAt!)) : undefined;
+  const idempotencyKey = r.guid('idempotencyKey');
+  const id = bar ?? line;
+  if (!id || amountCents === undefined) return undefined;
+  const identifier = (hasBar ? r.record.barCode! : r.record.digitableLine!).replace(/[.\s-]/g, '');
+  const row: BillPaymentRow = { identifier, barCode: id.barCode, billType: id.type, amountCents };
+  if (payAt !== undefined) row.payAt = payAt;
+  if (idempotencyKey !== undefined) row.idempotencyKey = idempotencyKey;
+  return row;
+}
+
+/** Runs the spec 4.2 checks; a refusal ends the row `failed` with the check's code. */
+function checkOrFail(bill: LookedUpBill, amountCents: Cents): void {
+  try {
+    checkBillPayment(bill, amountCents);
+  } catch (err) {
+    if (err instanceof RequestValidationError) {
+      throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
+    }
+    throw err;
+  }
+}
+
+function lookupOutput(bill: LookedUpBill): StepOutput {
+  return {
+    billType: bill.record.type ?? null,
+    billStatus: bill.status,
+    billAmount: bill.amountCents,
+    chargedAmount: bill.chargedAmountCents,
+  };
+}
+
+async function lookup(client: BankClient, row: BillPaymentRow, signal?: AbortSignal): Promise<LookedUpBill> {
+  return client.billPayments.lookup(row.identifier, signal ? { signal } : {});
+}
+
+export const billPaymentsKind: BatchKind<BillPaymentRow> = {
+  name: 'bill-payments',
+  group: 'bill-payments',
+  movesMoneyOut: true,
+  columns: BILL_PAYMENT_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    return r.finish(parseBillPayment(r));
+  },
+  naturalKey: (row) => `${row.barCode}|${row.amountCents}|${row.payAt ?? ''}`,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  amountCents: (row) => row.amountCents,
+  steps: [
+    {
+      name: 'lookup',
+      effect: 'read',
+      usesIdempotencyKey: false,
+      async run(ctx) {
+        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        checkOrFail(bill, ctx.row.amountCents);
+        return lookupOutput(bill);
+      },
+    },
+    {
+      name: 'pay',
+      effect: 'money',
+      usesIdempotencyKey: true,
+      async run(ctx) {
+        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        if (ctx.resend && bill.status !== 'PENDING_PAYMENT') {
+          throw new StepOutcomeError(
+            'uncertain',
+            'BILL_PAYMENT_UNCONFIRMED',
+            `An earlier payment attempt of this row has an unknown outcome and the bill now reads ${bill.status}: ` +
+              'it was probably paid by that attempt. Not paid again; check the account statement.',
+          );
+        }
+        checkOrFail(bill, ctx.row.amountCents);
+        const input = {
+          amountCents: ctx.row.amountCents,
+          idempotencyKey: ctx.idempotencyKey,
+          ...(ctx.row.payAt ? { payAt: ctx.row.payAt } : {}),
+        };
+        const payment = await ctx.client.billPayments.pay(bill, input, ctx.signal ? { signal: ctx.signal } : {});
+        return {
+          paymentId: payment.id,
+          paymentStatus: payment.status,
+          paidAmount: payment.paidAmountCents ?? null,
+        };
+      },
+    },
+  ],
+  resultColumns: ['billType', 'billStatus', 'paymentId', 'paymentStatus', 'paidAmount'],
+  resultMoneyColumns: ['paidAmount'],
+};

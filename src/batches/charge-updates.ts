@@ -1,0 +1,134 @@
+/**
+ * Kind `charge-updates`: one row changes a charge's due date or other PATCH fields (spec 2.4, 4.1).
+ *
+ * Steps:
+ * - `patch` (create, no IdempotencyKey: PATCH takes none). A PATCH is idempotent by nature: sending the same values
+ *   twice leaves the charge in the same state. So after an unknown outcome `recover` simply sends it again.
+ * - `confirm` (read): GET the charge, to report its status and, after a due date change, its new bar code and
+ *   digitable line (the due-date factor is part of them).
+ *
+ * Natural key: correlationId + the changed values in canonical form (keys sorted, amounts in cents, dates
+ * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another.
+ */
+import type { ChargePatchInput } from '../bank/client.js';
+import {
+  CORRELATION_ID_FORMAT,
+  CORRELATION_ID_PATTERN,
+  chargeOutput,
+  compact,
+  DISCOUNT_COLUMNS,
+  readDiscount,
+  readRule,
+  ruleColumns,
+} from './charges.js';
+import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CellReader, canonicalJson } from './fields.js';
+import type { BatchKind, ColumnSpec, StepContext, StepOutput } from './kind.js';
+
+export interface ChargeUpdateRow {
+  correlationId: string;
+  patch: ChargePatchInput;
+  idempotencyKey?: string;
+}
+
+export const CHARGE_UPDATE_COLUMNS: readonly ColumnSpec[] = [
+  column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
+  column('dueDate', FORMATS.date, '20/12/2026'),
+  column('amount', FORMATS.amount, '1.300,00'),
+  column('yourNumber', 'text, at most 20 characters', 'NF-123-A'),
+  column('walletNumber', 'wallet, 3 digits (112 or 121)', '112'),
+  column('payer.name', 'text, at most 100 characters', 'Maria da Silva'),
+  column('payer.document', FORMATS.document, '123.456.789-09'),
+  column('payer.zipCode', FORMATS.zipCode, '01310-100'),
+  column('payer.address', 'text, at most 100 characters (street and number)', 'Avenida Paulista, 1000'),
+  column('payer.neighborhood', 'text, at most 60 characters', 'Bela Vista'),
+  column('payer.city', 'text, at most 60 characters', 'São Paulo'),
+  column('payer.state', FORMATS.state, 'SP'),
+  ...DISCOUNT_COLUMNS,
+  ...ruleColumns('lateFine'),
+  ...ruleColumns('latePayment'),
+  column('allowPartialPayment', 'true or false', 'false'),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+export function parseChargeUpdate(r: CellReader): ChargeUpdateRow | undefined {
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+  const idempotencyKey = r.guid('idempotencyKey');
+  const payer = compact({
+    name: r.text('payer.name', { max: 100 }),
+    document: r.document('payer.document'),
+    zipCode: r.zipCode('payer.zipCode'),
+    address: r.text('payer.address', { max: 100 }),
+    neighborhood: r.text('payer.neighborhood', { max: 60 }),
+    city: r.text('payer.city', { max: 60 }),
+    state: r.state('payer.state'),
+  });
+  const patch: ChargePatchInput = compact({
+    dueDate: r.date('dueDate'),
+    amountCents: r.amount('amount'),
+    yourNumber: r.text('yourNumber', { max: 20 }),
+    walletNumber: r.pattern('walletNumber', /^\d{3}$/, 'a wallet of 3 digits (112 or 121)'),
+    payer: Object.keys(payer).length > 0 ? payer : undefined,
+    discount: readDiscount(r),
+    lateFine: readRule(r, 'lateFine'),
+    latePayment: readRule(r, 'latePayment'),
+    allowPartialPayment: r.boolean('allowPartialPayment'),
+  });
+  const changes = Object.keys(r.record).filter((c) => c !== 'correlationId' && c !== 'idempotencyKey');
+  if (changes.length === 0) {
+    r.error(undefined, 'NOTHING_TO_CHANGE', 'Expected at least one value to change besides correlationId, got none');
+  }
+  if (correlationId === undefined) return undefined;
+  const row: ChargeUpdateRow = { correlationId, patch };
+  if (idempotencyKey !== undefined) row.idempotencyKey = idempotencyKey;
+  return row;
+}
+
+async function sendPatch(ctx: StepContext<ChargeUpdateRow>): Promise<StepOutput> {
+  const text = await ctx.client.charges.patch(
+    ctx.row.correlationId,
+    ctx.row.patch,
+    ctx.signal ? { signal: ctx.signal } : {},
+  );
+  return { patchResponse: text.slice(0, 200) };
+}
+
+export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
+  name: 'charge-updates',
+  group: 'charges',
+  movesMoneyOut: false,
+  columns: CHARGE_UPDATE_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    return r.finish(parseChargeUpdate(r));
+  },
+  naturalKey: (row) => `${row.correlationId}|${canonicalJson(row.patch)}`,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  amountCents: (row) => row.patch.amountCents,
+  steps: [
+    {
+      name: 'patch',
+      effect: 'create',
+      usesIdempotencyKey: false,
+      run: sendPatch,
+      // Same values twice = same state: resending is the recovery.
+      recover: sendPatch,
+    },
+    {
+      name: 'confirm',
+      effect: 'read',
+      usesIdempotencyKey: false,
+      async run(ctx) {
+        const charge = await ctx.client.charges.get(ctx.row.correlationId, ctx.signal ? { signal: ctx.signal } : {});
+        const out = chargeOutput(charge);
+        return {
+          chargeStatus: out.chargeStatus ?? null,
+          dueDate: charge.dueDate ?? null,
+          barCode: out.barCode ?? null,
+          digitableLine: out.digitableLine ?? null,
+        };
+      },
+    },
+  ],
+  resultColumns: ['chargeStatus', 'dueDate', 'barCode', 'digitableLine'],
+};

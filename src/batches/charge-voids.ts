@@ -1,0 +1,78 @@
+/**
+ * Kind `charge-voids`: one row voids (writes off) one charge (spec 4.1). Payments already made are not undone.
+ *
+ * Step: `void` (create, no IdempotencyKey: the operation takes none). After an unknown outcome `recover` GETs the
+ * charge: a voided status means it happened; any other status means it did not, and the void is sent again (voiding
+ * twice is harmless: the sandbox answers 200 unchanged). The status name after a void is not shown in the spec
+ * (the sandbox says Voided); the statuses read as voided are VOIDED_STATUSES.
+ *
+ * Natural key: the correlationId.
+ */
+import { NotFoundError } from '../bank/errors.js';
+import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
+import { column, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CellReader } from './fields.js';
+import type { BatchKind, ColumnSpec } from './kind.js';
+
+/** Statuses (compared case-insensitively) that mean the charge is voided. */
+export const VOIDED_STATUSES = ['voided', 'canceled', 'cancelled', 'writtenoff', 'written_off'];
+
+export interface ChargeVoidRow {
+  correlationId: string;
+  idempotencyKey?: string;
+}
+
+export const CHARGE_VOID_COLUMNS: readonly ColumnSpec[] = [
+  column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+export function isVoidedStatus(status: string | undefined): boolean {
+  return status !== undefined && VOIDED_STATUSES.includes(status.toLowerCase());
+}
+
+export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
+  name: 'charge-voids',
+  group: 'charges',
+  movesMoneyOut: false,
+  columns: CHARGE_VOID_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+    const idempotencyKey = r.guid('idempotencyKey');
+    const row =
+      correlationId === undefined
+        ? undefined
+        : idempotencyKey === undefined
+          ? { correlationId }
+          : { correlationId, idempotencyKey };
+    return r.finish(row);
+  },
+  naturalKey: (row) => row.correlationId,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  steps: [
+    {
+      name: 'void',
+      effect: 'create',
+      usesIdempotencyKey: false,
+      async run(ctx) {
+        const options = ctx.signal ? { signal: ctx.signal } : {};
+        const result = await ctx.client.charges.void(ctx.row.correlationId, options);
+        // The void body is not shown in the spec: ask the charge for its status when the body has none.
+        const status = result.status ?? (await ctx.client.charges.get(ctx.row.correlationId, options)).status;
+        return { chargeStatus: status ?? null };
+      },
+      async recover(ctx) {
+        try {
+          const charge = await ctx.client.charges.get(ctx.row.correlationId, ctx.signal ? { signal: ctx.signal } : {});
+          return isVoidedStatus(charge.status) ? { chargeStatus: charge.status } : undefined;
+        } catch (err) {
+          // Unknown charge: the void certainly did not happen; sending it again gives the bank's 404 as the outcome.
+          if (err instanceof NotFoundError) return undefined;
+          throw err;
+        }
+      },
+    },
+  ],
+  resultColumns: ['chargeStatus'],
+};

@@ -1,0 +1,132 @@
+/**
+ * Kind `claims`: one row starts one Pix key claim (portability or ownership) for an indirect Pix participant
+ * (spec 2.11, 4.5).
+ *
+ * Step: `start` (create, IdempotencyKey = the row's key: a resend replays the first answer).
+ * Natural key: key type + key (for DOCUMENT the key is the holder's document): one open claim per key is the intent.
+ * Keys are read in their DICT canonical form: e-mail lower-cased (at most 77 characters), phone as +55 + DDD + 9
+ * digits, document unmasked; a NATURAL holder has a CPF, a LEGAL holder a CNPJ.
+ */
+import type { AccountType, ClaimKeyType, HolderType, StartClaimInput } from '../bank/client.js';
+import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CELL_ERROR_CODES, CellReader, shown } from './fields.js';
+import type { BatchKind, ColumnSpec } from './kind.js';
+import { bareDocument } from './validators.js';
+
+export const CLAIM_KEY_TYPES = ['DOCUMENT', 'EMAIL', 'PHONE'] as const;
+export const ACCOUNT_TYPES = ['CURRENT', 'PAYMENT', 'SAVING', 'SALARY'] as const;
+export const HOLDER_TYPES = ['NATURAL', 'LEGAL'] as const;
+export const EMAIL_KEY_MAX_LENGTH = 77;
+const ACCOUNT_NUMBER = /^\d{1,20}(-[\dXx])?$/;
+const BRANCH = /^\d{1,5}(-[\dXx])?$/;
+const PHONE_KEY = /^\+55\d{2}9\d{8}$/;
+
+export interface ClaimRow {
+  input: StartClaimInput & { key: string };
+  idempotencyKey?: string;
+}
+
+export const CLAIM_COLUMNS: readonly ColumnSpec[] = [
+  column('type', 'DOCUMENT, EMAIL or PHONE (the kind of key claimed)', 'EMAIL', { required: true }),
+  column(
+    'key',
+    `e-mail (at most ${EMAIL_KEY_MAX_LENGTH} characters) or mobile phone +55DDD9NNNNNNNN; for DOCUMENT empty or the holder's document`,
+    'maria@example.com',
+    { requiredWhen: 'when type is EMAIL or PHONE' },
+  ),
+  column('account.number', 'account number, up to 20 digits, optional check digit after a hyphen', '123456-7', {
+    required: true,
+  }),
+  column('account.branch', 'branch, up to 5 digits', '0001', { required: true }),
+  column('account.type', 'CURRENT, PAYMENT, SAVING or SALARY', 'CURRENT', { required: true }),
+  column('account.holder.document', `${FORMATS.document}; CPF for NATURAL, CNPJ for LEGAL`, '123.456.789-09', {
+    required: true,
+  }),
+  column('account.holder.name', 'text, 1 to 140 characters', 'Maria da Silva', { required: true }),
+  column('account.holder.type', 'NATURAL (person) or LEGAL (company)', 'NATURAL', { required: true }),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+export function parseClaim(r: CellReader): ClaimRow | undefined {
+  const type = r.enumOf('type', CLAIM_KEY_TYPES, { required: true });
+  const number = r.pattern(
+    'account.number',
+    ACCOUNT_NUMBER,
+    'an account number of up to 20 digits (check digit after a hyphen allowed)',
+    { required: true },
+  );
+  const branch = r.pattern('account.branch', BRANCH, 'a branch number of up to 5 digits', { required: true });
+  const accountType = r.enumOf('account.type', ACCOUNT_TYPES, { required: true });
+  const holderType = r.enumOf('account.holder.type', HOLDER_TYPES, { required: true });
+  const document = r.document('account.holder.document', {
+    required: true,
+    ...(holderType === 'NATURAL' ? { only: 'cpf' as const } : holderType === 'LEGAL' ? { only: 'cnpj' as const } : {}),
+  });
+  const name = r.text('account.holder.name', { required: true, max: 140 });
+  const idempotencyKey = r.guid('idempotencyKey');
+  let key: string | undefined;
+  if (type === 'EMAIL') {
+    const email = r.email('key', { required: true, when: 'when type is EMAIL', max: EMAIL_KEY_MAX_LENGTH });
+    key = email?.toLowerCase();
+  } else if (type === 'PHONE') {
+    key = r.pattern('key', PHONE_KEY, 'a mobile phone key +55 + area code + 9 digits, like +5511987654321', {
+      required: true,
+      when: 'when type is PHONE',
+    });
+  } else if (type === 'DOCUMENT' && document !== undefined) {
+    if (r.has('key') && bareDocument(r.record.key!) !== document) {
+      r.error(
+        'key',
+        CELL_ERROR_CODES.conflict,
+        `Expected empty or the holder's document ${document}, got ${shown(r.record.key!)}`,
+      );
+    }
+    key = document;
+  }
+  if (!type || !key || !number || !branch || !accountType || !holderType || !document || !name) return undefined;
+  const input: ClaimRow['input'] = {
+    type: type as ClaimKeyType,
+    key,
+    account: {
+      number,
+      branch,
+      type: accountType as AccountType,
+      holder: { document, name, type: holderType as HolderType },
+    },
+  };
+  return idempotencyKey === undefined ? { input } : { input, idempotencyKey };
+}
+
+export const claimsKind: BatchKind<ClaimRow> = {
+  name: 'claims',
+  group: 'claims',
+  movesMoneyOut: false,
+  columns: CLAIM_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    return r.finish(parseClaim(r));
+  },
+  naturalKey: (row) => `${row.input.type}|${row.input.key}`,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  steps: [
+    {
+      name: 'start',
+      effect: 'create',
+      usesIdempotencyKey: true,
+      async run(ctx) {
+        const claim = await ctx.client.claims.start(
+          ctx.row.input,
+          ctx.idempotencyKey,
+          ctx.signal ? { signal: ctx.signal } : {},
+        );
+        return {
+          claimId: claim.id,
+          claimStatus: claim.status,
+          resolutionDeadline: claim.resolutionDeadline ?? null,
+          donorParticipant: claim.donorParticipant?.name ?? null,
+        };
+      },
+    },
+  ],
+  resultColumns: ['claimId', 'claimStatus', 'resolutionDeadline', 'donorParticipant'],
+};

@@ -1,0 +1,337 @@
+/**
+ * Cell readers shared by the kinds: each reads one column of a record, converts it to its typed value, and records a
+ * `CellError` ("Expected X, got Y", naming the column) instead of throwing, so a row reports every bad cell at once.
+ *
+ * The formats themselves (money, dates, documents, bar codes, BR Codes, GUIDs) live in src/formats; this file only
+ * turns their `FormatError`s into cell errors with the column's name.
+ */
+
+import { parseDate } from '../formats/dates.js';
+import { FormatError } from '../formats/errors.js';
+import { parseAmount } from '../formats/money.js';
+import type { Cents } from '../types.js';
+import type { CellError, Dialect, ParseResult } from './kind.js';
+import * as v from './validators.js';
+
+/** Stable cell error codes (in addition to the `FormatError` codes passed through: INVALID_AMOUNT, ...). */
+export const CELL_ERROR_CODES = {
+  required: 'REQUIRED',
+  notAllowed: 'NOT_ALLOWED',
+  tooLong: 'TOO_LONG',
+  invalidText: 'INVALID_TEXT',
+  invalidEnum: 'INVALID_ENUM',
+  invalidGuid: 'INVALID_GUID',
+  amountNotPositive: 'AMOUNT_NOT_POSITIVE',
+  invalidNumber: 'INVALID_NUMBER',
+  invalidBoolean: 'INVALID_BOOLEAN',
+  invalidDocument: 'INVALID_DOCUMENT',
+  invalidState: 'INVALID_STATE',
+  invalidZipCode: 'INVALID_ZIP_CODE',
+  invalidEmail: 'INVALID_EMAIL',
+  invalidPhone: 'INVALID_PHONE',
+  conflict: 'CONFLICT',
+  columnCount: 'COLUMN_COUNT',
+} as const;
+
+/** How a value is quoted in a message: at most 60 characters, so a long cell cannot flood the result file. */
+export function shown(value: string): string {
+  const text = value.length > 60 ? `${value.slice(0, 57)}...` : value;
+  return JSON.stringify(text);
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Reads the cells of one record; collects errors. One instance per row. */
+export class CellReader {
+  readonly errors: CellError[] = [];
+
+  constructor(
+    readonly record: Readonly<Record<string, string>>,
+    readonly dialect: Dialect,
+  ) {}
+
+  error(column: string | undefined, code: string, message: string): void {
+    this.errors.push(column === undefined ? { code, message } : { column, code, message });
+  }
+
+  has(column: string): boolean {
+    return this.record[column] !== undefined && this.record[column] !== '';
+  }
+
+  /** The first of `columns` that has a value. */
+  anyOf(columns: readonly string[]): string | undefined {
+    return columns.find((c) => this.has(c));
+  }
+
+  /** Records REQUIRED when absent; returns whether present. */
+  require(column: string, when?: string): boolean {
+    if (this.has(column)) return true;
+    this.error(column, CELL_ERROR_CODES.required, `Expected a value${when ? ` (${when})` : ''}, got an empty cell`);
+    return false;
+  }
+
+  /** Records NOT_ALLOWED when present. */
+  forbid(column: string, why: string): void {
+    if (this.has(column)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.notAllowed,
+        `Expected an empty cell (${why}), got ${shown(this.record[column]!)}`,
+      );
+    }
+  }
+
+  /** Free text: no control characters, at most `max` characters. */
+  text(
+    column: string,
+    options: { required?: boolean; when?: string; max?: number; min?: number } = {},
+  ): string | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column, options.when);
+      return undefined;
+    }
+    const value = this.record[column]!;
+    if (CONTROL.test(value)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.invalidText,
+        `Expected text without control characters (tabs, line breaks), got ${shown(value)}`,
+      );
+      return undefined;
+    }
+    const length = [...value].length;
+    if (options.max !== undefined && length > options.max) {
+      this.error(column, CELL_ERROR_CODES.tooLong, `Expected at most ${options.max} characters, got ${length}`);
+      return undefined;
+    }
+    if (options.min !== undefined && length < options.min) {
+      this.error(column, CELL_ERROR_CODES.invalidText, `Expected at least ${options.min} characters, got ${length}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** Text matching `pattern`, described as `expected` in the error. */
+  pattern(
+    column: string,
+    pattern: RegExp,
+    expected: string,
+    options: { required?: boolean; when?: string; code?: string; max?: number } = {},
+  ): string | undefined {
+    const value = this.text(column, options);
+    if (value === undefined) return undefined;
+    if (!pattern.test(value)) {
+      this.error(column, options.code ?? CELL_ERROR_CODES.invalidText, `Expected ${expected}, got ${shown(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  enumOf<T extends string>(
+    column: string,
+    values: readonly T[],
+    options: { required?: boolean; when?: string } = {},
+  ): T | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column, options.when);
+      return undefined;
+    }
+    const raw = this.record[column]!;
+    const found = values.find((x) => x === raw) ?? values.find((x) => x.toLowerCase() === raw.toLowerCase());
+    if (found === undefined) {
+      this.error(column, CELL_ERROR_CODES.invalidEnum, `Expected one of ${values.join(', ')}, got ${shown(raw)}`);
+    }
+    return found;
+  }
+
+  guid(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+    const value = this.text(column, options);
+    if (value === undefined) return undefined;
+    if (!v.isGuid(value)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.invalidGuid,
+        `Expected a GUID like 3f2504e0-4f89-41d3-9a0c-0305e82c3301, got ${shown(value)}`,
+      );
+      return undefined;
+    }
+    return value.toLowerCase();
+  }
+
+  /** Money in the dialect's decimal mark, exact in cents; `positive` requires > 0. */
+  amount(column: string, options: { required?: boolean; when?: string; positive?: boolean } = {}): Cents | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column, options.when);
+      return undefined;
+    }
+    const raw = this.record[column]!;
+    const cents = this.format(column, () => parseAmount(raw, this.dialect.decimalMark));
+    if (cents === undefined) return undefined;
+    if (options.positive !== false && cents <= 0) {
+      this.error(column, CELL_ERROR_CODES.amountNotPositive, `Expected an amount greater than 0, got ${shown(raw)}`);
+      return undefined;
+    }
+    return cents;
+  }
+
+  /** A percentage with up to 2 decimals in the dialect's decimal mark ("2,5" -> 2.5). */
+  percent(column: string, options: { required?: boolean; when?: string } = {}): number | undefined {
+    const cents = this.amount(column, { ...options, positive: false });
+    return cents === undefined ? undefined : cents / 100;
+  }
+
+  /** yyyy-mm-dd or dd/mm/yyyy, returned as yyyy-mm-dd. */
+  date(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column, options.when);
+      return undefined;
+    }
+    const raw = this.record[column]!;
+    return this.format(column, () => parseDate(raw));
+  }
+
+  /** A whole number in [min, max]. */
+  integer(
+    column: string,
+    options: { required?: boolean; when?: string; min?: number; max?: number } = {},
+  ): number | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column, options.when);
+      return undefined;
+    }
+    const raw = this.record[column]!;
+    const min = options.min ?? 0;
+    const max = options.max ?? Number.MAX_SAFE_INTEGER;
+    const n = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.invalidNumber,
+        `Expected a whole number from ${min} to ${max}, got ${shown(raw)}`,
+      );
+      return undefined;
+    }
+    return n;
+  }
+
+  boolean(column: string, options: { required?: boolean } = {}): boolean | undefined {
+    if (!this.has(column)) {
+      if (options.required) this.require(column);
+      return undefined;
+    }
+    const raw = this.record[column]!.toLowerCase();
+    if (['true', 'yes', 'sim', 's', '1'].includes(raw)) return true;
+    if (['false', 'no', 'nao', 'não', 'n', '0'].includes(raw)) return false;
+    this.error(column, CELL_ERROR_CODES.invalidBoolean, `Expected true or false, got ${shown(this.record[column]!)}`);
+    return undefined;
+  }
+
+  /** CPF (11 digits) or CNPJ (14, letters allowed in the new format), punctuation tolerated; returned bare. */
+  document(
+    column: string,
+    options: { required?: boolean; when?: string; only?: 'cpf' | 'cnpj' } = {},
+  ): string | undefined {
+    const value = this.text(column, options);
+    if (value === undefined) return undefined;
+    const problem = v.documentProblem(value, options.only);
+    if (problem !== undefined) {
+      this.error(column, problem.code, problem.message);
+      return undefined;
+    }
+    return v.bareDocument(value);
+  }
+
+  /** Two-letter state code (UF), upper-cased. */
+  state(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+    const value = this.text(column, options);
+    if (value === undefined) return undefined;
+    const uf = value.toUpperCase();
+    if (!v.isUf(uf)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.invalidState,
+        `Expected a two-letter state code (UF) such as SP or RJ, got ${shown(value)}`,
+      );
+      return undefined;
+    }
+    return uf;
+  }
+
+  /** CEP: 8 digits, with or without the hyphen; returned as 8 digits. */
+  zipCode(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+    const value = this.text(column, options);
+    if (value === undefined) return undefined;
+    if (!/^\d{5}-?\d{3}$/.test(value)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.invalidZipCode,
+        `Expected a zip code (CEP) of 8 digits like 01310-100, got ${shown(value)}`,
+      );
+      return undefined;
+    }
+    return value.replace('-', '');
+  }
+
+  email(column: string, options: { required?: boolean; when?: string; max?: number } = {}): string | undefined {
+    return this.pattern(column, /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address like ana@example.com', {
+      max: 100,
+      ...options,
+      code: CELL_ERROR_CODES.invalidEmail,
+    });
+  }
+
+  /** Runs a format parser; a `FormatError` becomes a cell error with its code. */
+  format<T>(column: string, parse: () => T): T | undefined {
+    try {
+      return parse();
+    } catch (err) {
+      if (err instanceof FormatError) {
+        this.error(column, err.code, err.message);
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  /** The parse result: the row when no error was recorded. */
+  finish<Row>(row: Row | undefined): ParseResult<Row> {
+    if (this.errors.length > 0) return { ok: false, errors: this.errors };
+    // Every path that leaves the row undefined records an error first; this guards against a missed one.
+    if (row === undefined)
+      return {
+        ok: false,
+        errors: [{ code: 'INVALID_ROW', message: 'Expected a valid row, got one that could not be read' }],
+      };
+    return { ok: true, row };
+  }
+}
+
+/** "payer.document: Expected ...; amount: Expected ..." for one result cell. */
+export function formatCellErrors(errors: readonly CellError[]): string {
+  return errors.map((e) => (e.column ? `${e.column}: ${e.message}` : e.message)).join('; ');
+}
+
+/** Sets `value` at a dotted path (`payer.address.zipCode`) when defined; used to build nested request objects. */
+export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  if (value === undefined) return;
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+/** Canonical JSON: keys sorted at every level, so equal values give equal text (natural keys). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,143 @@
+/**
+ * Kind `pix-payments`: one row pays one Pix QR code from its copy-and-paste payload (spec 4.3, 2.7, 2.8). Moves
+ * money out: all-or-nothing by default.
+ *
+ * Steps and keys:
+ * - `initialize` (create, IdempotencyKey = the row's key): POST payment-initialization with the payload. A resend with
+ *   the same key gets the same initialization (same endToEndId) back.
+ * - `pay` (money): the payment body is mapped from the stored initialization by the client's `toPaymentRequest`
+ *   (initiationType from the QR type, transactionId and endToEndId copied, the row's amount and description). It is
+ *   sent with its OWN key, UUIDv5("pix-payments/pay", row key): derived, so it is the same on every attempt and run,
+ *   and distinct from the initialization's key (one key per request: a bank that remembers keys per operation or
+ *   globally sees two different requests). Besides the key, the single-use endToEndId guards against a second payment.
+ *
+ * Natural key: payload + amount in cents (the same QR code paid twice with the same amount is one intent; to pay a
+ * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
+ * An endToEndId expires: a row resumed long after its initialization may be refused by the bank (row `failed`).
+ */
+import type { PixInitialization, PixQrType } from '../bank/client.js';
+import { RequestValidationError } from '../bank/errors.js';
+import { parseBrCode } from '../formats/brcode.js';
+import type { Cents } from '../types.js';
+import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CellReader } from './fields.js';
+import { type BatchKind, type ColumnSpec, StepOutcomeError } from './kind.js';
+import { uuidV5 } from './validators.js';
+
+export interface PixPaymentRow {
+  payload: string;
+  amountCents: Cents;
+  description?: string;
+  idempotencyKey?: string;
+}
+
+/** Name of the derived key of the `pay` step (see the top of this file). Never change it. */
+export const PIX_PAY_KEY_NAME = 'pix-payments/pay';
+
+/** The key sent with the payment request of a row whose key is `rowKey`. */
+export function pixPayKey(rowKey: string): string {
+  return uuidV5(PIX_PAY_KEY_NAME, rowKey);
+}
+
+const SAMPLE_PAYLOAD =
+  '00020126360014br.gov.bcb.pix0114+55619999999995204000053039865406100.005802BR5913Fulano de Tal6008BRASILIA62070503***63041188';
+
+export const PIX_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
+  column('payload', 'Pix copy-and-paste code (BR Code) with a valid CRC', SAMPLE_PAYLOAD, { required: true }),
+  column('amount', `${FORMATS.amount}; must be the QR code's amount unless it allows a change`, '100,00', {
+    required: true,
+  }),
+  column('description', 'text, at most 140 characters, sent with the payment', 'Fornecedor 123'),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+export function parsePixPayment(r: CellReader): PixPaymentRow | undefined {
+  const payload = r.text('payload', { required: true, max: 512 });
+  if (payload !== undefined) r.format('payload', () => parseBrCode(payload));
+  const amountCents = r.amount('amount', { required: true });
+  const description = r.text('description', { max: 140 });
+  const idempotencyKey = r.guid('idempotencyKey');
+  if (payload === undefined || amountCents === undefined) return undefined;
+  const row: PixPaymentRow = { payload, amountCents };
+  if (description !== undefined) row.description = description;
+  if (idempotencyKey !== undefined) row.idempotencyKey = idempotencyKey;
+  return row;
+}
+
+export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
+  name: 'pix-payments',
+  group: 'pix',
+  movesMoneyOut: true,
+  columns: PIX_PAYMENT_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    return r.finish(parsePixPayment(r));
+  },
+  naturalKey: (row) => `${row.payload}|${row.amountCents}`,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  amountCents: (row) => row.amountCents,
+  steps: [
+    {
+      name: 'initialize',
+      effect: 'create',
+      usesIdempotencyKey: true,
+      async run(ctx) {
+        const init = await ctx.client.pixPayments.initialize(
+          ctx.row.payload,
+          ctx.idempotencyKey,
+          ctx.signal ? { signal: ctx.signal } : {},
+        );
+        return {
+          endToEndId: init.endToEndId,
+          transactionId: init.transactionId,
+          qrType: init.type,
+          qrStatus: init.status,
+          allowChangeAmount: init.allowChangeAmount,
+          qrAmount: init.amountCents ?? null,
+        };
+      },
+    },
+    {
+      name: 'pay',
+      effect: 'money',
+      usesIdempotencyKey: true,
+      async run(ctx) {
+        const stored = ctx.previous.initialize;
+        if (!stored || typeof stored.endToEndId !== 'string' || typeof stored.transactionId !== 'string') {
+          throw new StepOutcomeError('failed', 'PIX_NOT_INITIALIZED', 'Expected a stored initialization, got none');
+        }
+        const init: PixInitialization = {
+          endToEndId: stored.endToEndId,
+          transactionId: stored.transactionId,
+          type: stored.qrType as PixQrType,
+          status: String(stored.qrStatus ?? ''),
+          allowChangeAmount: stored.allowChangeAmount === true,
+          ...(typeof stored.qrAmount === 'number' ? { amountCents: stored.qrAmount } : {}),
+        };
+        let request: ReturnType<typeof ctx.client.pixPayments.toPaymentRequest>;
+        try {
+          request = ctx.client.pixPayments.toPaymentRequest(init, {
+            amountCents: ctx.row.amountCents,
+            ...(ctx.row.description !== undefined ? { description: ctx.row.description } : {}),
+          });
+        } catch (err) {
+          if (err instanceof RequestValidationError)
+            throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
+          throw err;
+        }
+        const payment = await ctx.client.pixPayments.pay(
+          request,
+          pixPayKey(ctx.idempotencyKey),
+          ctx.signal ? { signal: ctx.signal } : {},
+        );
+        return {
+          paymentId: payment.id,
+          paymentStatus: payment.status,
+          paidAmount: payment.amountCents,
+        };
+      },
+    },
+  ],
+  resultColumns: ['endToEndId', 'transactionId', 'paymentId', 'paymentStatus', 'paidAmount'],
+  resultMoneyColumns: ['paidAmount'],
+};

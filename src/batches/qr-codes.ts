@@ -1,0 +1,267 @@
+/**
+ * Kind `qr-codes`: one row creates a dynamic (PIX_DYNAMIC, immediate payment) or static (PIX_STATIC) Pix QR code
+ * (spec 2.9, 2.10, 4.4), and saves its PNG when `formatResponse` is PAYLOAD_AND_QRCODE.
+ *
+ * One step, `create`, whose request depends on the type:
+ * - dynamic: POST /baas/api/v1/pix/qrcode/dynamic takes no IdempotencyKey. After an unknown outcome it is recovered
+ *   by GET .../dynamic/{correlationId} (`qrCodes.getDynamic`, an addition the sandbox serves; docs/service-gaps.md)
+ *   and created only when that says 404. correlationId must be a GUID (spec 2.9).
+ * - static: POST /baas/api/v2/pix/qrcode/static with the row's IdempotencyKey: a resend replays the first answer.
+ * The PNG is written inside the step (a local, repeatable effect), so a recovered or replayed creation writes it too.
+ *
+ * Natural key: the correlationId.
+ */
+import { rename, writeFile } from 'node:fs/promises';
+import type { CreateDynamicQrInput, CreateStaticQrInput, DynamicQrCode, StaticQrCode } from '../bank/client.js';
+import { NotFoundError } from '../bank/errors.js';
+import type { Cents } from '../types.js';
+import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
+import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
+import { CellReader } from './fields.js';
+import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
+import { safeFileName } from './safe-name.js';
+
+export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
+export const FORMAT_RESPONSES = ['ONLY_PAYLOAD', 'PAYLOAD_AND_QRCODE'] as const;
+/** Spec 2.10 and 8. */
+export const STATIC_ADDITIONAL_INFORMATION_MAX = 64;
+export const MAX_ADDITIONAL_INFOS = 3;
+
+export type QrCodeRow =
+  | { type: 'PIX_DYNAMIC'; input: CreateDynamicQrInput; idempotencyKey?: string }
+  | { type: 'PIX_STATIC'; input: CreateStaticQrInput; idempotencyKey?: string };
+
+const DYNAMIC = 'PIX_DYNAMIC only';
+const STATIC = 'PIX_STATIC only';
+
+export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
+  column('type', 'PIX_DYNAMIC (immediate payment) or PIX_STATIC', 'PIX_DYNAMIC', { required: true }),
+  column(
+    'correlationId',
+    `${FORMATS.guid} for PIX_DYNAMIC; ${CORRELATION_ID_FORMAT} for PIX_STATIC`,
+    '5f0c2a9e-8d41-4c7b-9a3e-2b6d1f8e4c10',
+    {
+      required: true,
+    },
+  ),
+  column('amount', `${FORMATS.amount}; for PIX_STATIC leave empty to let the payer choose`, '150,00', {
+    requiredWhen: 'when type is PIX_DYNAMIC',
+  }),
+  column('description', 'text, at most 140 characters (internal)', 'Pedido 998'),
+  column(
+    'formatResponse',
+    'ONLY_PAYLOAD (default) or PAYLOAD_AND_QRCODE (also saves the PNG image)',
+    'PAYLOAD_AND_QRCODE',
+  ),
+  column('expiresIn', `whole seconds > 0 (default 86400); ${DYNAMIC}`, '3600'),
+  column('payer.name', `text, at most 100 characters; ${DYNAMIC}`, 'Maria da Silva', {
+    requiredWhen: 'with payer.document',
+  }),
+  column('payer.document', `${FORMATS.document}; ${DYNAMIC}`, '123.456.789-09', { requiredWhen: 'with payer.name' }),
+  column('city.name', `text, at most 60 characters; ${DYNAMIC}`, 'São Paulo', { requiredWhen: 'with city.zipCode' }),
+  column('city.zipCode', `${FORMATS.zipCode}; ${DYNAMIC}`, '01310-100', { requiredWhen: 'with city.name' }),
+  ...[1, 2, 3].flatMap((i) => [
+    column(`additionalInfos.${i}.name`, `text, at most 50 characters; ${DYNAMIC}`, `Campo${i}`, {
+      requiredWhen: `with additionalInfos.${i}.value`,
+    }),
+    column(`additionalInfos.${i}.value`, `text, at most 200 characters; ${DYNAMIC}`, `Valor ${i}`, {
+      requiredWhen: `with additionalInfos.${i}.name`,
+    }),
+  ]),
+  column('pixKey', `Pix key to receive on, at most 77 characters; ${STATIC}`, 'maria@example.com'),
+  column(
+    'additionalInformation',
+    `text shown to the payer, at most ${STATIC_ADDITIONAL_INFORMATION_MAX} characters; ${STATIC}`,
+    'Obrigado pela compra',
+  ),
+  IDEMPOTENCY_KEY_COLUMN,
+];
+
+function forbid(r: CellReader, columns: readonly string[], why: string): void {
+  for (const c of Object.keys(r.record)) if (columns.some((p) => c === p || c.startsWith(`${p}.`))) r.forbid(c, why);
+}
+
+export function parseQrCode(r: CellReader): QrCodeRow | undefined {
+  const type = r.enumOf('type', QR_TYPES, { required: true });
+  const description = r.text('description', { max: 140 });
+  const formatResponse = r.enumOf('formatResponse', FORMAT_RESPONSES);
+  const idempotencyKey = r.guid('idempotencyKey');
+  const key = idempotencyKey === undefined ? {} : { idempotencyKey };
+  if (type === 'PIX_DYNAMIC') {
+    forbid(r, ['pixKey', 'additionalInformation'], STATIC);
+    const correlationId = r.guid('correlationId', { required: true, when: 'a GUID for PIX_DYNAMIC' });
+    const amountCents = r.amount('amount', { required: true, when: 'when type is PIX_DYNAMIC' });
+    const expiresInSeconds = r.integer('expiresIn', { min: 1, max: 31_536_000 });
+    const anyPayer = r.has('payer.name') || r.has('payer.document');
+    const payerName = r.text('payer.name', { required: anyPayer, when: 'with payer.document', max: 100 });
+    const payerDocument = r.document('payer.document', { required: anyPayer, when: 'with payer.name' });
+    const anyCity = r.has('city.name') || r.has('city.zipCode');
+    const cityName = r.text('city.name', { required: anyCity, when: 'with city.zipCode', max: 60 });
+    const cityZip = r.zipCode('city.zipCode', { required: anyCity, when: 'with city.name' });
+    const additionalInfos: Array<{ name: string; value: string }> = [];
+    for (let i = 1; i <= MAX_ADDITIONAL_INFOS; i++) {
+      const n = `additionalInfos.${i}.name`;
+      const v = `additionalInfos.${i}.value`;
+      if (!r.has(n) && !r.has(v)) continue;
+      const name = r.text(n, { required: true, when: `with ${v}`, max: 50 });
+      const value = r.text(v, { required: true, when: `with ${n}`, max: 200 });
+      if (name !== undefined && value !== undefined) additionalInfos.push({ name, value });
+    }
+    if (correlationId === undefined || amountCents === undefined) return undefined;
+    const input: CreateDynamicQrInput = { correlationId, amountCents };
+    if (description !== undefined) input.description = description;
+    if (formatResponse !== undefined) input.formatResponse = formatResponse;
+    if (expiresInSeconds !== undefined) input.expiresInSeconds = expiresInSeconds;
+    if (payerName !== undefined && payerDocument !== undefined)
+      input.payer = { name: payerName, document: payerDocument };
+    if (cityName !== undefined && cityZip !== undefined) input.city = { name: cityName, zipCode: cityZip };
+    if (additionalInfos.length > 0) input.additionalInfos = additionalInfos;
+    return { type, input, ...key };
+  }
+  if (type === 'PIX_STATIC') {
+    forbid(r, ['expiresIn', 'payer', 'city', 'additionalInfos'], DYNAMIC);
+    const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+    const amountCents: Cents | undefined = r.amount('amount');
+    const pixKey = r.text('pixKey', { max: 77 });
+    const additionalInformation = r.text('additionalInformation', { max: STATIC_ADDITIONAL_INFORMATION_MAX });
+    if (correlationId === undefined) return undefined;
+    const input: CreateStaticQrInput = { correlationId };
+    if (amountCents !== undefined) input.amountCents = amountCents;
+    if (description !== undefined) input.description = description;
+    if (pixKey !== undefined) input.pixKey = pixKey;
+    if (additionalInformation !== undefined) input.additionalInformation = additionalInformation;
+    if (formatResponse !== undefined) input.formatResponse = formatResponse;
+    return { type, input, ...key };
+  }
+  return undefined;
+}
+
+/** Writes a PNG given as base64 or as a data URI; returns the file name. */
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+async function savePng(ctx: StepContext<QrCodeRow>, image: string): Promise<string> {
+  const base64 = image.replace(/^data:[^,]*,/, '');
+  const bytes = Buffer.from(base64, 'base64');
+  if (!bytes.subarray(0, 8).equals(PNG_SIGNATURE)) {
+    throw new StepOutcomeError('failed', 'QR_IMAGE_INVALID', 'Expected a PNG image from the bank, got other data');
+  }
+  const fileName = safeFileName(ctx.row.input.correlationId, 'png');
+  const path = ctx.outputPath(fileName);
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, bytes);
+  await rename(temp, path);
+  return fileName;
+}
+
+function wantsImage(row: QrCodeRow): boolean {
+  return row.input.formatResponse === 'PAYLOAD_AND_QRCODE';
+}
+
+async function dynamicOutput(ctx: StepContext<QrCodeRow>, qr: DynamicQrCode): Promise<StepOutput> {
+  let imageFile: string | null = null;
+  if (wantsImage(ctx.row)) {
+    if (!qr.qrCodeImageBase64) {
+      throw new StepOutcomeError(
+        'failed',
+        'QR_IMAGE_MISSING',
+        'Expected a QR code image (PAYLOAD_AND_QRCODE), got none',
+      );
+    }
+    imageFile = await savePng(ctx, qr.qrCodeImageBase64);
+  }
+  return {
+    qrCodePayload: qr.qrCodePayload,
+    transactionId: null,
+    qrStatus: qr.status ?? null,
+    expiresAt: qr.expiresAt ?? null,
+    imageFile,
+  };
+}
+
+async function staticOutput(ctx: StepContext<QrCodeRow>, qr: StaticQrCode): Promise<StepOutput> {
+  let imageFile: string | null = null;
+  if (wantsImage(ctx.row)) {
+    if (!qr.base64Image) {
+      throw new StepOutcomeError(
+        'failed',
+        'QR_IMAGE_MISSING',
+        'Expected a QR code image (PAYLOAD_AND_QRCODE), got none',
+      );
+    }
+    imageFile = await savePng(ctx, qr.base64Image);
+  }
+  return {
+    qrCodePayload: qr.payloadPix,
+    transactionId: qr.transactionId ?? null,
+    qrStatus: null,
+    expiresAt: null,
+    imageFile,
+  };
+}
+
+/** The client's look-up of a dynamic QR code by correlationId, when it has one (see the top of this file). */
+type GetDynamic = (
+  correlationId: string,
+  options?: { signal?: AbortSignal; formatResponse?: string },
+) => Promise<DynamicQrCode>;
+
+export const qrCodesKind: BatchKind<QrCodeRow> = {
+  name: 'qr-codes',
+  group: 'pix',
+  movesMoneyOut: false,
+  columns: QR_CODE_COLUMNS,
+  parse(record, dialect) {
+    const r = new CellReader(record, dialect);
+    return r.finish(parseQrCode(r));
+  },
+  naturalKey: (row) => row.input.correlationId,
+  explicitIdempotencyKey: (row) => row.idempotencyKey,
+  amountCents: (row) => row.input.amountCents,
+  steps: [
+    {
+      name: 'create',
+      effect: 'create',
+      // The static request carries the key; the dynamic one cannot and is recovered instead.
+      usesIdempotencyKey: false,
+      async run(ctx) {
+        const options = ctx.signal ? { signal: ctx.signal } : {};
+        if (ctx.row.type === 'PIX_DYNAMIC') {
+          return dynamicOutput(ctx, await ctx.client.qrCodes.createDynamic(ctx.row.input, options));
+        }
+        return staticOutput(ctx, await ctx.client.qrCodes.createStatic(ctx.row.input, ctx.idempotencyKey, options));
+      },
+      async recover(ctx) {
+        if (ctx.row.type === 'PIX_STATIC') {
+          // Keyed: resending with the same key replays the first answer.
+          return staticOutput(
+            ctx,
+            await ctx.client.qrCodes.createStatic(
+              ctx.row.input,
+              ctx.idempotencyKey,
+              ctx.signal ? { signal: ctx.signal } : {},
+            ),
+          );
+        }
+        const getDynamic = (ctx.client.qrCodes as unknown as { getDynamic?: GetDynamic }).getDynamic;
+        if (typeof getDynamic !== 'function') {
+          throw new StepOutcomeError(
+            'uncertain',
+            'QR_CREATION_UNCONFIRMED',
+            'The creation of this dynamic QR code has an unknown outcome and the client cannot look it up by correlationId',
+          );
+        }
+        try {
+          const qr = await getDynamic.call(ctx.client.qrCodes, ctx.row.input.correlationId, {
+            ...(ctx.signal ? { signal: ctx.signal } : {}),
+            ...(wantsImage(ctx.row) ? { formatResponse: 'PAYLOAD_AND_QRCODE' } : {}),
+          });
+          return dynamicOutput(ctx, qr);
+        } catch (err) {
+          if (err instanceof NotFoundError) return undefined;
+          throw err;
+        }
+      },
+    },
+  ],
+  resultColumns: ['qrCodePayload', 'transactionId', 'qrStatus', 'expiresAt', 'imageFile'],
+};
