@@ -1,0 +1,738 @@
+/**
+ * The commands: `daemon` (in ./daemon.ts), `run`, `validate` and `status`. src/cli.ts parses the arguments and the
+ * configuration and calls these; each returns the process exit code.
+ *
+ * Exit codes:
+ * - 0: everything succeeded (every row `succeeded`, or `duplicate` of a row that did; `validate`: no error).
+ * - 1: the command ran, but some row did not succeed, a file was rejected (`run`), or the file is invalid
+ *   (`validate`).
+ * - 2: the command could not run (bank unreachable at start, store unusable, file missing).
+ *
+ * The pipeline glue: a taken file goes to the engine (src/runner/engine.ts), which reads it (src/csv), validates
+ * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
+ * one answer (src/outbox). A file that cannot be processed as a whole (unknown kind, empty, not text, missing
+ * columns) gets a `<name>.rejected.txt` instead.
+ */
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { BankClient, type BankClientOptions } from '../bank/client.js';
+import type { RetrySettings } from '../bank/retry-policy.js';
+import { billPaymentsKind } from '../batches/bill-payments.js';
+import { chargeUpdatesKind } from '../batches/charge-updates.js';
+import { chargeVoidsKind } from '../batches/charge-voids.js';
+import { chargesKind } from '../batches/charges.js';
+import { claimCancellationsKind } from '../batches/claim-cancellations.js';
+import { claimsKind } from '../batches/claims.js';
+import type { BatchKind, CellError } from '../batches/kind.js';
+import { pixPaymentsKind } from '../batches/pix-payments.js';
+import { qrCodesKind } from '../batches/qr-codes.js';
+import type { Config } from '../config.js';
+import { type BatchReader, type ReadBatchOptions, readBatch } from '../csv/reader.js';
+import { formatLocation, InputError, type InputLocation, RemessaError } from '../errors.js';
+import { classifyInboxPath, Intake, sha256File, stemOf, type TakenBatch } from '../intake/index.js';
+import type { Logger } from '../log.js';
+import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
+import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../sandbox/server.js';
+import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
+import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
+import {
+  BatchRejectedError,
+  DEFAULT_ENGINE_RETRY,
+  type ProcessBatchResult,
+  processBatch,
+  resumeUnfinishedBatches,
+} from './engine.js';
+import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
+
+export const EXIT_OK = 0;
+export const EXIT_NOT_ALL_SUCCEEDED = 1;
+export const EXIT_CANNOT_RUN = 2;
+
+/** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
+export interface RunnerOptions {
+  folders: {
+    /** Watched for batches. */
+    inbox: string;
+    /** Answers: `<kind>/<name>.result.csv`, `.rejected.txt`, `.summary.json`, PDFs and PNGs. */
+    outbox: string;
+    /** Taken originals end here. */
+    archive: string;
+    /** The store (`remessa.sqlite`), the work area (`work/`) and the embedded sandbox's state. */
+    data: string;
+  };
+  bank:
+    | {
+        /** The embedded sandbox, started in-process on a free port. */
+        embedded: true;
+        /** Its SQLite file. @defaultValue `<data>/sandbox.sqlite` */
+        sandboxDataFile?: string;
+        /** Interface it listens on. @defaultValue '127.0.0.1' */
+        sandboxHost?: string;
+        /** Its port. @defaultValue 0 (a free port) */
+        sandboxPort?: number;
+        /** Settings of the client talking to it (base URL and key are filled in). */
+        client?: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'>;
+        /** Account id (idempotency-key namespace). @defaultValue 'sandbox' */
+        accountId?: string;
+      }
+    | {
+        embedded: false;
+        /** The client's settings (base URL, API key, timeouts, retries, TLS). */
+        client: BankClientOptionsLike;
+        /** The account id: namespace of the idempotency keys (and webhook header). */
+        accountId: string;
+      };
+  intake: {
+    /** Milliseconds size and mtime must stay unchanged before a file is taken. */
+    stableMs: number;
+    /** Take a file only when `<name>.done` appears. */
+    requireDoneMarker: boolean;
+    /** Poll instead of file system events (network shares). */
+    usePolling: boolean;
+    /** Polling interval in milliseconds. */
+    pollIntervalMs: number;
+    /** Files processed at once. @defaultValue 4 */
+    maxConcurrentFiles?: number;
+  };
+  /** CSV dialect overrides; absent = detect. */
+  csv: {
+    encoding?: 'utf8' | 'windows-1252';
+    delimiter?: ',' | ';' | '\t';
+    decimalMark?: '.' | ',';
+  };
+  queue: {
+    /** Requests in flight at once. */
+    concurrency: number;
+    /** Rows read ahead and queued at once. */
+    maxRowsInFlight: number;
+    /** Per endpoint group: at most `requests` per `intervalMs` (0 = unlimited). */
+    rateLimits: Record<string, { requests: number; intervalMs: number }>;
+  };
+  /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
+  policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
+  /** Per kind: source header -> column. */
+  mappings: Partial<Record<KindName, Record<string, string>>>;
+  logger: Logger;
+  /** Where command output (validate's errors, status) goes. @defaultValue process.stdout */
+  out?: NodeJS.WritableStream;
+  /** Where progress goes. @defaultValue process.stderr */
+  progressStream?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** The client's options, passed through. */
+export type BankClientOptionsLike = BankClientOptions;
+
+/** Maps the parsed configuration onto the runner's options. */
+export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerOptions {
+  const b = config.bank;
+  const client: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'> = {
+    accountId: b.accountId,
+    apiKeyHeader: b.headers.apiKey,
+    accountIdHeader: b.headers.accountId,
+    idempotencyKeyHeader: b.headers.idempotencyKey,
+    connectTimeoutMs: b.timeouts.connectMs,
+    headersTimeoutMs: b.timeouts.headersMs,
+    bodyTimeoutMs: b.timeouts.bodyMs,
+    maxAttempts: b.retry.maxAttempts,
+    baseDelayMs: b.retry.baseDelayMs,
+    maxDelayMs: b.retry.maxDelayMs,
+    maxRetryAfterMs: b.retry.maxRetryAfterMs,
+    connections: b.connections,
+    pixPaymentPath: b.pixPaymentPath,
+    logger,
+  };
+  const tls = b.tls as { certFile?: string; keyFile?: string; caFile?: string };
+  const readPem = (f: string | undefined) => (f ? readFileSyncText(f) : undefined);
+  return {
+    folders: { ...config.folders },
+    bank: config.embedded
+      ? {
+          embedded: true,
+          sandboxDataFile: config.sandbox.dataFile,
+          sandboxHost: config.sandbox.host,
+          sandboxPort: config.sandbox.port,
+          client,
+          accountId: b.accountId ?? 'sandbox',
+        }
+      : {
+          embedded: false,
+          client: {
+            ...client,
+            baseUrl: b.url,
+            apiKey: b.apiKey!,
+            tlsCert: readPem(tls.certFile),
+            tlsKey: readPem(tls.keyFile),
+            tlsCa: readPem(tls.caFile),
+          },
+          accountId: b.accountId ?? '',
+        },
+    intake: {
+      stableMs: config.intake.stableMs,
+      requireDoneMarker: config.intake.requireDoneMarker,
+      usePolling: config.intake.mode === 'poll',
+      pollIntervalMs: config.intake.pollIntervalMs,
+    },
+    csv: {
+      encoding: config.csv.encoding === 'auto' ? undefined : config.csv.encoding,
+      delimiter: config.csv.delimiter === 'auto' ? undefined : config.csv.delimiter,
+      decimalMark: config.csv.decimalMark === 'auto' ? undefined : config.csv.decimalMark,
+    },
+    queue: {
+      concurrency: config.queue.concurrency,
+      maxRowsInFlight: config.queue.maxRowsInFlight,
+      rateLimits: { ...config.queue.rateLimits },
+    },
+    policy: { ...config.policy },
+    mappings: { ...config.mappings } as RunnerOptions['mappings'],
+    logger,
+  };
+}
+
+function readFileSyncText(file: string): string {
+  // Certificates are read once at start-up; sync keeps the mapping a plain function.
+  return readFileSync(file, 'utf8');
+}
+
+/** Counts of row outcomes of one batch, as the engine reports them. */
+export type OutcomeCounts = Partial<Record<RowOutcome, number>>;
+
+/** The answer given to one batch. */
+export interface BatchAnswer {
+  /** 'done': answered; 'parked': stopped before every row was answered (resumed later). */
+  state: 'done' | 'parked';
+  /** 'result' or 'rejected' (whole file). */
+  answer: 'result' | 'rejected';
+  counts: OutcomeCounts;
+  /** Path of the answer file. */
+  file: string;
+}
+
+/** The open pipeline: store, bank client (and embedded sandbox), queue. */
+export interface Pipeline {
+  /** The bank's base URL (the embedded sandbox's when embedded). */
+  bankUrl: string;
+  /** `<data>/work`. */
+  workDir: string;
+  /** Processes one taken batch and writes its one answer. */
+  handleBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<'done' | 'parked'>;
+  /** Like handleBatch, but returns the counts (for `run`). */
+  processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
+  /** Retries rows left uncertain (or in flight by a crash) in earlier batches. */
+  resumeUncertain(signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Every batch kind by name. */
+// biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
+const KINDS: Readonly<Record<KindName, BatchKind<any>>> = {
+  charges: chargesKind,
+  'bill-payments': billPaymentsKind,
+  'pix-payments': pixPaymentsKind,
+  'qr-codes': qrCodesKind,
+  'claim-cancellations': claimCancellationsKind,
+  claims: claimsKind,
+  'charge-updates': chargeUpdatesKind,
+  'charge-voids': chargeVoidsKind,
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
+export function kindByName(name: string): BatchKind<any> | undefined {
+  return (KINDS as Record<string, BatchKind<unknown>>)[name];
+}
+
+/** Where answers to files of no known kind go: the folder they were dropped in, or `_unknown` for the inbox root. */
+export const UNKNOWN_KIND_FOLDER = '_unknown';
+
+function readOptions(options: RunnerOptions, kind: KindName, displayName: string): ReadBatchOptions {
+  return {
+    columns: KINDS[kind].columns,
+    mapping: options.mappings[kind] ?? {},
+    displayName,
+    ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
+    ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),
+    ...(options.csv.decimalMark ? { decimalMark: options.csv.decimalMark } : {}),
+  };
+}
+
+function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
+  const o: OutcomeCounts = {};
+  for (const [state, n] of Object.entries(counts) as Array<[RowState, number]>) {
+    if (n === 0) continue;
+    const outcome = rowOutcome(state);
+    o[outcome] = (o[outcome] ?? 0) + n;
+  }
+  return o;
+}
+
+/** Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue. */
+export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
+  const log = options.logger;
+  const { folders } = options;
+  await fs.mkdir(folders.data, { recursive: true });
+  await fs.mkdir(folders.outbox, { recursive: true });
+  let sandbox: RunningSandbox | undefined;
+  let baseUrl: string;
+  let apiKey: string;
+  let clientOptions: Omit<BankClientOptions, 'baseUrl' | 'apiKey'>;
+  let accountId: string;
+  if (options.bank.embedded) {
+    sandbox = await startSandbox({
+      dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
+      host: options.bank.sandboxHost ?? '127.0.0.1',
+      port: options.bank.sandboxPort ?? 0,
+      logger: log.child({ component: 'sandbox' }),
+    });
+    log.info({ url: sandbox.url }, 'embedded sandbox started');
+    baseUrl = sandbox.url;
+    apiKey = SANDBOX_PUBLIC_API_KEY;
+    clientOptions = options.bank.client ?? {};
+    accountId = options.bank.accountId ?? 'sandbox';
+  } else {
+    ({ baseUrl, apiKey, ...clientOptions } = options.bank.client);
+    accountId = options.bank.accountId;
+  }
+  // Retries live in the engine (one pure policy, 429s pause the whole group): the client makes one attempt.
+  const retry: RetrySettings = {
+    maxAttempts: clientOptions.maxAttempts ?? DEFAULT_ENGINE_RETRY.maxAttempts,
+    baseDelayMs: clientOptions.baseDelayMs ?? DEFAULT_ENGINE_RETRY.baseDelayMs,
+    maxDelayMs: clientOptions.maxDelayMs ?? DEFAULT_ENGINE_RETRY.maxDelayMs,
+    maxRetryAfterMs: clientOptions.maxRetryAfterMs ?? DEFAULT_ENGINE_RETRY.maxRetryAfterMs,
+  };
+  const client = new BankClient({
+    ...clientOptions,
+    baseUrl,
+    apiKey,
+    accountId,
+    maxAttempts: 1,
+    connections: Math.max(clientOptions.connections ?? 8, options.queue.concurrency),
+    logger: log.child({ component: 'bank' }),
+  });
+  let store: Store;
+  try {
+    store = openStore(path.join(folders.data, STORE_FILE_NAME));
+  } catch (err) {
+    await client.close();
+    await sandbox?.close();
+    throw err;
+  }
+  const queue = new RequestQueue(
+    queueOptionsFromConfig({
+      concurrency: options.queue.concurrency,
+      maxRowsInFlight: options.queue.maxRowsInFlight,
+      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
+    }),
+  );
+  const common = { store, client, queue, accountId, retry, logger: log };
+
+  async function reject(
+    batch: TakenBatch,
+    folder: string,
+    error: { code: string; message: string },
+  ): Promise<BatchAnswer> {
+    const file = await writeRejected({
+      outboxDir: folders.outbox,
+      kind: folder,
+      name: batch.stem,
+      fileName: batch.item.meta.name,
+      error,
+    });
+    log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
+    return { state: 'done', answer: 'rejected', counts: {}, file };
+  }
+
+  async function processTaken(
+    batch: TakenBatch,
+    opts: { signal: AbortSignal; progress?: Progress | undefined },
+  ): Promise<BatchAnswer> {
+    const { meta } = batch.item;
+    if (meta.kind === null) {
+      return reject(batch, meta.folder ?? UNKNOWN_KIND_FOLDER, {
+        code: 'UNKNOWN_KIND',
+        message: meta.unknownKindReason ?? `Expected a known batch kind, got "${meta.name}"`,
+      });
+    }
+    const kindName = meta.kind;
+    const kind = KINDS[kindName];
+    let reader: BatchReader | undefined;
+    const known = store.getBatch(batch.sha256);
+    // A batch whose rows are all stored needs no reading (same content dropped again, or resumed after a crash).
+    if (!known || known.status === 'ingesting') {
+      try {
+        reader = await readBatch(batch.item.file, readOptions(options, kindName, meta.name));
+      } catch (err) {
+        if (err instanceof InputError) return reject(batch, kindName, { code: err.code, message: err.message });
+        throw err;
+      }
+    }
+    let result: ProcessBatchResult;
+    try {
+      result = await processBatch({
+        ...common,
+        kind,
+        batchId: batch.sha256,
+        fileName: meta.name,
+        input: reader,
+        filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
+        policy: options.policy[kindName],
+        signal: opts.signal,
+        onProgress: opts.progress
+          ? (p) => opts.progress?.update(p.phase === 'run' ? p.finished : 0, p.phase === 'run' ? p.toRun : undefined)
+          : undefined,
+      });
+    } catch (err) {
+      if (err instanceof BatchRejectedError || err instanceof InputError) {
+        return reject(batch, kindName, { code: err.code, message: err.message });
+      }
+      throw err;
+    } finally {
+      reader?.close();
+    }
+    const counts = describeOutcomeCounts(result.counts);
+    if (!result.complete) {
+      return { state: 'parked', answer: 'result', counts, file: '' };
+    }
+    const written = await writeResult(store, batch.sha256, { outboxDir: folders.outbox, kind, name: batch.stem });
+    log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
+    return { state: 'done', answer: 'result', counts, file: written.resultPath };
+  }
+
+  return {
+    bankUrl: baseUrl,
+    workDir: path.join(folders.data, 'work'),
+    processBatch: processTaken,
+    handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
+    async resumeUncertain(signal) {
+      const { results, errors } = await resumeUnfinishedBatches({
+        ...common,
+        signal,
+        kindFor: (name) => kindByName(name),
+        filesDirFor: (b) => filesDirFor(folders.outbox, b.kind, stemOf(b.fileName)),
+        policyFor: (b) => options.policy[b.kind],
+      });
+      for (const r of results) {
+        if (!r.complete) continue;
+        const kind = KINDS[r.batch.kind];
+        const name = stemOf(r.batch.fileName);
+        const written = await writeResult(store, r.batch.id, { outboxDir: folders.outbox, kind, name });
+        log.info(
+          { batch: r.batch.fileName, counts: describeOutcomeCounts(r.counts), answer: written.resultPath },
+          'resumed batch answered again',
+        );
+      }
+      for (const e of errors) log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+    },
+    async close() {
+      await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
+      store.close();
+      await sandbox?.close();
+    },
+  };
+}
+
+/** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
+export function allSucceeded(counts: OutcomeCounts): boolean {
+  return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
+}
+
+function out(options: RunnerOptions): NodeJS.WritableStream {
+  return options.out ?? process.stdout;
+}
+
+function formatCounts(counts: OutcomeCounts): string {
+  const parts = Object.entries(counts)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .map(([k, n]) => `${k} ${n}`);
+  return parts.length > 0 ? parts.join(', ') : 'no rows';
+}
+
+/** The kind of a file given on the command line: its folder name or its name prefix (as in the inbox). */
+export function kindOfGivenFile(file: string): KindName | undefined {
+  const folder = path.basename(path.dirname(file));
+  const entry = classifyInboxPath(`${folder}/${path.basename(file)}`);
+  if (entry.type === 'batch') return entry.kind;
+  const root = classifyInboxPath(path.basename(file));
+  return root.type === 'batch' ? root.kind : undefined;
+}
+
+/**
+ * `remessa run [FILE...]`: with files, processes each where it is (it is not moved: it is not in the inbox) and
+ * writes its answer to the outbox; without, resumes the work area, takes everything waiting in the inbox (files
+ * still being written are awaited) and processes it like the daemon does. Uncertain rows of earlier batches are
+ * retried first. Exit 0 only when every row succeeded.
+ */
+export async function runOnce(options: RunnerOptions, files: readonly string[] = [], kind?: KindName): Promise<number> {
+  const log = options.logger;
+  let pipeline: Pipeline;
+  try {
+    pipeline = await openPipeline(options);
+  } catch (err) {
+    log.error({ err }, 'cannot start');
+    return EXIT_CANNOT_RUN;
+  }
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  const stream = options.progressStream ?? process.stderr;
+  const interactive = isInteractive(stream);
+  let ok = true;
+  const report = (name: string, answer: BatchAnswer) => {
+    if (answer.answer === 'rejected') ok = false;
+    if (!allSucceeded(answer.counts) || answer.state === 'parked') ok = false;
+    out(options).write(
+      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}${answer.state === 'parked' ? ' (stopped early, resumes next run)' : ''} -> ${answer.file}\n`,
+    );
+  };
+  try {
+    await pipeline.resumeUncertain(abort.signal);
+    if (files.length > 0) {
+      for (const file of files) {
+        if (abort.signal.aborted) break;
+        const abs = path.resolve(file);
+        const stat = await fs.stat(abs).catch(() => undefined);
+        if (!stat?.isFile()) {
+          out(options).write(`${file}: not found\n`);
+          ok = false;
+          continue;
+        }
+        const k = kind ?? kindOfGivenFile(abs);
+        const name = path.basename(abs);
+        const batch: TakenBatch = {
+          item: {
+            id: 'given',
+            dir: path.dirname(abs),
+            file: abs,
+            meta: {
+              kind: k ?? null,
+              unknownKindReason: k
+                ? undefined
+                : `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`,
+              name,
+              folder: k ?? null,
+              relativePath: file,
+              takenAt: new Date().toISOString(),
+            },
+          },
+          sha256: await sha256File(abs),
+          stem: stemOf(name),
+        };
+        const progress = createProgress({ stream });
+        progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(abs) : undefined);
+        try {
+          report(file, await pipeline.processBatch(batch, { signal: abort.signal, progress }));
+        } finally {
+          progress.stop();
+        }
+      }
+    } else {
+      const intake = new Intake(
+        {
+          inboxDir: options.folders.inbox,
+          workDir: pipeline.workDir,
+          archiveDir: options.folders.archive,
+          stableMs: options.intake.stableMs,
+          requireDoneMarker: options.intake.requireDoneMarker,
+          maxConcurrentFiles: 1,
+          logger: log,
+        },
+        async (batch, signal) => {
+          const progress = createProgress({ stream });
+          progress.start(
+            `${batch.item.meta.kind ?? '?'} ${batch.item.meta.name}`,
+            interactive ? await estimateRows(batch.item.file) : undefined,
+          );
+          try {
+            const answer = await pipeline.processBatch(batch, { signal, progress });
+            report(batch.item.meta.relativePath, answer);
+            return answer.state;
+          } finally {
+            progress.stop();
+          }
+        },
+      );
+      abort.signal.addEventListener('abort', () => void intake.stop(), { once: true });
+      await intake.drain();
+      if (intake.counts.failed > 0) ok = false;
+      if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0) {
+        out(options).write('nothing waiting in the inbox\n');
+      }
+    }
+    return ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
+  } catch (err) {
+    log.error({ err }, 'run failed');
+    return EXIT_CANNOT_RUN;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await pipeline.close();
+  }
+}
+
+/** What `validate` found. */
+export interface ValidationReport {
+  rows: number;
+  valid: number;
+  invalid: number;
+  /** One line per error: `file line L, column C (name): message [CODE]`. */
+  errors: string[];
+  /** Said when the policy would send nothing. */
+  policyNote?: string;
+}
+
+/** Reads and validates every row of `file` as `kind`; sends nothing, stores nothing. Throws InputError for the file. */
+export async function validateBatchFile(
+  file: string,
+  kindName: KindName,
+  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'>,
+  hooks: { onRow?: (valid: boolean) => void; maxErrors?: number } = {},
+): Promise<ValidationReport> {
+  const kind = KINDS[kindName];
+  const name = path.basename(file);
+  const reader = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
+  const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [] };
+  const maxErrors = hooks.maxErrors ?? 10_000;
+  const columnIndex = new Map<string, number>();
+  reader.header.forEach((h, i) => {
+    if (h.column !== null && !columnIndex.has(h.column)) columnIndex.set(h.column, i + 1);
+  });
+  const add = (line: number, e: CellError) => {
+    if (report.errors.length >= maxErrors) return;
+    const column = e.column === undefined ? undefined : columnIndex.get(e.column);
+    const loc: InputLocation = { file: name, line };
+    if (column !== undefined) loc.column = column;
+    if (e.column !== undefined) loc.columnName = e.column;
+    report.errors.push(`${formatLocation(loc)}: ${e.message} [${e.code}]`);
+  };
+  try {
+    for await (const rec of reader.rows) {
+      report.rows++;
+      let ok: boolean;
+      if (rec.problem) {
+        add(rec.line, rec.problem);
+        ok = false;
+      } else {
+        const parsed = kind.parse(rec.record, reader.dialect);
+        ok = parsed.ok;
+        if (!parsed.ok) for (const e of parsed.errors) add(rec.line, e);
+      }
+      if (ok) report.valid++;
+      else report.invalid++;
+      hooks.onRow?.(ok);
+    }
+  } finally {
+    reader.close();
+  }
+  if (report.errors.length >= maxErrors) report.errors.push(`... more errors not shown (first ${maxErrors} listed)`);
+  const policy = options.policy[kindName] ?? (kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
+  if (report.invalid > 0) {
+    report.policyNote =
+      policy === 'all-or-nothing'
+        ? 'policy all-or-nothing: nothing would be sent'
+        : `policy send-valid: ${report.valid} valid rows would be sent`;
+  }
+  return report;
+}
+
+/**
+ * `remessa validate FILE`: reads and validates every row, sends nothing, stores nothing. Prints every error as
+ * `file line L, column C (name): message` and the totals. Exit 1 when any row (or the file) is invalid.
+ */
+export async function validateFile(options: RunnerOptions, file: string, kind?: KindName): Promise<number> {
+  const stream = options.progressStream ?? process.stderr;
+  const abs = path.resolve(file);
+  const k = kind ?? kindOfGivenFile(abs);
+  const o = out(options);
+  if (!k) {
+    o.write(
+      `${file}: Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${path.basename(file)}"\n`,
+    );
+    return EXIT_NOT_ALL_SUCCEEDED;
+  }
+  if (!(await fs.stat(abs).catch(() => undefined))?.isFile()) {
+    o.write(`${file}: not found\n`);
+    return EXIT_CANNOT_RUN;
+  }
+  const progress = createProgress({ stream });
+  progress.start(`validate ${k} ${path.basename(abs)}`, isInteractive(stream) ? await estimateRows(abs) : undefined);
+  let result: ValidationReport;
+  try {
+    result = await validateBatchFile(abs, k, options, { onRow: (valid) => progress.tick(valid ? 'valid' : 'invalid') });
+  } catch (err) {
+    progress.stop();
+    if (err instanceof RemessaError) {
+      o.write(`${err.message} [${err.code}]\n`);
+      o.write(`${path.basename(abs)}: the file cannot be processed\n`);
+      return EXIT_NOT_ALL_SUCCEEDED;
+    }
+    throw err;
+  }
+  progress.stop();
+  for (const line of result.errors) o.write(`${line}\n`);
+  o.write(
+    `${path.basename(abs)}: ${result.rows} rows, ${result.valid} valid, ${result.invalid} invalid, ` +
+      `${result.errors.length} errors${result.policyNote ? `; ${result.policyNote}` : ''}\n`,
+  );
+  return result.invalid === 0 && result.rows > 0 ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
+}
+
+/** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store. */
+export async function showStatus(options: RunnerOptions): Promise<number> {
+  const file = path.join(options.folders.data, STORE_FILE_NAME);
+  if (!(await fs.stat(file).catch(() => undefined))) {
+    out(options).write(`No store yet at ${file}: nothing has been processed.\n`);
+    return EXIT_OK;
+  }
+  let store: Store | undefined;
+  try {
+    store = openStore(file);
+    out(options).write(renderStatus(store));
+    return EXIT_OK;
+  } catch (err) {
+    options.logger.error({ err }, 'cannot read the store');
+    return EXIT_CANNOT_RUN;
+  } finally {
+    store?.close();
+  }
+}
+
+/** The text of `remessa status`. */
+export function renderStatus(store: Store, limits: { batches?: number; uncertain?: number } = {}): string {
+  const lines: string[] = [];
+  const batches = store.listBatches();
+  const total: Record<string, number> = {};
+  lines.push(`Batches: ${batches.length}`);
+  for (const b of batches.slice(0, limits.batches ?? 50)) {
+    const counts = store.countRows(b.id);
+    for (const [k, n] of Object.entries(counts)) total[k] = (total[k] ?? 0) + n;
+    const shown = Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    lines.push(
+      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})`,
+    );
+  }
+  if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);
+  for (const b of batches.slice(limits.batches ?? 50)) {
+    for (const [k, n] of Object.entries(store.countRows(b.id))) total[k] = (total[k] ?? 0) + n;
+  }
+  const totals = Object.entries(total)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  lines.push(`Rows: ${totals || 'none'}`);
+  const uncertain = store.uncertainRows(limits.uncertain ?? 100);
+  lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
+  for (const r of uncertain) {
+    lines.push(
+      `  ${r.kind} ${r.fileName} line ${r.line}${r.currentStep ? ` step ${r.currentStep}` : ''}: ` +
+        `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'})`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The store's file name inside the data folder. */
+export const STORE_FILE_NAME = 'remessa.sqlite';

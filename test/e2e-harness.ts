@@ -1,0 +1,258 @@
+/**
+ * End-to-end harness: the sandbox and the daemon as real child processes, each in a temp folder.
+ *
+ * The sandbox runs as `tsx src/cli.ts sandbox --port 0 --data FILE` in its own process, so killing the daemon never
+ * kills the bank; its admin routes give the effects ledger (proof of "exactly once") and fault settings.
+ * The daemon runs as `tsx src/cli.ts daemon --config FILE` with a config written here.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FaultRuleInput } from '../src/sandbox/faults.js';
+import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(ROOT, 'src', 'cli.ts');
+export const EXAMPLES = path.join(ROOT, 'examples');
+const TSX_IMPORT = ['--import', 'tsx'];
+
+export interface Proc {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal name). */
+  exited: Promise<number | string>;
+}
+
+export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Proc {
+  const child = spawn(process.execPath, [...TSX_IMPORT, CLI, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, REMESSA_LOG_LEVEL: process.env.REMESSA_E2E_LOG_LEVEL ?? 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1));
+  });
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Runs a CLI command to its end. */
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const p = spawnCli(args, options);
+  const code = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface SandboxProcess {
+  url: string;
+  proc: Proc;
+  /** Ledger counts: one entry per (kind, key). */
+  effects(kind?: string): Promise<Array<{ kind: string; key: string; count: number }>>;
+  setFaults(rules: FaultRuleInput[], seed?: number): Promise<void>;
+  clearFaults(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function admin(url: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
+    method,
+    headers: {
+      'x-service-api-key': SANDBOX_PUBLIC_API_KEY,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`sandbox admin ${method} ${route}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export async function startSandboxProcess(dataFile: string): Promise<SandboxProcess> {
+  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile], {
+    env: { REMESSA_LOG_LEVEL: 'warn' },
+  });
+  const url = await waitFor(
+    'the sandbox to listen',
+    async () => {
+      const m = /sandbox listening on (http:\/\/[^\s]+)/.exec(proc.stdout() + proc.stderr());
+      if (m) return m[1]!;
+      if (proc.child.exitCode !== null) throw new Error(`sandbox exited: ${proc.stderr()}`);
+      return undefined;
+    },
+    20_000,
+  );
+  return {
+    url,
+    proc,
+    effects: async (kind) => (await admin(url, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
+    setFaults: async (rules, seed) => {
+      await admin(url, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
+    },
+    clearFaults: async () => {
+      await admin(url, 'DELETE', '/faults');
+    },
+    stop: async () => {
+      if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
+      await proc.exited;
+    },
+  };
+}
+
+export interface Workspace {
+  dir: string;
+  inbox: string;
+  outbox: string;
+  archive: string;
+  data: string;
+  config: string;
+}
+
+/** A temp folder with inbox/outbox/archive/data and a config pointing at `bankUrl`. */
+export async function makeWorkspace(
+  bankUrl: string,
+  extra: {
+    intake?: Record<string, unknown>;
+    queue?: Record<string, unknown>;
+    mappings?: Record<string, unknown>;
+    bank?: Record<string, unknown>;
+    policy?: Record<string, unknown>;
+  } = {},
+): Promise<Workspace> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-'));
+  const ws: Workspace = {
+    dir,
+    inbox: path.join(dir, 'inbox'),
+    outbox: path.join(dir, 'outbox'),
+    archive: path.join(dir, 'archive'),
+    data: path.join(dir, 'data'),
+    config: path.join(dir, 'remessa.jsonc'),
+  };
+  const config = {
+    folders: { inbox: ws.inbox, outbox: ws.outbox, archive: ws.archive, data: ws.data },
+    bank: {
+      url: bankUrl,
+      apiKey: SANDBOX_PUBLIC_API_KEY,
+      accountId: '1234567',
+      retry: { maxAttempts: 6, baseDelayMs: 20, maxDelayMs: 200, maxRetryAfterMs: 2000 },
+      timeouts: { connectMs: 2000, headersMs: 2000, bodyMs: 2000 },
+      ...extra.bank,
+    },
+    intake: { stableMs: 100, ...extra.intake },
+    queue: {
+      concurrency: 8,
+      rateLimits: {
+        charges: { requests: 0, intervalMs: 1000 },
+        'bill-payments': { requests: 0, intervalMs: 1000 },
+        pix: { requests: 0, intervalMs: 1000 },
+        claims: { requests: 0, intervalMs: 1000 },
+      },
+      ...extra.queue,
+    },
+    ...(extra.mappings ? { mappings: extra.mappings } : {}),
+    ...(extra.policy ? { policy: extra.policy } : {}),
+  };
+  await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
+  return ws;
+}
+
+/** Copies `source` into the inbox the way a careful writer does: temp name, then rename. */
+export async function drop(ws: Workspace, source: string | Buffer, relative: string): Promise<void> {
+  const target = path.join(ws.inbox, relative);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  const tmp = `${target}.tmp`;
+  if (typeof source === 'string') await fs.copyFile(source, tmp);
+  else await fs.writeFile(tmp, source);
+  await fs.rename(tmp, target);
+}
+
+/** Waits for the one answer of `<kind>/<stem>`: the result CSV or the rejection. */
+export async function waitForAnswer(
+  ws: Workspace,
+  kindFolder: string,
+  stem: string,
+  timeoutMs = 60_000,
+): Promise<{ type: 'result' | 'rejected'; file: string; text: string }> {
+  const result = path.join(ws.outbox, kindFolder, `${stem}.result.csv`);
+  const rejected = path.join(ws.outbox, kindFolder, `${stem}.rejected.txt`);
+  return waitFor(
+    `the answer to ${kindFolder}/${stem}`,
+    async () => {
+      for (const [type, file] of [
+        ['result', result],
+        ['rejected', rejected],
+      ] as const) {
+        const text = await fs.readFile(file, 'utf8').catch(() => undefined);
+        if (text !== undefined) return { type, file, text };
+      }
+      return undefined;
+    },
+    timeoutMs,
+  );
+}
+
+export function startDaemon(ws: Workspace, env: NodeJS.ProcessEnv = {}): Proc {
+  return spawnCli(['daemon', '--config', ws.config], { env });
+}
+
+export async function stopDaemon(p: Proc): Promise<number | string> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
+  return p.exited;
+}
+
+/** Parses a result CSV written with `,` or `;` (no multi-line cells in our samples' results). */
+export function parseResultCsv(text: string): Array<Record<string, string>> {
+  const body = text.replace(/^\uFEFF/, '');
+  const lines = body.split(/\r?\n/).filter((l) => l !== '');
+  const delimiter = lines[0]!.includes(';') ? ';' : ',';
+  const split = (line: string): string[] => {
+    const cells: string[] = [];
+    let cur = '';
+    let quoted = false;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i]!;
+      if (quoted) {
+        if (c === '"' && line[i + 1] === '"') {
+          cur += '"';
+          i++;
+        } else if (c === '"') quoted = false;
+        else cur += c;
+      } else if (c === '"') quoted = true;
+      else if (c === delimiter) {
+        cells.push(cur);
+        cur = '';
+      } else cur += c;
+    }
+    cells.push(cur);
+    return cells;
+  };
+  const header = split(lines[0]!);
+  return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [header[i] ?? `#${i}`, v])));
+}
