@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getBoletoInfo, isValidBoleto, isValidPixPayload } from '@brazilian-utils/brazilian-utils';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bankSlipBarCodeToLine, parseBrCode } from '../src/formats/index.js';
-import { findChargeByBarCode, findChargeByTxid, markChargePaid } from '../src/sandbox/charges-store.js';
+import { addDays, bankSlipBarCodeToLine, parseBrCode } from '../src/formats/index.js';
+import { createCharge, findChargeByBarCode, findChargeByTxid, markChargePaid } from '../src/sandbox/charges-store.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 
 const KEY = 'test-key-0123456789';
@@ -569,5 +570,49 @@ describe('persistence', () => {
       name: string;
     }>;
     expect(migrations.map((m) => m.name)).toContain('002-charges.sql');
+  });
+});
+
+describe('generated codes (property)', () => {
+  it('every slip and BR Code the sandbox makes passes an independent decoder, with its amount and due date', () => {
+    const usedOurNumbers = new Set<string>();
+    let n = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom('BANKSLIP' as const, 'BANKSLIP_PIX' as const, 'PIX_STATIC' as const, 'PIX_DYNAMIC' as const),
+        fc.integer({ min: 1, max: 9_999_999_999 }),
+        fc.integer({ min: 0, max: 3650 }),
+        fc.option(fc.integer({ min: 1, max: 99_999_999_999 }), { nil: undefined }),
+        (type, amountCents, daysAhead, express) => {
+          const ourNumber = type === 'BANKSLIP' && express !== undefined ? String(express) : undefined;
+          fc.pre(ourNumber === undefined || !usedOurNumbers.has(ourNumber));
+          if (ourNumber) usedOurNumbers.add(ourNumber);
+          const dueDate = addDays('2026-11-22', daysAhead);
+          const isSlip = type === 'BANKSLIP' || type === 'BANKSLIP_PIX';
+          const charge = createCharge(sandbox.ctx, {
+            type,
+            correlationId: `prop-${n++}`,
+            amountCents,
+            ...(isSlip ? { dueDate } : {}),
+            ...(ourNumber ? { ourNumber } : {}),
+            extras: isSlip ? { payer: PAYER } : {},
+            apiKeyId: 'test',
+          });
+          if (isSlip) {
+            expect(isValidBoleto(charge.digitableLine!)).toBe(true);
+            const info = getBoletoInfo(charge.digitableLine!, { referenceDate: START });
+            expect(info?.amount).toBe(amountCents);
+            expect(info?.expirationDate?.toISOString().slice(0, 10)).toBe(dueDate);
+            expect(charge.barCode!.slice(23, 26)).toBe(ourNumber ? '121' : '112');
+            if (ourNumber) expect(charge.barCode!.slice(-11)).toBe(ourNumber.padStart(11, '0'));
+          }
+          if (type !== 'BANKSLIP') {
+            expect(isValidPixPayload(charge.qrCode!)).toBe(true);
+            expect(parseBrCode(charge.qrCode!).amountCents).toBe(amountCents);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

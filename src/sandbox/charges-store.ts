@@ -613,7 +613,7 @@ export function markChargePaid(
           endToEndId: payment.endToEndId,
           amount: centsToWire(payment.amountCents),
           receivedAt: paidAt,
-          key: paid.type === 'PIX_STATIC' ? deps.options.beneficiary.pixKey : null,
+          key: deps.options.beneficiary.pixKey,
         },
         at,
       );
