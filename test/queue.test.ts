@@ -144,6 +144,17 @@ describe('RequestQueue', () => {
     expect(ran).toBe(false);
   });
 
+  it('never cuts a started task short when the signal aborts: its answer is kept', async () => {
+    const q = makeQueue({ concurrency: 1 });
+    const ac = new AbortController();
+    let release!: (v: string) => void;
+    const running = q.run('pix', () => new Promise<string>((r) => (release = r)), { signal: ac.signal });
+    await tick();
+    ac.abort();
+    release('answer');
+    await expect(running).resolves.toBe('answer');
+  });
+
   it('bounds rows in flight; one group holds at most half, so a stuck group cannot take every slot', async () => {
     const q = makeQueue({ maxRowsInFlight: 4 });
     await q.acquireRow('charges');

@@ -61,6 +61,7 @@ export function queueOptionsFromConfig(queue: {
 }
 
 const PAUSED = Symbol('paused');
+const ABORTED = Symbol('aborted');
 
 interface GroupState {
   queue: PQueue;
@@ -110,30 +111,33 @@ export class RequestQueue {
 
   /**
    * Runs `task` (one request) when its group admits it and a global slot is free. Rejects with the task's error; a
-   * RateLimitedError first pauses the group. Aborting `signal` drops a task that has not started (AbortError).
+   * RateLimitedError first pauses the group. Aborting `signal` drops a task that has not started (rejects with the
+   * signal's reason); a task already started is never cut short: its outcome is what the caller must store.
+   * (p-queue's own `signal` option would reject a running task's promise and lose its answer, hence this wrapper.)
    */
   async run<T>(group: EndpointGroup, task: () => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
     const state = this.group(group);
     const signal = options.signal;
     for (;;) {
-      const result = await state.queue.add(
-        () =>
-          this.global.add(
-            async (): Promise<{ value: T } | typeof PAUSED> => {
-              // Paused after this task was admitted: do not send; give the slot back and queue again.
-              if (this.isPaused(group)) return PAUSED;
-              try {
-                return { value: await task() };
-              } catch (error) {
-                if (error instanceof RateLimitedError)
-                  this.pauseGroup(group, error.retryAfterMs ?? this.defaultPauseMs);
-                throw error;
-              }
-            },
-            { signal },
-          ),
-        { signal },
+      signal?.throwIfAborted();
+      let started = false;
+      const queued = state.queue.add(() =>
+        this.global.add(async (): Promise<{ value: T } | typeof PAUSED | typeof ABORTED> => {
+          // Stopped while waiting: do not send; the caller has already been told.
+          if (signal?.aborted) return ABORTED;
+          // Paused after this task was admitted: do not send; give the slot back and queue again.
+          if (this.isPaused(group)) return PAUSED;
+          started = true;
+          try {
+            return { value: await task() };
+          } catch (error) {
+            if (error instanceof RateLimitedError) this.pauseGroup(group, error.retryAfterMs ?? this.defaultPauseMs);
+            throw error;
+          }
+        }),
       );
+      const result = signal ? await untilStartedOrAborted(queued, signal, () => started) : await queued;
+      if (result === ABORTED) throw signal?.reason ?? new Error('aborted');
       if (result !== PAUSED) return result.value;
     }
   }
@@ -266,4 +270,24 @@ function checkInt(name: string, value: number, min: number): number {
     throw new TypeError(`RequestQueueOptions.${name}: Expected an integer >= ${min}, got ${String(value)}`);
   }
   return value;
+}
+
+/** Settles with `p`, or rejects with the signal's reason if it aborts before the task has started. */
+function untilStartedOrAborted<R>(p: Promise<R>, signal: AbortSignal, started: () => boolean): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    const onAbort = () => {
+      if (!started()) reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -436,9 +436,21 @@ class BatchRun {
           break outer; // stopped while waiting for a slot
         }
         const p = this.driveRow(row)
-          .catch((error: unknown) => {
-            // Only a bug or a store failure lands here; the row stays as the store has it and is resumed next run.
+          .catch(async (error: unknown) => {
+            // Only a bug or a store failure lands here. Leave the row visibly uncertain (resumed next run) if the
+            // store still takes writes; otherwise it stays as the store has it, which the next run also resumes.
             this.log.error({ err: error, line: row.line }, 'row could not be driven');
+            await this.store
+              .write(() => {
+                const cur = this.store.getRow(this.o.batchId, row.line);
+                if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
+                  this.store.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
+                    code: ENGINE_CODES.stepError,
+                    message: `Internal error while driving the row: ${(error as Error)?.message ?? String(error)}`,
+                  });
+                }
+              })
+              .catch(() => undefined);
           })
           .finally(() => {
             queue.releaseRow(this.kind.group);
@@ -685,6 +697,10 @@ class BatchRun {
           settings: this.retry,
         });
         let delayMs: number;
+        if (unknown && !step.usesIdempotencyKey && !step.recover) {
+          // Rule 2: neither a key nor a lookup: never resent. The loop's top says so on the row.
+          continue;
+        }
         if (decision.retry) delayMs = decision.delayMs;
         else if (decision.reason === 'unsafe-outcome-unknown' && step.recover && attempt < this.retry.maxAttempts) {
           // Not resendable as is, but it can be looked up: the loop recovers first, then resends only if absent.

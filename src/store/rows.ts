@@ -26,6 +26,7 @@
  *                                              │  └──timeout / dropped connection / 5xx──► unknown
  *                                              └──429, or certainly nothing sent──► not_sent ──► intent (again)
  *   unknown ──recover() found it──► done       unknown ──recover() says absent / keyed resend──► intent
+ *   intent (left by a crash) is handled exactly like unknown, hence also intent ──► intent
  *   (none) | not_sent ──read step answered──► done | failed   (read steps have no effect: no intent needed)
  *   A step in `not_sent` is treated as never attempted.
  *
@@ -78,7 +79,7 @@ const ROW_TRANSITIONS: ReadonlyMap<RowState | null, readonly RowState[]> = new M
 
 const STEP_TRANSITIONS: ReadonlyMap<StepState | null, readonly StepState[]> = new Map<StepState | null, StepState[]>([
   [null, ['intent', 'done', 'failed']],
-  ['intent', ['done', 'failed', 'unknown', 'not_sent']],
+  ['intent', ['intent', 'done', 'failed', 'unknown', 'not_sent']],
   ['unknown', ['intent', 'done', 'failed', 'unknown']],
   ['not_sent', ['intent', 'done', 'failed']],
   ['done', []],

@@ -1,0 +1,476 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BankClient } from '../src/bank/client.js';
+import { RateLimitedError, ServiceTimeoutError } from '../src/bank/errors.js';
+import { chargesKind } from '../src/batches/charges.js';
+import type { BatchKind, StepContext } from '../src/batches/kind.js';
+import { readBatch } from '../src/csv/reader.js';
+import { filesDirFor, writeResult } from '../src/outbox/index.js';
+import { RequestQueue } from '../src/queue/index.js';
+import { ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { BATCH_HAS_INVALID_ROWS, openStore, type Store } from '../src/store/index.js';
+
+const ACCOUNT = '0001234';
+const HEADER =
+  'type,correlationId,amount,dueDate,yourNumber,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state';
+const slip = (id: string, amount = '150.00', yourNumber = 'NF-1') =>
+  `BANKSLIP,${id},${amount},2027-01-15,${yourNumber},Maria da Silva,529.982.247-25,01310-100,Av Paulista 1000,Sao Paulo,SP`;
+const pixStatic = (id: string, amount = '10.50') => `PIX_STATIC,${id},${amount},,,,,,,,`;
+
+let dir: string;
+let sandbox: RunningSandbox;
+let client: BankClient;
+let storeFile: string;
+let stores: Store[];
+let queues: RequestQueue[];
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'remessa-engine-'));
+  sandbox = await startSandbox({ port: 0 });
+  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+  storeFile = path.join(dir, 'state.sqlite');
+  stores = [];
+  queues = [];
+});
+afterEach(async () => {
+  for (const s of stores) s.close();
+  for (const q of queues) q.close();
+  await client.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function open(file = storeFile): Store {
+  const s = openStore(file);
+  stores.push(s);
+  return s;
+}
+function queue(concurrency = 4): RequestQueue {
+  const q = new RequestQueue({ concurrency, maxRowsInFlight: 8 });
+  queues.push(q);
+  return q;
+}
+
+function writeCsv(name: string, lines: string[]): { file: string; batchId: string } {
+  const file = path.join(dir, name);
+  writeFileSync(file, `${lines.join('\r\n')}\r\n`);
+  return { file, batchId: createHash('sha256').update(readFileSync(file)).digest('hex') };
+}
+
+/** Counts every call of a resource method of the client (each call is one request: maxAttempts is 1). */
+type Hook = (call: () => Promise<unknown>, ...args: unknown[]) => Promise<unknown>;
+function counting(inner: BankClient, hooks: Record<string, Hook> = {}) {
+  const calls: Record<string, number> = {};
+  const wrapped = new Proxy(inner, {
+    get(target, resource: string) {
+      const value = Reflect.get(target, resource) as object;
+      if (typeof value !== 'object' || value === null) return value;
+      return new Proxy(value, {
+        get(res, method: string) {
+          const fn = Reflect.get(res, method) as unknown;
+          if (typeof fn !== 'function') return fn;
+          return (...args: unknown[]) => {
+            const name = `${resource}.${method}`;
+            calls[name] = (calls[name] ?? 0) + 1;
+            const hook = hooks[name];
+            const call = () => (fn as (...a: unknown[]) => Promise<unknown>).apply(res, args);
+            return hook ? hook(call, ...args) : call();
+          };
+        },
+      });
+    },
+  }) as BankClient;
+  return { client: wrapped, calls, total: () => Object.values(calls).reduce((a, b) => a + b, 0) };
+}
+
+async function run(store: Store, csv: { file: string; batchId: string }, extra: Partial<ProcessBatchOptions> = {}) {
+  const reader = await readBatch(csv.file, { columns: chargesKind.columns });
+  const name = path.basename(csv.file, '.csv');
+  try {
+    return await processBatch({
+      store,
+      kind: chargesKind,
+      batchId: csv.batchId,
+      fileName: path.basename(csv.file),
+      input: reader,
+      client,
+      queue: queue(),
+      filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', name),
+      accountId: ACCOUNT,
+      ...extra,
+    });
+  } finally {
+    reader.close();
+  }
+}
+
+async function result(store: Store, csv: { file: string; batchId: string }) {
+  const name = path.basename(csv.file, '.csv');
+  const out = await writeResult(store, csv.batchId, { outboxDir: path.join(dir, 'outbox'), kind: chargesKind, name });
+  const lines = readFileSync(out.resultPath, 'utf8').trimEnd().split('\r\n');
+  const header = lines[0]!.split(',');
+  const col = (line: number, c: string) => parseCsvLine(lines[line - 1]!)[header.indexOf(c)];
+  return { out, lines, header, col };
+}
+
+/** Enough CSV for our own result lines (quoted cells with commas). */
+function parseCsvLine(line: string): string[] {
+  const cells: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      cells.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  cells.push(cur);
+  return cells;
+}
+
+const created = (id?: string) =>
+  sandbox.ctx.ledger.counts(id ? { kind: 'charge_created', key: id } : { kind: 'charge_created' });
+
+describe('engine against the sandbox: charges', () => {
+  it('runs a batch end to end: created, PDFs fetched, invalid rows rejected, formulas neutralised', async () => {
+    const csv = writeCsv('charges-jan.csv', [
+      HEADER,
+      slip('INV-1', '150.00', '=SUM(A1:A9)'),
+      pixStatic('PIX-1'),
+      'BANKSLIP,INV-BAD,abc,2027-01-15,,,,,,,',
+      slip('INV-2', '99.90'),
+    ]);
+    const store = open();
+    const res = await run(store, csv);
+    expect(res).toMatchObject({ complete: true, stopped: false });
+    expect(res.counts).toMatchObject({ succeeded: 3, rejected: 1, pending: 0, in_flight: 0 });
+
+    const { col, lines, header, out } = await result(store, csv);
+    expect(lines).toHaveLength(5);
+    expect(header.slice(-9)).toEqual([
+      'status',
+      'errorCode',
+      'errorMessage',
+      'chargeStatus',
+      'ourNumber',
+      'barCode',
+      'digitableLine',
+      'qrCode',
+      'pdfFile',
+    ]);
+    expect(col(2, 'status')).toBe('succeeded');
+    expect(col(2, 'yourNumber')).toBe("'=SUM(A1:A9)");
+    expect(col(2, 'barCode')).toMatch(/^\d{44}$/);
+    expect(col(2, 'pdfFile')).toBe('INV-1.pdf');
+    expect(col(3, 'qrCode')).toMatch(/^000201/);
+    expect(col(4, 'status')).toBe('rejected');
+    expect(col(4, 'errorMessage')).toContain('amount');
+    expect(col(5, 'status')).toBe('succeeded');
+    const pdf = path.join(dir, 'outbox', 'charges', 'charges-jan', 'INV-1.pdf');
+    expect(readFileSync(pdf).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(out.summary.counts).toMatchObject({ succeeded: 3, rejected: 1 });
+    expect(out.summary.amounts.succeeded).toEqual({ cents: 15000 + 1050 + 9990, formatted: '260.40' });
+    expect(created()).toEqual([
+      { kind: 'charge_created', key: 'INV-1', count: 1 },
+      { kind: 'charge_created', key: 'INV-2', count: 1 },
+      { kind: 'charge_created', key: 'PIX-1', count: 1 },
+    ]);
+  });
+
+  it('the same file twice, and the same row in another file: zero new requests', async () => {
+    const csv = writeCsv('a.csv', [HEADER, slip('D-1'), pixStatic('D-2')]);
+    const store = open();
+    await run(store, csv);
+    const again = counting(client);
+    const second = await run(store, csv, { client: again.client });
+    expect(again.total()).toBe(0);
+    expect(second.attempts).toBe(0);
+    expect(second.counts).toMatchObject({ succeeded: 2 });
+
+    const other = writeCsv('b.csv', [HEADER, pixStatic('D-2'), pixStatic('D-3')]);
+    const third = counting(client);
+    const r = await run(store, other, { client: third.client });
+    expect(third.calls).toEqual({ 'charges.create': 1 });
+    expect(r.counts).toMatchObject({ duplicate: 1, succeeded: 1 });
+    const { col } = await result(store, other);
+    expect(col(2, 'status')).toBe('duplicate');
+    expect(col(2, 'errorCode')).toBe('DUPLICATE_NATURAL_KEY');
+    expect(col(2, 'errorMessage')).toContain('a.csv');
+    expect(col(2, 'qrCode')).toMatch(/^000201/); // repeats the original outcome
+    expect(created()).toHaveLength(3);
+    expect(created().every((c) => c.count === 1)).toBe(true);
+  });
+
+  it('all-or-nothing: one invalid row and nothing is sent', async () => {
+    const csv = writeCsv('strict.csv', [HEADER, slip('S-1'), 'BANKSLIP,S-2,,2027-01-15,,,,,,,']);
+    const store = open();
+    const c = counting(client);
+    const r = await run(store, csv, { client: c.client, policy: 'all-or-nothing' });
+    expect(c.total()).toBe(0);
+    expect(r.counts).toMatchObject({ rejected: 2 });
+    expect(store.getRow(csv.batchId, 2)!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
+  });
+
+  describe('crash at any instant, then a restart from the store as it was on disk: exactly once', () => {
+    /**
+     * A "crash" is a copy of the store's committed state taken at a chosen instant (what a SIGKILL leaves on disk),
+     * after which the original run is stopped and thrown away. The restart opens the copy and resumes.
+     */
+    async function crashAt(
+      hookName: string,
+      when: 'before-request' | 'after-request',
+    ): Promise<{ crashed: Store; csv: { file: string; batchId: string } }> {
+      const csv = writeCsv('crash.csv', [HEADER, slip('C-1'), slip('C-2'), pixStatic('C-3')]);
+      const store = open();
+      const ac = new AbortController();
+      const snapshot = path.join(dir, 'crashed.sqlite');
+      let crashed = false;
+      const c = counting(client, {
+        [hookName]: async (call, ...args) => {
+          const id = String((args[0] as { correlationId?: string }).correlationId ?? args[0]);
+          if (crashed || id !== 'C-2') return call();
+          crashed = true;
+          if (when === 'after-request') await call();
+          writeFileSync(snapshot, store.db.serialize());
+          ac.abort();
+          throw new Error('the process died here');
+        },
+      });
+      await run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) });
+      expect(crashed).toBe(true);
+      return { crashed: open(snapshot), csv };
+    }
+
+    it('between the intent and the request: the charge is looked up, then created once', async () => {
+      const { crashed, csv } = await crashAt('charges.create', 'before-request');
+      expect(crashed.getSteps(csv.batchId, 3).get('create')?.state).toBe('intent');
+      expect(crashed.getRow(csv.batchId, 3)!.state).toBe('in_flight');
+      const c = counting(client);
+      const r = await run(crashed, csv, { client: c.client });
+      expect(r.counts).toMatchObject({ succeeded: 3 });
+      // the recovery lookup of C-2 (404: not created); C-1's, if its answer was not yet committed at the crash
+      expect(c.calls['charges.get']).toBeGreaterThanOrEqual(1);
+      expect(crashed.getSteps(csv.batchId, 3).get('create')).toMatchObject({ state: 'done', attempts: 2 });
+      expect(created()).toEqual([
+        { kind: 'charge_created', key: 'C-1', count: 1 },
+        { kind: 'charge_created', key: 'C-2', count: 1 },
+        { kind: 'charge_created', key: 'C-3', count: 1 },
+      ]);
+    });
+
+    it('between the request and its answer: found by the lookup, never created twice', async () => {
+      const { crashed, csv } = await crashAt('charges.create', 'after-request');
+      expect(created('C-2')).toEqual([{ kind: 'charge_created', key: 'C-2', count: 1 }]);
+      const c = counting(client);
+      const r = await run(crashed, csv, { client: c.client });
+      expect(r.counts).toMatchObject({ succeeded: 3 });
+      expect(c.calls['charges.create'] ?? 0).toBeLessThanOrEqual(1); // never C-2's again; C-3's if not yet sent
+      expect(c.calls['charges.get']).toBeGreaterThanOrEqual(1);
+      expect(created().map((x) => x.count)).toEqual([1, 1, 1]);
+      const row = crashed.getRow(csv.batchId, 3)!;
+      expect(row.outputs.barCode).toMatch(/^\d{44}$/);
+      expect(row.outputs.pdfFile).toBe('C-2.pdf');
+    });
+
+    it('between steps: a created charge whose PDF was not fetched only fetches the PDF', async () => {
+      const { crashed, csv } = await crashAt('charges.streamPdf', 'before-request');
+      expect(crashed.getSteps(csv.batchId, 3).get('create')?.state).toBe('done');
+      const c = counting(client);
+      const r = await run(crashed, csv, { client: c.client });
+      expect(r.counts).toMatchObject({ succeeded: 3 });
+      // All creates had been sent before C-2's PDF (queue order); only PDFs are fetched on restart.
+      expect(c.calls['charges.create']).toBeUndefined();
+      expect(c.calls['charges.streamPdf']).toBeGreaterThanOrEqual(1);
+      expect(created().map((x) => x.count)).toEqual([1, 1, 1]);
+      expect(existsSync(path.join(dir, 'outbox', 'charges', 'crash', 'C-2.pdf'))).toBe(true);
+    });
+  });
+
+  it('a graceful stop parks the rows; the next run finishes them once', async () => {
+    const csv = writeCsv('stop.csv', [HEADER, ...Array.from({ length: 6 }, (_, i) => pixStatic(`G-${i}`))]);
+    const store = open();
+    const ac = new AbortController();
+    let n = 0;
+    const c = counting(client, {
+      'charges.create': async (call) => {
+        const out = await call();
+        if (++n === 2) ac.abort();
+        return out;
+      },
+    });
+    const first = await run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) });
+    expect(first.stopped).toBe(true);
+    expect(first.complete).toBe(false);
+    expect(c.calls['charges.create']).toBe(2);
+    // parked between steps, or before their first: nothing unknown, nothing lost
+    expect(first.counts.pending).toBe(6 - first.counts.succeeded);
+    expect(first.counts.uncertain + first.counts.in_flight).toBe(0);
+    const rest = counting(client);
+    const second = await run(store, csv, { client: rest.client });
+    expect(second.counts).toMatchObject({ succeeded: 6, pending: 0 });
+    expect(rest.calls['charges.create']).toBe(4);
+    expect(created().map((x) => x.count)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+});
+
+describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () => {
+  interface Row {
+    id: string;
+  }
+  function fakeKind(step: Partial<BatchKind<Row>['steps'][number]> & Pick<BatchKind<Row>['steps'][number], 'run'>) {
+    const kind: BatchKind<Row> = {
+      name: 'bill-payments',
+      group: 'bill-payments',
+      movesMoneyOut: true,
+      columns: [{ name: 'id', required: true, format: 'text', example: 'x' }],
+      parse: (record) => (record.id ? { ok: true, row: { id: record.id } } : { ok: false, errors: [] }),
+      naturalKey: (row) => row.id,
+      steps: [{ name: 'pay', effect: 'money', usesIdempotencyKey: false, ...step }],
+      resultColumns: ['paid'],
+    };
+    return kind;
+  }
+  const timeout = () =>
+    new ServiceTimeoutError('POST /pay: no response headers in time', {
+      method: 'POST',
+      path: '/pay',
+      phase: 'headers',
+    });
+
+  async function runFake(store: Store, kind: BatchKind<Row>, ids: string[], batchId = 'fake') {
+    const rows = (async function* () {
+      let line = 1;
+      for (const id of ids) yield { line: ++line, record: { id }, cells: [id] };
+    })();
+    return processBatch({
+      store,
+      kind,
+      batchId,
+      fileName: `${batchId}.csv`,
+      input: { dialect: { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false }, header: ['id'], rows },
+      client,
+      queue: queue(),
+      filesDir: path.join(dir, 'files'),
+      accountId: ACCOUNT,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 10 },
+    });
+  }
+
+  it('a money step without key or lookup is never resent blind: uncertain, and still not resent next run', async () => {
+    let calls = 0;
+    const kind = fakeKind({
+      async run() {
+        calls++;
+        throw timeout();
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['p1']);
+    expect(calls).toBe(1);
+    expect(r.counts.uncertain).toBe(1);
+    expect(store.getRow('fake', 2)!.errorCode).toBe(ENGINE_CODES.unknownNotResent);
+    const again = await runFake(store, kind, ['p1']);
+    expect(calls).toBe(1);
+    expect(again.counts.uncertain).toBe(1);
+  });
+
+  it('a keyed step is resent with the same key after an unknown outcome', async () => {
+    const keys: string[] = [];
+    const kind = fakeKind({
+      usesIdempotencyKey: true,
+      async run(ctx: StepContext<Row>) {
+        keys.push(ctx.idempotencyKey);
+        if (keys.length === 1) throw timeout();
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['p1']);
+    expect(r.counts.succeeded).toBe(1);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toBe(keys[1]);
+    expect(store.getSteps('fake', 2).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
+  });
+
+  it('a step without key is recovered first and created only when absent', async () => {
+    let created = 0;
+    let exists = false;
+    const kind = fakeKind({
+      effect: 'create',
+      async run() {
+        created++;
+        exists = true;
+        if (created === 1) throw timeout(); // it was created, but the answer was lost
+        return { paid: 'created' };
+      },
+      async recover() {
+        return exists ? { paid: 'found' } : undefined;
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['c1']);
+    expect(r.counts.succeeded).toBe(1);
+    expect(created).toBe(1);
+    expect(store.getRow('fake', 2)!.outputs).toEqual({ paid: 'found' });
+  });
+
+  it('after the retry budget the row ends uncertain and the next run resolves it', async () => {
+    let fail = true;
+    let sent = 0;
+    const kind = fakeKind({
+      usesIdempotencyKey: true,
+      async run() {
+        sent++;
+        if (fail) throw timeout();
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['p1']);
+    expect(r.counts.uncertain).toBe(1);
+    expect(sent).toBe(3);
+    expect(store.getRow('fake', 2)!.errorCode).toBe(ENGINE_CODES.unknownAfterRetries);
+    fail = false;
+    const again = await runFake(store, kind, ['p1']);
+    expect(again.counts).toMatchObject({ succeeded: 1, uncertain: 0 });
+    expect(sent).toBe(4);
+  });
+
+  it('a 429 pauses the group and the step goes again; a 4xx fails the row', async () => {
+    let n = 0;
+    const kind = fakeKind({
+      async run(ctx: StepContext<Row>) {
+        if (ctx.row.id === 'bad') {
+          throw new (await import('../src/bank/errors.js')).ValidationError('SERVICE_VALIDATION', 'HTTP 400: no', {
+            method: 'POST',
+            path: '/pay',
+            status: 400,
+            messages: ['amount: Expected more than 0'],
+          });
+        }
+        if (++n === 1) {
+          throw new RateLimitedError('HTTP 429', { method: 'POST', path: '/pay', status: 429, retryAfterMs: 5 });
+        }
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['ok', 'bad']);
+    expect(r.counts).toMatchObject({ succeeded: 1, failed: 1 });
+    expect(store.getSteps('fake', 2).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
+    expect(store.getRow('fake', 3)).toMatchObject({ errorCode: 'SERVICE_VALIDATION', state: 'failed' });
+    expect(store.getRow('fake', 3)!.errorMessage).toContain('Expected more than 0');
+  });
+});
