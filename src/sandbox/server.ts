@@ -34,6 +34,7 @@ import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validatio
 import { registerBillPaymentRoutes } from './routes/bill-payments.js';
 import { registerChargeRoutes } from './routes/charges.js';
 import { registerClaimRoutes } from './routes/claims.js';
+import { registerPixPaymentRoutes } from './routes/pix-payments.js';
 import { registerQrCodeRoutes } from './routes/qr-codes.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 
@@ -61,7 +62,7 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
   ['faults', registerFaults], // H4 (global hooks: keep first)
   ['charges', registerChargeRoutes],
   ['bill-payments', registerBillPaymentRoutes], // H4
-  // ['pix-payments', registerPixPaymentRoutes],   // H4
+  ['pix-payments', registerPixPaymentRoutes], // H4
   ['qr-codes', registerQrCodeRoutes], // H4
   ['claims', registerClaimRoutes], // H5
   ['webhooks', registerWebhookRoutes], // H5 (also starts webhook delivery; stopped in preClose)
