@@ -280,13 +280,19 @@ export class CellReader {
     });
   }
 
-  /** Runs a format parser; a `FormatError` becomes a cell error with its code. */
+  /**
+   * Runs a format parser; a `FormatError` becomes a cell error with its code. Its message gets the found value
+   * appended when it does not already say what it got ("Expected ..., got ...").
+   */
   format<T>(column: string, parse: () => T): T | undefined {
     try {
       return parse();
     } catch (err) {
       if (err instanceof FormatError) {
-        this.error(column, err.code, err.message);
+        const found = this.record[column];
+        const message =
+          /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
+        this.error(column, err.code, message);
         return undefined;
       }
       throw err;
