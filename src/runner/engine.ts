@@ -48,7 +48,7 @@ import {
 } from '../bank/errors.js';
 import { backoffDelayMs, decideRetry, type RetrySettings } from '../bank/retry-policy.js';
 import type { BatchKind, CellError, Dialect, StepContext, StepOutput, StepSpec } from '../batches/kind.js';
-import { RemessaError } from '../errors.js';
+import { InputError, RemessaError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
@@ -379,7 +379,7 @@ class BatchRun {
       }
       flush();
     } catch (error) {
-      if (error instanceof RemessaError && !(error instanceof ServiceError)) {
+      if (error instanceof InputError) {
         // The file is broken further down (InputError from the reader): reject it whole; nothing was sent.
         this.store.rejectBatch(batch.id, { code: error.code, message: error.message });
         throw new BatchRejectedError(batch.id, { code: error.code, message: error.message }, { cause: error });
