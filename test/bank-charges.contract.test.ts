@@ -301,6 +301,14 @@ describe('charges.list: paging and limits', () => {
     }
   });
 
+  it('what the client lets through but the service refuses comes back as field errors (page 0: pages are 1-based)', async () => {
+    const err = await client.charges
+      .list({ startDate: '2026-01-01', endDate: '2026-01-31', page: 0 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(Object.keys((err as ValidationError).fieldErrors)).toContain('page');
+  });
+
   it('exactly one year and limit 100 are accepted by both sides', async () => {
     const items = await client.charges.list({ startDate: '2025-11-22', endDate: '2026-11-22', page: 1, limit: 100 });
     expect(Array.isArray(items)).toBe(true);
