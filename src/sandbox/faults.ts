@@ -22,7 +22,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { SANDBOX_ADMIN_PREFIX } from './options.js';
 import { problem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
 import type { SandboxContext } from './server.js';
 
@@ -263,6 +262,12 @@ export function installFaults(app: FastifyInstance, injector: FaultInjector, adm
   });
 }
 
+/**
+ * The admin prefix, equal to SANDBOX_ADMIN_PREFIX of options.ts. options.ts imports this module (for the `faults`
+ * setting's schema), so importing it back would be a cycle that leaves the schema undefined; a test checks they agree.
+ */
+export const FAULTS_ADMIN_PREFIX = '/__sandbox';
+
 const injectors = new WeakMap<object, FaultInjector>();
 
 /** The fault injector of a running sandbox (tests may drive it directly instead of the admin route). */
@@ -277,5 +282,5 @@ export function faultsFor(ctx: SandboxContext): FaultInjector {
 
 /** Route module (first in server.ts's list): the fault hooks and `{admin}/faults`. */
 export function registerFaults(app: FastifyInstance, ctx: SandboxContext): void {
-  installFaults(app, faultsFor(ctx), SANDBOX_ADMIN_PREFIX);
+  installFaults(app, faultsFor(ctx), FAULTS_ADMIN_PREFIX);
 }
