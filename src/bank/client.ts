@@ -25,8 +25,9 @@ import { PixPaymentsResource } from './pix-payments.js';
 import { QrCodesResource } from './qr-codes.js';
 import { WebhooksResource } from './webhooks.js';
 
-export type { LookedUpBill } from './bill-payments.js';
+export { LookedUpBill } from './bill-payments.js';
 export type { BankClientOptions } from './options.js';
+export { initiationTypeFor, toPixPaymentRequest } from './pix-payments.js';
 export * from './types.js';
 
 export class BankClient {
