@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
@@ -56,6 +57,14 @@ describe('fixture lines', () => {
       expect(byLine.isAllowPartialPayment).toBe(fixture.isAllowPartialPayment);
       expect(byLine.barCode).toBe(fixture.barCode);
       expect(byLine.digitableLine).toBe(fixture.digitableLine);
+    }
+  });
+
+  it('are listed in docs/sandbox.md', () => {
+    const doc = readFileSync(new URL('../docs/sandbox.md', import.meta.url), 'utf8');
+    for (const fixture of Object.values(SANDBOX_BILL_FIXTURES)) {
+      expect(doc).toContain(fixture.digitableLine);
+      expect(doc).toContain(fixture.barCode);
     }
   });
 
