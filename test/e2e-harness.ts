@@ -10,6 +10,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 
@@ -78,6 +80,8 @@ export interface SandboxProcess {
   effects(kind?: string): Promise<Array<{ kind: string; key: string; count: number }>>;
   setFaults(rules: FaultRuleInput[], seed?: number): Promise<void>;
   clearFaults(): Promise<void>;
+  /** Any admin route (`/claims/ID`, `/events`, ...) under the sandbox's admin prefix. */
+  admin(method: string, route: string, body?: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +123,7 @@ export async function startSandboxProcess(dataFile: string): Promise<SandboxProc
     clearFaults: async () => {
       await admin(url, 'DELETE', '/faults');
     },
+    admin: (method, route, body) => admin(url, method, route, body),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
       await proc.exited;
@@ -227,32 +232,15 @@ export async function stopDaemon(p: Proc): Promise<number | string> {
   return p.exited;
 }
 
-/** Parses a result CSV written with `,` or `;` (no multi-line cells in our samples' results). */
-export function parseResultCsv(text: string): Array<Record<string, string>> {
-  const body = text.replace(/^\uFEFF/, '');
-  const lines = body.split(/\r?\n/).filter((l) => l !== '');
-  const delimiter = lines[0]!.includes(';') ? ';' : ',';
-  const split = (line: string): string[] => {
-    const cells: string[] = [];
-    let cur = '';
-    let quoted = false;
-    for (let i = 0; i < line.length; i++) {
-      const c = line[i]!;
-      if (quoted) {
-        if (c === '"' && line[i + 1] === '"') {
-          cur += '"';
-          i++;
-        } else if (c === '"') quoted = false;
-        else cur += c;
-      } else if (c === '"') quoted = true;
-      else if (c === delimiter) {
-        cells.push(cur);
-        cur = '';
-      } else cur += c;
-    }
-    cells.push(cur);
-    return cells;
-  };
-  const header = split(lines[0]!);
-  return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [header[i] ?? `#${i}`, v])));
+/** Parses a result CSV (`,` or `;`, UTF-8 or Windows-1252 bytes) into records keyed by header. */
+export function parseResultCsv(
+  data: string | Buffer,
+  encoding: 'utf8' | 'windows-1252' = 'utf8',
+): Array<Record<string, string>> {
+  const text = (typeof data === 'string' ? data : iconv.decode(data, encoding)).replace(/^\uFEFF/, '');
+  const firstLine = text.slice(0, text.search(/\r?\n/));
+  const delimiter = firstLine.split(';').length > firstLine.split(',').length ? ';' : ',';
+  return parse(text, { columns: true, delimiter, skip_empty_lines: true, relax_column_count: true }) as Array<
+    Record<string, string>
+  >;
 }
