@@ -28,19 +28,17 @@ let storeFile: string;
 let stores: Store[];
 let queues: RequestQueue[];
 
-beforeEach(async () => {
+beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-engine-'));
-  sandbox = await startSandbox({ port: 0 });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
   storeFile = path.join(dir, 'state.sqlite');
   stores = [];
   queues = [];
+  // The fake-kind tests never reach the bank; the sandbox tests replace this with a real client.
+  client = {} as BankClient;
 });
-afterEach(async () => {
+afterEach(() => {
   for (const s of stores) s.close();
   for (const q of queues) q.close();
-  await client.close();
-  await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -144,6 +142,15 @@ const created = (id?: string) =>
   sandbox.ctx.ledger.counts(id ? { kind: 'charge_created', key: id } : { kind: 'charge_created' });
 
 describe('engine against the sandbox: charges', () => {
+  beforeEach(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+  });
+  afterEach(async () => {
+    await client.close();
+    await sandbox.close();
+  });
+
   it('runs a batch end to end: created, PDFs fetched, invalid rows rejected, formulas neutralised', async () => {
     const csv = writeCsv('charges-jan.csv', [
       HEADER,
@@ -446,6 +453,44 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
     const again = await runFake(store, kind, ['p1']);
     expect(again.counts).toMatchObject({ succeeded: 1, uncertain: 0 });
     expect(sent).toBe(4);
+  });
+
+  it('batches run at once; a batch whose steps all break does not hold the others up', async () => {
+    const broken = fakeKind({
+      async run() {
+        throw new Error('bug in a kind');
+      },
+    });
+    const fine = {
+      ...fakeKind({ run: async () => ({ paid: true }) }),
+      name: 'claims' as const,
+      group: 'claims' as const,
+    };
+    const store = open();
+    const ids = Array.from({ length: 30 }, (_, i) => `r${i}`);
+    const [a, b] = await Promise.all([runFake(store, broken, ids, 'broken'), runFake(store, fine, ids, 'fine')]);
+    expect(a.counts.uncertain).toBe(30);
+    expect(store.getRow('broken', 2)!.errorCode).toBe(ENGINE_CODES.stepError);
+    expect(b.counts.succeeded).toBe(30);
+  });
+
+  it('the same batch started twice at once is driven once', async () => {
+    let sent = 0;
+    const kind = fakeKind({
+      usesIdempotencyKey: true,
+      async run() {
+        sent++;
+        await new Promise((r) => setTimeout(r, 2));
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const ids = Array.from({ length: 20 }, (_, i) => `p${i}`);
+    const [a, b] = await Promise.all([runFake(store, kind, ids), runFake(store, kind, ids)]);
+    expect(sent).toBe(20);
+    expect(a.counts.succeeded).toBe(20);
+    expect(b.counts.succeeded).toBe(20);
+    expect(b.attempts).toBe(0);
   });
 
   it('a 429 pauses the group and the step goes again; a 4xx fails the row', async () => {

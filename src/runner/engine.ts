@@ -322,10 +322,11 @@ class BatchRun {
     }
     if (this.signal?.aborted) return this.result(true);
 
-    if (store.countUnfinished(batchId) > 0 || batch.status !== 'done') {
-      store.markBatchRunning(batchId);
-      await this.run();
+    if (store.countUnfinished(batchId) === 0 && batch.status === 'done') {
+      return this.result(false); // already done: nothing is sent again
     }
+    store.markBatchRunning(batchId);
+    await this.run();
     const counts = store.countRows(batchId);
     const stopped = counts.pending + counts.in_flight > 0;
     if (!stopped) store.markBatchDone(batchId);
