@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { ConflictError, ValidationError } from '../src/bank/errors.js';
 import { parseBillIdentifier } from '../src/formats/index.js';
-import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
+import { type BillAmountRule, calculate, SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 
 let sandbox: RunningSandbox;
@@ -111,6 +112,36 @@ describe('fixture lines', () => {
     expect(bill.status).toBe('PENDING_PAYMENT');
     expect(bill.amountCents).toBe(id.amountCents);
     expect(bill.record.dueDate).toBe(`${id.dueDate}T00:00:00`);
+  });
+});
+
+describe('payment calculation (property)', () => {
+  const rule = (type: 'PERCENTAGE' | 'FIXED'): fc.Arbitrary<BillAmountRule> =>
+    fc.record({
+      date: fc.integer({ min: 0, max: 400 }).map((d) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().slice(0, 10)),
+      amount: fc.integer({ min: 0, max: 2_000 }).map((n) => n / 100),
+      type: fc.constant(type),
+    });
+  it('charges amount + interest + fine - discount, never negative, with minimum <= maximum', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000_00 }),
+        fc.integer({ min: 0, max: 400 }).map((d) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().slice(0, 10)),
+        fc.option(fc.oneof(rule('PERCENTAGE'), rule('FIXED')), { nil: null }),
+        fc.option(fc.oneof(rule('PERCENTAGE'), rule('FIXED')), { nil: null }),
+        fc.array(fc.oneof(rule('PERCENTAGE'), rule('FIXED')), { maxLength: 3 }),
+        fc.boolean(),
+        (amount, today, interestRule, fineRule, discounts, partial) => {
+          const c = calculate(amount, today, { interestRule, fineRule, discounts }, partial);
+          for (const v of Object.values(c)) expect(Number.isSafeInteger(v) && v >= 0).toBe(true);
+          expect(c.chargedCents).toBe(Math.max(0, amount + c.interestCents + c.fineCents - c.discountCents));
+          expect(c.minimumCents).toBeLessThanOrEqual(Math.max(c.maximumCents, 1));
+          expect(c.maximumCents).toBe(c.chargedCents);
+          if (!partial) expect(c.minimumCents).toBe(c.chargedCents);
+          if (interestRule === null || today < interestRule.date) expect(c.interestCents).toBe(0);
+        },
+      ),
+    );
   });
 });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -74,6 +75,32 @@ describe('canonical fingerprint', () => {
     expect(requestFingerprint('POST', '/x', { a: 1, b: 2 })).toBe(requestFingerprint('post', '/x', { b: 2, a: 1 }));
     expect(requestFingerprint('POST', '/x', { a: 1 })).not.toBe(requestFingerprint('POST', '/x', { a: 2 }));
     expect(requestFingerprint('POST', '/x', { a: 1 })).not.toBe(requestFingerprint('POST', '/y', { a: 1 }));
+  });
+});
+
+/** The same value with every object's keys in reverse order. */
+function reorder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reorder);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .reverse()
+        .map((k) => [k, reorder((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+describe('canonical JSON (property)', () => {
+  it('is independent of key order and round-trips to an equal value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const canonical = canonicalJson(value);
+        expect(canonicalJson(reorder(value))).toBe(canonical);
+        expect(canonicalJson(JSON.parse(JSON.stringify(value)))).toBe(canonical);
+        expect(JSON.parse(canonical)).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
   });
 });
 
