@@ -295,8 +295,11 @@ export interface WebhookDelivery {
   start(): void;
   /** Stops the loop, aborts attempts in flight (not counted) and waits for the current pass to end. */
   stop(): Promise<void>;
-  /** One pass now: fan out new events, attempt every delivery due. Resolves with the number of attempts made. */
-  runOnce(): Promise<number>;
+  /**
+   * One pass now: fan out new events, attempt every delivery due (every pending one with `ignoreBackoff`, as an
+   * operator's "retry now"). Resolves with the number of attempts made, after any pass already running.
+   */
+  runOnce(options?: { ignoreBackoff?: boolean }): Promise<number>;
   /** Deliveries, newest event first, optionally filtered. */
   list(filter?: { eventId?: string; webhookId?: string; state?: DeliveryState }): DeliveryRecord[];
 }
@@ -432,11 +435,11 @@ export function createWebhookDelivery(
     );
   }
 
-  async function pass(): Promise<number> {
+  async function pass(ignoreBackoff: boolean): Promise<number> {
     while (fanOut() === FANOUT_BATCH) {
       // keep going until the cursor reaches the newest event
     }
-    const due = selectDue.all(nowMs(), 1000) as DeliveryRow[];
+    const due = selectDue.all(ignoreBackoff ? Number.MAX_SAFE_INTEGER : nowMs(), 1000) as DeliveryRow[];
     let attempts = 0;
     let index = 0;
     const worker = async () => {
@@ -451,18 +454,24 @@ export function createWebhookDelivery(
     return attempts;
   }
 
-  function runOnce(): Promise<number> {
+  let rerunIgnoringBackoff = false;
+
+  function runOnce(runOptions: { ignoreBackoff?: boolean } = {}): Promise<number> {
     if (closing) return Promise.resolve(0);
     if (running) {
       rerun = true;
+      rerunIgnoringBackoff ||= runOptions.ignoreBackoff === true;
       return running;
     }
     running = (async () => {
       let total = 0;
+      let ignoreBackoff = runOptions.ignoreBackoff === true;
       try {
         do {
           rerun = false;
-          total += await pass();
+          total += await pass(ignoreBackoff);
+          ignoreBackoff = rerunIgnoringBackoff;
+          rerunIgnoringBackoff = false;
         } while (rerun && !closing);
       } catch (err) {
         logger?.error({ err }, 'webhook delivery pass failed');
@@ -478,7 +487,7 @@ export function createWebhookDelivery(
     if (stopped) return;
     timer = setTimeout(() => {
       timer = undefined;
-      runOnce().finally(schedule);
+      void runOnce().finally(schedule);
     }, options.pollIntervalMs);
     timer.unref();
   }

@@ -19,7 +19,8 @@
  * - Errors use the validation problem shape (`errors` keyed `$.field` or the header name), 403/404 the problem shape.
  *
  * Admin (sandbox only): `GET /__sandbox/webhook-deliveries?eventId=&webhookId=&state=` lists deliveries;
- * `POST /__sandbox/webhook-deliveries/run` makes one delivery pass now and answers `{ attempts }`.
+ * `POST /__sandbox/webhook-deliveries/run[?ignoreBackoff=true]` makes one delivery pass now (every pending delivery
+ * with `ignoreBackoff`) and answers `{ attempts }`.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -311,5 +312,8 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: SandboxContext)
       state: q.state as DeliveryState | undefined,
     });
   });
-  app.post(`${SANDBOX_ADMIN_PREFIX}/webhook-deliveries/run`, async () => ({ attempts: await delivery.runOnce() }));
+  app.post(`${SANDBOX_ADMIN_PREFIX}/webhook-deliveries/run`, async (request) => {
+    const q = request.query as { ignoreBackoff?: string };
+    return { attempts: await delivery.runOnce({ ignoreBackoff: q.ignoreBackoff === 'true' }) };
+  });
 }
