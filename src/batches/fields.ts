@@ -41,14 +41,36 @@ export function shown(value: string): string {
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+function codePoints(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++; // a high surrogate is counted with its low half
+  }
+  return n;
+}
+
 /** Reads the cells of one record; collects errors. One instance per row. */
 export class CellReader {
   readonly errors: CellError[] = [];
+
+  #columns: string[] | undefined;
 
   constructor(
     readonly record: Readonly<Record<string, string>>,
     readonly dialect: Dialect,
   ) {}
+
+  /** The columns that have a value (computed once). */
+  get filledColumns(): readonly string[] {
+    this.#columns ??= Object.keys(this.record).filter((k) => this.record[k] !== '');
+    return this.#columns;
+  }
+
+  /** Filled columns equal to `prefix` or starting with it (`payer.` -> payer.name, payer.document...). */
+  filledUnder(prefix: string): string[] {
+    return this.filledColumns.filter((k) => k === prefix || k.startsWith(prefix));
+  }
 
   error(column: string | undefined, code: string, message: string): void {
     this.errors.push(column === undefined ? { code, message } : { column, code, message });
@@ -99,7 +121,8 @@ export class CellReader {
       );
       return undefined;
     }
-    const length = [...value].length;
+    // UTF-16 length >= code points: count code points only when the quick bound is not enough.
+    const length = options.max !== undefined && value.length <= options.max ? value.length : codePoints(value);
     if (options.max !== undefined && length > options.max) {
       this.error(column, CELL_ERROR_CODES.tooLong, `Expected at most ${options.max} characters, got ${length}`);
       return undefined;

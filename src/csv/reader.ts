@@ -5,8 +5,9 @@
  * - Memory does not grow with the file: one record at a time, pulled by the consumer (backpressure through the
  *   async iterator); detection reads a bounded prefix.
  * - Every record carries the 1-based physical line where it starts, as a text editor shows it, also after quoted
- *   cells spanning several lines. csv-parse's own `info.lines` counts each CR and each LF inside a quoted cell as a
- *   line (a quoted CRLF counts twice), so the count is corrected here (see `toStartLine`).
+ *   cells spanning several lines. Lines are counted here, not with csv-parse's `info` option: that option doubles
+ *   the parser's cost (an info object per record) and counts a CRLF inside a quoted cell as two lines. Empty lines
+ *   are therefore not skipped by csv-parse but come through as blank records, counted and dropped here.
  * - A problem with the file as a whole raises `InputError` with file, line and column; a problem with one record
  *   (wrong number of cells) is attached to that record and does not stop the file.
  */
@@ -150,20 +151,16 @@ function firstInvalidUtf8(buf: Buffer): number {
 }
 
 /** Counts line breaks in a cell the way a text editor does: CRLF, CR and LF each end one line. */
-function countLineBreaks(value: string): { breaks: number; crlf: number } {
+function countLineBreaks(value: string): number {
   let breaks = 0;
-  let crlf = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (c === 13) {
       breaks++;
-      if (value.charCodeAt(i + 1) === 10) {
-        crlf++;
-        i++;
-      }
+      if (value.charCodeAt(i + 1) === 10) i++;
     } else if (c === 10) breaks++;
   }
-  return { breaks, crlf };
+  return breaks;
 }
 
 function isBlank(cells: readonly string[]): boolean {
@@ -237,8 +234,6 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     delimiter: dialect.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
-    skip_empty_lines: true,
-    info: true,
   });
   const stream: Readable = pipeline(source, decoder, parser, () => {
     // Errors surface through the async iterator of `parser`; nothing to do here.
@@ -309,21 +304,19 @@ async function* physicalRecords(
   filePath: string,
   dialect: Dialect,
 ): AsyncGenerator<{ line: number; cells: string[] }> {
-  // csv-parse counts a CRLF inside a quoted cell as two lines; `overcount` is the running excess.
-  let overcount = 0;
+  // Each record ends with one record delimiter, so the next record starts one line after the last line of this one.
+  let line = 1;
   try {
-    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const cells = item.record;
+    for await (const cells of parser as AsyncIterable<string[]>) {
+      const start = line;
       let breaks = 0;
       for (const cell of cells) {
         if (cell.indexOf('\n') === -1 && cell.indexOf('\r') === -1) continue;
-        const c = countLineBreaks(cell);
-        breaks += c.breaks;
-        overcount += c.crlf;
+        breaks += countLineBreaks(cell);
       }
-      const endLine = item.info.lines - overcount;
+      line += breaks + 1;
       if (isBlank(cells)) continue;
-      yield { line: endLine - breaks, cells };
+      yield { line: start, cells };
     }
   } catch (err) {
     if (err instanceof InputError) throw err;
@@ -337,11 +330,11 @@ async function* physicalRecords(
       );
     }
     if (err instanceof CsvError) {
-      const lines = (err as unknown as { lines?: number }).lines;
+      // The record that failed starts at `line`; csv-parse's own line in the message may be further down.
       throw new InputError(
         FILE_ERROR_CODES.syntax,
         `Expected well-formed CSV (delimiter ${JSON.stringify(dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
-        { file, ...(typeof lines === 'number' ? { line: Math.max(1, lines - overcount) } : {}) },
+        { file, line },
         { cause: err },
       );
     }
