@@ -1,0 +1,162 @@
+/**
+ * End to end: SIGKILL of the daemon in the middle of batches, again and again, then a clean finish.
+ *
+ * The sandbox runs in its own process and survives the kills. Latency before processing and before answering widens
+ * the windows a kill can land in: between the intent and the request, between the bank's commit and our record of
+ * the answer, between the steps of a row (a charge created but its PDF not fetched). Kill moments are random but
+ * seeded, so a failure replays. After the last restart every row must be in its result exactly once, succeeded, and
+ * the sandbox's ledger must show every payment, charge and cancellation exactly once.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bankSlipBarCodeToLine, buildBankSlipBarCode } from '../src/formats/index.js';
+import { createPrng } from '../src/sandbox/faults.js';
+import {
+  drop,
+  makeWorkspace,
+  type Proc,
+  parseResultCsv,
+  type SandboxProcess,
+  startDaemon,
+  startSandboxProcess,
+  stopDaemon,
+  type Workspace,
+  waitFor,
+  waitForAnswer,
+} from './e2e-harness.js';
+
+const BILLS = 40;
+const CHARGES = 30;
+const CLAIMS = 12;
+const KILLS = 4;
+const SEED = Number(process.env.REMESSA_E2E_SEED ?? 20261122);
+
+let sandbox: SandboxProcess;
+let ws: Workspace;
+const daemons: Proc[] = [];
+
+function billsCsv(): string {
+  const lines = ['barCode,digitableLine,amount'];
+  for (let i = 0; i < BILLS; i++) {
+    const cents = 1000 + i;
+    const barCode = buildBankSlipBarCode({
+      bankCode: '341',
+      dueDate: '2030-06-30',
+      amountCents: cents,
+      freeField: `10900001234567890000${String(i).padStart(5, '0')}`,
+    });
+    const amount = (cents / 100).toFixed(2);
+    // Half by bar code, half by digitable line: the same bill either way.
+    lines.push(i % 2 === 0 ? `${barCode},,${amount}` : `,${bankSlipBarCodeToLine(barCode)},${amount}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function chargesCsv(): string {
+  const lines = [
+    'type,correlationId,amount,dueDate,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state',
+  ];
+  for (let i = 0; i < CHARGES; i++) {
+    lines.push(
+      `BANKSLIP,CRASH-${i},${(50 + i).toFixed(2)},2027-09-30,Cliente ${i},390.533.447-05,01310-100,Rua A,São Paulo,SP`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function claimsCsv(): string {
+  const lines = [
+    'type,key,account.number,account.branch,account.type,account.holder.document,account.holder.name,account.holder.type',
+  ];
+  for (let i = 0; i < CLAIMS; i++) {
+    lines.push(`EMAIL,crash${i}@example.com,123456-7,0001,CURRENT,123.456.789-09,Maria da Silva,NATURAL`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+beforeAll(async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-crash-sb-'));
+  sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+  ws = await makeWorkspace(sandbox.url, { queue: { concurrency: 4 } });
+}, 60_000);
+
+afterAll(async () => {
+  for (const d of daemons) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
+  await sandbox?.stop();
+});
+
+describe('SIGKILL in the middle of batches', () => {
+  it('every row ends once in its result and every effect happens once', async () => {
+    // Claims to cancel later: started and moved to AWAITING_RESOLUTION before the crashes begin.
+    let daemon = startDaemon(ws);
+    daemons.push(daemon);
+    await drop(ws, Buffer.from(claimsCsv()), 'claims/claims.csv');
+    const claims = parseResultCsv((await waitForAnswer(ws, 'claims', 'claims')).text);
+    expect(claims.map((c) => c.status)).toEqual(Array(CLAIMS).fill('succeeded'));
+    for (const c of claims) await sandbox.admin('PATCH', `/claims/${c.claimId}`, { status: 'AWAITING_RESOLUTION' });
+    const cancellations = `claimId,participationFlowType,reason\n${claims.map((c) => `${c.claimId},CLAIMANT,USER_REQUESTED`).join('\n')}\n`;
+
+    // Slow the bank down on both sides of its commit.
+    await sandbox.setFaults([{ route: '*', latencyMs: 25, responseLatencyMs: 40 }], SEED);
+    const before = await sandbox.effects();
+    await drop(ws, Buffer.from(billsCsv()), 'bill-payments/bills.csv');
+    await drop(ws, Buffer.from(chargesCsv()), 'charges/slips.csv');
+    await drop(ws, Buffer.from(cancellations), 'claim-cancellations/cancel.csv');
+
+    const random = createPrng(SEED);
+    const effectsNow = async () => (await sandbox.effects()).reduce((n, e) => n + e.count, 0);
+    const base = before.reduce((n, e) => n + e.count, 0);
+    let kills = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const startCount = await effectsNow();
+      // Let it act at least once (so the kill lands mid-batch), then a seeded random moment more.
+      const acted = await waitFor(
+        'the daemon to act',
+        async () => ((await effectsNow()) > startCount ? true : daemon.child.exitCode !== null ? 'exited' : undefined),
+        30_000,
+        20,
+      );
+      if (acted === 'exited') break;
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 400)));
+      const finished = await fs
+        .readdir(path.join(ws.outbox, 'claim-cancellations'))
+        .then((f) => f.includes('cancel.result.csv'))
+        .catch(() => false);
+      daemon.child.kill('SIGKILL');
+      expect(await daemon.exited).toBe('SIGKILL');
+      kills++;
+      daemon = startDaemon(ws);
+      daemons.push(daemon);
+      if (finished && (await effectsNow()) - base >= BILLS + CHARGES + CLAIMS) break;
+    }
+    expect(kills).toBeGreaterThanOrEqual(2);
+
+    await sandbox.clearFaults();
+    const bills = parseResultCsv((await waitForAnswer(ws, 'bill-payments', 'bills', 90_000)).text);
+    const slips = parseResultCsv((await waitForAnswer(ws, 'charges', 'slips', 90_000)).text);
+    const cancelled = parseResultCsv((await waitForAnswer(ws, 'claim-cancellations', 'cancel', 90_000)).text);
+    expect(await stopDaemon(daemon)).toBe(0);
+
+    // Every row once, in input order, succeeded.
+    expect(bills).toHaveLength(BILLS);
+    expect(slips.map((s) => s.correlationId)).toEqual(Array.from({ length: CHARGES }, (_, i) => `CRASH-${i}`));
+    expect(cancelled).toHaveLength(CLAIMS);
+    for (const r of [...bills, ...slips, ...cancelled]) expect(r.status, JSON.stringify(r)).toBe('succeeded');
+    for (const s of slips) {
+      const pdf = await fs.readFile(path.join(ws.outbox, 'charges', 'slips', s.pdfFile!));
+      expect(pdf.subarray(0, 4).toString('latin1')).toBe('%PDF');
+    }
+
+    // The ledger: each payment, charge and cancellation exactly once.
+    const effects = await sandbox.effects();
+    const of = (kind: string) => effects.filter((e) => e.kind === kind);
+    expect(of('bill_paid')).toHaveLength(BILLS);
+    expect(of('charge_created')).toHaveLength(CHARGES);
+    expect(of('claim_cancelled')).toHaveLength(CLAIMS);
+    for (const e of effects) expect(e.count, `${e.kind} ${e.key}`).toBe(1);
+    // Nothing left in the work area or the inbox; every original archived.
+    expect(await fs.readdir(path.join(ws.data, 'work'))).toEqual([]);
+  }, 170_000);
+});
