@@ -189,6 +189,7 @@ describe('claim start', () => {
     expect(res.status).toBe(400);
     expect(res.json.code).toBe('VALIDATION_ERROR');
     expect(res.json.errors.join(' ')).toContain(text);
+    expect(JSON.stringify(res.json)).not.toContain(holder.document); // personal data is not echoed
   });
 
   it('requires account and holder, listing every problem in the title/code/errors shape', async () => {

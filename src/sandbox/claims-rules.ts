@@ -21,7 +21,8 @@
  * PENDIG is the spelling of the spec's status enum; the spec's transition table and samples say PENDING. The sandbox
  * stores PENDIG, answers with the spelling of the `claimPendingSpelling` setting, and accepts both on input.
  */
-import { getPixKeyInfo, isValidCnpj, isValidCpf, isValidEmail } from '@brazilian-utils/brazilian-utils';
+import { getPixKeyInfo, isValidEmail } from '@brazilian-utils/brazilian-utils';
+import { isValidCnpj, isValidCpf } from '../formats/documents.js';
 
 /** Claim statuses, as stored (PENDIG spelled as in the spec's enum). */
 export const CLAIM_STATUSES = ['PENDIG', 'AWAITING_RESOLUTION', 'CONFIRMED', 'CANCELED', 'COMPLETED'] as const;
@@ -226,24 +227,29 @@ export function parsePhoneKey(text: string): string | undefined {
 /**
  * Reads a holder document: a CPF (11 digits) for a NATURAL holder, a CNPJ (14 characters, the alphanumeric form
  * included) for a LEGAL one, check digits verified. The usual masks (`.`, `-`, `/`) are removed first.
- * Returns `{ document }` (canonical: unmasked, upper-case) or `{ problem }` in Portuguese.
+ * Returns `{ document }` (canonical: unmasked, upper-case) or `{ problem }` in Portuguese, which never repeats the
+ * document (personal data) beyond its length.
  */
 export function parseHolderDocument(text: string, holderType: HolderType): { document: string } | { problem: string } {
   const document = text.replace(/[.\-/\s]/g, '').toUpperCase();
   if (holderType === 'NATURAL') {
     if (!/^\d{11}$/.test(document)) {
-      return { problem: `O CPF do titular (account.holder.document) deve ter 11 dígitos; recebido "${text}".` };
+      return {
+        problem: `O CPF do titular (account.holder.document) deve ter 11 dígitos; recebidos ${document.length}.`,
+      };
     }
     if (!isValidCpf(document)) {
-      return { problem: `O CPF do titular (account.holder.document) tem dígitos verificadores inválidos: "${text}".` };
+      return { problem: 'O CPF do titular (account.holder.document) tem dígitos verificadores inválidos.' };
     }
     return { document };
   }
   if (!/^[0-9A-Z]{12}\d{2}$/.test(document)) {
-    return { problem: `O CNPJ do titular (account.holder.document) deve ter 14 caracteres; recebido "${text}".` };
+    return {
+      problem: `O CNPJ do titular (account.holder.document) deve ter 14 caracteres (os 2 últimos dígitos); recebidos ${document.length}.`,
+    };
   }
-  if (!isValidCnpj(document, { version: 2 })) {
-    return { problem: `O CNPJ do titular (account.holder.document) tem dígitos verificadores inválidos: "${text}".` };
+  if (!isValidCnpj(document)) {
+    return { problem: 'O CNPJ do titular (account.holder.document) tem dígitos verificadores inválidos.' };
   }
   return { document };
 }

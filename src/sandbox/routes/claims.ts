@@ -245,7 +245,7 @@ function parseStart(body: unknown): StartInput {
       const sent = typeof keyRaw === 'string' ? keyRaw.replace(/[.\-/\s]/g, '').toUpperCase() : undefined;
       if (sent !== holder.document) {
         errors.push(
-          `Com type DOCUMENT a chave é o documento do titular (${holder.document}); o campo key recebido (${describe(keyRaw)}) é outro.`,
+          'Com type DOCUMENT a chave é o documento do titular (account.holder.document); o campo key recebido é outro.',
         );
       }
     }
