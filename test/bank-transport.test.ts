@@ -298,6 +298,16 @@ describe('failures without a response come out as the right class', () => {
     expect(server.requests()).toBe(1);
   });
 
+  it('the caller aborts a request that hangs: rejected with the abort reason, not retried', async () => {
+    const controller = new AbortController();
+    // Abort once the request has reached the server, which never answers.
+    const server = await netServer(() => controller.abort(new Error('shutting down')));
+    const { client } = makeClient(server.url);
+    const err = await client.charges.get('x', { signal: controller.signal }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('shutting down');
+    expect(server.requests()).toBe(1);
+  });
+
   it('a body that stalls: ServiceTimeoutError (body)', async () => {
     const { url } = await httpServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { errors as undiciErrors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import {
@@ -267,5 +268,46 @@ describe('errorFromNetworkFailure', () => {
   it('a ServiceError passes through unchanged', () => {
     const e = make(500, '');
     expect(errorFromNetworkFailure(e, get)).toBe(e);
+  });
+});
+
+describe('errorFromResponse never throws', () => {
+  it('any status, headers and body give a ServiceError of the status, keeping the raw body', () => {
+    const body = fc.oneof(
+      fc.string(),
+      fc.json(),
+      fc.constantFrom('', '<html>', '{', 'null', '[]', '{"errors": null}', '{"errors": {"a": "not a list"}}'),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 300, max: 599 }),
+        body,
+        fc.option(fc.constantFrom('application/json', 'text/html', 'text/plain'), { nil: undefined }),
+        fc.option(fc.string(), { nil: undefined }),
+        (status, text, contentType, retryAfter) => {
+          const headers: Record<string, string> = {};
+          if (contentType) headers['content-type'] = contentType;
+          if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+          const e = errorFromResponse({ ...req, status, headers, body: text });
+          return (
+            e instanceof ServiceError &&
+            e.status === status &&
+            e.raw === text.slice(0, 8192) &&
+            e.code.startsWith('SERVICE_') &&
+            Array.isArray(e.messages) &&
+            typeof e.fieldErrors === 'object'
+          );
+        },
+      ),
+    );
+  });
+
+  it('parseRetryAfter gives undefined or a non-negative number for any text', () => {
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const v = parseRetryAfter(text, 0);
+        return v === undefined || (Number.isFinite(v) && v >= 0);
+      }),
+    );
   });
 });
