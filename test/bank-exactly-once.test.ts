@@ -29,7 +29,8 @@ beforeAll(async () => {
     baseUrl: sandbox.url,
     apiKey: SANDBOX_PUBLIC_API_KEY,
     maxAttempts: 3,
-    headersTimeoutMs: 500,
+    // Short enough for the hang fault to end fast, long enough for a loaded test machine.
+    headersTimeoutMs: 2_000,
     // No real waiting between attempts: the decision is what is under test, not the clock.
     sleep: async (ms) => {
       sleeps.push(ms);
