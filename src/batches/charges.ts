@@ -89,8 +89,12 @@ export const CHARGE_COLUMNS: readonly ColumnSpec[] = [
   }),
   column('payer.document', FORMATS.document, '123.456.789-09', { requiredWhen: `${SLIP}, or with payer.name` }),
   column('payer.email', 'e-mail address, at most 100 characters; bank slips only', 'maria@example.com'),
-  column('payer.phone.prefix', '2-digit area code; bank slips only', '11'),
-  column('payer.phone.number', '8 or 9 digits; bank slips only', '987654321'),
+  column('payer.phone.prefix', '2-digit area code (11 to 99); bank slips only', '11'),
+  column(
+    'payer.phone.number',
+    '8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9); bank slips only',
+    '987654321',
+  ),
   ...addressColumns('payer.address', SLIP),
   column('finalBeneficiary.name', 'text, at most 100 characters; bank slips only', 'Empresa Garantidora Ltda', {
     requiredWhen: 'when any finalBeneficiary column is filled',
@@ -164,14 +168,16 @@ function readSlipPayer(r: CellReader): Payer | undefined {
   const name = r.text('payer.name', { required: true, when: SLIP, max: 100 });
   const document = r.document('payer.document', { required: true, when: SLIP });
   const email = r.email('payer.email');
-  const prefix = r.pattern('payer.phone.prefix', /^\d{2}$/, 'a 2-digit area code', {
+  const prefix = r.pattern('payer.phone.prefix', /^[1-9][1-9]$/, 'a 2-digit area code (11 to 99, not ending in 0)', {
     required: r.has('payer.phone.number'),
     when: 'with payer.phone.number',
   });
-  const number = r.pattern('payer.phone.number', /^\d{8,9}$/, 'a phone number of 8 or 9 digits', {
-    required: r.has('payer.phone.prefix'),
-    when: 'with payer.phone.prefix',
-  });
+  const number = r.pattern(
+    'payer.phone.number',
+    /^(?:[2-5]\d{7}|9\d{8})$/,
+    'a phone number of 8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9)',
+    { required: r.has('payer.phone.prefix'), when: 'with payer.phone.prefix' },
+  );
   const address = readAddress(r, 'payer.address', true, SLIP);
   if (name === undefined || document === undefined) return undefined;
   const payer: Payer = { name, document };

@@ -284,7 +284,7 @@ export class CellReader {
   zipCode(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
-    if (!/^\d{5}-?\d{3}$/.test(value)) {
+    if (!v.isValidCep(value)) {
       this.error(
         column,
         CELL_ERROR_CODES.invalidZipCode,
