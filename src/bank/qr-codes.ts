@@ -1,5 +1,11 @@
-/** QR code creation (spec 4.4): dynamic (v1, no idempotency key in the spec) and static (v2, idempotencyKey). */
-import type { HttpTransport } from './http.js';
+/**
+ * QR code creation (spec 4.4): dynamic (v1, no idempotency key in the spec) and static (v2, idempotencyKey).
+ *
+ * The look-ups by correlationId (`getDynamic`, `getStatic`) are not shown in the spec (it only says the
+ * correlationId is "usable to query charges and payments"): they GET the creation path + `/{correlationId}`, which
+ * the sandbox serves. They let a caller recover a keyless dynamic creation whose answer was lost.
+ */
+import { type HttpTransport, segment } from './http.js';
 import { dynamicQrSchema, staticQrSchema } from './schemas.js';
 import type {
   CreateDynamicQrInput,
@@ -25,6 +31,38 @@ export class QrCodesResource {
     return this.#http.json(
       { method: 'POST', path: DYNAMIC_PATH, body: dynamicQrBody(input), signal: options.signal },
       dynamicQrSchema,
+    );
+  }
+
+  /** GET /baas/api/v1/pix/qrcode/dynamic/{correlationId} (not in the spec; see the top of this file). Unknown: NotFoundError. */
+  getDynamic(
+    correlationId: string,
+    options: RequestOptions & { formatResponse?: QrFormatResponse } = {},
+  ): Promise<DynamicQrCode> {
+    return this.#http.json(
+      {
+        method: 'GET',
+        path: `${DYNAMIC_PATH}/${segment(correlationId)}`,
+        query: { formatResponse: options.formatResponse },
+        signal: options.signal,
+      },
+      dynamicQrSchema,
+    );
+  }
+
+  /** GET /baas/api/v2/pix/qrcode/static/{correlationId} (not in the spec; see the top of this file). Unknown: NotFoundError. */
+  getStatic(
+    correlationId: string,
+    options: RequestOptions & { formatResponse?: QrFormatResponse } = {},
+  ): Promise<StaticQrCode> {
+    return this.#http.json(
+      {
+        method: 'GET',
+        path: `${STATIC_PATH}/${segment(correlationId)}`,
+        query: { formatResponse: options.formatResponse },
+        signal: options.signal,
+      },
+      staticQrSchema,
     );
   }
 
