@@ -18,7 +18,11 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const kind = { name: 'charges' as const, resultColumns: ['ourNumber', 'paidAmount'] };
+const kind = {
+  name: 'charges' as const,
+  resultColumns: ['ourNumber', 'paidAmount'],
+  resultMoneyColumns: ['paidAmount'],
+};
 const BR: Dialect = { delimiter: ';', decimalMark: ',', encoding: 'windows-1252', bom: false, lineEnding: '\r\n' };
 const keys = new IdempotencyKeys('acc');
 
@@ -58,7 +62,7 @@ describe('writeResult', () => {
     ]);
     store.finishIngest('b1', 'send-valid');
     store.recordIntent('b1', 2, 'create');
-    store.recordStepDone('b1', 2, 'create', { ourNumber: '00000000042', paidAmount: 1234.56 }, true);
+    store.recordStepDone('b1', 2, 'create', { ourNumber: '00000000042', paidAmount: 123456 }, true);
     store.recordIntent('b1', 6, 'create');
     store.recordRowUncertain('b1', 6, 'create', { code: 'UNKNOWN_OUTCOME', message: '+ timed out' });
     store.markBatchDone('b1');

@@ -32,7 +32,7 @@ export interface WriteResultOptions {
   /** The outbox root; the result goes to `<outboxDir>/<kind>/`. */
   outboxDir: string;
   // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
-  kind: Pick<BatchKind<any>, 'name' | 'resultColumns'>;
+  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns'>;
   /** Base name of the answer files (`<name>.result.csv`), usually the input file's name without `.csv`. */
   name: string;
   /** @defaultValue the batch's input dialect, as stored */
@@ -79,6 +79,7 @@ export async function writeResult(
   const summaryPath = path.join(dir, `${name}.summary.json`);
   const dialect = options.dialect ?? batch.dialect;
   const resultColumns = options.kind.resultColumns;
+  const moneyColumns = new Set(options.kind.resultMoneyColumns ?? []);
   const width = batch.header.length;
 
   const writer = await createResultWriter(resultPath, {
@@ -99,7 +100,7 @@ export async function writeResult(
         const status = rowOutcome(row.state);
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
-        await writer.write(resultLine(row, status, width, resultColumns, batch.header));
+        await writer.write(resultLine(row, status, width, resultColumns, moneyColumns, batch.header));
       }
     }
     await writer.close();
@@ -131,6 +132,7 @@ function resultLine(
   status: RowOutcome,
   width: number,
   resultColumns: readonly string[],
+  moneyColumns: ReadonlySet<string>,
   header: readonly string[],
 ): ResultCell[] {
   // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
@@ -144,7 +146,13 @@ function resultLine(
   }
   const code = status === 'succeeded' ? null : row.errorCode;
   cells.push(status, code, status === 'succeeded' ? null : message);
-  for (const col of resultColumns) cells.push(outputs[col] ?? null);
+  for (const col of resultColumns) {
+    const value = outputs[col] ?? null;
+    // Amounts are cents inside; the file gets them with its own decimal mark.
+    cells.push(
+      moneyColumns.has(col) && typeof value === 'number' && Number.isInteger(value) ? { cents: value } : value,
+    );
+  }
   return cells;
 }
 

@@ -47,7 +47,15 @@ import {
   ServiceTimeoutError,
 } from '../bank/errors.js';
 import { backoffDelayMs, decideRetry, type RetrySettings } from '../bank/retry-policy.js';
-import type { BatchKind, CellError, Dialect, StepContext, StepOutput, StepSpec } from '../batches/kind.js';
+import {
+  type BatchKind,
+  type CellError,
+  type Dialect,
+  type StepContext,
+  StepOutcomeError,
+  type StepOutput,
+  type StepSpec,
+} from '../batches/kind.js';
 import { InputError, RemessaError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
@@ -639,7 +647,7 @@ class BatchRun {
             if (hasEffect) await store.write(() => store.recordIntent(batchId, line, step.name));
             sent = true;
             this.attempts++;
-            return step.run(ctx);
+            return step.run({ ...ctx, resend: unknown });
           },
           this.signal ? { signal: this.signal } : {},
         );
@@ -650,8 +658,16 @@ class BatchRun {
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
           throw error; // the intent could not be written: a store failure, not the bank's
         }
-        const verdict = classify(error, step);
         const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+        if (error instanceof StepOutcomeError) {
+          // The step decided the row's outcome itself (a check said no; or it cannot tell whether an earlier attempt
+          // took effect and must not guess): no retry.
+          if (error.outcome === 'uncertain' && hasEffect && !unknown) {
+            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+          }
+          return end(error.outcome, rowError);
+        }
+        const verdict = classify(error, step);
         if (verdict === 'rate-limited') {
           // Not processed by the bank. The queue has paused the group; the next attempt waits for it.
           if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));

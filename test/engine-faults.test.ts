@@ -1,0 +1,160 @@
+/**
+ * The engine against a misbehaving sandbox (faults: 5xx, resets, 429, answers dropped after the effect committed):
+ * every row ends once, and the bank's effects ledger shows each charge and each payment exactly once.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BankClient } from '../src/bank/client.js';
+import { billPaymentsKind } from '../src/batches/bill-payments.js';
+import { chargesKind } from '../src/batches/charges.js';
+import type { BatchKind } from '../src/batches/kind.js';
+import { readBatch } from '../src/csv/reader.js';
+import { buildBankSlipBarCode } from '../src/formats/index.js';
+import { RequestQueue } from '../src/queue/index.js';
+import { type ProcessBatchResult, processBatch } from '../src/runner/engine.js';
+import type { FaultRuleInput } from '../src/sandbox/faults.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { openStore, type Store } from '../src/store/index.js';
+
+let dir: string;
+let sandbox: RunningSandbox;
+let client: BankClient;
+let store: Store;
+let queue: RequestQueue;
+
+async function setup(faults: FaultRuleInput[]) {
+  sandbox = await startSandbox({ port: 0, faults, faultSeed: 42 });
+  // No retries in the client: the engine owns them (and short timeouts, for hangs).
+  client = new BankClient({
+    baseUrl: sandbox.url,
+    apiKey: SANDBOX_PUBLIC_API_KEY,
+    maxAttempts: 1,
+    headersTimeoutMs: 2000,
+  });
+}
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'remessa-faults-'));
+  store = openStore(path.join(dir, 'state.sqlite'));
+  queue = new RequestQueue({ concurrency: 6 });
+});
+afterEach(async () => {
+  store.close();
+  queue.close();
+  await client?.close();
+  await sandbox?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function runUntilDone(kind: BatchKind<never>, lines: string[], maxRuns = 6): Promise<ProcessBatchResult[]> {
+  const file = path.join(dir, `${kind.name}.csv`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
+  const results: ProcessBatchResult[] = [];
+  for (let i = 0; i < maxRuns; i++) {
+    const reader = await readBatch(file, { columns: kind.columns });
+    try {
+      const r = await processBatch({
+        store,
+        kind,
+        batchId,
+        fileName: path.basename(file),
+        input: reader,
+        client,
+        queue,
+        filesDir: path.join(dir, 'files'),
+        accountId: 'acc-1',
+        retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 10 },
+      });
+      results.push(r);
+      if (r.counts.uncertain === 0 && r.complete) break;
+    } finally {
+      reader.close();
+    }
+  }
+  return results;
+}
+
+describe('engine against sandbox faults', () => {
+  it('charges: 5xx, resets, 429 and lost answers; every charge created exactly once', async () => {
+    await setup([
+      {
+        route: 'POST /v1/charges',
+        errorRate: 0.15,
+        resetRate: 0.1,
+        rateLimitRate: 0.1,
+        retryAfterSeconds: 0,
+        dropAfterCommitRate: 0.2,
+      },
+      { route: 'GET /v1/charges/:correlationId', errorRate: 0.1 },
+    ]);
+    const ids = Array.from({ length: 40 }, (_, i) => `F-${i}`);
+    const results = await runUntilDone(chargesKind as BatchKind<never>, [
+      'type,correlationId,amount',
+      ...ids.map((id) => `PIX_STATIC,${id},1.00`),
+    ]);
+    const last = results.at(-1)!;
+    expect(last.counts).toMatchObject({ succeeded: 40, uncertain: 0, failed: 0 });
+    const ledger = sandbox.ctx.ledger.counts({ kind: 'charge_created' });
+    expect(ledger).toHaveLength(40);
+    expect(ledger.every((e) => e.count === 1)).toBe(true);
+    // the faults did fire: some rows needed a lookup or a second attempt
+    const attempts = results.reduce((n, r) => n + r.attempts, 0);
+    expect(attempts).toBeGreaterThan(80);
+  });
+
+  it('bill payments: 5xx, resets and 429 before processing; each bill paid exactly once', async () => {
+    await setup([
+      {
+        route: 'POST /baas/api/v1/bill-payments',
+        errorRate: 0.2,
+        resetRate: 0.1,
+        rateLimitRate: 0.2,
+        retryAfterSeconds: 0,
+      },
+    ]);
+    const bills = Array.from({ length: 25 }, (_, i) =>
+      buildBankSlipBarCode({
+        bankCode: '341',
+        dueDate: '2030-12-31',
+        amountCents: 1000 + i,
+        freeField: `1090000123456789${String(i).padStart(5, '0')}0000`,
+      }),
+    );
+    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, [
+      'barCode,amount',
+      ...bills.map((b, i) => `${b},${((1000 + i) / 100).toFixed(2)}`),
+    ]);
+    const last = results.at(-1)!;
+    expect(last.counts).toMatchObject({ succeeded: 25, uncertain: 0, failed: 0 });
+    const ledger = sandbox.ctx.ledger.counts({ kind: 'bill_paid' });
+    expect(ledger).toHaveLength(25);
+    expect(ledger.every((e) => e.count === 1)).toBe(true);
+  });
+
+  it('bill payments with answers lost after the payment committed: never paid twice', async () => {
+    await setup([{ route: 'POST /baas/api/v1/bill-payments', dropAfterCommitRate: 0.4 }]);
+    const bills = Array.from({ length: 15 }, (_, i) =>
+      buildBankSlipBarCode({
+        bankCode: '341',
+        dueDate: '2030-12-31',
+        amountCents: 2000 + i,
+        freeField: `1090000123456789${String(i).padStart(5, '0')}0000`,
+      }),
+    );
+    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, [
+      'barCode,amount',
+      ...bills.map((b, i) => `${b},${((2000 + i) / 100).toFixed(2)}`),
+    ]);
+    const last = results.at(-1)!;
+    // A lost answer is either replayed by the bank for the same key, or (the kind's choice) left uncertain for a
+    // person when the bill already reads PAID: never failed, never paid again.
+    expect(last.counts.failed).toBe(0);
+    expect(last.counts.succeeded + last.counts.uncertain).toBe(15);
+    const ledger = sandbox.ctx.ledger.counts({ kind: 'bill_paid' });
+    expect(ledger).toHaveLength(15);
+    expect(ledger.every((e) => e.count === 1)).toBe(true);
+  });
+});
