@@ -23,6 +23,9 @@
  *     a step with neither (money above all) -> never resent: the row ends `uncertain`.
  * - retry budget spent -> the row ends `uncertain` with the reason; the next run of the batch (processBatch again,
  *   or resumeUnfinishedBatches) picks it up where it stands.
+ * - a step may decide its row's outcome itself by throwing StepOutcomeError (`failed`: a check says the request must
+ *   not go; `uncertain`: it cannot tell whether an earlier attempt took effect): no retry. A resend after an unknown
+ *   outcome runs the step with `ctx.resend = true`.
  *
  * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
  * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
