@@ -11,6 +11,7 @@ import type {
   CreateDynamicQrInput,
   CreateStaticQrInput,
   DynamicQrCode,
+  QrFormatResponse,
   RequestOptions,
   StaticQrCode,
 } from './types.js';
