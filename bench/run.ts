@@ -1,0 +1,452 @@
+/**
+ * `npm run bench`: the two benchmarks of issue 4 section 9, measured in one run, each against a baseline measured in
+ * the same run on the same machine (never a remembered figure). docs/performance.md records the results.
+ *
+ * (a) validate: `remessa validate FILE` of a generated charges file (default 1,000,000 rows) as a child process, vs
+ *     csv-parse alone reading the same file (bench/baseline-csv-parse.mjs), also a child. Rows/s, ratio, peak RSS.
+ *     Targets: ratio >= 0.5, peak RSS < 200 MB.
+ * (b) bill payments: `remessa run FILE` of a generated bill-payments file (default 20,000 distinct payable synthetic
+ *     slips) against `remessa sandbox` in a separate process, rate limits off, vs a bare undici loop
+ *     (bench/baseline-bills.mjs: lookup + pay with an IdempotencyKey, same concurrency) against a fresh sandbox with
+ *     the same bills. Rows/s, ratio, peak RSS. Target: ratio >= 0.8.
+ *
+ * remessa runs compiled (tsc into .bench/dist, as `npm run build` does; `--tsx` runs the sources through tsx instead),
+ * so what is measured is the program, not the TypeScript loader. Data generation and the build are not timed.
+ * Wall time includes process start-up for remessa and baselines alike. The machine may be shared: the load average
+ * is printed, and CPU time (user + system of the measured process) is reported beside wall time.
+ *
+ * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8) | --only validate|bills
+ * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
+ * | --same-calls (also a baseline repeating the lookup before paying, as remessa's pay step does) | --dir DIR
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { writeBillsFile, writeChargesFile } from './generate.js';
+import { type Measured, runMeasured } from './measure.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SANDBOX_KEY = 'sandbox-public-test-key';
+const MB = 1024 * 1024;
+
+/** Targets of issue 4, section 9. */
+export const TARGETS = { validateRatio: 0.5, validatePeakRssMb: 200, billsRatio: 0.8 } as const;
+
+interface Args {
+  rows: number;
+  bills: number;
+  concurrency: number;
+  only: 'validate' | 'bills' | undefined;
+  tsx: boolean;
+  build: boolean;
+  cpuProf: boolean;
+  sameCalls: boolean;
+  dir: string;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = {
+    rows: 1_000_000,
+    bills: 20_000,
+    concurrency: 8,
+    only: undefined,
+    tsx: false,
+    build: true,
+    cpuProf: false,
+    sameCalls: false,
+    dir: path.join(ROOT, '.bench'),
+  };
+  const count = (flag: string, value: string | undefined): number => {
+    const n = Number(value);
+    if (!value || !Number.isSafeInteger(n) || n < 1)
+      throw new Error(`${flag}: expected a whole number >= 1, got ${value}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') {
+      args.rows = 50_000;
+      args.bills = 1_000;
+    } else if (a === '--rows') args.rows = count(a, argv[++i]);
+    else if (a === '--bills') args.bills = count(a, argv[++i]);
+    else if (a === '--concurrency') args.concurrency = count(a, argv[++i]);
+    else if (a === '--only') {
+      const v = argv[++i];
+      if (v !== 'validate' && v !== 'bills') throw new Error(`--only: expected validate or bills, got ${v}`);
+      args.only = v;
+    } else if (a === '--tsx') args.tsx = true;
+    else if (a === '--no-build') args.build = false;
+    else if (a === '--cpu-prof') args.cpuProf = true;
+    else if (a === '--same-calls') args.sameCalls = true;
+    else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
+    else throw new Error(`unknown flag ${a}`);
+  }
+  return args;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** Compiles src/ into `<dir>/dist` with the project's build config and copies the migrations, like `npm run build`. */
+function build(dir: string): string {
+  const out = path.join(dir, 'dist');
+  log(`building remessa into ${path.relative(ROOT, out)} (not timed)`);
+  rmSync(out, { recursive: true, force: true });
+  try {
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
+  } catch (err) {
+    // tsc still emits when another part has a type error mid-work; only a missing output is fatal.
+    const stdout = String((err as { stdout?: unknown }).stdout ?? '');
+    log(`tsc reported errors (output still emitted):\n${stdout.split('\n').slice(0, 10).join('\n')}`);
+  }
+  if (!existsSync(path.join(out, 'cli.js'))) throw new Error(`build produced no ${out}/cli.js`);
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const full = path.join(d, name);
+      if (!statSync(full).isDirectory()) continue;
+      if (name === 'migrations')
+        cpSync(full, path.join(out, path.relative(path.join(ROOT, 'src'), full)), { recursive: true });
+      else walk(full);
+    }
+  };
+  walk(path.join(ROOT, 'src'));
+  return out;
+}
+
+interface Remessa {
+  /** node arguments that start the CLI, before the command. */
+  prefix(profileName?: string): string[];
+  describe: string;
+}
+
+function remessaCommand(args: Args, dist: string | undefined): Remessa {
+  const profDir = path.join(args.dir, 'prof');
+  const prof = (name?: string) =>
+    args.cpuProf && name ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+  if (dist) {
+    return { prefix: (n) => [...prof(n), path.join(dist, 'cli.js')], describe: 'node .bench/dist/cli.js (compiled)' };
+  }
+  return {
+    prefix: (n) => [...prof(n), '--import', 'tsx', path.join(ROOT, 'src/cli.ts')],
+    describe: 'node --import tsx src/cli.ts',
+  };
+}
+
+/** Generates `file` unless a complete copy is there already (same content every time: deterministic). */
+function ensureGenerated(file: string, rows: number, write: (file: string, rows: number) => void): void {
+  const marker = `${file}.complete`;
+  if (existsSync(file) && existsSync(marker)) return;
+  log(`generating ${path.relative(ROOT, file)} (${rows} rows, not timed)`);
+  const started = performance.now();
+  write(file, rows);
+  writeFileSync(marker, '');
+  log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+function writeConfig(file: string, folder: string, bankUrl: string, concurrency: number): void {
+  const off = { requests: 0, intervalMs: 1000 };
+  const config = {
+    folders: {
+      inbox: path.join(folder, 'inbox'),
+      outbox: path.join(folder, 'outbox'),
+      archive: path.join(folder, 'archive'),
+      data: path.join(folder, 'data'),
+    },
+    bank: { url: bankUrl },
+    queue: {
+      concurrency,
+      rateLimits: { charges: off, 'bill-payments': off, pix: off, claims: off },
+    },
+    log: { level: 'info' },
+  };
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+}
+
+interface Row {
+  name: string;
+  rows: number;
+  m: Measured;
+  ratio?: { value: number; target: number; cpuValue: number };
+  rssTargetMb?: number;
+  note?: string;
+}
+
+function rate(rows: number, ms: number): number {
+  return rows / (ms / 1000);
+}
+
+// ---------------------------------------------------------------- (a) validate
+
+async function benchValidate(args: Args, remessa: Remessa, results: Row[]): Promise<void> {
+  const dataDir = path.join(args.dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  // The kind comes from the name prefix, as in the inbox.
+  const file = path.join(dataDir, `charges-bench-${args.rows}.csv`);
+  ensureGenerated(file, args.rows, writeChargesFile);
+  const folder = path.join(args.dir, 'validate');
+  rmSync(folder, { recursive: true, force: true });
+  const config = path.join(folder, 'remessa.json');
+  writeConfig(config, folder, 'embedded', args.concurrency);
+  const io = (name: string) => ({
+    stdoutFile: path.join(folder, `${name}.stdout`),
+    stderrFile: path.join(folder, `${name}.stderr`),
+  });
+
+  log('(a) baseline: csv-parse alone');
+  const base = await runMeasured(process.execPath, [path.join(ROOT, 'bench/baseline-csv-parse.mjs'), file], {
+    cwd: ROOT,
+    ...io('csv-parse'),
+  });
+  const baseOut = readFileSync(path.join(folder, 'csv-parse.stdout'), 'utf8');
+  const records = (JSON.parse(baseOut) as { records: number }).records;
+  if (base.exitCode !== 0 || records !== args.rows + 1) {
+    throw new Error(`csv-parse baseline: exit ${base.exitCode}, ${records} records (expected ${args.rows + 1})`);
+  }
+
+  log('(a) remessa validate');
+  const m = await runMeasured(process.execPath, [...remessa.prefix('validate'), '--config', config, 'validate', file], {
+    cwd: ROOT,
+    ...io('remessa-validate'),
+  });
+  const out = readFileSync(path.join(folder, 'remessa-validate.stdout'), 'utf8');
+  const expected = `${args.rows} rows, ${args.rows} valid, 0 invalid`;
+  if (m.exitCode !== 0 || !out.includes(expected)) {
+    throw new Error(`remessa validate: exit ${m.exitCode}; expected "${expected}", got:\n${out.slice(-500)}`);
+  }
+  results.push({ name: 'csv-parse alone (baseline)', rows: args.rows, m: base });
+  results.push({
+    name: 'remessa validate',
+    rows: args.rows,
+    m,
+    ratio: {
+      value: rate(args.rows, m.wallMs) / rate(args.rows, base.wallMs),
+      cpuValue: base.cpuMs / m.cpuMs,
+      target: TARGETS.validateRatio,
+    },
+    rssTargetMb: TARGETS.validatePeakRssMb,
+  });
+}
+
+// ---------------------------------------------------------------- (b) bill payments
+
+interface RunningSandbox {
+  url: string;
+  child: ChildProcess;
+  dataFile: string;
+}
+
+async function startSandboxProcess(remessa: Remessa, folder: string, config: string): Promise<RunningSandbox> {
+  const dataFile = path.join(folder, 'sandbox.sqlite');
+  const child = spawn(
+    process.execPath,
+    [...remessa.prefix(), '--config', config, 'sandbox', '--port', '0', '--data', dataFile],
+    // Request logging of the sandbox off: it would be the bottleneck of both sides alike.
+    { cwd: ROOT, env: { ...process.env, REMESSA_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start in 60 s; said: ${text}`)), 60_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const m = /sandbox listening on (http:\/\/\S+)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox exited with ${code}: ${text}`));
+    });
+  });
+  child.stdout!.resume();
+  return { url, child, dataFile };
+}
+
+async function stopSandbox(sandbox: RunningSandbox): Promise<void> {
+  if (sandbox.child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => sandbox.child.once('exit', () => resolve()));
+  sandbox.child.kill('SIGTERM');
+  await exited;
+}
+
+/** Payments the sandbox recorded as PAID (the proof both sides did the real work). */
+function paidInSandbox(dataFile: string): number {
+  const db = new Database(dataFile, { readonly: true });
+  try {
+    return (db.prepare(`SELECT count(*) AS n FROM bill_payments WHERE status = 'PAID'`).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+async function withSandbox<T>(
+  remessa: Remessa,
+  folder: string,
+  config: string,
+  body: (sandbox: RunningSandbox) => Promise<T>,
+): Promise<{ result: T; paid: number }> {
+  const sandbox = await startSandboxProcess(remessa, folder, config);
+  let result: T;
+  try {
+    result = await body(sandbox);
+  } finally {
+    await stopSandbox(sandbox);
+  }
+  return { result, paid: paidInSandbox(sandbox.dataFile) };
+}
+
+async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise<void> {
+  const dataDir = path.join(args.dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, `bill-payments-bench-${args.bills}.csv`);
+  ensureGenerated(file, args.bills, writeBillsFile);
+
+  const baseline = async (name: string, lookups: number): Promise<Row> => {
+    const folder = path.join(args.dir, name);
+    rmSync(folder, { recursive: true, force: true });
+    const config = path.join(folder, 'remessa.json');
+    writeConfig(config, folder, 'embedded', args.concurrency);
+    log(`(b) ${name}: bare undici loop, ${lookups} lookup(s) + pay per bill, concurrency ${args.concurrency}`);
+    const { result: m, paid } = await withSandbox(remessa, folder, config, (sandbox) =>
+      runMeasured(
+        process.execPath,
+        [path.join(ROOT, 'bench/baseline-bills.mjs'), sandbox.url, file, String(args.concurrency), String(lookups)],
+        {
+          cwd: ROOT,
+          env: { REMESSA_API_KEY: SANDBOX_KEY },
+          stdoutFile: path.join(folder, 'baseline.stdout'),
+          stderrFile: path.join(folder, 'baseline.stderr'),
+        },
+      ),
+    );
+    if (m.exitCode !== 0 || paid !== args.bills) {
+      throw new Error(`${name}: exit ${m.exitCode}, ${paid} of ${args.bills} bills paid in the sandbox`);
+    }
+    return {
+      name: lookups === 1 ? 'undici loop: lookup + pay (baseline)' : 'undici loop: lookup x2 + pay',
+      rows: args.bills,
+      m,
+    };
+  };
+
+  const base = await baseline('bills-baseline', 1);
+  results.push(base);
+  let same: Row | undefined;
+  if (args.sameCalls) {
+    same = await baseline('bills-baseline-same-calls', 2);
+    results.push(same);
+  }
+
+  const folder = path.join(args.dir, 'bills-remessa');
+  rmSync(folder, { recursive: true, force: true });
+  const sandboxConfig = path.join(folder, 'sandbox.json');
+  writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
+  log(`(b) remessa run, concurrency ${args.concurrency}, rate limits off`);
+  const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
+    const config = path.join(folder, 'remessa.json');
+    writeConfig(config, folder, sandbox.url, args.concurrency);
+    return runMeasured(process.execPath, [...remessa.prefix('run'), '--config', config, 'run', file], {
+      cwd: ROOT,
+      env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
+      stdoutFile: path.join(folder, 'remessa-run.stdout'),
+      stderrFile: path.join(folder, 'remessa-run.stderr'),
+    });
+  });
+  const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
+  if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
+    throw new Error(
+      `remessa run: exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
+    );
+  }
+  results.push({
+    name: 'remessa run',
+    rows: args.bills,
+    m,
+    ratio: {
+      value: rate(args.bills, m.wallMs) / rate(args.bills, base.m.wallMs),
+      cpuValue: base.m.cpuMs / m.cpuMs,
+      target: TARGETS.billsRatio,
+    },
+    note: same
+      ? `vs same calls: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.m.wallMs)).toFixed(2)}`
+      : undefined,
+  });
+}
+
+// ---------------------------------------------------------------- report
+
+function table(results: readonly Row[]): string {
+  const head = [
+    'measurement',
+    'rows',
+    'wall s',
+    'rows/s',
+    'CPU s',
+    'peak RSS MB',
+    'ratio (wall)',
+    'ratio (CPU)',
+    'target',
+  ];
+  const lines = results.map((r) => {
+    const target = [
+      r.ratio ? `ratio >= ${r.ratio.target} ${r.ratio.value >= r.ratio.target ? 'MET' : 'MISSED'}` : '',
+      r.rssTargetMb !== undefined
+        ? `RSS < ${r.rssTargetMb} MB ${r.m.peakRssBytes / MB < r.rssTargetMb ? 'MET' : 'MISSED'}`
+        : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    return [
+      r.name,
+      String(r.rows),
+      (r.m.wallMs / 1000).toFixed(2),
+      Math.round(rate(r.rows, r.m.wallMs)).toLocaleString('en-US'),
+      (r.m.cpuMs / 1000).toFixed(2),
+      (r.m.peakRssBytes / MB).toFixed(1),
+      r.ratio ? r.ratio.value.toFixed(2) : '',
+      r.ratio ? r.ratio.cpuValue.toFixed(2) : '',
+      [target, r.note].filter(Boolean).join('; '),
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [fmt(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  mkdirSync(args.dir, { recursive: true });
+  const dist = args.tsx ? undefined : args.build ? build(args.dir) : path.join(args.dir, 'dist');
+  if (dist && !existsSync(path.join(dist, 'cli.js'))) throw new Error(`--no-build: no ${dist}/cli.js; build first`);
+  const remessa = remessaCommand(args, dist);
+  if (args.cpuProf) mkdirSync(path.join(args.dir, 'prof'), { recursive: true });
+  const results: Row[] = [];
+  const started = new Date();
+  if (args.only !== 'bills') await benchValidate(args, remessa, results);
+  if (args.only !== 'validate') await benchBills(args, remessa, results);
+
+  const cpu = os.cpus();
+  const header = [
+    `remessa benchmark, ${started.toISOString()}`,
+    `machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 1024 ** 3)} GB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+    `remessa: ${remessa.describe}; measured with ${results[0]?.m.method ?? '-'}; concurrency ${args.concurrency}`,
+    `load average (1 min) during the runs: ${results.map((r) => r.m.loadAverage.map((l) => l.toFixed(1)).join('->')).join(', ')}`,
+    'ratio (wall) = remessa rows/s / baseline rows/s; ratio (CPU) = baseline CPU s / remessa CPU s (same rows).',
+  ];
+  const text = `${header.join('\n')}\n\n${table(results)}\n`;
+  process.stdout.write(`\n${text}`);
+  const resultFile = path.join(args.dir, `results-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(resultFile, `${JSON.stringify({ started, args, results, text }, null, 2)}\n`);
+  log(`results saved to ${path.relative(ROOT, resultFile)}`);
+}
+
+await main();
