@@ -8,9 +8,10 @@ import { RateLimitedError, ServiceTimeoutError } from '../src/bank/errors.js';
 import { chargesKind } from '../src/batches/charges.js';
 import type { BatchKind, StepContext } from '../src/batches/kind.js';
 import { readBatch } from '../src/csv/reader.js';
+import { InputError } from '../src/errors.js';
 import { filesDirFor, writeResult } from '../src/outbox/index.js';
 import { RequestQueue } from '../src/queue/index.js';
-import { ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
+import { BatchRejectedError, ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { BATCH_HAS_INVALID_ROWS, openStore, type Store } from '../src/store/index.js';
 
@@ -453,6 +454,49 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
     const again = await runFake(store, kind, ['p1']);
     expect(again.counts).toMatchObject({ succeeded: 1, uncertain: 0 });
     expect(sent).toBe(4);
+  });
+
+  it('a file broken further down is rejected whole: nothing sent, its rows give their keys up', async () => {
+    let sent = 0;
+    const kind = fakeKind({
+      usesIdempotencyKey: true,
+      async run() {
+        sent++;
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const rows = (async function* () {
+      yield { line: 2, record: { id: 'k1' }, cells: ['k1'] };
+      yield { line: 3, record: { id: 'k2' }, cells: ['k2'] };
+      throw new InputError('CSV_SYNTAX', 'Expected a closing quote, got the end of the file', {
+        file: 'x.csv',
+        line: 4,
+      });
+    })();
+    const dialect = { delimiter: ',' as const, decimalMark: '.' as const, encoding: 'utf8' as const, bom: false };
+    const base = {
+      store,
+      kind,
+      fileName: 'x.csv',
+      client,
+      queue: queue(),
+      filesDir: path.join(dir, 'files'),
+      accountId: ACCOUNT,
+    };
+    const err = await processBatch({ ...base, batchId: 'x', input: { dialect, header: ['id'], rows } }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BatchRejectedError);
+    expect(err).toMatchObject({ code: 'CSV_SYNTAX', message: expect.stringContaining('x.csv line 4') });
+    expect(sent).toBe(0);
+    expect(store.getBatch('x')).toMatchObject({ status: 'rejected', error: { code: 'CSV_SYNTAX' } });
+    // the same content again: rejected again, from the store
+    await expect(processBatch({ ...base, batchId: 'x' })).rejects.toBeInstanceOf(BatchRejectedError);
+    // the corrected file sends k1 and k2
+    const r = await runFake(store, kind, ['k1', 'k2'], 'fixed');
+    expect(r.counts.succeeded).toBe(2);
+    expect(sent).toBe(2);
   });
 
   it('batches run at once; a batch whose steps all break does not hold the others up', async () => {
