@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isValidPixPayload } from '@brazilian-utils/brazilian-utils';
+import fc from 'fast-check';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { request } from 'undici';
@@ -215,5 +216,62 @@ describe('static QR code (v2)', () => {
     expect(badKey.json.errors['$.pixKey']).toBeDefined();
     const found = await raw('GET', '/baas/api/v2/pix/qrcode/static/c-1');
     expect(found.json.payloadPix).toBe(a.payloadPix);
+  });
+});
+
+describe('every payload is a valid BR Code (property, over HTTP)', () => {
+  it('static codes with any amount and any additional information parse, validate and decode from the image', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.integer({ min: 1, max: 99_999_999 }), { nil: undefined }),
+        fc.string({ maxLength: 64, unit: 'grapheme' }),
+        async (amountCents, info) => {
+          n++;
+          const qr = await client.qrCodes.createStatic(
+            {
+              correlationId: `prop-${n}`,
+              ...(amountCents !== undefined ? { amountCents } : {}),
+              additionalInformation: info,
+              formatResponse: 'PAYLOAD_AND_QRCODE',
+            },
+            randomUUID(),
+          );
+          const parsed = parseBrCode(qr.payloadPix);
+          expect(parsed.amountCents).toBe(amountCents);
+          expect(isValidPixPayload(qr.payloadPix)).toBe(true);
+          const image = decodePng(Buffer.from(qr.base64Image!.slice('data:image/png;base64,'.length), 'base64'));
+          expect([image.width, image.height, image.text]).toEqual([250, 250, qr.payloadPix]);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
+  it('dynamic codes with any amount and city parse and validate', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 99_999_999_99 }),
+        fc.option(
+          fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom(' ', '\u0007', '😀', 'São João')),
+          {
+            nil: undefined,
+          },
+        ),
+        async (amountCents, city) => {
+          const res = await raw('POST', '/baas/api/v1/pix/qrcode/dynamic', {
+            correlationId: randomUUID(),
+            amount: amountCents / 100,
+            ...(city !== undefined ? { city: { name: city } } : {}),
+          });
+          expect(res.status).toBe(200);
+          const parsed = parseBrCode(res.json.qrCodePayload);
+          expect(parsed.amountCents).toBe(amountCents);
+          expect(parsed.kind).toBe('DYNAMIC');
+          expect(isValidPixPayload(res.json.qrCodePayload)).toBe(true);
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });

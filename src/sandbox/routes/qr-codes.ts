@@ -23,7 +23,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { getStateNameByCode, isValidCnpj, isValidCpf, isValidPixKey } from '@brazilian-utils/brazilian-utils';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
-import { buildDynamicBrCode, buildStaticBrCode, centsToWire, wireToCents } from '../../formats/index.js';
+import {
+  buildDynamicBrCode,
+  buildStaticBrCode,
+  centsToWire,
+  MAX_MERCHANT_CITY_LENGTH,
+  toBrCodeText,
+  wireToCents,
+} from '../../formats/index.js';
 import { idempotencyFor } from '../idempotency.js';
 import { problem, SandboxHttpError, validationProblem } from '../problems.js';
 import type { SandboxContext } from '../server.js';
@@ -355,7 +362,8 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     const payload = buildDynamicBrCode({
       locationUrl: `${ctx.options.pixLocationBase}${txid}`,
       merchantName: beneficiary.name,
-      merchantCity: city?.name || beneficiary.city,
+      // A city name with nothing printable (accents and symbols are stripped) falls back to the beneficiary's city.
+      merchantCity: city?.name && toBrCodeText(city.name, MAX_MERCHANT_CITY_LENGTH) ? city.name : beneficiary.city,
       amountCents: amountCents!,
       txid,
     });
