@@ -51,6 +51,24 @@ export interface ReadBatchOptions {
   highWaterMarkBytes?: number;
 }
 
+/** The `csv` section of the configuration ('auto' = detect). */
+export interface CsvSettings {
+  encoding: 'auto' | Dialect['encoding'];
+  delimiter: 'auto' | Dialect['delimiter'];
+  decimalMark: 'auto' | Dialect['decimalMark'];
+}
+
+/** Turns the configuration's csv settings into reader overrides ('auto' leaves detection on). */
+export function dialectOverrides(
+  settings: Partial<CsvSettings> | undefined,
+): Pick<ReadBatchOptions, 'encoding' | 'delimiter' | 'decimalMark'> {
+  const out: Pick<ReadBatchOptions, 'encoding' | 'delimiter' | 'decimalMark'> = {};
+  if (settings?.encoding && settings.encoding !== 'auto') out.encoding = settings.encoding;
+  if (settings?.delimiter && settings.delimiter !== 'auto') out.delimiter = settings.delimiter;
+  if (settings?.decimalMark && settings.decimalMark !== 'auto') out.decimalMark = settings.decimalMark;
+  return out;
+}
+
 /** One data record of the file. */
 export interface BatchRecord {
   /** 1-based physical line where the record starts (the header is usually line 1). */

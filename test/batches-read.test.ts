@@ -1,0 +1,107 @@
+/**
+ * A Brazilian spreadsheet export end to end through the reader and the kinds: Windows-1252, ';', decimal comma,
+ * dd/mm/yyyy, ERP headers mapped, a quoted multi-line cell, and the result written back in the same dialect.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import iconv from 'iconv-lite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KINDS } from '../src/batches/registry.js';
+import { formatCellErrors, rejectionCode, resultCells, resultHeader, validateRecord } from '../src/batches/results.js';
+import { dialectOverrides, readBatch } from '../src/csv/reader.js';
+import { createResultWriter } from '../src/csv/writer.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'remessa-read-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const HEADER = 'Tipo;Documento;Valor;Vencimento;Sacado;CPF/CNPJ;CEP;Logradouro;Cidade;UF;Observação';
+
+describe('a Brazilian spreadsheet batch of charges', () => {
+  it('reads, validates with line and column, and writes the result in the same dialect', async () => {
+    const text = [
+      HEADER,
+      'BANKSLIP;NF-1;1.234,56;15/12/2030;Conceição Araújo;123.456.789-09;01310-100;Av. Paulista;São Paulo;SP;"linha 1',
+      'linha 2"',
+      'BANKSLIP;NF-2;12,345;31/02/2030;José;111.111.111-11;01310-100;Rua A;Santos;XX;€ 5',
+      ';;;;;;;;;;',
+      'PIX_STATIC;NF-3;=1+1;;;;;;;;',
+    ].join('\r\n');
+    const path = join(dir, 'charges-dez.csv');
+    await writeFile(path, iconv.encode(`${text}\r\n`, 'windows-1252'));
+    const kind = KINDS.charges;
+    const reader = await readBatch(path, {
+      columns: kind.columns,
+      mapping: {
+        Tipo: 'type',
+        Documento: 'correlationId',
+        Valor: 'amount',
+        Vencimento: 'dueDate',
+        Sacado: 'payer.name',
+        'CPF/CNPJ': 'payer.document',
+        CEP: 'payer.address.zipCode',
+        Logradouro: 'payer.address.publicPlace',
+        Cidade: 'payer.address.city',
+        UF: 'payer.address.state',
+        Observação: '',
+      },
+      ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
+    });
+    expect(reader.dialect).toMatchObject({
+      encoding: 'windows-1252',
+      delimiter: ';',
+      decimalMark: ',',
+      lineEnding: '\r\n',
+    });
+    const out = join(dir, 'charges-dez.result.csv');
+    const writer = await createResultWriter(out, {
+      dialect: reader.dialect,
+      header: resultHeader(
+        kind,
+        reader.header.map((h) => h.source),
+      ),
+    });
+    const seen: Array<[number, boolean, string]> = [];
+    for await (const record of reader.rows) {
+      const parsed = validateRecord(kind, record, reader.dialect);
+      const message = parsed.ok ? '' : formatCellErrors(parsed.errors);
+      seen.push([record.line, parsed.ok, message]);
+      await writer.write(
+        resultCells(kind, reader.header.length, {
+          cells: record.cells,
+          status: parsed.ok ? 'succeeded' : 'rejected',
+          errorCode: parsed.ok ? null : rejectionCode(parsed.errors),
+          errorMessage: message || null,
+          outputs: parsed.ok ? { create: { chargeStatus: 'Pending' } } : {},
+        }),
+      );
+    }
+    await writer.close();
+
+    expect(seen.map(([line, ok]) => [line, ok])).toEqual([
+      [2, true],
+      [4, false],
+      [6, false],
+    ]);
+    const second = seen[1]![2];
+    expect(second).toContain('amount: Expected');
+    expect(second).toContain('dueDate: Expected');
+    expect(second).toContain('payer.document: Expected a CPF with valid check digits');
+    expect(second).toContain('payer.address.state: Expected a two-letter state code');
+    expect(seen[2]![2]).toContain('amount: Expected');
+
+    const result = iconv.decode(await readFile(out), 'windows-1252');
+    const lines = result.split('\r\n');
+    expect(lines[0]).toBe(
+      `${HEADER};status;errorCode;errorMessage;chargeStatus;ourNumber;barCode;digitableLine;qrCode;pdfFile`,
+    );
+    expect(result).toContain('"linha 1\r\nlinha 2"');
+    expect(result).toContain(';€ 5;rejected;');
+    expect(result).toContain("PIX_STATIC;NF-3;'=1+1;");
+  });
+});
