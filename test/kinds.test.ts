@@ -559,3 +559,37 @@ describe('amounts and dates through the kinds (properties)', () => {
     );
   });
 });
+
+describe('any record (properties)', () => {
+  it('every kind answers a row or typed cell errors naming its columns, never throws', () => {
+    for (const name of KIND_NAMES) {
+      const kind = KINDS[name] as unknown as BatchKind<unknown>;
+      const names = kind.columns.map((c) => c.name);
+      const examples = Object.fromEntries(kind.columns.map((c) => [c.name, c.example]));
+      const cellValue = fc.oneof(
+        fc.string({ maxLength: 20 }),
+        fc.constantFrom(...kind.columns.map((c) => c.example), '0', '-1', '1.234', '31/02/2026', '=1+1', ' '),
+      );
+      fc.assert(
+        fc.property(
+          fc.dictionary(fc.constantFrom(...names), cellValue, { maxKeys: names.length }),
+          fc.boolean(),
+          (cells, startFromExamples) => {
+            const record = startFromExamples ? { ...examples, ...cells } : cells;
+            const result = kind.parse(record, BR);
+            if (!result.ok) {
+              expect(result.errors.length).toBeGreaterThan(0);
+              for (const e of result.errors) {
+                expect(typeof e.code).toBe('string');
+                if (e.column !== undefined) expect(names).toContain(e.column);
+              }
+            } else {
+              expect(typeof kind.naturalKey(result.row)).toBe('string');
+            }
+          },
+        ),
+        { numRuns: 150 },
+      );
+    }
+  });
+});
