@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { BankClient } from '../src/bank/client.js';
 import { RateLimitedError, ServiceTimeoutError } from '../src/bank/errors.js';
 import { chargesKind } from '../src/batches/charges.js';
 import type { BatchKind, StepContext } from '../src/batches/kind.js';
+import { qrCodesKind } from '../src/batches/qr-codes.js';
 import { readBatch } from '../src/csv/reader.js';
 import { InputError } from '../src/errors.js';
 import { filesDirFor, writeResult } from '../src/outbox/index.js';
@@ -304,6 +305,68 @@ describe('engine against the sandbox: charges', () => {
       expect(created().map((x) => x.count)).toEqual([1, 1, 1]);
       expect(existsSync(path.join(dir, 'outbox', 'charges', 'crash', 'C-2.pdf'))).toBe(true);
     });
+  });
+
+  it('qr-codes: PNGs saved under outbox/qr-codes/<name>/; a lost answer is recovered by lookup, created once', async () => {
+    const file = path.join(dir, 'qr.csv');
+    const ids = ['5f0c2a9e-8d41-4c7b-9a3e-2b6d1f8e4c10', '6a1d3b0f-9e52-4d8c-8b4f-3c7e2a9f5d21'];
+    writeFileSync(
+      file,
+      [
+        'type,correlationId,amount,formatResponse',
+        ...ids.map((id) => `PIX_DYNAMIC,${id},25.00,PAYLOAD_AND_QRCODE`),
+        'PIX_STATIC,ST-1,3.00,PAYLOAD_AND_QRCODE',
+        '',
+      ].join('\n'),
+    );
+    const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
+    const store = open();
+    const snapshot = path.join(dir, 'crashed.sqlite');
+    const ac = new AbortController();
+    let crashed = false;
+    const c = counting(client, {
+      'qrCodes.createDynamic': async (call, input) => {
+        if (crashed || (input as { correlationId: string }).correlationId !== ids[1]) return call();
+        crashed = true;
+        await call();
+        writeFileSync(snapshot, store.db.serialize());
+        ac.abort();
+        throw new Error('the process died here');
+      },
+    });
+    const go = async (s: Store, bank: BankClient, signal?: AbortSignal) => {
+      const reader = await readBatch(file, { columns: qrCodesKind.columns });
+      try {
+        return await processBatch({
+          store: s,
+          kind: qrCodesKind,
+          batchId,
+          fileName: 'qr.csv',
+          input: reader,
+          client: bank,
+          queue: queue(1),
+          filesDir: filesDirFor(path.join(dir, 'outbox'), 'qr-codes', 'qr'),
+          accountId: ACCOUNT,
+          signal,
+        });
+      } finally {
+        reader.close();
+      }
+    };
+    await go(store, c.client, ac.signal);
+    expect(crashed).toBe(true);
+    const restarted = open(snapshot);
+    const again = counting(client);
+    const r = await go(restarted, again.client);
+    expect(r.counts).toMatchObject({ succeeded: 3 });
+    expect(again.calls['qrCodes.createDynamic'] ?? 0).toBe(0); // the second one was found, not created again
+    const effects = sandbox.ctx.ledger.counts({ kind: 'qr_created' });
+    expect(effects.length).toBeGreaterThanOrEqual(2);
+    expect(effects.every((e) => e.count === 1)).toBe(true);
+    const images = readdirSync(path.join(dir, 'outbox', 'qr-codes', 'qr')).sort();
+    expect(images).toEqual([`${ids[0]}.png`, `${ids[1]}.png`, 'ST-1.png']);
+    const png = readFileSync(path.join(dir, 'outbox', 'qr-codes', 'qr', `${ids[1]}.png`));
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
   });
 
   it('a graceful stop parks the rows; the next run finishes them once', async () => {

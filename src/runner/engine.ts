@@ -629,6 +629,7 @@ class BatchRun {
         const recovered = await this.recover(step, ctx, line);
         if (recovered.kind === 'found') return done(recovered.output);
         if (recovered.kind === 'stopped') return this.stopRow(line, rec, lastUnknown);
+        if (recovered.kind === 'decided') return end(recovered.outcome, recovered.error);
         if (recovered.kind === 'failed') {
           return end('uncertain', {
             code: ENGINE_CODES.unknownAfterRetries,
@@ -756,6 +757,7 @@ class BatchRun {
     | { kind: 'absent' }
     | { kind: 'stopped' }
     | { kind: 'failed'; error: RowError }
+    | { kind: 'decided'; outcome: 'failed' | 'uncertain'; error: RowError }
   > {
     for (let attempt = 1; ; attempt++) {
       if (this.signal?.aborted) return { kind: 'stopped' };
@@ -769,6 +771,9 @@ class BatchRun {
         this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
       } catch (error) {
+        if (error instanceof StepOutcomeError) {
+          return { kind: 'decided', outcome: error.outcome, error: { code: error.code, message: error.message } };
+        }
         if (this.signal?.aborted) return { kind: 'stopped' };
         if (error instanceof RateLimitedError) {
           attempt--;
