@@ -289,3 +289,23 @@ describe("the sandbox's own slips", () => {
     );
   });
 });
+
+describe('garbage in (property, over HTTP)', () => {
+  it('a lookup answers 200 or a 400 validation problem, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.stringMatching(/^[0-9]{44,48}$/),
+          fc.stringMatching(/^8[0-9]{47}$/),
+          fc.string({ minLength: 1, maxLength: 60 }),
+        ),
+        async (text) => {
+          const res = await raw('GET', `/baas/api/v1/bill-payments/${encodeURIComponent(text)}`);
+          expect([200, 400, 404]).toContain(res.status);
+          if (res.status === 400) expect(res.json.errors).toBeDefined();
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});

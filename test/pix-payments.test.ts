@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
@@ -232,5 +233,32 @@ describe('static codes, charges and foreign codes', () => {
     await expect(bad).rejects.toMatchObject({ fieldErrors: { '$.payload': [expect.stringMatching(/CRC/)] } });
     const noKey = await raw('POST', '/baas/api/v2/pix/qrcode/payment-initialization', { payload: foreign });
     expect(noKey.status).toBe(400);
+  });
+});
+
+describe('garbage in (property, over HTTP)', () => {
+  it('an initialization of any string answers 200, 400 or 404, never a 500', async () => {
+    const valid = buildStaticBrCode({ key: 'a@b.co', merchantName: 'N', merchantCity: 'C' });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 120 }),
+          fc.integer({ min: 0, max: valid.length - 1 }).map((i) => valid.slice(0, i) + 'x' + valid.slice(i + 1)),
+          fc.constant(valid),
+        ),
+        async (payload) => {
+          const res = await raw(
+            'POST',
+            '/baas/api/v2/pix/qrcode/payment-initialization',
+            { payload },
+            {
+              IdempotencyKey: randomUUID(),
+            },
+          );
+          expect([200, 400, 404]).toContain(res.status);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -27,6 +27,7 @@ import {
   buildDynamicBrCode,
   buildStaticBrCode,
   centsToWire,
+  FormatError,
   MAX_MERCHANT_CITY_LENGTH,
   toBrCodeText,
   wireToCents,
@@ -462,14 +463,20 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     const key = pixKey ?? beneficiary.pixKey;
     const transactionId = randomAlnum(25);
     const createdAt = ctx.clock.nowIso();
-    const payload = buildStaticBrCode({
-      key,
-      ...(amountCents !== undefined ? { amountCents } : {}),
-      merchantName: beneficiary.name,
-      merchantCity: beneficiary.city,
-      txid: transactionId,
-      ...(additionalInformation ? { description: additionalInformation } : {}),
-    });
+    let payload: string;
+    try {
+      payload = buildStaticBrCode({
+        key,
+        ...(amountCents !== undefined ? { amountCents } : {}),
+        merchantName: beneficiary.name,
+        merchantCity: beneficiary.city,
+        txid: transactionId,
+        ...(additionalInformation ? { description: additionalInformation } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof FormatError)) throw err;
+      throw new SandboxHttpError(400, validationProblem({ '$.pixKey': [err.message] }));
+    }
     const record: Record<string, unknown> = {
       transactionId,
       correlationId: correlationId!,
