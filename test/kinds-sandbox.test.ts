@@ -161,6 +161,11 @@ describe('qr-codes and pix-payments', () => {
     expect(qr.previous.create!.imageFile).toBe(`${id}.png`);
     const png = await readFile(join(dir, `${id}.png`));
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // Recovery of a keyless dynamic creation: found by correlationId (image too); an unknown id is certainly absent.
+    const create = KINDS['qr-codes'].steps[0]!;
+    expect(await create.recover!(context(qr.parsed, {}, qr.key) as never)).toEqual(qr.previous.create);
+    const never = row('qr-codes', { type: 'PIX_DYNAMIC', correlationId: randomUUID(), amount: '1,00' });
+    expect(await create.recover!(context(never, {}, qr.key) as never)).toBeUndefined();
     const payment = await runAll('pix-payments', {
       payload: String(qr.previous.create!.qrCodePayload),
       amount: '25,00',

@@ -4,8 +4,8 @@
  *
  * One step, `create`, whose request depends on the type:
  * - dynamic: POST /baas/api/v1/pix/qrcode/dynamic takes no IdempotencyKey. After an unknown outcome it is recovered
- *   by GET .../dynamic/{correlationId} (`qrCodes.getDynamic`, an addition the sandbox serves; docs/service-gaps.md)
- *   and created only when that says 404. correlationId must be a GUID (spec 2.9).
+ *   by GET .../dynamic/{correlationId} (`qrCodes.getDynamic`, not in the spec, served by the sandbox;
+ *   docs/service-gaps.md) and created only when that says 404. correlationId must be a GUID (spec 2.9).
  * - static: POST /baas/api/v2/pix/qrcode/static with the row's IdempotencyKey: a resend replays the first answer.
  * The PNG is written inside the step (a local, repeatable effect), so a recovered or replayed creation writes it too.
  *
@@ -199,12 +199,6 @@ async function staticOutput(ctx: StepContext<QrCodeRow>, qr: StaticQrCode): Prom
   };
 }
 
-/** The client's look-up of a dynamic QR code by correlationId, when it has one (see the top of this file). */
-type GetDynamic = (
-  correlationId: string,
-  options?: { signal?: AbortSignal; formatResponse?: string },
-) => Promise<DynamicQrCode>;
-
 export const qrCodesKind: BatchKind<QrCodeRow> = {
   name: 'qr-codes',
   group: 'pix',
@@ -242,16 +236,8 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
             ),
           );
         }
-        const getDynamic = (ctx.client.qrCodes as unknown as { getDynamic?: GetDynamic }).getDynamic;
-        if (typeof getDynamic !== 'function') {
-          throw new StepOutcomeError(
-            'uncertain',
-            'QR_CREATION_UNCONFIRMED',
-            'The creation of this dynamic QR code has an unknown outcome and the client cannot look it up by correlationId',
-          );
-        }
         try {
-          const qr = await getDynamic.call(ctx.client.qrCodes, ctx.row.input.correlationId, {
+          const qr = await ctx.client.qrCodes.getDynamic(ctx.row.input.correlationId, {
             ...(ctx.signal ? { signal: ctx.signal } : {}),
             ...(wantsImage(ctx.row) ? { formatResponse: 'PAYLOAD_AND_QRCODE' } : {}),
           });
