@@ -11,7 +11,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -113,6 +113,14 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
       if (failure) {
         await rm(tempPath, { force: true });
         throw failure;
+      }
+      // Flush the bytes to disk before the rename makes them the answer: after a power cut the result is either
+      // the old state or complete, never an empty file under the final name.
+      const handle = await open(tempPath, 'r+');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
       }
       await rename(tempPath, path);
     },
