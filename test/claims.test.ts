@@ -36,7 +36,13 @@ afterEach(async () => {
 });
 
 async function setup(options: SandboxOptionsInput = {}) {
-  const sandbox = await startSandbox({ apiKeys: [API_KEY, OTHER_KEY], now: () => NOW, ...options });
+  // Without the fixture claims, so searches see only what each test started.
+  const sandbox = await startSandbox({
+    apiKeys: [API_KEY, OTHER_KEY],
+    now: () => NOW,
+    claimFixtures: false,
+    ...options,
+  });
   running.push(sandbox);
   const client = new BankClient({ baseUrl: sandbox.url, apiKey: API_KEY, maxAttempts: 1 });
   clients.push(client);

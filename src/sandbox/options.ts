@@ -109,6 +109,8 @@ export const sandboxOptionsSchema = z.strictObject({
    * accepted on input whatever this says. See src/sandbox/claims-rules.ts. @defaultValue 'PENDIG'
    */
   claimPendingSpelling: z.enum(['PENDIG', 'PENDING']).default('PENDIG'),
+  /** Whether the fixture claims of src/sandbox/claim-fixtures.ts are seeded at start (docs/sandbox.md). @defaultValue true */
+  claimFixtures: z.boolean().default(true),
   /** Whether a claim still PENDIG may be cancelled (the DICT flow allows it from AWAITING_RESOLUTION). @defaultValue false */
   claimCancellableFromPending: z.boolean().default(false),
   /** Whether starting a claim for a key that already has an open claim is refused (409 CLAIM_ALREADY_OPEN). @defaultValue true */

@@ -19,6 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { seedClaimFixtures } from '../claim-fixtures.js';
 import {
   ACCOUNT_TYPES,
   CANCELLATION_REASONS,
@@ -47,7 +48,7 @@ import {
   spellClaimStatus,
 } from '../claims-rules.js';
 import { idempotencyFor } from '../idempotency.js';
-import { SANDBOX_ADMIN_PREFIX } from '../options.js';
+import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../options.js';
 import { httpErrors, SandboxHttpError, validationProblem } from '../problems.js';
 import type { SandboxContext } from '../server.js';
 
@@ -347,6 +348,8 @@ function idempotencyKeyOf(request: FastifyRequest): string {
 
 export function registerClaimRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { db, clock, ledger, options } = ctx;
+  if (options.claimFixtures)
+    seedClaimFixtures(ctx, [...(options.allowPublicKey ? [SANDBOX_PUBLIC_API_KEY] : []), ...options.apiKeys]);
   const sandboxParticipant = { name: options.participantName, ispb: options.ispb };
 
   const byId = db.prepare('SELECT * FROM claims WHERE id = ?');
