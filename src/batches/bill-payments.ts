@@ -6,11 +6,14 @@
  * - `lookup` (read): GET the bill, then check what spec 4.2 requires before paying: status PENDING_PAYMENT; with
  *   isAllowPartialPayment the amount within minimum..maximumPaymentAmount, otherwise exactly the charged amount. A
  *   bill that fails a check ends the row `failed` (StepOutcomeError, not retried) with the reason.
- * - `pay` (money, IdempotencyKey = the row's key): the client only pays a bill object it has just looked up, so the
- *   step looks the bill up again (a read: harmless, and it sees a status changed since the first step), checks
- *   again and pays. When this is a resend after an unknown outcome (`ctx.resend`) and the bill no longer reads
- *   PENDING_PAYMENT, our own first attempt may have paid it: the row ends `uncertain` (never `failed`, never a
- *   second payment; the client would refuse to send anyway).
+ * - `pay` (money, IdempotencyKey = the row's key): the client only pays a bill object it has just looked up. When the
+ *   `lookup` step of this same row ran in this process less than LOOKUP_REUSE_MS ago, its bill is paid (checked
+ *   again): a second GET per row would cost a third of the requests of a bill payment for nothing (bench/,
+ *   docs/performance.md). Otherwise (the row resumed after a crash between the steps, an old lookup, or any second
+ *   attempt) the step looks the bill up again (a read: harmless, and it sees a status changed since), checks again
+ *   and pays. When this is a resend after an unknown outcome (`ctx.resend`) it always looks up again, and when the
+ *   bill no longer reads PENDING_PAYMENT, our own first attempt may have paid it: the row ends `uncertain` (never
+ *   `failed`, never a second payment; the client would refuse to send anyway).
  *
  * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
  * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
@@ -139,6 +142,20 @@ async function lookup(client: BankClient, row: BillPaymentRow, signal?: AbortSig
   return client.billPayments.lookup(row.identifier, signal ? { signal } : {});
 }
 
+/** How long the `lookup` step's answer may stand in for the `pay` step's own lookup, in milliseconds. */
+export const LOOKUP_REUSE_MS = 30_000;
+
+/** The `lookup` step's bill, per row object (the engine hands both steps of a row the same parsed row). */
+const recentLookups = new WeakMap<BillPaymentRow, LookedUpBill>();
+
+/** The bill the `lookup` step of `row` just fetched, used at most once and only while fresh; else undefined. */
+function takeRecentLookup(row: BillPaymentRow, resend: boolean | undefined): LookedUpBill | undefined {
+  const bill = recentLookups.get(row);
+  recentLookups.delete(row);
+  if (!bill || resend) return undefined;
+  return Date.now() - bill.lookedUpAt.getTime() <= LOOKUP_REUSE_MS ? bill : undefined;
+}
+
 export const billPaymentsKind: BatchKind<BillPaymentRow> = {
   name: 'bill-payments',
   group: 'bill-payments',
@@ -159,6 +176,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       async run(ctx) {
         const bill = await lookup(ctx.client, ctx.row, ctx.signal);
         checkOrFail(bill, ctx.row.amountCents);
+        recentLookups.set(ctx.row, bill);
         return lookupOutput(bill);
       },
     },
@@ -167,7 +185,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       effect: 'money',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        const bill = takeRecentLookup(ctx.row, ctx.resend) ?? (await lookup(ctx.client, ctx.row, ctx.signal));
         if (ctx.resend && bill.status !== 'PENDING_PAYMENT') {
           throw new StepOutcomeError(
             'uncertain',
