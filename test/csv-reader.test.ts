@@ -223,6 +223,11 @@ describe('rows', () => {
     expect(rows[3]!.problem?.code).toBe('COLUMN_COUNT');
   });
 
+  it('keeps quotes inside unquoted cells as text', async () => {
+    const { rows } = await readAll(await file('rq.csv', 'correlationId;payer.name;amount\nc1;Bar do "Zé";1\n'));
+    expect(rows[0]!.record['payer.name']).toBe('Bar do "Zé"');
+  });
+
   it('streams a large file one record at a time', async () => {
     const n = 50_000;
     const body = Array.from({ length: n }, (_, i) => `c${i},Name ${i},${i}.00`).join('\n');

@@ -252,6 +252,8 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     delimiter: dialect.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
+    // A quote inside an unquoted cell (`Bar do "Zé"`, typed by hand) is kept as text instead of failing the file.
+    relax_quotes: true,
   });
   const stream: Readable = pipeline(source, decoder, parser, () => {
     // Errors surface through the async iterator of `parser`; nothing to do here.
