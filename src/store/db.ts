@@ -93,6 +93,30 @@ export function migrate(db: SqliteDatabase, migrations: readonly Migration[]): n
 
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
+/** Most distinct SQL texts a connection keeps prepared (the store has a few dozen; a few vary by state lists). */
+export const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Keeps the connection's prepared statements: better-sqlite3 compiles the SQL again on every `prepare`, and the store
+ * prepares where it runs (several per row driven: a measurable share of `remessa run`, see docs/performance.md).
+ * Same SQL text, same statement. Safe because a statement is reusable once it has run, and the store uses none of
+ * `iterate` (holds a statement busy), `pluck`, `raw` or `expand` (change a shared statement's mode). `db.pragma`
+ * does not go through `prepare`.
+ */
+function cacheStatements(db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, Database.Statement>();
+  db.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement === undefined) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      statement = prepare(source);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as SqliteDatabase['prepare'];
+}
+
 /** Opens (creating if needed) the database file, sets WAL + FULL sync, and applies pending migrations. */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -102,6 +126,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
   } catch (cause) {
     throw new StoreError('STORE_OPEN_FAILED', `Cannot open the store ${file}: ${(cause as Error).message}`, { cause });
   }
+  cacheStatements(db);
   try {
     db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
     if (!options.readonly) {
