@@ -9,6 +9,8 @@
  * - a bill whose status is not PENDING_PAYMENT                                  BANK_BILL_NOT_PAYABLE
  * - with isAllowPartialPayment: an amount outside minimum..maximumPaymentAmount  BANK_AMOUNT_OUT_OF_RANGE
  * - without it: an amount other than the charged amount                          BANK_AMOUNT_OUT_OF_RANGE
+ * A resend of a payment whose outcome is unknown (`resendOfUnknownOutcome`, same IdempotencyKey) skips the status
+ * and range checks: the first attempt may be what paid the bill, and the bank answers the key with that first outcome.
  */
 import { RequestValidationError } from './errors.js';
 import { type HttpTransport, segment } from './http.js';
@@ -84,13 +86,7 @@ export function checkBillPayment(bill: LookedUpBill, amountCents: Cents): void {
       'status',
     );
   }
-  if (!Number.isSafeInteger(amountCents) || amountCents <= 0) {
-    throw new RequestValidationError(
-      'BANK_AMOUNT_OUT_OF_RANGE',
-      `amountCents: expected a whole number of cents > 0, got ${amountCents}`,
-      'amountCents',
-    );
-  }
+  checkAmount(amountCents);
   if (bill.isAllowPartialPayment) {
     const calc = bill.paymentCalculation;
     const min = calc?.minimumPaymentAmountCents ?? 1;
@@ -106,6 +102,16 @@ export function checkBillPayment(bill: LookedUpBill, amountCents: Cents): void {
     throw new RequestValidationError(
       'BANK_AMOUNT_OUT_OF_RANGE',
       `amountCents: expected the charged amount ${bill.chargedAmountCents} cents (bill ${bill.identifier} does not allow partial payment), got ${amountCents}`,
+      'amountCents',
+    );
+  }
+}
+
+function checkAmount(amountCents: Cents): void {
+  if (!Number.isSafeInteger(amountCents) || amountCents <= 0) {
+    throw new RequestValidationError(
+      'BANK_AMOUNT_OUT_OF_RANGE',
+      `amountCents: expected a whole number of cents > 0, got ${amountCents}`,
       'amountCents',
     );
   }
@@ -147,7 +153,8 @@ export class BillPaymentsResource {
         'idempotencyKey',
       );
     }
-    checkBillPayment(bill, input.amountCents);
+    if (input.resendOfUnknownOutcome) checkAmount(input.amountCents);
+    else checkBillPayment(bill, input.amountCents);
     return this.#http.json(
       {
         method: 'POST',

@@ -253,6 +253,13 @@ export interface PayBillInput {
   payAt?: string;
   /** The GUID derived by the pipeline for this intent; the same on every attempt. */
   idempotencyKey: string;
+  /**
+   * This request repeats, with the same IdempotencyKey, one whose outcome is unknown (timeout, dropped connection,
+   * crash). The bill's status and amount range are then NOT checked again: the first request may itself have paid
+   * (the bill then reads PAID or SCHEDULED), and the bank answers a repeated key with the first outcome instead of
+   * paying again. Never set it for a new intent. @defaultValue false
+   */
+  resendOfUnknownOutcome?: boolean;
 }
 
 /** Result of a bill payment (spec 2.6). */
