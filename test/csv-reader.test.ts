@@ -166,7 +166,7 @@ describe('file-level problems', () => {
   });
 
   it('unknown columns can be ignored with a warning; a mapping renames ERP headers', async () => {
-    const p = await file('g.csv', 'ID;Cliente;Valor;Obs\nc1;Ana;10,00;x\n');
+    const p = await file('g.csv', 'ID;Cliente;VALOR;Obs\nc1;Ana;10,00;x\n');
     const { reader, rows } = await readAll(p, {
       mapping: { ID: 'correlationId', Cliente: 'payer.name', Valor: 'amount' },
       unknownColumns: 'ignore',

@@ -388,6 +388,7 @@ function mapHeader(
   const mapping = options.mapping ?? {};
   const known = new Map(options.columns.map((c) => [c.name, c.name]));
   const knownLower = new Map(options.columns.map((c) => [c.name.toLowerCase(), c.name]));
+  const mappingLower = new Map(Object.keys(mapping).map((k) => [k.trim().toLowerCase(), k]));
   const seen = new Map<string, number>();
   const header: HeaderColumn[] = [];
   const warnings: string[] = [];
@@ -396,8 +397,10 @@ function mapHeader(
     const source = raw.replace(/^\uFEFF/, '').trim();
     const column = i + 1;
     let target: string | null;
-    if (Object.hasOwn(mapping, source)) {
-      const mapped = mapping[source]!;
+    // Mapped headers match exactly, else ignoring case (an ERP may export VALOR one day and Valor the next).
+    const mappedKey = Object.hasOwn(mapping, source) ? source : mappingLower.get(source.toLowerCase());
+    if (mappedKey !== undefined) {
+      const mapped = mapping[mappedKey]!;
       target = mapped === '' ? null : (known.get(mapped) ?? knownLower.get(mapped.toLowerCase()) ?? mapped);
       if (target !== null && !known.has(target)) {
         throw new InputError(
