@@ -25,6 +25,11 @@ function parsePort(value: string): number {
   return port;
 }
 
+function parseInteger(value: string): number {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`Expected a whole number, got "${value}"`);
+  return Number(value);
+}
+
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
@@ -117,25 +122,40 @@ function buildProgram(): Command {
     .option('-H, --host <host>', 'interface to listen on (default 127.0.0.1)')
     .option('-d, --data <file>', 'SQLite file for its state (default: in memory)')
     .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
-    .action((flags: { port?: number; host?: string; data?: string; apiKey: string[] }) =>
-      guard(async () => {
-        const { config, log } = setup(program);
-        const sandbox = await startSandbox({
-          host: flags.host ?? config.sandbox.host,
-          port: flags.port ?? config.sandbox.port,
-          ...(flags.data ? { dataFile: flags.data } : {}),
-          apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
-          logger: log.child({ component: 'sandbox' }),
-        });
-        process.stdout.write(`sandbox listening on ${sandbox.url}\n`);
-        const signal = await new Promise<string>((resolve) => {
-          process.once('SIGINT', () => resolve('SIGINT'));
-          process.once('SIGTERM', () => resolve('SIGTERM'));
-        });
-        log.info({ signal }, 'sandbox stopping');
-        await sandbox.close();
-        return 0;
-      }),
+    .addOption(new Option('--fault-seed <n>', 'seed of the fault injector').argParser(parseInteger))
+    .option('--allow-loopback-webhooks', 'let webhook urls name localhost (for local receivers)')
+    .action(
+      (flags: {
+        port?: number;
+        host?: string;
+        data?: string;
+        apiKey: string[];
+        faultSeed?: number;
+        allowLoopbackWebhooks?: boolean;
+      }) =>
+        guard(async () => {
+          const { config, log } = setup(program);
+          const sandbox = await startSandbox({
+            host: flags.host ?? config.sandbox.host,
+            port: flags.port ?? config.sandbox.port,
+            ...(flags.data ? { dataFile: flags.data } : {}),
+            apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
+            pixPaymentPath: config.bank.pixPaymentPath,
+            idempotencyModel: config.sandbox.idempotencyModel,
+            pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
+            faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
+            webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
+            logger: log.child({ component: 'sandbox' }),
+          });
+          process.stdout.write(`sandbox listening on ${sandbox.url}\n`);
+          const signal = await new Promise<string>((resolve) => {
+            process.once('SIGINT', () => resolve('SIGINT'));
+            process.once('SIGTERM', () => resolve('SIGTERM'));
+          });
+          log.info({ signal }, 'sandbox stopping');
+          await sandbox.close();
+          return 0;
+        }),
     );
 
   return program;

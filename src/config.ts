@@ -92,6 +92,10 @@ export const configSchema = z.strictObject({
       port: nonNegativeInt.max(65535).default(0),
       dataFile: z.string().min(1).optional(),
       apiKeys: z.array(z.string().min(8)).default([]),
+      idempotencyModel: z.enum(['all-outcomes', 'successes-only']).default('all-outcomes'),
+      pixEndToEndIdTtlSeconds: positiveInt.default(900),
+      faultSeed: z.number().int().default(1),
+      webhookAllowLoopbackUrls: z.boolean().default(false),
     })
     .prefault({}),
   intake: z
