@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -242,6 +243,31 @@ describe('ingestion and duplicates', () => {
     expect(store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
     expect(() => store.markBatchDone('b1')).toThrow(expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }));
     expect(store.unfinishedBatches().map((x) => x.id)).toEqual(['b1']);
+  });
+});
+
+describe('exclusive lock', () => {
+  it('lets one process drive the store; readers still open it; a lock left by a dead process is taken over', () => {
+    const file = path.join(dir, 'locked.sqlite');
+    const a = openStore(file, { exclusive: true });
+    expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+    const reader = openStore(file);
+    reader.close();
+    a.close();
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // held by another live process
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
+    try {
+      writeFileSync(`${file}.lock`, `${child.pid}\n`);
+      expect(() => openStore(file, { exclusive: true })).toThrow(expect.objectContaining({ code: 'STORE_LOCKED' }));
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(`${file}.lock`, `${dead}\n`);
+    const b = openStore(file, { exclusive: true });
+    expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+    b.close();
   });
 });
 

@@ -15,6 +15,8 @@
  * intent is on disk (synchronous=FULL) before the request leaves.
  */
 
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import type { Cents, KindName } from '../types.js';
 import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase, StoreError } from './db.js';
@@ -134,6 +136,12 @@ export const DUPLICATE_NATURAL_KEY = 'DUPLICATE_NATURAL_KEY';
 export interface StoreOptions extends OpenDatabaseOptions {
   /** Clock, for tests. @defaultValue () => new Date() */
   now?: () => Date;
+  /**
+   * Take `<file>.lock` (holding this process's pid) so that no second process drives the same rows at the same time
+   * (a nightly `run` while the daemon works). A lock whose process is gone is taken over. Readers (`status`) leave it
+   * off. @defaultValue false
+   */
+  exclusive?: boolean;
 }
 
 interface PendingWrite {
@@ -182,7 +190,52 @@ interface BatchSql {
 
 /** Opens the store file (WAL, synchronous=FULL, migrations applied). */
 export function openStore(file: string, options: StoreOptions = {}): Store {
-  return new Store(openDatabase(file, options), file, options);
+  const release = options.exclusive ? takeLock(`${path.resolve(file)}.lock`) : undefined;
+  try {
+    const store = new Store(openDatabase(file, options), file, options);
+    store.onClose = release;
+    return store;
+  } catch (error) {
+    release?.();
+    throw error;
+  }
+}
+
+/** Creates the lock file atomically (O_EXCL); takes over a lock whose process no longer runs. */
+function takeLock(lockFile: string): () => void {
+  mkdirSync(path.dirname(lockFile), { recursive: true });
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      return () => {
+        try {
+          if (readFileSync(lockFile, 'utf8').trim() === String(process.pid)) unlinkSync(lockFile);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(readFileSync(lockFile, 'utf8'), 10);
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new StoreError(
+          'STORE_LOCKED',
+          `The store ${lockFile.slice(0, -5)} is in use by process ${holder}: only one remessa may drive it at a time`,
+        );
+      }
+      unlinkSync(lockFile); // left by a process that is gone (or by ourselves)
+    }
+  }
+  throw new StoreError('STORE_LOCKED', `Could not take the lock ${lockFile}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export class Store {
@@ -200,11 +253,15 @@ export class Store {
   }
 
   /** Flushes queued writes and closes the database. */
+  /** Called once after the database is closed (releases the lock file of an exclusive store). */
+  onClose: (() => void) | undefined;
+
   close(): void {
     if (this.closed) return;
     this.flush();
     this.closed = true;
     this.db.close();
+    this.onClose?.();
   }
 
   get isOpen(): boolean {
