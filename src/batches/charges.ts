@@ -142,17 +142,40 @@ function forbidPrefixes(r: CellReader, prefixes: readonly string[], why: string)
   for (const p of prefixes) for (const c of filled(r, p)) r.forbid(c, why);
 }
 
+/** Column names of the address under a prefix, built once: row parsing looks them up for every row. */
+const ADDRESS_NAMES = new Map<
+  string,
+  Record<'zipCode' | 'publicPlace' | 'number' | 'complement' | 'neighborhood' | 'city' | 'state', string>
+>();
+
+function addressNames(prefix: string) {
+  let names = ADDRESS_NAMES.get(prefix);
+  if (names === undefined) {
+    names = {
+      zipCode: `${prefix}.zipCode`,
+      publicPlace: `${prefix}.publicPlace`,
+      number: `${prefix}.number`,
+      complement: `${prefix}.complement`,
+      neighborhood: `${prefix}.neighborhood`,
+      city: `${prefix}.city`,
+      state: `${prefix}.state`,
+    };
+    ADDRESS_NAMES.set(prefix, names);
+  }
+  return names;
+}
+
 /** Address under `prefix`; `required` makes zip code, street, city and state mandatory. */
 export function readAddress(r: CellReader, prefix: string, required: boolean, when?: string): Payer['address'] {
-  const opts = { required, ...(when ? { when } : {}) };
+  const n = addressNames(prefix);
   const address = {
-    zipCode: r.zipCode(`${prefix}.zipCode`, opts),
-    publicPlace: r.text(`${prefix}.publicPlace`, { ...opts, max: 100 }),
-    number: r.text(`${prefix}.number`, { max: 20 }),
-    complement: r.text(`${prefix}.complement`, { max: 60 }),
-    neighborhood: r.text(`${prefix}.neighborhood`, { max: 60 }),
-    city: r.text(`${prefix}.city`, { ...opts, max: 60 }),
-    state: r.state(`${prefix}.state`, opts),
+    zipCode: r.zipCode(n.zipCode, { required, when }),
+    publicPlace: r.text(n.publicPlace, { required, when, max: 100 }),
+    number: r.text(n.number, { max: 20 }),
+    complement: r.text(n.complement, { max: 60 }),
+    neighborhood: r.text(n.neighborhood, { max: 60 }),
+    city: r.text(n.city, { required, when, max: 60 }),
+    state: r.state(n.state, { required, when }),
   };
   return compact(address);
 }

@@ -3,7 +3,14 @@
  * live in src/formats; this file adapts them to what the cell readers need (error codes per column).
  */
 import { parseBillIdentifier as parseBill } from '../formats/bill-identifier.js';
-import { isValidCep, isValidPhone, isValidUf, validateDocument } from '../formats/documents.js';
+import {
+  isValidCep,
+  isValidCnpj,
+  isValidCpf,
+  isValidPhone,
+  isValidUf,
+  validateDocument,
+} from '../formats/documents.js';
 import { FormatError } from '../formats/errors.js';
 import { isGuid, uuidV5 } from '../formats/ids.js';
 
@@ -30,6 +37,8 @@ export function documentProblem(value: string, only?: 'cpf' | 'cnpj'): { code: s
   if (only === 'cnpj' && bare.length !== 14) {
     return { code: 'INVALID_DOCUMENT', message: `Expected a CNPJ (14 characters), got ${bare.length} characters` };
   }
+  // The common case first, without building a message: a well-formed valid document.
+  if ((bare.length === 11 && isValidCpf(bare)) || (bare.length === 14 && isValidCnpj(bare))) return undefined;
   const reason = validateDocument(value);
   if (reason === null) return undefined;
   const wrongDigits = /check digits/.test(reason) && !/Expected the last/.test(reason);
