@@ -1,0 +1,127 @@
+/**
+ * The benchmark's data is what it claims to be (every generated charge row valid, every generated bill distinct and
+ * payable at the sandbox), and the bill-payments kind makes one lookup per row, not two (the fix the benchmark led
+ * to, src/batches/bill-payments.ts). No timings are asserted here: bench/run.ts measures, tests only check behaviour.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { benchBill, chargeCells, writeBillsFile, writeChargesFile } from '../bench/generate.js';
+import { BankClient } from '../src/bank/client.js';
+import { type BillPaymentRow, billPaymentsKind } from '../src/batches/bill-payments.js';
+import { type StepContext, StepOutcomeError } from '../src/batches/kind.js';
+import { validateBatchFile } from '../src/runner/commands.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+
+const NO_OVERRIDES = { csv: {}, mappings: {}, policy: {} };
+
+let dir: string;
+let sandbox: RunningSandbox;
+let client: BankClient;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'remessa-bench-smoke-'));
+  sandbox = await startSandbox({ port: 0 });
+  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await sandbox?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('bench data', () => {
+  it('every generated charge row is valid, and row i is always the same row', async () => {
+    const file = path.join(dir, 'charges-smoke.csv');
+    writeChargesFile(file, 400);
+    const report = await validateBatchFile(file, 'charges', NO_OVERRIDES);
+    expect(report.errors).toEqual([]);
+    expect(report).toMatchObject({ rows: 400, valid: 400, invalid: 0 });
+    expect(chargeCells(123)).toEqual(chargeCells(123));
+    const types = new Set(Array.from({ length: 10 }, (_, i) => chargeCells(i)[0]));
+    expect(types).toEqual(new Set(['BANKSLIP', 'BANKSLIP_PIX', 'PIX_DYNAMIC', 'PIX_STATIC']));
+  });
+
+  it('every generated bill row is valid and distinct, and the sandbox reads the bills as payable', async () => {
+    const file = path.join(dir, 'bill-payments-smoke.csv');
+    writeBillsFile(file, 60);
+    const report = await validateBatchFile(file, 'bill-payments', NO_OVERRIDES);
+    expect(report.errors).toEqual([]);
+    expect(report).toMatchObject({ rows: 60, valid: 60, invalid: 0 });
+    const barCodes = new Set(Array.from({ length: 5_000 }, (_, i) => benchBill(i).barCode));
+    expect(barCodes.size).toBe(5_000);
+    for (const i of [0, 1, 2, 4_999]) {
+      const bill = await client.billPayments.lookup(benchBill(i).digitableLine);
+      expect(bill.status).toBe('PENDING_PAYMENT');
+      expect(bill.chargedAmountCents).toBe(benchBill(i).amountCents);
+    }
+  });
+});
+
+describe('bill-payments steps', () => {
+  function context(row: BillPaymentRow, resend = false): StepContext<BillPaymentRow> {
+    return {
+      row,
+      idempotencyKey: randomUUID(),
+      client,
+      previous: {},
+      outputPath: (name) => path.join(dir, name),
+      resend,
+    };
+  }
+
+  function parsedRow(i: number): BillPaymentRow {
+    const bill = benchBill(10_000 + i);
+    const parsed = billPaymentsKind.parse(
+      { barCode: bill.barCode, amount: `${bill.amountCents / 100}` },
+      { encoding: 'utf8', bom: false, delimiter: ',', decimalMark: '.', lineEnding: '\n' },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    return parsed.row;
+  }
+
+  function countLookups(): { count: () => number; restore: () => void } {
+    const original = client.billPayments.lookup.bind(client.billPayments);
+    let n = 0;
+    client.billPayments.lookup = (...args) => {
+      n++;
+      return original(...args);
+    };
+    return { count: () => n, restore: () => Object.assign(client.billPayments, { lookup: original }) };
+  }
+
+  it('pays with the bill its lookup step just fetched: one lookup per row', async () => {
+    const [lookupStep, payStep] = billPaymentsKind.steps;
+    const row = parsedRow(1);
+    const counter = countLookups();
+    try {
+      await lookupStep!.run(context(row));
+      const paid = await payStep!.run(context(row));
+      expect(paid.paymentStatus).toBe('PAID');
+      expect(counter.count()).toBe(1);
+    } finally {
+      counter.restore();
+    }
+  });
+
+  it('looks up again when resuming without the lookup, and on a resend (which then sees the bill paid)', async () => {
+    const [, payStep] = billPaymentsKind.steps;
+    const row = parsedRow(2);
+    const counter = countLookups();
+    try {
+      // Resumed at the pay step (the lookup ran in an earlier process): it looks the bill up itself.
+      expect((await payStep!.run(context(row))).paymentStatus).toBe('PAID');
+      expect(counter.count()).toBe(1);
+      // A resend after an unknown outcome never trusts an earlier answer: it looks up, sees PAID, and refuses.
+      const error = await payStep!.run(context(row, true)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StepOutcomeError);
+      expect((error as StepOutcomeError).outcome).toBe('uncertain');
+      expect(counter.count()).toBe(2);
+    } finally {
+      counter.restore();
+    }
+  });
+});
