@@ -12,7 +12,6 @@ import { RemessaError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { EXIT_CANNOT_RUN, runnerOptionsFromConfig, runOnce, showStatus, validateFile } from './runner/commands.js';
 import { runDaemon } from './runner/daemon.js';
-import { startSandbox } from './sandbox/server.js';
 
 interface GlobalOptions {
   config?: string;
@@ -135,6 +134,8 @@ function buildProgram(): Command {
       }) =>
         guard(async () => {
           const { config, log } = setup(program);
+          // Imported here, not at the top: every other command starts faster and smaller without it.
+          const { startSandbox } = await import('./sandbox/server.js');
           const sandbox = await startSandbox({
             host: flags.host ?? config.sandbox.host,
             port: flags.port ?? config.sandbox.port,

@@ -34,7 +34,7 @@ import { classifyInboxPath, Intake, sha256File, stemOf, type TakenBatch } from '
 import type { Logger } from '../log.js';
 import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../sandbox/server.js';
+import type { RunningSandbox } from '../sandbox/server.js';
 import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
@@ -278,6 +278,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   let clientOptions: Omit<BankClientOptions, 'baseUrl' | 'apiKey'>;
   let accountId: string;
   if (options.bank.embedded) {
+    // Loaded only when embedded: the sandbox (fastify, PDF and barcode libraries) is ~40 MB and ~1 s of start-up
+    // that `validate` and runs against a real bank do not need (docs/performance.md).
+    const { startSandbox, SANDBOX_PUBLIC_API_KEY } = await import('../sandbox/server.js');
     sandbox = await startSandbox({
       dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
       host: options.bank.sandboxHost ?? '127.0.0.1',
