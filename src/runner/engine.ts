@@ -60,7 +60,7 @@ import {
   type StepSpec,
 } from '../batches/kind.js';
 import { InputError, RemessaError } from '../errors.js';
-import { type Logger, silentLogger } from '../log.js';
+import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
 import type { RowState } from '../store/rows.js';
@@ -458,7 +458,7 @@ class BatchRun {
                 if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
                   this.store.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
                     code: ENGINE_CODES.stepError,
-                    message: `Internal error while driving the row: ${(error as Error)?.message ?? String(error)}`,
+                    message: `Internal error while driving the row: ${errorMessage(error)}`,
                   });
                 }
               })
@@ -842,12 +842,15 @@ function errorCode(error: unknown): string {
   return ENGINE_CODES.stepError;
 }
 
+/** The message stored on the row and written to the result file: never a secret (scrubbed like a log line). */
 function errorMessage(error: unknown): string {
   if (error instanceof ServiceError) {
     const detail = error.messages.length > 0 ? error.messages.join('; ') : error.message;
-    return error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail;
+    return scrubSecrets(
+      error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail,
+    );
   }
-  return error instanceof Error ? error.message : String(error);
+  return scrubSecrets(error instanceof Error ? error.message : String(error));
 }
 
 /** Waits `ms`, or rejects as soon as the signal aborts. */
