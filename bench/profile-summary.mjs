@@ -17,7 +17,11 @@ for (let i = 0; i < profile.samples.length; i++) {
   self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0));
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-const short = (url) => url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, 'nm:').replace(/.*\/(dist|src)\//, '$1/');
+const short = (url) =>
+  url
+    .replace(/^file:\/\//, '')
+    .replace(/.*\/node_modules\//, 'nm:')
+    .replace(/.*\/(dist|src)\//, '$1/');
 const fn = new Map();
 const files = new Map();
 for (const [id, us] of self) {
@@ -26,7 +30,12 @@ for (const [id, us] of self) {
   const where = short(cf.url || '(native)');
   const key = `${cf.functionName || '(anonymous)'}  ${where}:${cf.lineNumber + 1}`;
   fn.set(key, (fn.get(key) ?? 0) + us);
-  const pkg = where.startsWith('nm:') ? where.split('/').slice(0, where.startsWith('nm:@') ? 2 : 1).join('/') : where;
+  const pkg = where.startsWith('nm:')
+    ? where
+        .split('/')
+        .slice(0, where.startsWith('nm:@') ? 2 : 1)
+        .join('/')
+    : where;
   files.set(pkg, (files.get(pkg) ?? 0) + us);
 }
 const pct = (us) => `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms`;

@@ -20,7 +20,17 @@
  * | --same-calls (also a baseline repeating the lookup before paying, as remessa's pay step does) | --dir DIR
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -107,6 +117,11 @@ function build(dir: string): string {
     log(`tsc reported errors (output still emitted):\n${stdout.split('\n').slice(0, 10).join('\n')}`);
   }
   if (!existsSync(path.join(out, 'cli.js'))) throw new Error(`build produced no ${out}/cli.js`);
+  // A build outside the repository (--dir elsewhere) must still find the packages.
+  const modules = path.join(dir, 'node_modules');
+  if (path.relative(ROOT, dir).startsWith('..') && !existsSync(modules)) {
+    symlinkSync(path.join(ROOT, 'node_modules'), modules, 'dir');
+  }
   const walk = (d: string): void => {
     for (const name of readdirSync(d)) {
       const full = path.join(d, name);
