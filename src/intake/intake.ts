@@ -18,6 +18,7 @@
  * is always made from a fresh `stat`, so a missed or duplicated event costs nothing. A periodic rescan of the inbox
  * covers file systems that lose events.
  */
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
@@ -123,6 +124,8 @@ export class Intake {
     }
     this.log = options.logger ?? silentLogger();
     this.queue = new PQueue({ concurrency: this.options.maxConcurrentFiles });
+    // Handlers hand the signal to every row they drive: many listeners are expected.
+    setMaxListeners(0, this.abort.signal);
   }
 
   /** Aborted when `stop` is called; handlers receive it. */

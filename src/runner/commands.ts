@@ -13,6 +13,7 @@
  * one answer (src/outbox). A file that cannot be processed as a whole (unknown kind, empty, not text, missing
  * columns) gets a `<name>.rejected.txt` instead.
  */
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -285,7 +286,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
       host: options.bank.sandboxHost ?? '127.0.0.1',
       port: options.bank.sandboxPort ?? 0,
-      logger: log.child({ component: 'sandbox' }),
+      // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
+      logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
     });
     log.info({ url: sandbox.url }, 'embedded sandbox started');
     baseUrl = sandbox.url;
@@ -475,6 +477,8 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
     return EXIT_CANNOT_RUN;
   }
   const abort = new AbortController();
+  // Every row waiting for a queue slot listens to the stop signal: far more than Node's default warning threshold.
+  setMaxListeners(0, abort.signal);
   const onSignal = () => abort.abort();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
