@@ -334,6 +334,16 @@ describe('pix-payments', () => {
     expectError(pixPayments, { payload: 'hello', amount: '1,00' }, 'payload', 'INVALID_FIELD');
   });
 
+  it('a row with its own idempotencyKey is its own intent (a static QR code paid again)', () => {
+    const a = ok(pixPayments, { payload: PAYLOAD, amount: '100,00' });
+    const b = ok(pixPayments, { payload: PAYLOAD, amount: '100,00', idempotencyKey: GUID });
+    const c = ok(pixPayments, { payload: PAYLOAD, amount: '100,00', idempotencyKey: GUID.toUpperCase() });
+    expect(pixPayments.naturalKey(b)).not.toBe(pixPayments.naturalKey(a));
+    expect(pixPayments.naturalKey(c)).toBe(pixPayments.naturalKey(b));
+    const bill = ok(billPayments, { barCode: BAR, amount: '3,25', idempotencyKey: GUID });
+    expect(billPayments.naturalKey(bill)).toBe(`${BAR}|325||key=${GUID}`);
+  });
+
   it('derives the payment key from the row key, stable and distinct', () => {
     expect(pixPayKey(GUID)).toBe(pixPayKey(GUID));
     expect(pixPayKey(GUID)).not.toBe(GUID);

@@ -25,7 +25,7 @@ import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CELL_ERROR_CODES, CellReader, shown } from './fields.js';
+import { CELL_ERROR_CODES, CellReader, naturalKeyWithExplicit, shown } from './fields.js';
 import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
 import { parseBillIdentifier } from './validators.js';
 
@@ -165,7 +165,8 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
     const r = new CellReader(record, dialect);
     return r.finish(parseBillPayment(r));
   },
-  naturalKey: (row) => `${row.barCode}|${row.amountCents}|${row.payAt ?? ''}`,
+  naturalKey: (row) =>
+    naturalKeyWithExplicit(`${row.barCode}|${row.amountCents}|${row.payAt ?? ''}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.amountCents,
   steps: [

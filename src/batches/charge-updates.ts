@@ -22,7 +22,7 @@ import {
   ruleColumns,
 } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader, canonicalJson } from './fields.js';
+import { CellReader, canonicalJson, naturalKeyWithExplicit } from './fields.js';
 import type { BatchKind, ColumnSpec, StepContext, StepOutput } from './kind.js';
 
 export interface ChargeUpdateRow {
@@ -102,7 +102,7 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
     const r = new CellReader(record, dialect);
     return r.finish(parseChargeUpdate(r));
   },
-  naturalKey: (row) => `${row.correlationId}|${canonicalJson(row.patch)}`,
+  naturalKey: (row) => naturalKeyWithExplicit(`${row.correlationId}|${canonicalJson(row.patch)}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.patch.amountCents,
   steps: [

@@ -30,7 +30,9 @@ How files are read:
 - Headers are the column names below (case does not matter). An ERP's own headers can be mapped per kind in the
   configuration (\`mappings.<kind>\`: source header -> column name; map a header to \`""\` to ignore it). Any other
   header rejects the file: a misspelt optional column must not silently drop a value.
-- Every row may carry an \`idempotencyKey\` (a GUID) that replaces the key derived from the row's natural key.
+- Every row may carry an \`idempotencyKey\` (a GUID) that replaces the key derived from the row's natural key. For
+  bill-payments, pix-payments, claims and charge-updates it also makes the row its own intent: two rows with the
+  same business facts but different keys are both sent (a row that repeats one already done is a \`duplicate\`).
 
 The result file \`outbox/<kind>/<name>.result.csv\` has the input columns, then \`status\` (succeeded, rejected,
 failed, duplicate, uncertain), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below, in the same
@@ -44,15 +46,16 @@ const SUMMARY: Record<(typeof KIND_NAMES)[number], string> = {
   charges:
     'Issues a BANKSLIP, BANKSLIP_PIX, PIX_STATIC or PIX_DYNAMIC charge; for bank slips also saves the PDF as `<correlationId>.pdf`. Natural key: correlationId.',
   'bill-payments':
-    'Pays a bank slip or utility/tax bill by bar code or digitable line, after looking it up (status PENDING_PAYMENT; amount equal to the charged amount, or within the partial payment range). Natural key: the 44-digit bar code (a line and its bar code are the same bill) + amount + payAt.',
+    "Pays a bank slip or utility/tax bill by bar code or digitable line, after looking it up (status PENDING_PAYMENT; amount equal to the charged amount, or within the partial payment range). Natural key: the 44-digit bar code (a line and its bar code are the same bill) + amount + payAt, and the row's own idempotencyKey when given.",
   'pix-payments':
-    'Pays a Pix QR code from its copy-and-paste payload: initialization, then payment. Natural key: payload + amount.',
+    "Pays a Pix QR code from its copy-and-paste payload: initialization, then payment. Natural key: payload + amount, and the row's own idempotencyKey when given (to pay a reusable static QR code again, give the row a new key).",
   'qr-codes':
     'Creates a dynamic (PIX_DYNAMIC) or static (PIX_STATIC) Pix QR code; with PAYLOAD_AND_QRCODE also saves `<correlationId>.png`. Natural key: correlationId.',
   'claim-cancellations': 'Cancels a Pix key claim. Natural key: claimId.',
-  claims: 'Starts a Pix key claim (portability or ownership). Natural key: key type + key.',
+  claims:
+    "Starts a Pix key claim (portability or ownership). Natural key: key type + key, and the row's own idempotencyKey when given.",
   'charge-updates':
-    "Changes a charge's due date or other fields (PATCH); at least one column besides correlationId. Natural key: correlationId + the changed values.",
+    "Changes a charge's due date or other fields (PATCH); at least one column besides correlationId. Natural key: correlationId + the changed values, and the row's own idempotencyKey when given.",
   'charge-voids': 'Voids (writes off) a charge. Natural key: correlationId.',
 };
 

@@ -353,6 +353,16 @@ export function setPath(target: Record<string, unknown>, path: string, value: un
   node[parts[parts.length - 1]!] = value;
 }
 
+/**
+ * The natural key of a kind whose key is a business fact (a bill + amount + date, a QR payload + amount, a Pix key, a
+ * change of a charge) rather than an id the bank gives the thing: a row with its own `idempotencyKey` is its own
+ * intent. This is how a reusable static QR code is paid again next month, or a key claimed again after a claim
+ * ended: give the row a new key. Without an explicit key, equal business facts are one intent (a duplicate).
+ */
+export function naturalKeyWithExplicit(base: string, explicitKey: string | undefined): string {
+  return explicitKey === undefined ? base : `${base}|key=${explicitKey}`;
+}
+
 /** Canonical JSON: keys sorted at every level, so equal values give equal text (natural keys). */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

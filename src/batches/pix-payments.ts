@@ -20,7 +20,7 @@ import { RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader } from './fields.js';
+import { CellReader, naturalKeyWithExplicit } from './fields.js';
 import { type BatchKind, type ColumnSpec, StepOutcomeError } from './kind.js';
 import { uuidV5 } from './validators.js';
 
@@ -73,7 +73,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
     const r = new CellReader(record, dialect);
     return r.finish(parsePixPayment(r));
   },
-  naturalKey: (row) => `${row.payload}|${row.amountCents}`,
+  naturalKey: (row) => naturalKeyWithExplicit(`${row.payload}|${row.amountCents}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.amountCents,
   steps: [
