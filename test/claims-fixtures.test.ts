@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixtureClaimId, SANDBOX_CLAIM_FIXTURES } from '../src/sandbox/claim-fixtures.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
@@ -42,5 +43,12 @@ describe('fixture claims', () => {
     expect((await cancel(sandbox.url, OTHER_KEY, own)).status).toBe(200);
     // The public key's fixture id is not the other key's claim.
     expect((await cancel(sandbox.url, OTHER_KEY, id)).body.code).toBe('CLAIM_NOT_FOUND');
+  });
+
+  it('docs/sandbox.md lists every fixture with its status', () => {
+    const doc = readFileSync(new URL('../docs/sandbox.md', import.meta.url), 'utf8');
+    for (const fixture of SANDBOX_CLAIM_FIXTURES) {
+      expect(doc).toMatch(new RegExp(`\\| \`${fixture.id}\` \\| ${fixture.status} \\|`));
+    }
   });
 });
