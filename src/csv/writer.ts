@@ -9,6 +9,7 @@
  *   prefixing a leading '-' loses nothing.
  * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
  */
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
@@ -61,13 +62,12 @@ export interface ResultWriterOptions {
   header: readonly string[];
 }
 
-let tempCounter = 0;
-
 /** Opens a result file for streaming: `path` appears only when `close()` resolves. */
 export async function createResultWriter(path: string, options: ResultWriterOptions): Promise<ResultWriter> {
   const { dialect } = options;
-  tempCounter += 1;
-  const tempPath = join(dirname(path), `.${basename(path)}.${process.pid}.${tempCounter}.tmp`);
+  // A random part, not pid + counter: after a crash a restarted daemon often has the same pid (pid 1 in a container)
+  // and would find its own leftover temp file. Leftovers are dot files ending in .tmp: intake ignores them.
+  const tempPath = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const out: WriteStream = createWriteStream(tempPath, { flags: 'wx' });
   await once(out, 'open');
   let failure: Error | undefined;
