@@ -1,0 +1,152 @@
+/**
+ * End to end: the one-shot commands as real child processes, against the embedded sandbox (no bank URL configured,
+ * its state in <data>/sandbox.sqlite, so a slip issued in one run is known to the next).
+ * - `validate FILE`: every error with file, line, column and column name, then the totals; exit 1 when invalid;
+ *   nothing sent, nothing stored.
+ * - `run` without files: takes everything waiting in the inbox (files still being written are awaited), answers and
+ *   archives it, exits 0 only when every row succeeded.
+ * - `run FILE...`: processes files where they are (not moved).
+ * - `status`: from the store.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { EXAMPLES, parseResultCsv, runCli } from './e2e-harness.js';
+
+let dir: string;
+let config: string;
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-cmd-'));
+  config = path.join(dir, 'remessa.jsonc');
+  await fs.writeFile(
+    config,
+    JSON.stringify({
+      folders: {
+        inbox: path.join(dir, 'inbox'),
+        outbox: path.join(dir, 'outbox'),
+        archive: path.join(dir, 'archive'),
+        data: path.join(dir, 'data'),
+      },
+      intake: { stableMs: 100 },
+      queue: {
+        rateLimits: {
+          charges: { requests: 0, intervalMs: 1000 },
+          'bill-payments': { requests: 0, intervalMs: 1000 },
+          pix: { requests: 0, intervalMs: 1000 },
+          claims: { requests: 0, intervalMs: 1000 },
+        },
+      },
+    }),
+  );
+});
+
+const env = { REMESSA_LOG_LEVEL: 'warn' };
+
+describe('remessa validate', () => {
+  it('prints every error with file, line, column and the totals; exit 1; sends and stores nothing', async () => {
+    const file = path.join(dir, 'charges-bad.csv');
+    await fs.writeFile(
+      file,
+      [
+        'type,correlationId,amount,dueDate,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state',
+        'BANKSLIP,OK-1,10.00,2027-01-10,Ana,390.533.447-05,01310-100,Rua A,São Paulo,SP',
+        'BANKSLIP,BAD-1,1.234.5,2027-13-10,Ana,390.533.447-00,0131,Rua A,São Paulo,XX',
+        'TICKET,BAD-2,10.00,2027-01-10,Ana,390.533.447-05,01310-100,Rua A,São Paulo,SP',
+        '',
+      ].join('\n'),
+    );
+    const { code, stdout } = await runCli(['validate', '--config', config, file], { env });
+    expect(code).toBe(1);
+    const lines = stdout.trim().split('\n');
+    // Line 3: amount (col 3), dueDate (col 4), payer.document (col 6), zip (col 7), state (col 10).
+    for (const [column, name] of [
+      [3, 'amount'],
+      [4, 'dueDate'],
+      [6, 'payer.document'],
+      [7, 'payer.address.zipCode'],
+      [10, 'payer.address.state'],
+    ] as const) {
+      expect(
+        lines.some((l) => l.startsWith(`charges-bad.csv line 3, column ${column} (${name}): `)),
+        `${name} in ${stdout}`,
+      ).toBe(true);
+    }
+    expect(lines.some((l) => l.startsWith('charges-bad.csv line 4, column 1 (type): '))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^charges-bad\.csv: 3 rows, 1 valid, 2 invalid, \d+ errors/);
+    expect(await fs.readdir(dir)).toEqual(['charges-bad.csv', 'remessa.jsonc']);
+  });
+
+  it('a valid file exits 0; a file that cannot be read says why; an unknown kind says so', async () => {
+    const ok = await runCli(['validate', '--config', config, path.join(EXAMPLES, 'charges-planilha-br.csv')], { env });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/charges-planilha-br\.csv: 4 rows, 4 valid, 0 invalid, 0 errors/);
+
+    const missing = path.join(dir, 'claims-x.csv');
+    await fs.writeFile(missing, 'type,key\nEMAIL,a@b.com\n');
+    const bad = await runCli(['validate', '--config', config, missing], { env });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/claims-x\.csv line 1.*HEADER_MISSING_COLUMN/s);
+
+    const unknown = path.join(dir, 'payroll.csv');
+    await fs.writeFile(unknown, 'a\n1\n');
+    const u = await runCli(['validate', '--config', config, unknown], { env });
+    expect(u.code).toBe(1);
+    expect(u.stdout).toMatch(/Expected .* got "payroll\.csv"/);
+  });
+});
+
+describe('remessa run', () => {
+  it('without files: takes what waits in the inbox, answers, archives, exits 0 when all succeeded', async () => {
+    await fs.mkdir(path.join(dir, 'inbox', 'charges'), { recursive: true });
+    await fs.copyFile(path.join(EXAMPLES, 'charges.csv'), path.join(dir, 'inbox', 'charges', 'charges.csv'));
+    await fs.copyFile(path.join(EXAMPLES, 'bill-payments.csv'), path.join(dir, 'inbox', 'bill-payments-nightly.csv'));
+    await fs.writeFile(path.join(dir, 'inbox', 'charges', 'still-writing.csv.part'), 'type\n');
+    const { code, stdout } = await runCli(['run', '--config', config], { env });
+    expect(code, stdout).toBe(0);
+    expect(stdout).toMatch(/charges\/charges\.csv: succeeded 5/);
+    expect(stdout).toMatch(/bill-payments-nightly\.csv: succeeded 4/);
+    const bills = parseResultCsv(
+      await fs.readFile(path.join(dir, 'outbox', 'bill-payments', 'bill-payments-nightly.result.csv')),
+    );
+    expect(bills.map((b) => b.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    // Taken files are archived; the partial file stays.
+    expect(await fs.readdir(path.join(dir, 'inbox', 'charges'))).toEqual(['still-writing.csv.part']);
+    expect((await fs.readdir(path.join(dir, 'archive', 'bill-payments'))).length).toBe(1);
+
+    // The embedded sandbox kept its state: the slips of the first run can be updated by the next one.
+    const update = path.join(dir, 'charge-updates-1.csv');
+    await fs.copyFile(path.join(EXAMPLES, 'charge-updates.csv'), update);
+    const second = await runCli(['run', '--config', config, update], { env });
+    expect(second.code, second.stdout).toBe(0);
+    expect(await fs.stat(update)).toBeTruthy();
+
+    const status = await runCli(['status', '--config', config], { env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Batches: 3/);
+    expect(status.stdout).toMatch(/Rows: succeeded 10/);
+  });
+
+  it('exits 1 when a row did not succeed, and for a rejected file', async () => {
+    const file = path.join(dir, 'charge-voids-unknown.csv');
+    await fs.writeFile(file, 'correlationId\nNEVER-ISSUED-1\n');
+    const { code, stdout } = await runCli(['run', '--config', config, file], { env });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/failed 1/);
+    const empty = path.join(dir, 'claims-empty.csv');
+    await fs.writeFile(empty, '');
+    const rejected = await runCli(['run', '--config', config, empty], { env });
+    expect(rejected.code).toBe(1);
+    expect(rejected.stdout).toMatch(/rejected/);
+    expect(await fs.readFile(path.join(dir, 'outbox', 'claims', 'claims-empty.rejected.txt'), 'utf8')).toMatch(
+      /FILE_EMPTY/,
+    );
+  });
+
+  it('status before anything ran says so', async () => {
+    const { code, stdout } = await runCli(['status', '--config', config], { env });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/nothing has been processed/);
+  });
+});
