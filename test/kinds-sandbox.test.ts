@@ -99,7 +99,7 @@ describe('charges', () => {
     const id = `UPD-${randomUUID().slice(0, 8)}`;
     const created = await runAll('charges', { ...SLIP, correlationId: id });
     const updated = await runAll('charge-updates', { correlationId: id, dueDate: '20/12/2030' });
-    expect(updated.previous.confirm).toMatchObject({ dueDate: '2030-12-20' });
+    expect(updated.previous.confirm).toMatchObject({ chargeDueDate: '2030-12-20' });
     expect(updated.previous.confirm!.barCode).not.toBe(created.previous.create!.barCode);
     // PATCH recovery re-sends the same values: same state.
     const patch = KINDS['charge-updates'].steps[0]!;

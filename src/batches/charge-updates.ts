@@ -123,12 +123,12 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
         const out = chargeOutput(charge);
         return {
           chargeStatus: out.chargeStatus ?? null,
-          dueDate: charge.dueDate ?? null,
+          chargeDueDate: charge.dueDate ?? null,
           barCode: out.barCode ?? null,
           digitableLine: out.digitableLine ?? null,
         };
       },
     },
   ],
-  resultColumns: ['chargeStatus', 'dueDate', 'barCode', 'digitableLine'],
+  resultColumns: ['chargeStatus', 'chargeDueDate', 'barCode', 'digitableLine'],
 };
