@@ -4,7 +4,7 @@
  * Life of the process:
  *
  *     starting --(bank ready: embedded sandbox started or URL set; store open)--> resuming
- *     resuming --(batches left in the work area, then uncertain rows of earlier batches)--> watching
+ *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
@@ -21,6 +21,11 @@ export interface DaemonDeps {
   stopSignal?: Promise<unknown>;
   /** Called once the inbox is watched (tests, readiness notification). */
   onReady?: () => void;
+  /**
+   * How often rows left uncertain are retried while the daemon runs, in milliseconds; 0 = only at start.
+   * @defaultValue 300000 (5 minutes)
+   */
+  retryUncertainEveryMs?: number;
   logger?: Logger;
 }
 
@@ -43,6 +48,8 @@ export function waitForTermination(log: Logger): Promise<string> {
     process.on('SIGINT', onSignal);
   });
 }
+
+export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
 
 export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): Promise<number> {
   const log = deps.logger ?? options.logger;
@@ -69,13 +76,29 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     const ready = intake.start();
     // Uncertain rows of earlier batches are retried alongside the intake, not before it: a bank that stays down
     // must not keep new files waiting.
-    const resumed = p
-      .resumeUncertain(intake.signal)
+    const current = intake;
+    let resumed = p
+      .resumeUncertain(current.signal)
       .catch((err) => log.error({ err }, 'resuming uncertain rows failed'));
+    const everyMs = deps.retryUncertainEveryMs ?? DEFAULT_RETRY_UNCERTAIN_EVERY_MS;
+    // One retry pass at a time: a pass that outlasts the interval is not stacked with another.
+    const retryTimer =
+      everyMs > 0
+        ? setInterval(() => {
+            resumed = resumed.then(() =>
+              current.signal.aborted
+                ? undefined
+                : p
+                    .resumeUncertain(current.signal)
+                    .catch((err) => log.error({ err }, 'retrying uncertain rows failed')),
+            );
+          }, everyMs)
+        : undefined;
     await ready;
     log.info({ bank: p.bankUrl, inbox: options.folders.inbox, outbox: options.folders.outbox }, 'remessa daemon ready');
     deps.onReady?.();
     await stop;
+    if (retryTimer) clearInterval(retryTimer);
     await intake.stop();
     await resumed;
     log.info(intake.counts, 'remessa daemon stopped');
