@@ -5,7 +5,7 @@ import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { readBatch } from '../src/csv/reader.js';
-import { cellText, createResultWriter, neutraliseFormula } from '../src/csv/writer.js';
+import { cellText, createResultWriter, neutraliseFormula, uniqueHeader } from '../src/csv/writer.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -24,6 +24,19 @@ describe('neutraliseFormula', () => {
       expect(neutraliseFormula(bad)).toBe(`'${bad}`);
     }
     for (const ok of ['', 'Ana', '12,34', "'already", ' =x', 'a=b']) expect(neutraliseFormula(ok)).toBe(ok);
+  });
+});
+
+describe('uniqueHeader', () => {
+  it('renames later repeats so every column can be told apart', () => {
+    expect(uniqueHeader(['ourNumber', 'status', 'ourNumber', 'status', 'ourNumber'])).toEqual([
+      'ourNumber',
+      'status',
+      'ourNumber (result)',
+      'status (result)',
+      'ourNumber (result 2)',
+    ]);
+    expect(uniqueHeader(['a', 'b'])).toEqual(['a', 'b']);
   });
 });
 

@@ -44,6 +44,22 @@ export function cellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'
   return formatAmount(value.cents, dialect.decimalMark);
 }
 
+/**
+ * Header names made unique: a later repeat gets " (result)" (then " (result 2)", ...). The result header is the
+ * input's headers followed by the outputs, so a repeat is an output named like an input column (an express charge's
+ * `ourNumber` in, the bank's `ourNumber` out): both stay, and a spreadsheet or a CSV reader keyed by name can tell
+ * them apart.
+ */
+export function uniqueHeader(header: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return header.map((name) => {
+    let out = name;
+    for (let n = 1; seen.has(out); n++) out = n === 1 ? `${name} (result)` : `${name} (result ${n})`;
+    seen.add(out);
+    return out;
+  });
+}
+
 export interface ResultWriter {
   /** Writes one row (cells in header order); resolves once the row is accepted (waits on backpressure). */
   write(cells: readonly ResultCell[]): Promise<void>;
@@ -58,7 +74,7 @@ export interface ResultWriter {
 export interface ResultWriterOptions {
   /** The dialect of the input: encoding, BOM, delimiter, decimal mark and line ending are reused. */
   dialect: Dialect;
-  /** Header cells, written first. */
+  /** Header cells, written first (repeated names are made unique, see `uniqueHeader`). */
   header: readonly string[];
 }
 
@@ -96,7 +112,7 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
     if (failure) throw failure;
     if (!stringifier.write(cells as string[])) await once(stringifier, 'drain');
   };
-  await writeRow(options.header.map(neutraliseFormula));
+  await writeRow(uniqueHeader(options.header).map(neutraliseFormula));
   let closed = false;
 
   return {
