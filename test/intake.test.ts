@@ -227,6 +227,22 @@ describe('Intake', () => {
     expect(await listArchive()).toHaveLength(2);
   });
 
+  it('while watching, a batch whose handler threw is handled again later', async () => {
+    let calls = 0;
+    const intake = new Intake({ ...opts, stableMs: 0, retryFailedMs: 100 }, async () => {
+      calls++;
+      if (calls === 1) throw new Error('disk full');
+      return 'done';
+    });
+    running.push(intake);
+    await intake.start();
+    await fs.writeFile(path.join(opts.inboxDir, 'charges', 'r.csv'), 'r\n');
+    await until(() => intake.counts.done === 1);
+    expect(calls).toBe(2);
+    expect(intake.counts.failed).toBe(1);
+    expect(await listArchive()).toHaveLength(1);
+  });
+
   it('a crash between the work folder and the move leaves nothing behind and loses nothing', async () => {
     await fs.mkdir(path.join(opts.workDir, '20260101T000000Z-dead'), { recursive: true });
     await fs.writeFile(

@@ -50,6 +50,11 @@ export interface IntakeOptions {
   maxConcurrentFiles?: number;
   /** Create `inbox/<kind>/` for every kind on start, so users see where to drop files. @defaultValue true */
   createKindFolders?: boolean;
+  /**
+   * While watching, a batch whose handler threw (store or disk trouble) is handled again after this many
+   * milliseconds; 0 = only on the next start. @defaultValue 60000
+   */
+  retryFailedMs?: number;
   logger?: Logger;
 }
 
@@ -84,6 +89,7 @@ const DEFAULTS = {
   rescanIntervalMs: 30_000,
   maxConcurrentFiles: 4,
   createKindFolders: true,
+  retryFailedMs: 60_000,
 };
 
 export class Intake {
@@ -97,6 +103,7 @@ export class Intake {
   private tickTimer: NodeJS.Timeout | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
   private ticking: Promise<void> | undefined;
   /** Paths waiting only for their `.done` marker (reported once). */
   private readonly waitingForMarker = new Set<string>();
@@ -116,6 +123,7 @@ export class Intake {
       ['pollIntervalMs', 10],
       ['rescanIntervalMs', 0],
       ['maxConcurrentFiles', 1],
+      ['retryFailedMs', 0],
     ] as const) {
       const value = this.options[name];
       if (!Number.isInteger(value) || value < min) {
@@ -192,6 +200,8 @@ export class Intake {
       this.stopped = true;
       if (this.tickTimer) clearInterval(this.tickTimer);
       if (this.rescanTimer) clearInterval(this.rescanTimer);
+      for (const t of this.retryTimers) clearTimeout(t);
+      this.retryTimers.clear();
       await this.watcher?.close();
       // Queued but not started: they stay in the work area and are resumed on the next start.
       this.queue.clear();
@@ -353,6 +363,14 @@ export class Intake {
     } catch (err) {
       this.counts.failed++;
       this.log.error({ err, file: item.meta.relativePath }, 'batch could not be handled; it stays in the work area');
+      // Only a watching intake retries: `drain` (remessa run) reports the failure and leaves the file for next time.
+      if (this.watcher && this.options.retryFailedMs > 0 && !this.stopped) {
+        const timer = setTimeout(() => {
+          this.retryTimers.delete(timer);
+          if (!this.stopped) this.enqueue(item);
+        }, this.options.retryFailedMs);
+        this.retryTimers.add(timer);
+      }
     }
   }
 }
