@@ -17,7 +17,9 @@
  *
  * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8) | --only validate|bills
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
- * | --same-calls (also a baseline repeating the lookup before paying, as remessa's pay step does) | --dir DIR
+ * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
+ * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
+ * | --dir DIR (work folder, default .bench/; use your own when others run the bench at the same time)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
@@ -53,6 +55,7 @@ interface Args {
   build: boolean;
   cpuProf: boolean;
   sameCalls: boolean;
+  repeat: number;
   dir: string;
 }
 
@@ -66,6 +69,7 @@ function parseArgs(argv: readonly string[]): Args {
     build: true,
     cpuProf: false,
     sameCalls: false,
+    repeat: 1,
     dir: path.join(ROOT, '.bench'),
   };
   const count = (flag: string, value: string | undefined): number => {
@@ -90,6 +94,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--no-build') args.build = false;
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--same-calls') args.sameCalls = true;
+    else if (a === '--repeat') args.repeat = count(a, argv[++i]);
     else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
     else throw new Error(`unknown flag ${a}`);
   }
@@ -146,7 +151,10 @@ function remessaCommand(args: Args, dist: string | undefined): Remessa {
   const prof = (name?: string) =>
     args.cpuProf && name ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
   if (dist) {
-    return { prefix: (n) => [...prof(n), path.join(dist, 'cli.js')], describe: 'node .bench/dist/cli.js (compiled)' };
+    return {
+      prefix: (n) => [...prof(n), path.join(dist, 'cli.js')],
+      describe: `node ${path.relative(ROOT, path.join(dist, 'cli.js'))} (compiled with tsconfig.build.json)`,
+    };
   }
   return {
     prefix: (n) => [...prof(n), '--import', 'tsx', path.join(ROOT, 'src/cli.ts')],
@@ -189,6 +197,8 @@ interface Row {
   name: string;
   rows: number;
   m: Measured;
+  /** Every measurement when repeated (`m` is the fastest). */
+  all?: Measured[];
   ratio?: { value: number; target: number; cpuValue: number };
   rssTargetMb?: number;
   note?: string;
@@ -199,6 +209,38 @@ function rate(rows: number, ms: number): number {
 }
 
 // ---------------------------------------------------------------- (a) validate
+
+/** The fastest of several measurements (wall time): the least disturbed by other work on a shared machine. */
+function best(runs: readonly Measured[]): Measured {
+  return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+}
+
+/**
+ * Runs `a` and `b` `repeat` times each, alternating which goes first (a b, b a, a b...), so that a slow spell of the
+ * machine does not fall on one side only. Returns every measurement of each.
+ */
+async function alternate(
+  repeat: number,
+  a: (round: number) => Promise<Measured>,
+  b: (round: number) => Promise<Measured>,
+): Promise<[Measured[], Measured[]]> {
+  const ra: Measured[] = [];
+  const rb: Measured[] = [];
+  for (let round = 1; round <= repeat; round++) {
+    if (round % 2 === 1) {
+      ra.push(await a(round));
+      rb.push(await b(round));
+    } else {
+      rb.push(await b(round));
+      ra.push(await a(round));
+    }
+  }
+  return [ra, rb];
+}
+
+function ratioOf(rows: number, m: Measured, base: Measured, target: number): NonNullable<Row['ratio']> {
+  return { value: rate(rows, m.wallMs) / rate(rows, base.wallMs), cpuValue: base.cpuMs / m.cpuMs, target };
+}
 
 async function benchValidate(args: Args, remessa: Remessa, results: Row[]): Promise<void> {
   const dataDir = path.join(args.dir, 'data');
@@ -215,37 +257,43 @@ async function benchValidate(args: Args, remessa: Remessa, results: Row[]): Prom
     stderrFile: path.join(folder, `${name}.stderr`),
   });
 
-  log('(a) baseline: csv-parse alone');
-  const base = await runMeasured(process.execPath, [path.join(ROOT, 'bench/baseline-csv-parse.mjs'), file], {
-    cwd: ROOT,
-    ...io('csv-parse'),
-  });
-  const baseOut = readFileSync(path.join(folder, 'csv-parse.stdout'), 'utf8');
-  const records = (JSON.parse(baseOut) as { records: number }).records;
-  if (base.exitCode !== 0 || records !== args.rows + 1) {
-    throw new Error(`csv-parse baseline: exit ${base.exitCode}, ${records} records (expected ${args.rows + 1})`);
-  }
-
-  log('(a) remessa validate');
-  const m = await runMeasured(process.execPath, [...remessa.prefix('validate'), '--config', config, 'validate', file], {
-    cwd: ROOT,
-    ...io('remessa-validate'),
-  });
-  const out = readFileSync(path.join(folder, 'remessa-validate.stdout'), 'utf8');
-  const expected = `${args.rows} rows, ${args.rows} valid, 0 invalid`;
-  if (m.exitCode !== 0 || !out.includes(expected)) {
-    throw new Error(`remessa validate: exit ${m.exitCode}; expected "${expected}", got:\n${out.slice(-500)}`);
-  }
-  results.push({ name: 'csv-parse alone (baseline)', rows: args.rows, m: base });
+  const baseline = async (round: number): Promise<Measured> => {
+    log(`(a) baseline: csv-parse alone (round ${round})`);
+    const m = await runMeasured(process.execPath, [path.join(ROOT, 'bench/baseline-csv-parse.mjs'), file], {
+      cwd: ROOT,
+      ...io('csv-parse'),
+    });
+    const records = (JSON.parse(readFileSync(path.join(folder, 'csv-parse.stdout'), 'utf8')) as { records: number })
+      .records;
+    if (m.exitCode !== 0 || records !== args.rows + 1) {
+      throw new Error(`csv-parse baseline: exit ${m.exitCode}, ${records} records (expected ${args.rows + 1})`);
+    }
+    return m;
+  };
+  const ours = async (round: number): Promise<Measured> => {
+    log(`(a) remessa validate (round ${round})`);
+    const m = await runMeasured(
+      process.execPath,
+      [...remessa.prefix(`validate-${round}`), '--config', config, 'validate', file],
+      { cwd: ROOT, ...io('remessa-validate') },
+    );
+    const out = readFileSync(path.join(folder, 'remessa-validate.stdout'), 'utf8');
+    const expected = `${args.rows} rows, ${args.rows} valid, 0 invalid`;
+    if (m.exitCode !== 0 || !out.includes(expected)) {
+      throw new Error(`remessa validate: exit ${m.exitCode}; expected "${expected}", got:\n${out.slice(-500)}`);
+    }
+    return m;
+  };
+  const [bases, mine] = await alternate(args.repeat, baseline, ours);
+  const base = best(bases);
+  const m = best(mine);
+  results.push({ name: 'csv-parse alone (baseline)', rows: args.rows, m: base, all: bases });
   results.push({
     name: 'remessa validate',
     rows: args.rows,
     m,
-    ratio: {
-      value: rate(args.rows, m.wallMs) / rate(args.rows, base.wallMs),
-      cpuValue: base.cpuMs / m.cpuMs,
-      target: TARGETS.validateRatio,
-    },
+    all: mine,
+    ratio: ratioOf(args.rows, m, base, TARGETS.validateRatio),
     rssTargetMb: TARGETS.validatePeakRssMb,
   });
 }
@@ -325,12 +373,14 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
   const file = path.join(dataDir, `bill-payments-bench-${args.bills}.csv`);
   ensureGenerated(file, args.bills, writeBillsFile);
 
-  const baseline = async (name: string, lookups: number): Promise<Row> => {
+  const baseline = async (name: string, lookups: number, round: number): Promise<Measured> => {
     const folder = path.join(args.dir, name);
     rmSync(folder, { recursive: true, force: true });
     const config = path.join(folder, 'remessa.json');
     writeConfig(config, folder, 'embedded', args.concurrency);
-    log(`(b) ${name}: bare undici loop, ${lookups} lookup(s) + pay per bill, concurrency ${args.concurrency}`);
+    log(
+      `(b) ${name}: bare undici loop, ${lookups} lookup(s) + pay per bill, concurrency ${args.concurrency} (round ${round})`,
+    );
     const { result: m, paid } = await withSandbox(remessa, folder, config, (sandbox) =>
       runMeasured(
         process.execPath,
@@ -346,54 +396,53 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     if (m.exitCode !== 0 || paid !== args.bills) {
       throw new Error(`${name}: exit ${m.exitCode}, ${paid} of ${args.bills} bills paid in the sandbox`);
     }
-    return {
-      name: lookups === 1 ? 'undici loop: lookup + pay (baseline)' : 'undici loop: lookup x2 + pay',
-      rows: args.bills,
-      m,
-    };
+    return m;
   };
 
-  const base = await baseline('bills-baseline', 1);
-  results.push(base);
-  let same: Row | undefined;
-  if (args.sameCalls) {
-    same = await baseline('bills-baseline-same-calls', 2);
-    results.push(same);
-  }
-
-  const folder = path.join(args.dir, 'bills-remessa');
-  rmSync(folder, { recursive: true, force: true });
-  const sandboxConfig = path.join(folder, 'sandbox.json');
-  writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
-  log(`(b) remessa run, concurrency ${args.concurrency}, rate limits off`);
-  const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
-    const config = path.join(folder, 'remessa.json');
-    writeConfig(config, folder, sandbox.url, args.concurrency);
-    return runMeasured(process.execPath, [...remessa.prefix('run'), '--config', config, 'run', file], {
-      cwd: ROOT,
-      env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
-      stdoutFile: path.join(folder, 'remessa-run.stdout'),
-      stderrFile: path.join(folder, 'remessa-run.stderr'),
+  const ours = async (round: number): Promise<Measured> => {
+    const folder = path.join(args.dir, 'bills-remessa');
+    rmSync(folder, { recursive: true, force: true });
+    const sandboxConfig = path.join(folder, 'sandbox.json');
+    writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
+    log(`(b) remessa run, concurrency ${args.concurrency}, rate limits off (round ${round})`);
+    const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
+      const config = path.join(folder, 'remessa.json');
+      writeConfig(config, folder, sandbox.url, args.concurrency);
+      return runMeasured(process.execPath, [...remessa.prefix(`run-${round}`), '--config', config, 'run', file], {
+        cwd: ROOT,
+        env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
+        stdoutFile: path.join(folder, 'remessa-run.stdout'),
+        stderrFile: path.join(folder, 'remessa-run.stderr'),
+      });
     });
-  });
-  const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
-  if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
-    throw new Error(
-      `remessa run: exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
-    );
+    const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
+    if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
+      throw new Error(
+        `remessa run: exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
+      );
+    }
+    return m;
+  };
+
+  const [bases, mine] = await alternate(args.repeat, (round) => baseline('bills-baseline', 1, round), ours);
+  const base = best(bases);
+  results.push({ name: 'undici loop: lookup + pay (baseline)', rows: args.bills, m: base, all: bases });
+  let same: Measured | undefined;
+  if (args.sameCalls) {
+    const sames: Measured[] = [];
+    for (let round = 1; round <= args.repeat; round++)
+      sames.push(await baseline('bills-baseline-same-calls', 2, round));
+    same = best(sames);
+    results.push({ name: 'undici loop: lookup x2 + pay', rows: args.bills, m: same, all: sames });
   }
+  const m = best(mine);
   results.push({
     name: 'remessa run',
     rows: args.bills,
     m,
-    ratio: {
-      value: rate(args.bills, m.wallMs) / rate(args.bills, base.m.wallMs),
-      cpuValue: base.m.cpuMs / m.cpuMs,
-      target: TARGETS.billsRatio,
-    },
-    note: same
-      ? `vs same calls: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.m.wallMs)).toFixed(2)}`
-      : undefined,
+    all: mine,
+    ratio: ratioOf(args.bills, m, base, TARGETS.billsRatio),
+    note: same ? `vs lookup x2: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.wallMs)).toFixed(2)}` : undefined,
   });
 }
 
@@ -457,6 +506,10 @@ async function main(): Promise<void> {
     `load average (1 min) during the runs: ${results.map((r) => r.m.loadAverage.map((l) => l.toFixed(1)).join('->')).join(', ')}`,
     'ratio (wall) = remessa rows/s / baseline rows/s; ratio (CPU) = baseline CPU s / remessa CPU s (same rows).',
   ];
+  const runs = results
+    .filter((r) => (r.all?.length ?? 0) > 1)
+    .map((r) => `  ${r.name}: ${r.all!.map((m) => `${(m.wallMs / 1000).toFixed(1)} s`).join(', ')}`);
+  if (runs.length > 0) header.push(`repeats (wall; the table shows the fastest of each):\n${runs.join('\n')}`);
   const text = `${header.join('\n')}\n\n${table(results)}\n`;
   process.stdout.write(`\n${text}`);
   const resultFile = path.join(args.dir, `results-${started.toISOString().replace(/[:.]/g, '-')}.json`);
