@@ -137,15 +137,29 @@ describe('bill-payments', () => {
     expect(err).toMatchObject({ outcome: 'failed', code: 'BANK_AMOUNT_OUT_OF_RANGE' });
   });
 
-  it('a resend of the payment that finds the bill already paid ends uncertain, never pays twice', async () => {
+  // Regression: a resend used to look the bill up, see PAID and give the row up as uncertain. The first attempt is
+  // what paid it; the same key must be resent so the bank answers with that first payment.
+  it('a resend of the payment that finds the bill already paid gets the first payment back, never pays twice', async () => {
     const id = `BP-${randomUUID().slice(0, 8)}`;
     const charge = await runAll('charges', { ...SLIP, correlationId: id, amount: '12,34' });
     const record = { barCode: String(charge.previous.create!.barCode), amount: '12,34' };
     const paid = await runAll('bill-payments', record);
     expect(paid.previous.pay!.paymentStatus).toBe('PAID');
     const pay = KINDS['bill-payments'].steps[1]!;
-    const err = await pay.run(context(paid.parsed, paid.previous, paid.key, true) as never).catch((e) => e);
-    expect(err).toMatchObject({ outcome: 'uncertain', code: 'BILL_PAYMENT_UNCONFIRMED' });
+    const again = await pay.run(context(paid.parsed, paid.previous, paid.key, true) as never);
+    expect(again.paymentId).toBe(paid.previous.pay!.paymentId);
+    expect(sandbox.ctx.ledger.count('bill_paid', paid.key)).toBe(1);
+  });
+
+  it('a fresh payment (not a resend) of a bill already paid fails, and nothing is sent', async () => {
+    const id = `BP-${randomUUID().slice(0, 8)}`;
+    const charge = await runAll('charges', { ...SLIP, correlationId: id, amount: '12,34' });
+    const record = { barCode: String(charge.previous.create!.barCode), amount: '12,34' };
+    const paid = await runAll('bill-payments', record);
+    const pay = KINDS['bill-payments'].steps[1]!;
+    const err = await pay.run(context(paid.parsed, paid.previous, paid.key, false) as never).catch((e) => e);
+    expect(err).toMatchObject({ outcome: 'failed', code: 'BANK_BILL_NOT_PAYABLE' });
+    expect(sandbox.ctx.ledger.count('bill_paid', paid.key)).toBe(1);
   });
 });
 

@@ -11,9 +11,12 @@
  *   again): a second GET per row would cost a third of the requests of a bill payment for nothing (bench/,
  *   docs/performance.md). Otherwise (the row resumed after a crash between the steps, an old lookup, or any second
  *   attempt) the step looks the bill up again (a read: harmless, and it sees a status changed since), checks again
- *   and pays. When this is a resend after an unknown outcome (`ctx.resend`) it always looks up again, and when the
- *   bill no longer reads PENDING_PAYMENT, our own first attempt may have paid it: the row ends `uncertain` (never
- *   `failed`, never a second payment; the client would refuse to send anyway).
+ *   and pays. When this is a resend after an unknown outcome (`ctx.resend`: timeout, dropped connection, crash after
+ *   the intent) it looks the bill up again (the client pays only a looked-up bill) and resends the payment with the
+ *   SAME IdempotencyKey, without the status and range checks (`resendOfUnknownOutcome`): our first attempt may be
+ *   what paid the bill, so it may now read PAID or SCHEDULED, and the bank answers the repeated key with that first
+ *   outcome instead of paying again. If the first attempt never reached the bank and someone else paid the bill
+ *   meanwhile, the bank refuses the payment and the row fails: never a second payment.
  *
  * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
  * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
@@ -187,19 +190,12 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       usesIdempotencyKey: true,
       async run(ctx) {
         const bill = takeRecentLookup(ctx.row, ctx.resend) ?? (await lookup(ctx.client, ctx.row, ctx.signal));
-        if (ctx.resend && bill.status !== 'PENDING_PAYMENT') {
-          throw new StepOutcomeError(
-            'uncertain',
-            'BILL_PAYMENT_UNCONFIRMED',
-            `An earlier payment attempt of this row has an unknown outcome and the bill now reads ${bill.status}: ` +
-              'it was probably paid by that attempt. Not paid again; check the account statement.',
-          );
-        }
-        checkOrFail(bill, ctx.row.amountCents);
+        if (!ctx.resend) checkOrFail(bill, ctx.row.amountCents);
         const input = {
           amountCents: ctx.row.amountCents,
           idempotencyKey: ctx.idempotencyKey,
           ...(ctx.row.payAt ? { payAt: ctx.row.payAt } : {}),
+          ...(ctx.resend ? { resendOfUnknownOutcome: true } : {}),
         };
         const payment = await ctx.client.billPayments.pay(bill, input, ctx.signal ? { signal: ctx.signal } : {});
         return {
