@@ -19,15 +19,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BankClient, type BankClientOptions } from '../bank/client.js';
 import type { RetrySettings } from '../bank/retry-policy.js';
-import { billPaymentsKind } from '../batches/bill-payments.js';
-import { chargeUpdatesKind } from '../batches/charge-updates.js';
-import { chargeVoidsKind } from '../batches/charge-voids.js';
-import { chargesKind } from '../batches/charges.js';
-import { claimCancellationsKind } from '../batches/claim-cancellations.js';
-import { claimsKind } from '../batches/claims.js';
 import type { BatchKind, CellError } from '../batches/kind.js';
-import { pixPaymentsKind } from '../batches/pix-payments.js';
-import { qrCodesKind } from '../batches/qr-codes.js';
+import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import type { Config } from '../config.js';
 import { type BatchReader, type ReadBatchOptions, readBatch } from '../csv/reader.js';
 import { formatLocation, InputError, type InputLocation, RemessaError } from '../errors.js';
@@ -225,22 +218,13 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
-/** Every batch kind by name. */
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
-const KINDS: Readonly<Record<KindName, BatchKind<any>>> = {
-  charges: chargesKind,
-  'bill-payments': billPaymentsKind,
-  'pix-payments': pixPaymentsKind,
-  'qr-codes': qrCodesKind,
-  'claim-cancellations': claimCancellationsKind,
-  claims: claimsKind,
-  'charge-updates': chargeUpdatesKind,
-  'charge-voids': chargeVoidsKind,
-};
+const KINDS = REGISTERED_KINDS as Readonly<Record<KindName, BatchKind<any>>>;
 
+/** The registered kind called `name`, or undefined. */
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
 export function kindByName(name: string): BatchKind<any> | undefined {
-  return (KINDS as Record<string, BatchKind<unknown>>)[name];
+  return kindFor(name);
 }
 
 /** Where answers to files of no known kind go: the folder they were dropped in, or `_unknown` for the inbox root. */
