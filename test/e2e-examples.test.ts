@@ -247,6 +247,28 @@ describe('invalid input gets one answer each', () => {
     expect(missing.text).toMatch(/line 1/);
   });
 
+  it('a header without the required columns, for every kind', async () => {
+    const kinds = [
+      'charges',
+      'bill-payments',
+      'pix-payments',
+      'qr-codes',
+      'claim-cancellations',
+      'claims',
+      'charge-updates',
+      'charge-voids',
+    ];
+    for (const kind of kinds) {
+      await drop(ws, Buffer.from('idempotencyKey\n9b2f8a3e-1c4d-4e5f-8a6b-7c8d9e0f1a2b\n'), `${kind}/nocolumns.csv`);
+    }
+    for (const kind of kinds) {
+      const answer = await waitForAnswer(ws, kind, 'nocolumns');
+      expect(answer.type, kind).toBe('rejected');
+      expect(answer.text, kind).toMatch(/HEADER_MISSING_COLUMN/);
+      expect(answer.text, kind).toMatch(/nocolumns\.csv line 1/);
+    }
+  });
+
   it('rows of every kind: each error names its column; money kinds send nothing when a row is invalid', async () => {
     const before = await sandbox.effects();
     const fx = SANDBOX_BILL_FIXTURES;
