@@ -71,7 +71,7 @@ export const configSchema = z.strictObject({
         .strictObject({
           connectMs: positiveInt.default(10_000),
           headersMs: positiveInt.default(30_000),
-          bodyMs: positiveInt.default(60_000),
+          bodyMs: positiveInt.default(30_000),
         })
         .prefault({}),
       retry: z
@@ -82,7 +82,7 @@ export const configSchema = z.strictObject({
           maxRetryAfterMs: positiveInt.default(120_000),
         })
         .prefault({}),
-      connections: positiveInt.default(16),
+      connections: positiveInt.default(8),
       pixPaymentPath: z.string().startsWith('/').default('/baas/api/v2/pix/qrcode/payment'),
     })
     .prefault({}),
@@ -220,6 +220,13 @@ export function buildConfig(
   if (!embedded) {
     if (!/^https?:\/\//.test(bank.url)) {
       throw new ConfigError(`${where}: bank.url: Expected "${EMBEDDED}" or an http(s):// URL, got "${bank.url}"`);
+    }
+    if (!bank.accountId) {
+      // The idempotency keys are derived from the account id: without it, two accounts would share keys.
+      throw new ConfigError(
+        `${where}: bank.accountId: a real bank needs the account id: set REMESSA_ACCOUNT_ID, bank.accountIdFile or the systemd credential remessa-account-id`,
+        { code: 'CONFIG_MISSING_SECRET' },
+      );
     }
     if (!bank.apiKey) {
       throw new ConfigError(

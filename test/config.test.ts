@@ -81,8 +81,15 @@ describe('config', () => {
     expect(errorOf(() => buildConfig({ bank: { url: 'https://bank.example' } }, { env: {} })).code).toBe(
       'CONFIG_MISSING_SECRET',
     );
+    const noAccount = errorOf(() =>
+      buildConfig({ bank: { url: 'https://bank.example' } }, { env: { REMESSA_API_KEY: 'k-123456789' } }),
+    );
+    expect(noAccount.message).toContain('bank.accountId');
     expect(errorOf(() => buildConfig({ bank: { url: 'ftp://x' } }, { env: {} })).message).toContain('bank.url');
-    const real = buildConfig({ bank: { url: 'https://bank.example' } }, { env: { REMESSA_API_KEY: 'k-123456789' } });
+    const real = buildConfig(
+      { bank: { url: 'https://bank.example' } },
+      { env: { REMESSA_API_KEY: 'k-123456789', REMESSA_ACCOUNT_ID: '123456' } },
+    );
     expect(real.embedded).toBe(false);
   });
 
