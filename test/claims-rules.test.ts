@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cnpjFromSeed, cpfFromSeed } from '../src/formats/documents.js';
+import { isGuid } from '../src/formats/ids.js';
 import {
   CANCELLATION_REASONS,
   CLAIM_STATUSES,
@@ -11,7 +12,6 @@ import {
   DONOR_PARTICIPANTS,
   decideCancellation,
   donorParticipantFor,
-  isGuid,
   PARTICIPATION_FLOW_TYPES,
   parseClaimStatus,
   parseEmailKey,

@@ -79,13 +79,6 @@ const NEXT_STATUS: Readonly<Record<ClaimStatus, readonly ClaimStatus[]>> = {
   COMPLETED: [],
 };
 
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a GUID written 8-4-4-4-12 hexadecimal digits (any version, either case). */
-export function isGuid(text: string): boolean {
-  return GUID.test(text);
-}
-
 /** Reads a status from the wire: the enum's spelling, PENDING (the samples' spelling) for PENDIG; else undefined. */
 export function parseClaimStatus(text: unknown): ClaimStatus | undefined {
   if (text === 'PENDING') return 'PENDIG';

@@ -31,6 +31,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { isGuid } from '../formats/ids.js';
 import { apiKeyId } from './auth.js';
 import type { Clock } from './clock.js';
 import type { SandboxDb } from './db.js';
@@ -52,8 +53,6 @@ export const IDEMPOTENCY_ERROR_CODES = {
   reused: 'IDEMPOTENCY_KEY_REUSED',
   inUse: 'IDEMPOTENCY_KEY_IN_USE',
 } as const;
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface IdempotencyOptions {
   /**
@@ -129,11 +128,6 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256')
     .update(`${method.toUpperCase()} ${url}\n${canonicalJson(body ?? null)}`)
     .digest('hex');
-}
-
-/** Whether `value` is a GUID (8-4-4-4-12 hex digits, any case). */
-export function isGuid(value: string): boolean {
-  return GUID.test(value);
 }
 
 interface RequestState {

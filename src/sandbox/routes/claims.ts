@@ -19,6 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isGuid } from '../../formats/ids.js';
 import { seedClaimFixtures } from '../claim-fixtures.js';
 import {
   ACCOUNT_TYPES,
@@ -37,7 +38,6 @@ import {
   FINAL_CLAIM_STATUSES,
   HOLDER_TYPES,
   type HolderType,
-  isGuid,
   OPEN_CLAIM_STATUSES,
   PARTICIPATION_FLOW_TYPES,
   type ParticipationFlowType,

@@ -28,6 +28,7 @@ import {
   buildStaticBrCode,
   centsToWire,
   FormatError,
+  isGuid,
   MAX_MERCHANT_CITY_LENGTH,
   toBrCodeText,
   wireToCents,
@@ -151,8 +152,6 @@ export function readString(errors: FieldErrors, path: string, value: unknown): s
   }
   return value;
 }
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A PNG of the payload, `QR_IMAGE_SIZE_PX` square. */
 export async function qrPng(payload: string): Promise<Buffer> {
@@ -331,7 +330,7 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     const correlationId = readString(errors, '$.correlationId', body.correlationId);
     if (correlationId === undefined && errors.empty) {
       errors.add('$.correlationId', 'The correlationId is required: expected a GUID.');
-    } else if (correlationId !== undefined && !GUID.test(correlationId)) {
+    } else if (correlationId !== undefined && !isGuid(correlationId)) {
       errors.add('$.correlationId', `Expected a GUID, got ${JSON.stringify(correlationId.slice(0, 64))}.`);
     }
     const amountCents = readAmount(errors, '$.amount', body.amount, { required: true });
