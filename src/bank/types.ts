@@ -8,9 +8,10 @@
  * - Response records are parsed loosely: fields the service adds are kept at run time but not typed. Fields the
  *   client uses are required by the schemas in src/bank/schemas.ts, which fail with the field's path.
  */
+import type { WebhookEventType } from '../formats/events.js';
 import type { Cents } from '../types.js';
 
-export type { Cents };
+export type { Cents, WebhookEventType };
 
 /** Per-call options. */
 export interface RequestOptions {
@@ -464,23 +465,6 @@ export interface ClaimCancelResult {
 // ---------------------------------------------------------------------------------------------------------------
 // Webhooks (spec 2.12, 4.6, 6)
 
-export const WEBHOOK_EVENT_TYPES = [
-  'CHARGE_PAID',
-  'PIX_RECEIVED',
-  'PIX_PAYMENT_UPDATED',
-  'PIX_REFUNDED',
-  'PIX_REFUND_PAYMENT_UPDATED',
-  'TRANSFER_INTERNAL_CREDITED',
-  'TRANSFER_INTERNAL_DEBITED',
-  'TRANSFER_EXTERNAL_CREDITED',
-  'TRANSFER_EXTERNAL_DEBITED',
-  'INFRACTION_NOTIFICATION_CREATED',
-  'INFRACTION_NOTIFICATION_UPDATED',
-  'ACCOUNT_STATUS_UPDATED',
-  'WHITELABEL_CUSTOMER_DOCUMENTATION_REJECTED',
-  'WHITELABEL_CUSTOMER_APPROVED',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export type WebhookAuthorizationScheme = 'BASIC' | 'BEARER' | 'HEADER';
 
 export interface WebhookInput {

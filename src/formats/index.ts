@@ -8,5 +8,6 @@ export * from './dates.js';
 export * from './digits.js';
 export * from './documents.js';
 export * from './errors.js';
+export * from './events.js';
 export * from './ids.js';
 export * from './money.js';

@@ -29,30 +29,18 @@
 import { lookup as dnsLookup } from 'node:dns';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
+import { WEBHOOK_EVENT_TYPES } from '../formats/events.js';
 import { registerSecret } from '../log.js';
 import type { SandboxDb } from './db.js';
 import type { EventLog, SandboxEvent } from './events.js';
 
-/** Event types a webhook can be registered for (spec section 6). */
-export const WEBHOOK_EVENT_TYPES = [
-  'CHARGE_PAID',
-  'PIX_RECEIVED',
-  'PIX_PAYMENT_UPDATED',
-  'PIX_REFUNDED',
-  'PIX_REFUND_PAYMENT_UPDATED',
-  'TRANSFER_INTERNAL_CREDITED',
-  'TRANSFER_INTERNAL_DEBITED',
-  'TRANSFER_EXTERNAL_CREDITED',
-  'TRANSFER_EXTERNAL_DEBITED',
-  'INFRACTION_NOTIFICATION_CREATED',
-  'INFRACTION_NOTIFICATION_UPDATED',
-  'ACCOUNT_STATUS_UPDATED',
-  'WHITELABEL_CUSTOMER_DOCUMENTATION_REJECTED',
-  'WHITELABEL_CUSTOMER_APPROVED',
+/** Event types a webhook can be registered for in the sandbox: the spec's (section 6) and the sandbox's own. */
+export const SANDBOX_WEBHOOK_EVENT_TYPES = [
+  ...WEBHOOK_EVENT_TYPES,
   // Sandbox addition (spec 6 lists no expiry event, but the staging expire route exists "to validate notifications").
   'CHARGE_EXPIRED',
 ] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export type SandboxWebhookEventType = (typeof SANDBOX_WEBHOOK_EVENT_TYPES)[number];
 
 export const AUTHORIZATION_SCHEMES = ['BASIC', 'BEARER', 'HEADER'] as const;
 export type AuthorizationScheme = (typeof AUTHORIZATION_SCHEMES)[number];

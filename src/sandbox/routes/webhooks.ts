@@ -35,7 +35,7 @@ import {
   type DeliveryState,
   maskAuthorization,
   registerAuthorizationSecret,
-  WEBHOOK_EVENT_TYPES,
+  SANDBOX_WEBHOOK_EVENT_TYPES,
   type WebhookDelivery,
   webhookUrlProblem,
 } from '../webhook-delivery.js';
@@ -122,8 +122,8 @@ function parseFields(
   const out: WebhookFields = {};
 
   if (b.eventType !== undefined || !partial) {
-    if (typeof b.eventType !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(b.eventType)) {
-      bad('eventType', `Expected one of ${WEBHOOK_EVENT_TYPES.join(', ')}, got ${describe(b.eventType)}.`);
+    if (typeof b.eventType !== 'string' || !(SANDBOX_WEBHOOK_EVENT_TYPES as readonly string[]).includes(b.eventType)) {
+      bad('eventType', `Expected one of ${SANDBOX_WEBHOOK_EVENT_TYPES.join(', ')}, got ${describe(b.eventType)}.`);
     } else out.eventType = b.eventType;
   }
   if (b.url !== undefined || !partial) {
