@@ -28,7 +28,7 @@ import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CELL_ERROR_CODES, CellReader, naturalKeyWithExplicit, shown } from './fields.js';
+import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
 import { parseBillIdentifier } from './validators.js';
 
@@ -164,10 +164,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
   group: 'bill-payments',
   movesMoneyOut: true,
   columns: BILL_PAYMENT_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseBillPayment(r));
-  },
+  parse: recordParser(parseBillPayment),
   naturalKey: (row) =>
     naturalKeyWithExplicit(`${row.barCode}|${row.amountCents}|${row.payAt ?? ''}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,

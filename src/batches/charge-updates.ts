@@ -22,7 +22,7 @@ import {
   ruleColumns,
 } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader, canonicalJson, naturalKeyWithExplicit } from './fields.js';
+import { type CellReader, canonicalJson, naturalKeyWithExplicit, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec, StepContext, StepOutput } from './kind.js';
 
 export interface ChargeUpdateRow {
@@ -98,10 +98,7 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
   group: 'charges',
   movesMoneyOut: false,
   columns: CHARGE_UPDATE_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseChargeUpdate(r));
-  },
+  parse: recordParser(parseChargeUpdate),
   naturalKey: (row) => naturalKeyWithExplicit(`${row.correlationId}|${canonicalJson(row.patch)}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.patch.amountCents,

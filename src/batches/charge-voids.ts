@@ -11,7 +11,7 @@
 import { NotFoundError } from '../bank/errors.js';
 import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
 import { column, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader } from './fields.js';
+import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
 
 /** Statuses (compared case-insensitively) that mean the charge is voided. */
@@ -31,23 +31,19 @@ export function isVoidedStatus(status: string | undefined): boolean {
   return status !== undefined && VOIDED_STATUSES.includes(status.toLowerCase());
 }
 
+function parseChargeVoid(r: CellReader): ChargeVoidRow | undefined {
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+  const idempotencyKey = r.guid('idempotencyKey');
+  if (correlationId === undefined) return undefined;
+  return idempotencyKey === undefined ? { correlationId } : { correlationId, idempotencyKey };
+}
+
 export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
   name: 'charge-voids',
   group: 'charges',
   movesMoneyOut: false,
   columns: CHARGE_VOID_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
-    const idempotencyKey = r.guid('idempotencyKey');
-    const row =
-      correlationId === undefined
-        ? undefined
-        : idempotencyKey === undefined
-          ? { correlationId }
-          : { correlationId, idempotencyKey };
-    return r.finish(row);
-  },
+  parse: recordParser(parseChargeVoid),
   naturalKey: (row) => row.correlationId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

@@ -14,7 +14,7 @@ import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditiona
 import { NotFoundError } from '../bank/errors.js';
 import type { Charge } from '../bank/types.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader } from './fields.js';
+import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
@@ -357,10 +357,7 @@ export const chargesKind: BatchKind<ChargeRow> = {
   group: 'charges',
   movesMoneyOut: false,
   columns: CHARGE_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseCharge(r));
-  },
+  parse: recordParser(parseCharge),
   naturalKey: (row) => row.input.correlationId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.input.amountCents,

@@ -7,7 +7,7 @@
  */
 import type { ClaimCancelReason, ParticipationFlowType } from '../bank/client.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader } from './fields.js';
+import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
 
 export const PARTICIPATION_FLOW_TYPES = ['DONOR', 'CLAIMANT'] as const;
@@ -45,10 +45,7 @@ export const claimCancellationsKind: BatchKind<ClaimCancellationRow> = {
   group: 'claims',
   movesMoneyOut: false,
   columns: CLAIM_CANCELLATION_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseClaimCancellation(r));
-  },
+  parse: recordParser(parseClaimCancellation),
   naturalKey: (row) => row.claimId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

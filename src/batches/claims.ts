@@ -9,7 +9,7 @@
  */
 import type { AccountType, ClaimKeyType, HolderType, StartClaimInput } from '../bank/client.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CELL_ERROR_CODES, CellReader, naturalKeyWithExplicit, shown } from './fields.js';
+import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
 import { bareDocument } from './validators.js';
 
@@ -102,10 +102,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
   group: 'claims',
   movesMoneyOut: false,
   columns: CLAIM_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseClaim(r));
-  },
+  parse: recordParser(parseClaim),
   naturalKey: (row) => naturalKeyWithExplicit(`${row.input.type}|${row.input.key}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

@@ -335,6 +335,19 @@ export class CellReader {
   }
 }
 
+/**
+ * A kind's `parse`: reads one record through `read` with a fresh {@link CellReader}, then gives the row, or every cell
+ * error `read` recorded (`read` returns undefined only after recording one).
+ */
+export function recordParser<Row>(
+  read: (r: CellReader) => Row | undefined,
+): (record: Readonly<Record<string, string>>, dialect: Dialect) => ParseResult<Row> {
+  return (record, dialect) => {
+    const r = new CellReader(record, dialect);
+    return r.finish(read(r));
+  };
+}
+
 /** "payer.document: Expected ...; amount: Expected ..." for one result cell. */
 export function formatCellErrors(errors: readonly CellError[]): string {
   return errors.map((e) => (e.column ? `${e.column}: ${e.message}` : e.message)).join('; ');

@@ -20,7 +20,7 @@ import { RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader, naturalKeyWithExplicit } from './fields.js';
+import { type CellReader, naturalKeyWithExplicit, recordParser } from './fields.js';
 import { type BatchKind, type ColumnSpec, StepOutcomeError } from './kind.js';
 import { uuidV5 } from './validators.js';
 
@@ -69,10 +69,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
   group: 'pix',
   movesMoneyOut: true,
   columns: PIX_PAYMENT_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parsePixPayment(r));
-  },
+  parse: recordParser(parsePixPayment),
   naturalKey: (row) => naturalKeyWithExplicit(`${row.payload}|${row.amountCents}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.amountCents,

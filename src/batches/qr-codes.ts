@@ -17,7 +17,7 @@ import { NotFoundError } from '../bank/errors.js';
 import type { Cents } from '../types.js';
 import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CellReader } from './fields.js';
+import { type CellReader, recordParser } from './fields.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
@@ -204,10 +204,7 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
   group: 'pix',
   movesMoneyOut: false,
   columns: QR_CODE_COLUMNS,
-  parse(record, dialect) {
-    const r = new CellReader(record, dialect);
-    return r.finish(parseQrCode(r));
-  },
+  parse: recordParser(parseQrCode),
   naturalKey: (row) => row.input.correlationId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.input.amountCents,
