@@ -109,6 +109,17 @@ function describe(v: unknown): string {
   return JSON.stringify(v)?.slice(0, 80) ?? String(v);
 }
 
+/** The request body as an object; any other body is refused at once with 400 VALIDATION_ERROR. */
+function objectBody(body: unknown): Obj {
+  if (!isObj(body)) throw claimError('VALIDATION_ERROR', ['O corpo da requisição deve ser um objeto JSON.']);
+  return body;
+}
+
+/** The required participationFlowType (DONOR or CLAIMANT) of a search or cancel body. */
+function flowTypeField(body: Obj, errors: string[]): ParticipationFlowType | undefined {
+  return enumField(body, 'participationFlowType', 'participationFlowType', PARTICIPATION_FLOW_TYPES, errors, true);
+}
+
 /** Reads an enum field; pushes a Portuguese message when absent (if required) or not a member. */
 function enumField<T extends string>(
   obj: Obj,
@@ -165,9 +176,9 @@ interface StartInput {
 }
 
 /** Validates a start body (spec 2.11); throws 400 VALIDATION_ERROR listing every problem found. */
-function parseStart(body: unknown): StartInput {
+function parseStart(raw: unknown): StartInput {
   const errors: string[] = [];
-  if (!isObj(body)) throw claimError('VALIDATION_ERROR', ['O corpo da requisição deve ser um objeto JSON.']);
+  const body = objectBody(raw);
   const keyType = enumField(body, 'type', 'type', CLAIM_KEY_TYPES, errors, true);
   const accountRaw = body.account;
   let number: string | undefined;
@@ -265,17 +276,10 @@ interface SearchInput {
   holder?: { document: string; type: HolderType };
 }
 
-function parseSearch(body: unknown): SearchInput {
+function parseSearch(raw: unknown): SearchInput {
   const errors: string[] = [];
-  if (!isObj(body)) throw claimError('VALIDATION_ERROR', ['O corpo da requisição deve ser um objeto JSON.']);
-  const flow = enumField(
-    body,
-    'participationFlowType',
-    'participationFlowType',
-    PARTICIPATION_FLOW_TYPES,
-    errors,
-    true,
-  );
+  const body = objectBody(raw);
+  const flow = flowTypeField(body, errors);
   let status: ClaimStatus | undefined = 'AWAITING_RESOLUTION';
   if (body.status !== undefined && body.status !== null) {
     status = parseClaimStatus(body.status);
@@ -321,17 +325,10 @@ function parseSearch(body: unknown): SearchInput {
   return { participationFlowType: flow, status, account, holder };
 }
 
-function parseCancel(body: unknown): { participationFlowType: ParticipationFlowType; reason: CancellationReason } {
+function parseCancel(raw: unknown): { participationFlowType: ParticipationFlowType; reason: CancellationReason } {
   const errors: string[] = [];
-  if (!isObj(body)) throw claimError('VALIDATION_ERROR', ['O corpo da requisição deve ser um objeto JSON.']);
-  const flow = enumField(
-    body,
-    'participationFlowType',
-    'participationFlowType',
-    PARTICIPATION_FLOW_TYPES,
-    errors,
-    true,
-  );
+  const body = objectBody(raw);
+  const flow = flowTypeField(body, errors);
   const reason = enumField(body, 'reason', 'reason', CANCELLATION_REASONS, errors, true);
   if (errors.length > 0 || !flow || !reason) throw claimError('VALIDATION_ERROR', errors);
   return { participationFlowType: flow, reason };
