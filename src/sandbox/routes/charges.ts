@@ -190,63 +190,64 @@ function checkSlipPayer(errs: FieldErrors, v: unknown, path: string): void {
   if (email !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) {
     errs.add(`${path}.email`, `Expected an e-mail address, got "${email}".`);
   }
-  if (v.phone !== undefined && v.phone !== null) {
-    if (!isObject(v.phone)) errs.add(`${path}.phone`, `Expected an object, got ${describe(v.phone)}.`);
-    else {
-      const prefix = optString(errs, v.phone, 'prefix', `${path}.phone.prefix`, 3);
-      // src/formats isValidPhone judges the pair; each half is checked against a known-good other half.
-      if (prefix !== undefined && !isValidPhone(prefix, '999999999')) {
-        errs.add(`${path}.phone.prefix`, `Expected a 2-digit area code (11..99, not ending in 0), got "${prefix}".`);
-      }
-      const number = optString(errs, v.phone, 'number', `${path}.phone.number`, 12);
-      if (number !== undefined && !isValidPhone('11', number)) {
-        errs.add(
-          `${path}.phone.number`,
-          `Expected 8 digits starting 2..5 (landline) or 9 digits starting with 9 (mobile), got "${number}".`,
-        );
-      }
+  const phone = optObject(errs, v.phone, `${path}.phone`);
+  if (phone !== undefined) {
+    const prefix = optString(errs, phone, 'prefix', `${path}.phone.prefix`, 3);
+    // src/formats isValidPhone judges the pair; each half is checked against a known-good other half.
+    if (prefix !== undefined && !isValidPhone(prefix, '999999999')) {
+      errs.add(`${path}.phone.prefix`, `Expected a 2-digit area code (11..99, not ending in 0), got "${prefix}".`);
+    }
+    const number = optString(errs, phone, 'number', `${path}.phone.number`, 12);
+    if (number !== undefined && !isValidPhone('11', number)) {
+      errs.add(
+        `${path}.phone.number`,
+        `Expected 8 digits starting 2..5 (landline) or 9 digits starting with 9 (mobile), got "${number}".`,
+      );
     }
   }
   checkAddress(errs, v.address, `${path}.address`, true);
 }
 
-function checkPixPayer(errs: FieldErrors, v: unknown, path: string): void {
-  if (v === undefined || v === null) return;
+/** An optional object field: undefined when absent (no error) or when not an object (an error is recorded). */
+function optObject(errs: FieldErrors, v: unknown, path: string): Json | undefined {
+  if (v === undefined || v === null) return undefined;
   if (!isObject(v)) {
     errs.add(path, `Expected an object, got ${describe(v)}.`);
-    return;
+    return undefined;
   }
+  return v;
+}
+
+function checkPixPayer(errs: FieldErrors, value: unknown, path: string): void {
+  const v = optObject(errs, value, path);
+  if (v === undefined) return;
   reqString(errs, v, 'name', `${path}.name`, 100);
   checkDocument(errs, v, `${path}.document`, true);
 }
 
 const FINE_TYPES = ['Fixed', 'Percentage'];
 
-function checkFine(errs: FieldErrors, v: unknown, path: string): void {
-  if (v === undefined || v === null) return;
-  if (!isObject(v)) {
-    errs.add(path, `Expected an object, got ${describe(v)}.`);
-    return;
-  }
+/** The required `type` of a fine or a discount. */
+function checkFineType(errs: FieldErrors, v: Json, path: string): void {
   const type = reqString(errs, v, 'type', `${path}.type`, 20);
   if (type !== undefined && !FINE_TYPES.includes(type)) {
     errs.add(`${path}.type`, `Expected Fixed or Percentage, got "${type}".`);
   }
+}
+
+function checkFine(errs: FieldErrors, value: unknown, path: string): void {
+  const v = optObject(errs, value, path);
+  if (v === undefined) return;
+  checkFineType(errs, v, path);
   if (v.date !== undefined) checkDate(errs, v.date, `${path}.date`);
   const cents = amountCents(errs, v.amount, `${path}.amount`);
   if (cents !== undefined && cents < 0) errs.add(`${path}.amount`, `Expected 0 or more, got ${v.amount}.`);
 }
 
-function checkDiscount(errs: FieldErrors, v: unknown, path: string): void {
-  if (v === undefined || v === null) return;
-  if (!isObject(v)) {
-    errs.add(path, `Expected an object, got ${describe(v)}.`);
-    return;
-  }
-  const type = reqString(errs, v, 'type', `${path}.type`, 20);
-  if (type !== undefined && !FINE_TYPES.includes(type)) {
-    errs.add(`${path}.type`, `Expected Fixed or Percentage, got "${type}".`);
-  }
+function checkDiscount(errs: FieldErrors, value: unknown, path: string): void {
+  const v = optObject(errs, value, path);
+  if (v === undefined) return;
+  checkFineType(errs, v, path);
   if (!Array.isArray(v.items)) {
     errs.add(`${path}.items`, `Expected an array of up to 3 items, got ${describe(v.items)}.`);
     return;
@@ -324,14 +325,11 @@ function parseCreate(ctx: SandboxContext, request: FastifyRequest) {
     }
     const yourNumber = optString(errs, body, 'yourNumber', '$.yourNumber', 20);
     checkSlipPayer(errs, body.payer, '$.payer');
-    if (body.finalBeneficiary !== undefined && body.finalBeneficiary !== null) {
-      if (!isObject(body.finalBeneficiary)) {
-        errs.add('$.finalBeneficiary', `Expected an object, got ${describe(body.finalBeneficiary)}.`);
-      } else {
-        reqString(errs, body.finalBeneficiary, 'name', '$.finalBeneficiary.name', 100);
-        checkDocument(errs, body.finalBeneficiary, '$.finalBeneficiary.document', true);
-        checkAddress(errs, body.finalBeneficiary.address, '$.finalBeneficiary.address', false);
-      }
+    const beneficiary = optObject(errs, body.finalBeneficiary, '$.finalBeneficiary');
+    if (beneficiary !== undefined) {
+      reqString(errs, beneficiary, 'name', '$.finalBeneficiary.name', 100);
+      checkDocument(errs, beneficiary, '$.finalBeneficiary.document', true);
+      checkAddress(errs, beneficiary.address, '$.finalBeneficiary.address', false);
     }
     checkDiscount(errs, body.discount, '$.discount');
     checkFine(errs, body.lateFine, '$.lateFine');
@@ -451,31 +449,28 @@ function parsePatch(
     const d = checkDueDate(errs, ctx, body.dueDate, '$.dueDate');
     if (d !== undefined) update.dueDate = d;
   }
-  if (body.payer !== undefined && body.payer !== null) {
-    // 2.4's payer is flat (zipCode, address, neighborhood, state, city next to name and document); it is merged
-    // into the charge's payer of 2.1's shape (address.publicPlace <- address).
-    if (!isObject(body.payer)) errs.add('$.payer', `Expected an object, got ${describe(body.payer)}.`);
-    else {
-      const p = body.payer;
-      const name = optString(errs, p, 'name', '$.payer.name', 100);
-      checkDocument(errs, p, '$.payer.document', false);
-      checkZip(errs, p, 'zipCode', '$.payer.zipCode', false);
-      const street = optString(errs, p, 'address', '$.payer.address', 100);
-      const neighborhood = optString(errs, p, 'neighborhood', '$.payer.neighborhood', 60);
-      checkState(errs, p, '$.payer.state', false);
-      const city = optString(errs, p, 'city', '$.payer.city', 60);
-      const payer: Json = structuredClone(current.extras.payer ?? {});
-      const address: Json = isObject(payer.address) ? payer.address : {};
-      if (name !== undefined) payer.name = name;
-      if (typeof p.document === 'string') payer.document = p.document;
-      if (typeof p.zipCode === 'string') address.zipCode = p.zipCode;
-      if (street !== undefined) address.publicPlace = street;
-      if (neighborhood !== undefined) address.neighborhood = neighborhood;
-      if (typeof p.state === 'string') address.state = p.state;
-      if (city !== undefined) address.city = city;
-      payer.address = address;
-      update.payer = payer;
-    }
+  // 2.4's payer is flat (zipCode, address, neighborhood, state, city next to name and document); it is merged
+  // into the charge's payer of 2.1's shape (address.publicPlace <- address).
+  const p = optObject(errs, body.payer, '$.payer');
+  if (p !== undefined) {
+    const name = optString(errs, p, 'name', '$.payer.name', 100);
+    checkDocument(errs, p, '$.payer.document', false);
+    checkZip(errs, p, 'zipCode', '$.payer.zipCode', false);
+    const street = optString(errs, p, 'address', '$.payer.address', 100);
+    const neighborhood = optString(errs, p, 'neighborhood', '$.payer.neighborhood', 60);
+    checkState(errs, p, '$.payer.state', false);
+    const city = optString(errs, p, 'city', '$.payer.city', 60);
+    const payer: Json = structuredClone(current.extras.payer ?? {});
+    const address: Json = isObject(payer.address) ? payer.address : {};
+    if (name !== undefined) payer.name = name;
+    if (typeof p.document === 'string') payer.document = p.document;
+    if (typeof p.zipCode === 'string') address.zipCode = p.zipCode;
+    if (street !== undefined) address.publicPlace = street;
+    if (neighborhood !== undefined) address.neighborhood = neighborhood;
+    if (typeof p.state === 'string') address.state = p.state;
+    if (city !== undefined) address.city = city;
+    payer.address = address;
+    update.payer = payer;
   }
   checkDiscount(errs, body.discount, '$.discount');
   checkFine(errs, body.lateFine, '$.lateFine');
