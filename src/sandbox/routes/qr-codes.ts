@@ -231,6 +231,65 @@ function findByCorrelation(
   return row ? fromRow(ctx, row) : undefined;
 }
 
+/** A QR code about to be stored by {@link insertQrCode}. */
+interface NewQrCode {
+  kind: QrCodeKind;
+  /** Row id and txid: the dynamic code's txid, the static code's transactionId. */
+  id: string;
+  correlationId: string;
+  apiKeyId: string;
+  payload: string;
+  amountCents: number | null;
+  pixKey: string;
+  status: 'PENDING' | 'ACTIVE';
+  /** ISO instant; null for a static code (it does not expire). */
+  expiresAt: string | null;
+  /** The wire record returned on creation and by GET. */
+  record: Record<string, unknown>;
+  createdAt: string;
+  /** Key of the `qr_created` ledger entry. */
+  ledgerKey: string;
+}
+
+/**
+ * Stores a new QR code and its `qr_created` ledger entry in one transaction. A code of the same kind with the same
+ * correlationId under the same API key is refused with 409 DUPLICATE_CORRELATION_ID.
+ */
+function insertQrCode(ctx: SandboxContext, qr: NewQrCode): void {
+  const path = qr.kind === 'DYNAMIC' ? DYNAMIC_QR_PATH : STATIC_QR_PATH;
+  ctx.db.transaction(() => {
+    if (findByCorrelation(ctx, qr.apiKeyId, qr.kind, qr.correlationId)) {
+      throw codedError(
+        409,
+        'Conflict',
+        'DUPLICATE_CORRELATION_ID',
+        `A ${qr.kind.toLowerCase()} QR code with correlationId ${qr.correlationId} already exists; GET ${path}/${qr.correlationId} returns it.`,
+      );
+    }
+    ctx.db
+      .prepare(
+        `INSERT INTO qr_codes (id, kind, correlation_id, api_key_id, txid, payload, amount_cents, pix_key, status,
+           expires_at, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        qr.id,
+        qr.kind,
+        qr.correlationId,
+        qr.apiKeyId,
+        qr.id,
+        qr.payload,
+        qr.amountCents,
+        qr.pixKey,
+        qr.status,
+        qr.expiresAt,
+        JSON.stringify(qr.record),
+        qr.createdAt,
+        qr.createdAt,
+      );
+    ctx.ledger.record('qr_created', qr.ledgerKey, qr.id);
+  })();
+}
+
 /**
  * Records a payment of a QR code made here (call inside the payment's transaction). A dynamic code becomes
  * CONCLUDED; paying one that is not PENDING throws a 409 (code QR_CODE_NOT_ACTIVE). Records PIX_RECEIVED for the
@@ -381,35 +440,20 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
       ...(city ? { city } : {}),
       ...(additionalInfos ? { additionalInfos } : {}),
     };
-    ctx.db.transaction(() => {
-      if (findByCorrelation(ctx, apiKeyId, 'DYNAMIC', correlationId!)) {
-        throw codedError(
-          409,
-          'Conflict',
-          'DUPLICATE_CORRELATION_ID',
-          `A dynamic QR code with correlationId ${correlationId} already exists; GET ${DYNAMIC_QR_PATH}/${correlationId} returns it.`,
-        );
-      }
-      ctx.db
-        .prepare(
-          `INSERT INTO qr_codes (id, kind, correlation_id, api_key_id, txid, payload, amount_cents, pix_key, status,
-             expires_at, record, created_at, updated_at) VALUES (?, 'DYNAMIC', ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?)`,
-        )
-        .run(
-          txid,
-          correlationId,
-          apiKeyId,
-          txid,
-          payload,
-          amountCents,
-          beneficiary.pixKey,
-          expiresAt,
-          JSON.stringify(record),
-          createdAt,
-          createdAt,
-        );
-      ctx.ledger.record('qr_created', correlationId!, txid);
-    })();
+    insertQrCode(ctx, {
+      kind: 'DYNAMIC',
+      id: txid,
+      correlationId: correlationId!,
+      apiKeyId,
+      payload,
+      amountCents: amountCents!,
+      pixKey: beneficiary.pixKey,
+      status: 'PENDING',
+      expiresAt,
+      record,
+      createdAt,
+      ledgerKey: correlationId!,
+    });
     return withImage(record, payload, formatResponse, 'qrCodeImageBase64');
   };
 
@@ -494,34 +538,20 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
       createdAt,
       payloadPix: payload,
     };
-    ctx.db.transaction(() => {
-      if (findByCorrelation(ctx, apiKeyId, 'STATIC', correlationId!)) {
-        throw codedError(
-          409,
-          'Conflict',
-          'DUPLICATE_CORRELATION_ID',
-          `A static QR code with correlationId ${correlationId} already exists; GET ${STATIC_QR_PATH}/${correlationId} returns it.`,
-        );
-      }
-      ctx.db
-        .prepare(
-          `INSERT INTO qr_codes (id, kind, correlation_id, api_key_id, txid, payload, amount_cents, pix_key, status,
-             expires_at, record, created_at, updated_at) VALUES (?, 'STATIC', ?, ?, ?, ?, ?, ?, 'ACTIVE', NULL, ?, ?, ?)`,
-        )
-        .run(
-          transactionId,
-          correlationId,
-          apiKeyId,
-          transactionId,
-          payload,
-          amountCents ?? null,
-          key,
-          JSON.stringify(record),
-          createdAt,
-          createdAt,
-        );
-      ctx.ledger.record('qr_created', String(request.headers.idempotencykey ?? correlationId), transactionId);
-    })();
+    insertQrCode(ctx, {
+      kind: 'STATIC',
+      id: transactionId,
+      correlationId: correlationId!,
+      apiKeyId,
+      payload,
+      amountCents: amountCents ?? null,
+      pixKey: key,
+      status: 'ACTIVE',
+      expiresAt: null,
+      record,
+      createdAt,
+      ledgerKey: String(request.headers.idempotencykey ?? correlationId),
+    });
     return withImage(record, payload, formatResponse, 'base64Image');
   });
 
