@@ -252,6 +252,16 @@ function ruleType(type: unknown): 'PERCENTAGE' | 'FIXED' {
   return typeof type === 'string' && type.toUpperCase().startsWith('PERCENT') ? 'PERCENTAGE' : 'FIXED';
 }
 
+/** A charge's interest or fine as a bill calculation rule (from `defaultDate` when it names no date); null without one. */
+function amountRule(rule: RawRule | undefined, defaultDate: string): BillAmountRule | null {
+  if (!rule || typeof rule.amount !== 'number') return null;
+  return {
+    date: typeof rule.date === 'string' ? rule.date : defaultDate,
+    amount: rule.amount,
+    type: ruleType(rule.type),
+  };
+}
+
 /** The calculation rules and parties of an own slip, from its charge. */
 function ownRules(ctx: SandboxContext, charge: StoredCharge) {
   const dueDate = charge.dueDate;
@@ -259,22 +269,8 @@ function ownRules(ctx: SandboxContext, charge: StoredCharge) {
   const fine = charge.extras.lateFine as RawRule | undefined;
   const discount = charge.extras.discount as RawRule | undefined;
   const defaultDate = dueDate ? addDays(dueDate, 1) : ctx.clock.today();
-  const interestRule: BillAmountRule | null =
-    late && typeof late.amount === 'number'
-      ? {
-          date: typeof late.date === 'string' ? late.date : defaultDate,
-          amount: late.amount,
-          type: ruleType(late.type),
-        }
-      : null;
-  const fineRule: BillAmountRule | null =
-    fine && typeof fine.amount === 'number'
-      ? {
-          date: typeof fine.date === 'string' ? fine.date : defaultDate,
-          amount: fine.amount,
-          type: ruleType(fine.type),
-        }
-      : null;
+  const interestRule = amountRule(late, defaultDate);
+  const fineRule = amountRule(fine, defaultDate);
   const discounts: BillAmountRule[] = [];
   if (discount && Array.isArray(discount.items)) {
     for (const item of discount.items as RawRule[]) {
