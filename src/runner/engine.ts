@@ -49,7 +49,7 @@ import {
   ServiceError,
   ServiceTimeoutError,
 } from '../bank/errors.js';
-import { backoffDelayMs, decideRetry, type RetrySettings } from '../bank/retry-policy.js';
+import { backoffDelayMs, decideRetry, type RetryDecision, type RetrySettings } from '../bank/retry-policy.js';
 import {
   type BatchKind,
   type CellError,
@@ -706,17 +706,12 @@ class BatchRun {
           }
           return end('uncertain', { code: ENGINE_CODES.stepError, message: rowError.message });
         }
-        const decision = decideRetry({
+        const decision = this.retryDecision(
           attempt,
-          method: step.effect === 'read' ? 'GET' : 'POST',
-          hasIdempotencyKey: step.usesIdempotencyKey,
-          ...(error instanceof ServiceError && error.status !== undefined
-            ? { response: { status: error.status, headers: {} } }
-            : { error }),
-          now: Date.now(),
-          random: this.random,
-          settings: this.retry,
-        });
+          step.effect === 'read' ? 'GET' : 'POST',
+          step.usesIdempotencyKey,
+          error,
+        );
         let delayMs: number;
         if (unknown && !step.usesIdempotencyKey && !step.recover) {
           // Rule 2: neither a key nor a lookup: never resent. The loop's top says so on the row.
@@ -748,6 +743,26 @@ class BatchRun {
   }
 
   /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
+  /** `decideRetry` after a failed attempt: judged by the service's status when it answered, else by the error. */
+  private retryDecision(
+    attempt: number,
+    method: 'GET' | 'POST',
+    hasIdempotencyKey: boolean,
+    error: unknown,
+  ): RetryDecision {
+    return decideRetry({
+      attempt,
+      method,
+      hasIdempotencyKey,
+      ...(error instanceof ServiceError && error.status !== undefined
+        ? { response: { status: error.status, headers: {} } }
+        : { error }),
+      now: Date.now(),
+      random: this.random,
+      settings: this.retry,
+    });
+  }
+
   private async recover(
     step: StepSpec<unknown>,
     ctx: StepContext<unknown>,
@@ -779,17 +794,7 @@ class BatchRun {
           attempt--;
           continue;
         }
-        const decision = decideRetry({
-          attempt,
-          method: 'GET',
-          hasIdempotencyKey: false,
-          ...(error instanceof ServiceError && error.status !== undefined
-            ? { response: { status: error.status, headers: {} } }
-            : { error }),
-          now: Date.now(),
-          random: this.random,
-          settings: this.retry,
-        });
+        const decision = this.retryDecision(attempt, 'GET', false, error);
         if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
         try {
           await this.sleep(decision.delayMs, this.signal);
