@@ -365,6 +365,32 @@ export class Store {
     ).map(toBatch);
   }
 
+  /** The batch; STORE_NO_BATCH when there is none. */
+  private requireBatch(batchId: string): BatchRecord {
+    const batch = this.getBatch(batchId);
+    if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
+    return batch;
+  }
+
+  /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
+  private ingestingBatch(batchId: string, why: string): BatchRecord {
+    const batch = this.requireBatch(batchId);
+    if (batch.status !== 'ingesting') {
+      throw new StoreError('STORE_BATCH_INGESTED', `Batch ${batchId} is ${batch.status}: ${why}`);
+    }
+    return batch;
+  }
+
+  /** Every still-pending row of the batch becomes `rejected` with `error`, which gives its natural key up. */
+  private rejectPendingRows(batchId: string, error: RowError, now: string): void {
+    this.db
+      .prepare(
+        `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
+         WHERE batch_id = ? AND state = 'pending'`,
+      )
+      .run(error.code, error.message, now, batchId);
+  }
+
   /**
    * Stores a chunk of rows in one transaction. Lines at or below the batch's last stored line are skipped (the
    * ingestion of this batch was interrupted and is being redone from the file). A valid row whose natural key is
@@ -372,14 +398,7 @@ export class Store {
    */
   ingest(batchId: string, rows: readonly IngestRow[]): IngestResult {
     return this.db.transaction(() => {
-      const batch = this.getBatch(batchId);
-      if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
-      if (batch.status !== 'ingesting') {
-        throw new StoreError(
-          'STORE_BATCH_INGESTED',
-          `Batch ${batchId} is ${batch.status}: its rows are already stored`,
-        );
-      }
+      const batch = this.ingestingBatch(batchId, 'its rows are already stored');
       const insert = this.db.prepare(
         `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
            error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
@@ -470,21 +489,17 @@ export class Store {
    */
   finishIngest(batchId: string, policy: BatchPolicy): BatchRecord {
     return this.db.transaction(() => {
-      const batch = this.getBatch(batchId);
-      if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
+      const batch = this.requireBatch(batchId);
       if (batch.status !== 'ingesting') return batch;
       if (policy === 'all-or-nothing' && batch.invalidCount > 0) {
-        this.db
-          .prepare(
-            `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
-             WHERE batch_id = ? AND state = 'pending'`,
-          )
-          .run(
-            BATCH_HAS_INVALID_ROWS,
-            `Not sent: this ${batch.kind} file has ${batch.invalidCount} invalid row(s), and a file that moves money is sent whole or not at all`,
-            this.ts(),
-            batchId,
-          );
+        this.rejectPendingRows(
+          batchId,
+          {
+            code: BATCH_HAS_INVALID_ROWS,
+            message: `Not sent: this ${batch.kind} file has ${batch.invalidCount} invalid row(s), and a file that moves money is sent whole or not at all`,
+          },
+          this.ts(),
+        );
       }
       this.db.prepare(`UPDATE batches SET status = 'ready', policy = ? WHERE id = ?`).run(policy, batchId);
       return this.getBatch(batchId)!;
@@ -497,21 +512,9 @@ export class Store {
    */
   rejectBatch(batchId: string, error: RowError): BatchRecord {
     return this.db.transaction(() => {
-      const batch = this.getBatch(batchId);
-      if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
-      if (batch.status !== 'ingesting') {
-        throw new StoreError(
-          'STORE_BATCH_INGESTED',
-          `Batch ${batchId} is ${batch.status}: it can no longer be rejected`,
-        );
-      }
+      this.ingestingBatch(batchId, 'it can no longer be rejected');
       const now = this.ts();
-      this.db
-        .prepare(
-          `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
-           WHERE batch_id = ? AND state = 'pending'`,
-        )
-        .run(error.code, error.message, now, batchId);
+      this.rejectPendingRows(batchId, error, now);
       this.db
         .prepare(
           `UPDATE batches SET status = 'rejected', error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`,
