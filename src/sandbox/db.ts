@@ -4,7 +4,8 @@
  * Migrations are files `migrations/NNN-name.sql` next to this module, read at runtime (so the build must copy the
  * folder to `dist/sandbox/migrations/`). Numbers are owned by area: 001-009 core and charges, 010-019 idempotency,
  * faults, bill and Pix payments, QR codes, 020-029 claims and webhooks. Each migration runs in its own transaction
- * and is recorded in `migrations`; a recorded migration is never run again, so a file must never change once shipped.
+ * and is recorded in `migrations` (src/sqlite/migrations.ts applies them); a recorded migration is never run again, so
+ * a file must never change once shipped.
  *
  * WAL with `synchronous = FULL`: the sandbox records money moving (payments, charges paid), and a restart must not
  * lose an effect the client was told about.
@@ -12,17 +13,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { applyMigrations, type Migration, type MigrationLedger, recordedMigrations } from '../sqlite/migrations.js';
 
 export type SandboxDb = Database.Database;
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const MIGRATION_FILE = /^(\d{3})-[\w-]+\.sql$/;
 
-export interface Migration {
-  number: number;
-  name: string;
-  sql: string;
-}
+export type { Migration };
+
+/** The sandbox's ledger of applied migrations. */
+const LEDGER: MigrationLedger = { table: 'migrations', numberColumn: 'number' };
 
 /** The migration files, in number order. Two files with the same number is a programming error. */
 export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
@@ -43,23 +44,7 @@ export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
 
 /** Applies every migration not yet recorded; returns the names applied. */
 export function migrate(db: SandboxDb, migrations: Migration[] = loadMigrations()): string[] {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  const applied = new Set(
-    (db.prepare('SELECT number FROM migrations').all() as Array<{ number: number }>).map((r) => r.number),
-  );
-  const record = db.prepare('INSERT INTO migrations (number, name, applied_at) VALUES (?, ?, ?)');
-  const done: string[] = [];
-  for (const m of migrations) {
-    if (applied.has(m.number)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      record.run(m.number, m.name, new Date().toISOString());
-    })();
-    done.push(m.name);
-  }
-  return done;
+  return applyMigrations(db, LEDGER, migrations, recordedMigrations(db, LEDGER)).map((m) => m.name);
 }
 
 /** Opens (creating if needed) the sandbox database: a file, or in memory when `file` is absent. */

@@ -7,7 +7,7 @@
  *   The cost is one fsync per transaction, which is why writers group many rows per transaction (src/store/store.ts).
  * - Migrations are the numbered files `migrations/NNN-name.sql` next to this module (copied to `dist/` by the build),
  *   applied in number order, each in its own transaction together with its row in `schema_migrations`: a migration is
- *   either wholly applied and recorded, or not at all.
+ *   either wholly applied and recorded, or not at all (src/sqlite/migrations.ts, shared with the sandbox, applies them).
  * - A database whose recorded migrations are unknown to this program (written by a newer version) is refused.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { RemessaError } from '../errors.js';
+import { applyMigrations, type Migration, type MigrationLedger, recordedMigrations } from '../sqlite/migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -34,11 +35,10 @@ export interface OpenDatabaseOptions {
   readonly?: boolean;
 }
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration };
+
+/** The store's ledger of applied migrations. */
+const LEDGER: MigrationLedger = { table: 'schema_migrations', numberColumn: 'version' };
 
 const MIGRATION_FILE = /^(\d{3})-([a-z0-9-]+)\.sql$/;
 
@@ -51,26 +51,19 @@ export function readMigrations(dir: string): Migration[] {
     if (!m) {
       throw new StoreError('STORE_MIGRATION_NAME', `Expected a migration named NNN-name.sql in ${dir}, got "${file}"`);
     }
-    const version = Number(m[1]);
-    if (out.some((x) => x.version === version)) {
+    const number = Number(m[1]);
+    if (out.some((x) => x.number === number)) {
       throw new StoreError('STORE_MIGRATION_NAME', `Migration number ${m[1]} is used twice in ${dir}`);
     }
-    out.push({ version, name: m[2]!, sql: readFileSync(path.join(dir, file), 'utf8') });
+    out.push({ number, name: m[2]!, sql: readFileSync(path.join(dir, file), 'utf8') });
   }
   return out;
 }
 
 /** Applies the migrations not yet recorded, each in its own transaction. Returns the versions applied. */
 export function migrate(db: SqliteDatabase, migrations: readonly Migration[]): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    applied_at TEXT NOT NULL
-  )`);
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
-  );
-  const known = new Set(migrations.map((m) => m.version));
+  const applied = recordedMigrations(db, LEDGER);
+  const known = new Set(migrations.map((m) => m.number));
   const unknown = [...applied].filter((v) => !known.has(v));
   if (unknown.length > 0) {
     throw new StoreError(
@@ -78,17 +71,7 @@ export function migrate(db: SqliteDatabase, migrations: readonly Migration[]): n
       `The database has migrations ${unknown.join(', ')} that this version of remessa does not know: it was written by a newer version`,
     );
   }
-  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-  const done: number[] = [];
-  for (const m of migrations) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      record.run(m.version, m.name, new Date().toISOString());
-    })();
-    done.push(m.version);
-  }
-  return done;
+  return applyMigrations(db, LEDGER, migrations, applied).map((m) => m.number);
 }
 
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
