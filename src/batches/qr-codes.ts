@@ -157,18 +157,23 @@ function wantsImage(row: QrCodeRow): boolean {
   return row.input.formatResponse === 'PAYLOAD_AND_QRCODE';
 }
 
-async function dynamicOutput(ctx: StepContext<QrCodeRow>, qr: DynamicQrCode): Promise<StepOutput> {
-  let imageFile: string | null = null;
-  if (wantsImage(ctx.row)) {
-    if (!qr.qrCodeImageBase64) {
-      throw new StepOutcomeError(
-        'failed',
-        'QR_IMAGE_MISSING',
-        'Expected a QR code image (PAYLOAD_AND_QRCODE), got none',
-      );
-    }
-    imageFile = await savePng(ctx, qr.qrCodeImageBase64);
+/**
+ * The image of a created code saved as a PNG next to the results: its file name, or null when the row asked for no
+ * image. A row that asked for one (PAYLOAD_AND_QRCODE) and got none fails with QR_IMAGE_MISSING.
+ */
+async function imageFileOf(
+  ctx: StepContext<QrCodeRow>,
+  base64Image: string | null | undefined,
+): Promise<string | null> {
+  if (!wantsImage(ctx.row)) return null;
+  if (!base64Image) {
+    throw new StepOutcomeError('failed', 'QR_IMAGE_MISSING', 'Expected a QR code image (PAYLOAD_AND_QRCODE), got none');
   }
+  return savePng(ctx, base64Image);
+}
+
+async function dynamicOutput(ctx: StepContext<QrCodeRow>, qr: DynamicQrCode): Promise<StepOutput> {
+  const imageFile = await imageFileOf(ctx, qr.qrCodeImageBase64);
   return {
     qrCodePayload: qr.qrCodePayload,
     transactionId: null,
@@ -179,17 +184,7 @@ async function dynamicOutput(ctx: StepContext<QrCodeRow>, qr: DynamicQrCode): Pr
 }
 
 async function staticOutput(ctx: StepContext<QrCodeRow>, qr: StaticQrCode): Promise<StepOutput> {
-  let imageFile: string | null = null;
-  if (wantsImage(ctx.row)) {
-    if (!qr.base64Image) {
-      throw new StepOutcomeError(
-        'failed',
-        'QR_IMAGE_MISSING',
-        'Expected a QR code image (PAYLOAD_AND_QRCODE), got none',
-      );
-    }
-    imageFile = await savePng(ctx, qr.base64Image);
-  }
+  const imageFile = await imageFileOf(ctx, qr.base64Image);
   return {
     qrCodePayload: qr.payloadPix,
     transactionId: qr.transactionId ?? null,
