@@ -56,7 +56,9 @@ async function totalEffects(): Promise<number> {
 }
 
 async function result(kind: string, stem: string, encoding: 'utf8' | 'windows-1252' = 'utf8') {
-  const answer = await waitForAnswer(ws, kind, stem);
+  const answer = await waitForAnswer(ws, kind, stem).catch((err: Error) => {
+    throw new Error(`${err.message}\ndaemon exit ${daemon.child.exitCode}, stderr:\n${daemon.stderr().slice(-4000)}`);
+  });
   expect(answer.type, `${kind}/${stem}: ${answer.text}`).toBe('result');
   return parseResultCsv(await fs.readFile(answer.file), encoding);
 }
@@ -328,7 +330,7 @@ describe('commands beside the daemon', () => {
   });
 
   it('the daemon stops on SIGTERM with exit code 0', async () => {
-    expect(await stopDaemon(daemon)).toBe(0);
+    expect(await stopDaemon(daemon), daemon.stderr().slice(-4000)).toBe(0);
     expect(daemon.stderr()).toMatch(/remessa daemon stopped/);
   });
 });

@@ -267,8 +267,10 @@ describe('Intake', () => {
   });
 
   it('stop aborts handlers and leaves their files in the work area', async () => {
+    let started = false;
     let sawAbort = false;
     const intake = new Intake({ ...opts, stableMs: 0 }, (_b, signal) => {
+      started = true;
       return new Promise((resolve) => {
         signal.addEventListener('abort', () => {
           sawAbort = true;
@@ -278,10 +280,10 @@ describe('Intake', () => {
     });
     await intake.start();
     await fs.writeFile(path.join(opts.inboxDir, 'charges', 'a.csv'), 'a\n');
-    await until(async () => (await listWorkItems(opts.workDir)).length === 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => started);
     await intake.stop();
     expect(sawAbort).toBe(true);
+    expect(intake.counts.parked).toBe(1);
     expect(await listWorkItems(opts.workDir)).toHaveLength(1);
   });
 
