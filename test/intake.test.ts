@@ -154,15 +154,15 @@ describe('Intake', () => {
 
   it('waits until a file being written stops changing', async () => {
     const { seen, handler } = recorder();
-    // Writes come every 100 ms, far inside the 1500 ms window even on a loaded machine.
-    const intake = new Intake({ ...opts, stableMs: 1500 }, handler);
+    // Writes come every 50 ms, far inside the 2500 ms window even on a loaded machine.
+    const intake = new Intake({ ...opts, stableMs: 2500 }, handler);
     running.push(intake);
     await intake.start();
     const file = path.join(opts.inboxDir, 'charges', 'slow.csv');
     const handle = await fs.open(file, 'w');
     for (let i = 0; i < 5; i++) {
       await handle.write(`line ${i}\n`);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 50));
       expect(seen).toHaveLength(0);
     }
     await handle.close();
