@@ -11,6 +11,7 @@ import {
   isoTimestamp,
   isValidEndToEndId,
   parseDate,
+  randomAlphanumeric,
   SERVICE_ISPB,
   uuidV5,
 } from '../src/formats/index.js';
@@ -47,6 +48,14 @@ describe('dates', () => {
 });
 
 describe('ids', () => {
+  it('randomAlphanumeric gives the asked number of letters and digits', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 64 }), (length) => {
+        expect(randomAlphanumeric(length)).toMatch(new RegExp(`^[A-Za-z0-9]{${length}}$`));
+      }),
+    );
+  });
+
   it('recognises GUIDs', () => {
     expect(isGuid('7d9f0335-8dcc-4054-9bf9-0dbd61d36906')).toBe(true);
     expect(isGuid('7D9F0335-8DCC-4054-9BF9-0DBD61D36906')).toBe(true);

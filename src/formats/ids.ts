@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { v5 } from 'uuid';
 import { isIsoDate } from './dates.js';
 import { FormatError } from './errors.js';
@@ -14,6 +15,13 @@ export const SERVICE_ISPB = '38224857';
 /** 8-4-4-4-12 hexadecimal digits, any case, any version. */
 export function isGuid(text: string): boolean {
   return GUID.test(text);
+}
+
+/** `length` random letters and digits from the secure random source (the sandbox's txids and transaction ids). */
+export function randomAlphanumeric(length: number): string {
+  let out = '';
+  for (const b of randomBytes(length)) out += ALPHANUMERIC[b % ALPHANUMERIC.length];
+  return out;
 }
 
 /** Deterministic UUID version 5 of `name` in `namespace` (a GUID): same inputs, same id, on any machine. */

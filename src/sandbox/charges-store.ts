@@ -22,13 +22,16 @@
  * What must hold: a charge is paid at most once (one `charge_paid` effect per correlation id), and every change of
  * state commits together with its event and ledger effect (one synchronous transaction).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   addDays,
   bankSlipBarCodeToLine,
   buildBankSlipBarCode,
   buildDynamicBrCode,
   buildStaticBrCode,
+  centsToWire,
+  endToEndId,
+  randomAlphanumeric,
   serviceFreeField,
 } from '../formats/index.js';
 import type { Clock } from './clock.js';
@@ -190,15 +193,6 @@ interface PaymentRow {
   end_to_end_id: string | null;
   source: string;
   paid_at: string;
-}
-
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function randomAlnum(length: number): string {
-  const bytes = randomBytes(length);
-  let out = '';
-  for (const b of bytes) out += ALNUM[b % ALNUM.length];
-  return out;
 }
 
 export function isBankSlip(type: ChargeType): boolean {
@@ -364,7 +358,7 @@ export function createCharge(deps: ChargeDeps, input: NewCharge): StoredCharge {
       txid = randomUUID().replace(/-/g, '');
       qrCode = dynamicQr(deps, txid, input.amountCents);
     } else if (input.type === 'PIX_STATIC') {
-      txid = randomAlnum(25);
+      txid = randomAlphanumeric(25);
       qrCode = staticQr(deps, txid, input.amountCents, input.extras.description);
     }
     const expiresIn =
@@ -553,12 +547,6 @@ export interface ChargePaymentInput {
   at?: Date;
 }
 
-/** A Pix end-to-end id: "E" + ISPB + yyyyMMddHHmm (UTC) + 11 letters and digits. */
-export function newEndToEndId(ispb: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-  return `E${ispb}${stamp}${randomAlnum(11)}`;
-}
-
 /**
  * Marks a charge paid and records CHARGE_PAID (and PIX_RECEIVED for a Pix payment), with a `charge_paid` effect keyed
  * by correlationId. Usable inside the caller's transaction (it nests as a savepoint).
@@ -588,7 +576,7 @@ export function markChargePaid(
       id: randomUUID(),
       amountCents: input.amountCents ?? charge.amountCents,
       method: input.method,
-      endToEndId: input.method === 'PIX' ? (input.endToEndId ?? newEndToEndId(deps.options.ispb, at)) : null,
+      endToEndId: input.method === 'PIX' ? (input.endToEndId ?? endToEndId({ ispb: deps.options.ispb, at })) : null,
       source: input.source,
       paidAt,
     };
@@ -635,11 +623,6 @@ export function findChargeByBarCode(deps: ChargeDeps, barCode: string): StoredCh
 export function findChargeByTxid(deps: ChargeDeps, txid: string): StoredCharge | undefined {
   const row = deps.db.prepare('SELECT * FROM charges WHERE txid = ?').get(txid) as ChargeRow | undefined;
   return row ? fromRow(deps, row) : undefined;
-}
-
-/** Wire decimal of an integer number of cents (1050 -> 10.5). */
-export function centsToWire(cents: number): number {
-  return cents / 100;
 }
 
 function paymentToWire(p: ChargePayment): Record<string, unknown> {

@@ -20,8 +20,3 @@ export function createClock(now: () => Date = () => new Date()): Clock {
     today: () => now().toISOString().slice(0, 10),
   };
 }
-
-/** ISO 8601 UTC with milliseconds; the one timestamp format of the wire (spec section 9). */
-export function isoTimestamp(date: Date): string {
-  return date.toISOString();
-}

@@ -19,7 +19,7 @@
  * Error bodies (not shown by the spec): the validation problem shape with field paths (`$.amount`), and for state
  * refusals the problem shape plus a stable `code` (docs/service-gaps.md "QR code creation").
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getStateNameByCode, isValidCnpj, isValidCpf, isValidPixKey } from '@brazilian-utils/brazilian-utils';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
@@ -30,6 +30,7 @@ import {
   FormatError,
   isGuid,
   MAX_MERCHANT_CITY_LENGTH,
+  randomAlphanumeric,
   toBrCodeText,
   wireToCents,
 } from '../../formats/index.js';
@@ -372,13 +373,6 @@ function readFormatResponse(errors: FieldErrors, value: unknown, fallback: strin
   return value;
 }
 
-function randomAlnum(length: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let out = '';
-  for (const b of randomBytes(length)) out += alphabet[b % alphabet.length];
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Routes
 
@@ -504,7 +498,7 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     const apiKeyId = request.sandboxAuth.keyId;
     const beneficiary = ctx.options.beneficiary;
     const key = pixKey ?? beneficiary.pixKey;
-    const transactionId = randomAlnum(25);
+    const transactionId = randomAlphanumeric(25);
     const createdAt = ctx.clock.nowIso();
     let payload: string;
     try {
