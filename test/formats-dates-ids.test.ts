@@ -10,6 +10,7 @@ import {
   isGuid,
   isoTimestamp,
   isValidEndToEndId,
+  oneYearAfter,
   parseDate,
   randomAlphanumeric,
   SERVICE_ISPB,
@@ -17,6 +18,12 @@ import {
 } from '../src/formats/index.js';
 
 describe('dates', () => {
+  it('oneYearAfter keeps the day and month, 29 February becoming 28 February', () => {
+    expect(oneYearAfter('2026-11-22')).toBe('2027-11-22');
+    expect(oneYearAfter('2024-02-29')).toBe('2025-02-28');
+    expect(oneYearAfter('2027-02-28')).toBe('2028-02-28');
+  });
+
   it('reads yyyy-mm-dd and dd/mm/yyyy, calendar-valid', () => {
     expect(parseDate('2026-11-22')).toBe('2026-11-22');
     expect(parseDate('22/11/2026')).toBe('2026-11-22');

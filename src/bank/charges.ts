@@ -5,7 +5,7 @@
  * resent by the client: the caller finds out with `get(correlationId)` (the correlationId is the natural key, and a
  * second create with it is refused by the bank).
  */
-import { addDays, isIsoDate } from '../formats/dates.js';
+import { isIsoDate, oneYearAfter } from '../formats/dates.js';
 import { RequestValidationError } from './errors.js';
 import { type HttpTransport, segment } from './http.js';
 import {
@@ -37,13 +37,6 @@ import { bankSlipChargeBody, chargePatchBody, pixChargeBody } from './wire.js';
 export const MAX_CHARGES_PAGE_LIMIT = 100;
 
 const BASE = '/v1/charges';
-
-/** The last day a range starting at `start` may end on: the same date one year later (Feb 29 -> Feb 28). */
-export function oneYearAfter(start: string): string {
-  const year = Number(start.slice(0, 4)) + 1;
-  const candidate = `${String(year).padStart(4, '0')}${start.slice(4)}`;
-  return isIsoDate(candidate) ? candidate : addDays(`${String(year).padStart(4, '0')}-02-28`, 0);
-}
 
 /** Checks a list query against spec section 8 before anything is sent. */
 export function checkListChargesInput(input: ListChargesInput): void {

@@ -85,6 +85,16 @@ export function addDays(date: string, days: number): string {
   return fromEpochDay(epochDay(date) + days);
 }
 
+/**
+ * The same date one year later (yyyy-mm-dd), 29 February becoming 28 February: the last day a date range starting at
+ * `date` may end on (the service's one-year limit on charge lists, spec section 8).
+ */
+export function oneYearAfter(date: string): string {
+  const year = String(Number(date.slice(0, 4)) + 1).padStart(4, '0');
+  const candidate = `${year}${date.slice(4)}`;
+  return isIsoDate(candidate) ? candidate : `${year}-02-28`;
+}
+
 /** Whole days from `from` to `to` (both yyyy-mm-dd); negative when `to` is earlier. */
 export function daysBetween(from: string, to: string): number {
   return epochDay(to) - epochDay(from);

@@ -16,6 +16,7 @@ import {
   isValidPhone,
   isValidUf,
   MAX_BANK_SLIP_AMOUNT_CENTS,
+  oneYearAfter,
   validateDocument,
   wireToCents,
 } from '../../formats/index.js';
@@ -493,13 +494,6 @@ function parsePatch(
     });
   }
   return update;
-}
-
-/** One year after `date` (the same day next year; 29 February becomes 28 February). */
-function oneYearAfter(date: string): string {
-  const year = String(Number(date.slice(0, 4)) + 1).padStart(4, '0');
-  const candidate = `${year}${date.slice(4)}`;
-  return isIsoDate(candidate) ? candidate : `${year}-02-28`;
 }
 
 function parseListQuery(request: FastifyRequest): { startDate: string; endDate: string; page: number; limit: number } {
