@@ -40,17 +40,62 @@ export function isInteractive(stream: { isTTY?: boolean } = process.stderr): boo
   return Boolean(stream.isTTY);
 }
 
-function summary(counts: Map<string, number>): string {
-  return [...counts].map(([k, v]) => `${k} ${v}`).join(', ');
+/** Rows between two refreshes: a refresh costs far more than a row does when validating a million rows. */
+const REFRESH_EVERY_ROWS = 256;
+
+/** Counting shared by both displays; `render` is called at most once per REFRESH_EVERY_ROWS rows (and at the end). */
+abstract class CountingProgress implements Progress {
+  protected label = '';
+  protected total: number | undefined;
+  protected done = 0;
+  private shown = 0;
+  protected readonly counts: Record<string, number> = {};
+
+  start(label: string, total?: number): void {
+    this.label = label;
+    this.total = total;
+    this.begin();
+  }
+
+  tick(status?: string): void {
+    this.done++;
+    if (status !== undefined) this.counts[status] = (this.counts[status] ?? 0) + 1;
+    if (this.done - this.shown >= REFRESH_EVERY_ROWS) this.refresh();
+  }
+
+  update(done: number, total?: number): void {
+    this.done = done;
+    const totalChanged = total !== undefined && total > 0 && total !== this.total;
+    if (totalChanged) this.total = total;
+    if (totalChanged || Math.abs(this.done - this.shown) >= REFRESH_EVERY_ROWS) this.refresh();
+  }
+
+  stop(): void {
+    this.shown = this.done;
+    this.end();
+  }
+
+  protected summary(): string {
+    const parts = Object.entries(this.counts).map(([k, v]) => `${k} ${v}`);
+    return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+  }
+
+  private refresh(): void {
+    this.shown = this.done;
+    this.render();
+  }
+
+  protected abstract begin(): void;
+  protected abstract render(): void;
+  protected abstract end(): void;
 }
 
-class BarProgress implements Progress {
-  private bar: cliProgress.SingleBar;
-  private done = 0;
-  private total = 0;
-  private readonly counts = new Map<string, number>();
+class BarProgress extends CountingProgress {
+  private readonly bar: cliProgress.SingleBar;
+  private barTotal = 1;
 
   constructor(stream: NodeJS.WritableStream) {
+    super();
     this.bar = new cliProgress.SingleBar(
       {
         stream,
@@ -63,79 +108,52 @@ class BarProgress implements Progress {
     );
   }
 
-  start(label: string, total?: number): void {
-    this.total = Math.max(total ?? 0, 1);
-    this.bar.start(this.total, 0, { label });
+  protected begin(): void {
+    this.barTotal = Math.max(this.total ?? 0, 1);
+    this.bar.start(this.barTotal, 0, { label: this.label });
   }
 
-  tick(status?: string): void {
-    this.done++;
-    if (status) this.counts.set(status, (this.counts.get(status) ?? 0) + 1);
+  protected render(): void {
     // An estimate that was too low grows with the work instead of overflowing the bar.
-    if (this.done > this.total) {
-      this.total = this.done;
-      this.bar.setTotal(this.total);
-    }
-    this.bar.update(this.done);
-  }
-
-  update(done: number, total?: number): void {
-    this.done = done;
-    if (total !== undefined && total > 0 && total !== this.total) {
-      this.total = total;
+    const total = Math.max(this.total ?? 0, this.done, 1);
+    if (total !== this.barTotal) {
+      this.barTotal = total;
       this.bar.setTotal(total);
     }
-    if (this.done > this.total) {
-      this.total = this.done;
-      this.bar.setTotal(this.total);
-    }
     this.bar.update(this.done);
   }
 
-  stop(): void {
+  protected end(): void {
     this.bar.setTotal(Math.max(this.done, 1));
     this.bar.update(this.done);
     this.bar.stop();
   }
 }
 
-class LineProgress implements Progress {
-  private label = '';
-  private total: number | undefined;
-  private done = 0;
+class LineProgress extends CountingProgress {
   private lastAt = 0;
-  private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly stream: NodeJS.WritableStream,
     private readonly intervalMs: number,
-  ) {}
+  ) {
+    super();
+  }
 
-  start(label: string, total?: number): void {
-    this.label = label;
-    this.total = total;
+  protected begin(): void {
     this.lastAt = Date.now();
   }
 
-  tick(status?: string): void {
-    if (status) this.counts.set(status, (this.counts.get(status) ?? 0) + 1);
-    this.update(this.done + 1);
-  }
-
-  update(done: number, total?: number): void {
-    this.done = done;
-    if (total !== undefined && total > 0) this.total = total;
+  protected render(): void {
     const now = Date.now();
-    if (now - this.lastAt >= this.intervalMs) {
-      this.lastAt = now;
-      const of = this.total ? `/${this.total}` : '';
-      this.stream.write(`${this.label}: ${this.done}${of} rows\n`);
-    }
+    if (now - this.lastAt < this.intervalMs) return;
+    this.lastAt = now;
+    const of = this.total ? `/${this.total}` : '';
+    this.stream.write(`${this.label}: ${this.done}${of} rows\n`);
   }
 
-  stop(): void {
-    const detail = this.counts.size > 0 ? ` (${summary(this.counts)})` : '';
-    this.stream.write(`${this.label}: ${this.done} rows done${detail}\n`);
+  protected end(): void {
+    this.stream.write(`${this.label}: ${this.done} rows done${this.summary()}\n`);
   }
 }
 
