@@ -2,9 +2,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RequestValidationError } from '../src/bank/errors.js';
-import { initiationTypeFor, toPixPaymentRequest } from '../src/bank/pix-payments.js';
+import { toPixPaymentRequest } from '../src/bank/pix-payments.js';
 import type { PixInitialization, PixQrType } from '../src/bank/types.js';
 import { bankSlipChargeBody, chargePatchBody, pixChargeBody, pixPaymentBody, staticQrBody } from '../src/bank/wire.js';
+import { initiationTypeFor } from '../src/formats/pix.js';
 
 function init(partial: Partial<PixInitialization> = {}): PixInitialization {
   return {

@@ -25,9 +25,10 @@ import { PixPaymentsResource } from './pix-payments.js';
 import { QrCodesResource } from './qr-codes.js';
 import { WebhooksResource } from './webhooks.js';
 
+export { initiationTypeFor } from '../formats/pix.js';
 export { LookedUpBill } from './bill-payments.js';
 export type { BankClientOptions } from './options.js';
-export { initiationTypeFor, toPixPaymentRequest } from './pix-payments.js';
+export { toPixPaymentRequest } from './pix-payments.js';
 export * from './types.js';
 
 export class BankClient {

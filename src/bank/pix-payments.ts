@@ -7,36 +7,14 @@
  * - transactionId and endToEndId are the initialization's (the endToEndId is single use and expires);
  * - the amount is the initialization's, unless it allows a change (allowChangeAmount) and the caller gives one.
  */
+import { initiationTypeFor } from '../formats/pix.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
-import type {
-  Cents,
-  PixInitialization,
-  PixInitiationType,
-  PixPayment,
-  PixPaymentRequest,
-  PixQrType,
-  RequestOptions,
-} from './types.js';
+import type { Cents, PixInitialization, PixPayment, PixPaymentRequest, RequestOptions } from './types.js';
 import { pixPaymentBody } from './wire.js';
 
 const INITIALIZATION_PATH = '/baas/api/v2/pix/qrcode/payment-initialization';
-
-/** The mapping rule of spec 4.3. */
-export function initiationTypeFor(type: PixQrType): PixInitiationType {
-  switch (type) {
-    case 'QR_CODE_STATIC':
-      return 'QR_CODE_STATIC';
-    case 'DYNAMIC_IMMEDIATE_PAYMENT':
-    case 'DYNAMIC_PAYMENT_WITH_EXPIRATION':
-      return 'QR_CODE_DYNAMIC';
-    default: {
-      const never: never = type;
-      throw new TypeError(`initiationTypeFor: unknown QR type ${String(never)}`);
-    }
-  }
-}
 
 /**
  * Builds the payment body from an initialization. Refuses (RequestValidationError) an amount different from a fixed

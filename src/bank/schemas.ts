@@ -7,6 +7,7 @@
  * spelling) becomes `interestAmountCents`.
  */
 import { z } from 'zod';
+import { PIX_QR_TYPES } from '../formats/pix.js';
 import type {
   BankSlipCharge,
   Bill,
@@ -183,8 +184,6 @@ const pixAccount = z.looseObject({
   participant: z.looseObject({ name: optStr, ispb: optStr }).optional(),
   holder: z.looseObject({ name: optStr, document: optStr, type: optStr }).optional(),
 });
-
-export const PIX_QR_TYPES = ['QR_CODE_STATIC', 'DYNAMIC_IMMEDIATE_PAYMENT', 'DYNAMIC_PAYMENT_WITH_EXPIRATION'] as const;
 
 export const pixInitializationSchema: z.ZodType<PixInitialization> = z
   .looseObject({

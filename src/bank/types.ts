@@ -9,6 +9,7 @@
  *   client uses are required by the schemas in src/bank/schemas.ts, which fail with the field's path.
  */
 import type { WebhookEventType } from '../formats/events.js';
+import type { PixInitiationType, PixQrType } from '../formats/pix.js';
 import type { Cents } from '../types.js';
 
 export type { Cents, WebhookEventType };
@@ -282,8 +283,7 @@ export interface BillPayment {
 // ---------------------------------------------------------------------------------------------------------------
 // Pix QR code payments (spec 2.7, 2.8, 4.3)
 
-export type PixQrType = 'QR_CODE_STATIC' | 'DYNAMIC_IMMEDIATE_PAYMENT' | 'DYNAMIC_PAYMENT_WITH_EXPIRATION';
-export type PixInitiationType = 'QR_CODE_STATIC' | 'QR_CODE_DYNAMIC';
+export type { PixInitiationType, PixQrType };
 
 export interface PixAccount {
   number?: string;

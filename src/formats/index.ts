@@ -11,3 +11,4 @@ export * from './errors.js';
 export * from './events.js';
 export * from './ids.js';
 export * from './money.js';
+export * from './pix.js';

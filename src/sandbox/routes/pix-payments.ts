@@ -28,7 +28,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { type BrCode, centsToWire, endToEndId, FormatError, parseBrCode } from '../../formats/index.js';
+import {
+  type BrCode,
+  centsToWire,
+  endToEndId,
+  FormatError,
+  initiationTypeFor,
+  type PixQrType,
+  parseBrCode,
+} from '../../formats/index.js';
 import { ChargeStateError, findChargeByTxid, getCharge, markChargePaid, type StoredCharge } from '../charges-store.js';
 import { idempotencyFor } from '../idempotency.js';
 import { problem, SandboxHttpError } from '../problems.js';
@@ -47,18 +55,11 @@ import {
 
 export const PIX_PAYMENT_INITIALIZATION_PATH = '/baas/api/v2/pix/qrcode/payment-initialization';
 
-export type PixQrType = 'QR_CODE_STATIC' | 'DYNAMIC_IMMEDIATE_PAYMENT' | 'DYNAMIC_PAYMENT_WITH_EXPIRATION';
-export type PixInitiationType = 'QR_CODE_STATIC' | 'QR_CODE_DYNAMIC';
 export type QrStatus = 'ACTIVE' | 'CONCLUDED' | 'REMOVED_BY_THE_RECEIVER' | 'REMOVED_BY_PSP';
 
 /** Status of a payment in its answer (the spec's sample) and once settled (the sandbox's decision). */
 export const PIX_PAYMENT_STATUS_ANSWERED = 'PIX_PROCESSING';
 export const PIX_PAYMENT_STATUS_SETTLED = 'PIX_EXECUTED';
-
-/** The mapping rule of spec 4.3. */
-export function initiationTypeFor(type: PixQrType): PixInitiationType {
-  return type === 'QR_CODE_STATIC' ? 'QR_CODE_STATIC' : 'QR_CODE_DYNAMIC';
-}
 
 type Source = { kind: 'QR_CODE'; qr: StoredQrCode } | { kind: 'CHARGE'; charge: StoredCharge } | { kind: 'FOREIGN' };
 

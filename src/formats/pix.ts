@@ -1,0 +1,26 @@
+/**
+ * The service's Pix QR code types and the initiation type each one is paid with (service-interface.md 2.7, 2.8,
+ * 4.3), shared by the bank client (what it reads and sends) and the sandbox (what it answers and checks).
+ */
+
+/** `type` of a payment initialization: what kind of QR code was read. */
+export const PIX_QR_TYPES = ['QR_CODE_STATIC', 'DYNAMIC_IMMEDIATE_PAYMENT', 'DYNAMIC_PAYMENT_WITH_EXPIRATION'] as const;
+export type PixQrType = (typeof PIX_QR_TYPES)[number];
+
+/** `initiationType` of a payment. */
+export type PixInitiationType = 'QR_CODE_STATIC' | 'QR_CODE_DYNAMIC';
+
+/** The mapping rule of spec 4.3: a static code is paid as QR_CODE_STATIC, either dynamic one as QR_CODE_DYNAMIC. */
+export function initiationTypeFor(type: PixQrType): PixInitiationType {
+  switch (type) {
+    case 'QR_CODE_STATIC':
+      return 'QR_CODE_STATIC';
+    case 'DYNAMIC_IMMEDIATE_PAYMENT':
+    case 'DYNAMIC_PAYMENT_WITH_EXPIRATION':
+      return 'QR_CODE_DYNAMIC';
+    default: {
+      const never: never = type;
+      throw new TypeError(`initiationTypeFor: unknown QR type ${String(never)}`);
+    }
+  }
+}
