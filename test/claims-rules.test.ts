@@ -1,18 +1,16 @@
 /** The pure key claim rules (src/sandbox/claims-rules.ts): statuses, moves, who may cancel, keys and documents. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CANCELLATION_REASONS, CLAIM_TYPES, PARTICIPATION_FLOW_TYPES } from '../src/formats/claims.js';
 import { cnpjFromSeed, cpfFromSeed } from '../src/formats/documents.js';
 import { isGuid } from '../src/formats/ids.js';
 import {
-  CANCELLATION_REASONS,
   CLAIM_STATUSES,
-  CLAIM_TYPES,
   canMoveClaim,
   claimTypeFor,
   DONOR_PARTICIPANTS,
   decideCancellation,
   donorParticipantFor,
-  PARTICIPATION_FLOW_TYPES,
   parseClaimStatus,
   parseEmailKey,
   parseHolderDocument,

@@ -15,8 +15,8 @@ import {
   type ClaimType,
   PARTICIPATION_FLOW_TYPES,
   type ParticipationFlowType,
-  WHO_MAY_CANCEL,
-} from '../src/sandbox/claims-rules.js';
+} from '../src/formats/claims.js';
+import { WHO_MAY_CANCEL } from '../src/sandbox/claims-rules.js';
 import type { SandboxOptionsInput } from '../src/sandbox/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 

@@ -8,6 +8,13 @@
  * - Response records are parsed loosely: fields the service adds are kept at run time but not typed. Fields the
  *   client uses are required by the schemas in src/bank/schemas.ts, which fail with the field's path.
  */
+import type {
+  AccountType,
+  CancellationReason,
+  ClaimKeyType,
+  HolderType,
+  ParticipationFlowType,
+} from '../formats/claims.js';
 import type { WebhookEventType } from '../formats/events.js';
 import type { PixInitiationType, PixQrType } from '../formats/pix.js';
 import type { Cents } from '../types.js';
@@ -396,13 +403,10 @@ export interface StaticQrCode {
 // ---------------------------------------------------------------------------------------------------------------
 // Key claims (spec 2.11, 4.5)
 
-export type ClaimKeyType = 'DOCUMENT' | 'EMAIL' | 'PHONE';
-export type AccountType = 'CURRENT' | 'PAYMENT' | 'SAVING' | 'SALARY';
-export type HolderType = 'NATURAL' | 'LEGAL';
-export type ParticipationFlowType = 'DONOR' | 'CLAIMANT';
+export type { AccountType, ClaimKeyType, HolderType, ParticipationFlowType };
 /** `PENDIG` is the service's spelling; `PENDING` appears in a sample. */
 export type ClaimStatus = 'PENDIG' | 'PENDING' | 'AWAITING_RESOLUTION' | 'CONFIRMED' | 'CANCELED' | 'COMPLETED';
-export type ClaimCancelReason = 'USER_REQUESTED' | 'ACCOUNT_CLOSURE' | 'FRAUD';
+export type ClaimCancelReason = CancellationReason;
 
 export interface StartClaimInput {
   /** Required for EMAIL and PHONE; for DOCUMENT the key is the holder document. */

@@ -5,18 +5,20 @@
  * CLAIM_CANCELLATION_IS_NOT_ALLOWED) end the row `failed` with that code, through the client's ServiceError.
  * Natural key: the claim id (cancelling a claim twice is one intent, whatever the reason given).
  */
-import type { ClaimCancelReason, ParticipationFlowType } from '../bank/client.js';
+import {
+  CANCELLATION_REASONS,
+  type CancellationReason,
+  PARTICIPATION_FLOW_TYPES,
+  type ParticipationFlowType,
+} from '../formats/claims.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
 
-export const PARTICIPATION_FLOW_TYPES = ['DONOR', 'CLAIMANT'] as const;
-export const CANCEL_REASONS = ['USER_REQUESTED', 'ACCOUNT_CLOSURE', 'FRAUD'] as const;
-
 export interface ClaimCancellationRow {
   claimId: string;
   participationFlowType: ParticipationFlowType;
-  reason: ClaimCancelReason;
+  reason: CancellationReason;
   idempotencyKey?: string;
 }
 
@@ -32,7 +34,7 @@ export const CLAIM_CANCELLATION_COLUMNS: readonly ColumnSpec[] = [
 export function parseClaimCancellation(r: CellReader): ClaimCancellationRow | undefined {
   const claimId = r.guid('claimId', { required: true });
   const participationFlowType = r.enumOf('participationFlowType', PARTICIPATION_FLOW_TYPES, { required: true });
-  const reason = r.enumOf('reason', CANCEL_REASONS, { required: true });
+  const reason = r.enumOf('reason', CANCELLATION_REASONS, { required: true });
   const idempotencyKey = r.guid('idempotencyKey');
   if (!claimId || !participationFlowType || !reason) return undefined;
   const row: ClaimCancellationRow = { claimId, participationFlowType, reason };

@@ -7,15 +7,20 @@
  * Keys are read in their DICT canonical form: e-mail lower-cased (at most 77 characters), phone as +55 + DDD + 9
  * digits, document unmasked; a NATURAL holder has a CPF, a LEGAL holder a CNPJ.
  */
-import type { AccountType, ClaimKeyType, HolderType, StartClaimInput } from '../bank/client.js';
+import type { StartClaimInput } from '../bank/client.js';
+import {
+  ACCOUNT_TYPES,
+  type AccountType,
+  CLAIM_KEY_TYPES,
+  type ClaimKeyType,
+  HOLDER_TYPES,
+  type HolderType,
+} from '../formats/claims.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
 import { bareDocument } from './validators.js';
 
-export const CLAIM_KEY_TYPES = ['DOCUMENT', 'EMAIL', 'PHONE'] as const;
-export const ACCOUNT_TYPES = ['CURRENT', 'PAYMENT', 'SAVING', 'SALARY'] as const;
-export const HOLDER_TYPES = ['NATURAL', 'LEGAL'] as const;
 export const EMAIL_KEY_MAX_LENGTH = 77;
 const ACCOUNT_NUMBER = /^\d{1,20}(-[\dXx])?$/;
 const BRANCH = /^\d{1,5}(-[\dXx])?$/;

@@ -4,6 +4,7 @@ export * from './bill-identifier.js';
 export * from './boleto.js';
 export * from './brcode.js';
 export * from './check-digits.js';
+export * from './claims.js';
 export * from './dates.js';
 export * from './digits.js';
 export * from './documents.js';

@@ -22,6 +22,13 @@
  * stores PENDIG, answers with the spelling of the `claimPendingSpelling` setting, and accepts both on input.
  */
 import { getPixKeyInfo, isValidEmail } from '@brazilian-utils/brazilian-utils';
+import type {
+  CancellationReason,
+  ClaimKeyType,
+  ClaimType,
+  HolderType,
+  ParticipationFlowType,
+} from '../formats/claims.js';
 import { isValidCnpj, isValidCpf } from '../formats/documents.js';
 
 /** Claim statuses, as stored (PENDIG spelled as in the spec's enum). */
@@ -30,24 +37,6 @@ export type ClaimStatus = (typeof CLAIM_STATUSES)[number];
 
 /** How the open status is spelled on the wire (the enum's PENDIG, or the samples' PENDING). */
 export type PendingSpelling = 'PENDIG' | 'PENDING';
-
-export const CLAIM_KEY_TYPES = ['DOCUMENT', 'EMAIL', 'PHONE'] as const;
-export type ClaimKeyType = (typeof CLAIM_KEY_TYPES)[number];
-
-export const CLAIM_TYPES = ['PORTABILITY', 'OWNERSHIP'] as const;
-export type ClaimType = (typeof CLAIM_TYPES)[number];
-
-export const PARTICIPATION_FLOW_TYPES = ['DONOR', 'CLAIMANT'] as const;
-export type ParticipationFlowType = (typeof PARTICIPATION_FLOW_TYPES)[number];
-
-export const CANCELLATION_REASONS = ['USER_REQUESTED', 'ACCOUNT_CLOSURE', 'FRAUD'] as const;
-export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
-
-export const ACCOUNT_TYPES = ['CURRENT', 'PAYMENT', 'SAVING', 'SALARY'] as const;
-export type AccountType = (typeof ACCOUNT_TYPES)[number];
-
-export const HOLDER_TYPES = ['NATURAL', 'LEGAL'] as const;
-export type HolderType = (typeof HOLDER_TYPES)[number];
 
 /** Resolution period of a claim: the deadline is 7 days after the start (brazilian-formats.md section 6). */
 export const CLAIM_RESOLUTION_PERIOD_MS = 7 * 24 * 60 * 60 * 1000;

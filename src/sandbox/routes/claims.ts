@@ -19,28 +19,30 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isGuid } from '../../formats/ids.js';
-import { seedClaimFixtures } from '../claim-fixtures.js';
 import {
   ACCOUNT_TYPES,
   CANCELLATION_REASONS,
   type CancellationReason,
   CLAIM_KEY_TYPES,
-  CLAIM_RESOLUTION_PERIOD_MS,
   CLAIM_TYPES,
   type ClaimKeyType,
-  type ClaimStatus,
   type ClaimType,
+  HOLDER_TYPES,
+  type HolderType,
+  PARTICIPATION_FLOW_TYPES,
+  type ParticipationFlowType,
+} from '../../formats/claims.js';
+import { isGuid } from '../../formats/ids.js';
+import { seedClaimFixtures } from '../claim-fixtures.js';
+import {
+  CLAIM_RESOLUTION_PERIOD_MS,
+  type ClaimStatus,
   canMoveClaim,
   claimTypeFor,
   decideCancellation,
   donorParticipantFor,
   FINAL_CLAIM_STATUSES,
-  HOLDER_TYPES,
-  type HolderType,
   OPEN_CLAIM_STATUSES,
-  PARTICIPATION_FLOW_TYPES,
-  type ParticipationFlowType,
   parseClaimStatus,
   parseEmailKey,
   parseHolderDocument,
