@@ -12,6 +12,7 @@ import { RemessaError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { EXIT_CANNOT_RUN, runnerOptionsFromConfig, runOnce, showStatus, validateFile } from './runner/commands.js';
 import { runDaemon } from './runner/daemon.js';
+import { KIND_NAMES, type KindName } from './types.js';
 
 interface GlobalOptions {
   config?: string;
@@ -27,6 +28,12 @@ function parsePort(value: string): number {
 function parseInteger(value: string): number {
   if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`Expected a whole number, got "${value}"`);
   return Number(value);
+}
+
+function parseKind(value: string): KindName {
+  if (!(KIND_NAMES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
+  return value as KindName;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -86,10 +93,11 @@ function buildProgram(): Command {
       'process the given files, or everything waiting in the inbox, then exit (non-zero if any row did not succeed)',
     )
     .argument('[files...]', 'CSV files to process')
-    .action((files: string[]) =>
+    .option('-k, --kind <kind>', 'batch kind of the given files (default: from their folder or name prefix)', parseKind)
+    .action((files: string[], flags: { kind?: KindName }) =>
       guard(async () => {
         const { config, log } = setup(program);
-        return runOnce(runnerOptionsFromConfig(config, log), files);
+        return runOnce(runnerOptionsFromConfig(config, log), files, flags.kind);
       }),
     );
 
@@ -97,10 +105,11 @@ function buildProgram(): Command {
     .command('validate')
     .description('dry run: print every error and the totals; no request is sent')
     .argument('<file>', 'CSV file to check')
-    .action((file: string) =>
+    .option('-k, --kind <kind>', 'batch kind of the file (default: from its folder or name prefix)', parseKind)
+    .action((file: string, flags: { kind?: KindName }) =>
       guard(async () => {
         const { config, log } = setup(program);
-        return validateFile(runnerOptionsFromConfig(config, log), file);
+        return validateFile(runnerOptionsFromConfig(config, log), file, flags.kind);
       }),
     );
 
