@@ -94,6 +94,13 @@ describe('remessa validate', () => {
     const u = await runCli(['validate', '--config', config, unknown], { env });
     expect(u.code).toBe(1);
     expect(u.stdout).toMatch(/Expected .* got "payroll\.csv"/);
+
+    // --kind names the kind of a file that neither its folder nor its name gives.
+    const exported = path.join(dir, 'export.csv');
+    await fs.copyFile(path.join(EXAMPLES, 'claims.csv'), exported);
+    const k = await runCli(['validate', '--config', config, '--kind', 'claims', exported], { env });
+    expect(k.code, k.stdout).toBe(0);
+    expect(k.stdout).toMatch(/export\.csv: 3 rows, 3 valid/);
   });
 });
 
