@@ -7,6 +7,7 @@
  * spelling) becomes `interestAmountCents`.
  */
 import { z } from 'zod';
+import { BILL_STATUSES } from '../formats/bills.js';
 import { PIX_QR_TYPES } from '../formats/pix.js';
 import type {
   BankSlipCharge,
@@ -125,8 +126,6 @@ const issuer = z.looseObject({ ispb: optStr, name: optStr, nameFantasy: optStr }
 const amountRule = z
   .looseObject({ date: nullish(z.string()), amount: nullish(z.number()), type: nullish(z.string()) })
   .transform((r) => amountRuleFromWire(r));
-
-export const BILL_STATUSES = ['PAID', 'PENDING_PAYMENT', 'BLOCKED_PAYMENT', 'PAYMENT_DEADLINE_EXCEEDED'] as const;
 
 export const billSchema: z.ZodType<Bill> = z
   .looseObject({

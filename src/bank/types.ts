@@ -8,6 +8,7 @@
  * - Response records are parsed loosely: fields the service adds are kept at run time but not typed. Fields the
  *   client uses are required by the schemas in src/bank/schemas.ts, which fail with the field's path.
  */
+import type { BillStatus } from '../formats/bills.js';
 import type {
   AccountType,
   CancellationReason,
@@ -16,7 +17,7 @@ import type {
   ParticipationFlowType,
 } from '../formats/claims.js';
 import type { WebhookEventType } from '../formats/events.js';
-import type { PixInitiationType, PixQrType } from '../formats/pix.js';
+import type { PixInitiationType, PixQrType, QrFormatResponse } from '../formats/pix.js';
 import type { Cents } from '../types.js';
 
 export type { Cents, WebhookEventType };
@@ -217,7 +218,7 @@ export interface StreamedFile {
 // ---------------------------------------------------------------------------------------------------------------
 // Bill payments (spec 2.5, 2.6, 4.2)
 
-export type BillStatus = 'PAID' | 'PENDING_PAYMENT' | 'BLOCKED_PAYMENT' | 'PAYMENT_DEADLINE_EXCEEDED';
+export type { BillStatus };
 
 /** `interesetAmount` of the wire is spelled right here (`interestAmountCents`). */
 export interface PaymentCalculation {
@@ -343,7 +344,7 @@ export interface PixPayment {
 // ---------------------------------------------------------------------------------------------------------------
 // QR code creation (spec 2.9, 2.10, 4.4)
 
-export type QrFormatResponse = 'ONLY_PAYLOAD' | 'PAYLOAD_AND_QRCODE';
+export type { QrFormatResponse };
 
 export interface CreateDynamicQrInput {
   /** A GUID. */

@@ -13,13 +13,11 @@
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { Charge } from '../bank/types.js';
+import { CHARGE_TYPES } from '../formats/charges.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
-
-export const CHARGE_TYPES = ['BANKSLIP', 'BANKSLIP_PIX', 'PIX_STATIC', 'PIX_DYNAMIC'] as const;
-export type ChargeType = (typeof CHARGE_TYPES)[number];
 
 /** correlationId travels in URL paths: the sandbox accepts the same set. */
 export const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._~:-]{1,100}$/;

@@ -14,6 +14,7 @@
 import { rename, writeFile } from 'node:fs/promises';
 import type { CreateDynamicQrInput, CreateStaticQrInput, DynamicQrCode, StaticQrCode } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
+import { QR_FORMAT_RESPONSES } from '../formats/pix.js';
 import type { Cents } from '../types.js';
 import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
@@ -22,7 +23,6 @@ import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, ty
 import { safeFileName } from './safe-name.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
-export const FORMAT_RESPONSES = ['ONLY_PAYLOAD', 'PAYLOAD_AND_QRCODE'] as const;
 /** Spec 2.10 and 8. */
 export const STATIC_ADDITIONAL_INFORMATION_MAX = 64;
 export const MAX_ADDITIONAL_INFOS = 3;
@@ -84,7 +84,7 @@ function forbid(r: CellReader, columns: readonly string[], why: string): void {
 export function parseQrCode(r: CellReader): QrCodeRow | undefined {
   const type = r.enumOf('type', QR_TYPES, { required: true });
   const description = r.text('description', { max: 140 });
-  const formatResponse = r.enumOf('formatResponse', FORMAT_RESPONSES);
+  const formatResponse = r.enumOf('formatResponse', QR_FORMAT_RESPONSES);
   const idempotencyKey = r.guid('idempotencyKey');
   const key = idempotencyKey === undefined ? {} : { idempotencyKey };
   if (type === 'PIX_DYNAMIC') {

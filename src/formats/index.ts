@@ -1,8 +1,10 @@
 /** Brazilian formats shared by the pipeline and the sandbox. Import from here. */
 export * from './arrecadacao.js';
 export * from './bill-identifier.js';
+export * from './bills.js';
 export * from './boleto.js';
 export * from './brcode.js';
+export * from './charges.js';
 export * from './check-digits.js';
 export * from './claims.js';
 export * from './dates.js';

@@ -1,11 +1,15 @@
 /**
  * The service's Pix QR code types and the initiation type each one is paid with (service-interface.md 2.7, 2.8,
- * 4.3), shared by the bank client (what it reads and sends) and the sandbox (what it answers and checks).
+ * 4.3), shared by the bank client (what it reads and sends), the batch kinds and the sandbox (what it answers and checks).
  */
 
 /** `type` of a payment initialization: what kind of QR code was read. */
 export const PIX_QR_TYPES = ['QR_CODE_STATIC', 'DYNAMIC_IMMEDIATE_PAYMENT', 'DYNAMIC_PAYMENT_WITH_EXPIRATION'] as const;
 export type PixQrType = (typeof PIX_QR_TYPES)[number];
+
+/** `formatResponse` of a QR code creation or lookup: the payload alone, or with a 250x250 PNG of it. */
+export const QR_FORMAT_RESPONSES = ['ONLY_PAYLOAD', 'PAYLOAD_AND_QRCODE'] as const;
+export type QrFormatResponse = (typeof QR_FORMAT_RESPONSES)[number];
 
 /** `initiationType` of a payment. */
 export type PixInitiationType = 'QR_CODE_STATIC' | 'QR_CODE_DYNAMIC';

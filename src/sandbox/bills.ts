@@ -35,6 +35,7 @@ import {
   addDays,
   arrecadacaoBarCodeToLine,
   type BillIdentifier,
+  type BillStatus,
   bankSlipBarCodeToLine,
   buildArrecadacaoBarCode,
   buildBankSlipBarCode,
@@ -44,7 +45,6 @@ import {
 import { ChargeStateError, findChargeByBarCode, markChargePaid, type StoredCharge } from './charges-store.js';
 import type { SandboxContext } from './server.js';
 
-export type BillStatus = 'PAID' | 'PENDING_PAYMENT' | 'BLOCKED_PAYMENT' | 'PAYMENT_DEADLINE_EXCEEDED';
 export type BillPaymentStatus = 'PAID' | 'SCHEDULED' | 'FAILED';
 
 /** Last four bar code digits that select a synthetic bill's status or rule. */

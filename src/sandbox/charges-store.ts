@@ -29,6 +29,7 @@ import {
   buildBankSlipBarCode,
   buildDynamicBrCode,
   buildStaticBrCode,
+  type ChargeType,
   centsToWire,
   endToEndId,
   randomAlphanumeric,
@@ -41,8 +42,6 @@ import type { Ledger } from './ledger.js';
 import type { SandboxOptions } from './options.js';
 import { httpErrors, problem, SandboxHttpError } from './problems.js';
 
-export const CHARGE_TYPES = ['BANKSLIP', 'BANKSLIP_PIX', 'PIX_STATIC', 'PIX_DYNAMIC'] as const;
-export type ChargeType = (typeof CHARGE_TYPES)[number];
 export const CHARGE_STATUSES = ['Pending', 'Created', 'Paid', 'Expired', 'Voided'] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
 

@@ -11,6 +11,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   addDays,
+  CHARGE_TYPES,
+  type ChargeType,
   isIsoDate,
   isValidCep,
   isValidPhone,
@@ -21,9 +23,7 @@ import {
   wireToCents,
 } from '../../formats/index.js';
 import {
-  CHARGE_TYPES,
   type ChargeExtras,
-  type ChargeType,
   type ChargeUpdate,
   chargeToWire,
   createCharge,

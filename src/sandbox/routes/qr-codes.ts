@@ -30,6 +30,7 @@ import {
   FormatError,
   isGuid,
   MAX_MERCHANT_CITY_LENGTH,
+  QR_FORMAT_RESPONSES,
   randomAlphanumeric,
   toBrCodeText,
   wireToCents,
@@ -362,11 +363,9 @@ async function withImage(
   return { ...record, [field]: field === 'base64Image' ? `data:image/png;base64,${png}` : png };
 }
 
-const FORMAT_RESPONSES = ['ONLY_PAYLOAD', 'PAYLOAD_AND_QRCODE'];
-
 function readFormatResponse(errors: FieldErrors, value: unknown, fallback: string): string {
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string' || !FORMAT_RESPONSES.includes(value)) {
+  if (typeof value !== 'string' || !(QR_FORMAT_RESPONSES as readonly string[]).includes(value)) {
     errors.add('$.formatResponse', `Expected ONLY_PAYLOAD or PAYLOAD_AND_QRCODE, got ${JSON.stringify(value)}.`);
     return fallback;
   }
