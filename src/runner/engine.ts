@@ -49,6 +49,7 @@ import {
   ServiceError,
   ServiceTimeoutError,
 } from '../bank/errors.js';
+import { defaultSleep } from '../bank/options.js';
 import { backoffDelayMs, decideRetry, type RetryDecision, type RetrySettings } from '../bank/retry-policy.js';
 import {
   type BatchKind,
@@ -292,7 +293,7 @@ class BatchRun {
     });
     this.retry = options.retry ?? DEFAULT_ENGINE_RETRY;
     this.random = options.random ?? Math.random;
-    this.sleep = options.sleep ?? abortableSleep;
+    this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
   }
 
@@ -856,23 +857,4 @@ function errorMessage(error: unknown): string {
     );
   }
   return scrubSecrets(error instanceof Error ? error.message : String(error));
-}
-
-/** Waits `ms`, or rejects as soon as the signal aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
