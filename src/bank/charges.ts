@@ -5,6 +5,7 @@
  * resent by the client: the caller finds out with `get(correlationId)` (the correlationId is the natural key, and a
  * second create with it is refused by the bank).
  */
+import { MAX_CHARGES_PAGE_LIMIT } from '../formats/charges.js';
 import { isIsoDate, oneYearAfter } from '../formats/dates.js';
 import { RequestValidationError } from './errors.js';
 import { type HttpTransport, segment } from './http.js';
@@ -32,9 +33,6 @@ import type {
   StreamedFile,
 } from './types.js';
 import { bankSlipChargeBody, chargePatchBody, pixChargeBody } from './wire.js';
-
-/** Items per page of the charge list (spec section 8). */
-export const MAX_CHARGES_PAGE_LIMIT = 100;
 
 const BASE = '/v1/charges';
 

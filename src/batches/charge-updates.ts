@@ -11,9 +11,9 @@
  * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another.
  */
 import type { ChargePatchInput } from '../bank/client.js';
+import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
 import {
   CORRELATION_ID_FORMAT,
-  CORRELATION_ID_PATTERN,
   chargeOutput,
   compact,
   DISCOUNT_COLUMNS,

@@ -9,7 +9,8 @@
  * Natural key: the correlationId.
  */
 import { NotFoundError } from '../bank/errors.js';
-import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
+import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
+import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';

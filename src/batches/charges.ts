@@ -13,22 +13,21 @@
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { Charge } from '../bank/types.js';
-import { CHARGE_TYPES } from '../formats/charges.js';
+import {
+  CHARGE_TYPES,
+  CORRELATION_ID_PATTERN,
+  MAX_EXPIRES_IN_SECONDS,
+  PIX_STATIC_ADDITIONAL_INFO_MAX,
+} from '../formats/charges.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
-/** correlationId travels in URL paths: the sandbox accepts the same set. */
-export const CORRELATION_ID_PATTERN = /^[A-Za-z0-9._~:-]{1,100}$/;
+/** How CORRELATION_ID_PATTERN (src/formats/charges.ts) reads to people. */
 export const CORRELATION_ID_FORMAT = '1 to 100 letters, digits or . _ ~ : - (it is used in URL paths)';
-/** PIX_STATIC additionalInfo values (spec 2.3, 8). */
-export const PIX_STATIC_ADDITIONAL_INFO_MAX = 37;
 export const MAX_DISCOUNT_ITEMS = 3;
 export const MAX_ADDITIONAL_INFO = 3;
-/** Longest expiresIn the sandbox accepts: one year. */
-export const MAX_EXPIRES_IN_SECONDS = 31_536_000;
-
 const SLIP = 'when type is BANKSLIP or BANKSLIP_PIX';
 const RULE_TYPES = ['Fixed', 'Percentage'] as const;
 

@@ -14,9 +14,10 @@
 import { rename, writeFile } from 'node:fs/promises';
 import type { CreateDynamicQrInput, CreateStaticQrInput, DynamicQrCode, StaticQrCode } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
-import { QR_FORMAT_RESPONSES } from '../formats/pix.js';
+import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
+import { QR_FORMAT_RESPONSES, STATIC_QR_ADDITIONAL_INFORMATION_MAX } from '../formats/pix.js';
 import type { Cents } from '../types.js';
-import { CORRELATION_ID_FORMAT, CORRELATION_ID_PATTERN } from './charges.js';
+import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
@@ -24,7 +25,6 @@ import { safeFileName } from './safe-name.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
 /** Spec 2.10 and 8. */
-export const STATIC_ADDITIONAL_INFORMATION_MAX = 64;
 export const MAX_ADDITIONAL_INFOS = 3;
 
 export type QrCodeRow =
@@ -71,7 +71,7 @@ export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
   column('pixKey', `Pix key to receive on, at most 77 characters; ${STATIC}`, 'maria@example.com'),
   column(
     'additionalInformation',
-    `text shown to the payer, at most ${STATIC_ADDITIONAL_INFORMATION_MAX} characters; ${STATIC}`,
+    `text shown to the payer, at most ${STATIC_QR_ADDITIONAL_INFORMATION_MAX} characters; ${STATIC}`,
     'Obrigado pela compra',
   ),
   IDEMPOTENCY_KEY_COLUMN,
@@ -123,7 +123,7 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
     const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
     const amountCents: Cents | undefined = r.amount('amount');
     const pixKey = r.text('pixKey', { max: 77 });
-    const additionalInformation = r.text('additionalInformation', { max: STATIC_ADDITIONAL_INFORMATION_MAX });
+    const additionalInformation = r.text('additionalInformation', { max: STATIC_QR_ADDITIONAL_INFORMATION_MAX });
     if (correlationId === undefined) return undefined;
     const input: CreateStaticQrInput = { correlationId };
     if (amountCents !== undefined) input.amountCents = amountCents;

@@ -11,6 +11,9 @@ export type PixQrType = (typeof PIX_QR_TYPES)[number];
 export const QR_FORMAT_RESPONSES = ['ONLY_PAYLOAD', 'PAYLOAD_AND_QRCODE'] as const;
 export type QrFormatResponse = (typeof QR_FORMAT_RESPONSES)[number];
 
+/** Most characters of a static QR code's additionalInformation (spec 8). */
+export const STATIC_QR_ADDITIONAL_INFORMATION_MAX = 64;
+
 /** `initiationType` of a payment. */
 export type PixInitiationType = 'QR_CODE_STATIC' | 'QR_CODE_DYNAMIC';
 

@@ -13,12 +13,16 @@ import {
   addDays,
   CHARGE_TYPES,
   type ChargeType,
+  CORRELATION_ID_PATTERN,
   isIsoDate,
   isValidCep,
   isValidPhone,
   isValidUf,
   MAX_BANK_SLIP_AMOUNT_CENTS,
+  MAX_CHARGES_PAGE_LIMIT,
+  MAX_EXPIRES_IN_SECONDS,
   oneYearAfter,
+  PIX_STATIC_ADDITIONAL_INFO_MAX,
   validateDocument,
   wireToCents,
 } from '../../formats/index.js';
@@ -42,13 +46,8 @@ import type { SandboxContext } from '../server.js';
 /** Paging of GET /v1/charges: pages are 1-based; limit defaults to 20 and is at most 100 (spec 8). */
 export const CHARGES_DEFAULT_PAGE = 1;
 export const CHARGES_DEFAULT_LIMIT = 20;
-export const CHARGES_MAX_LIMIT = 100;
 /** Longest due date accepted at creation or update: 10 years ahead (the bar code factor reaches ~15). */
 export const MAX_DUE_DATE_DAYS_AHEAD = 3650;
-/** Most characters of additionalInfo values of PIX_STATIC charges (spec 2.3, 8). */
-export const PIX_STATIC_ADDITIONAL_INFO_MAX = 37;
-/** correlationId: used in paths, so URL-safe characters only. */
-const CORRELATION_ID = /^[A-Za-z0-9._~:-]{1,100}$/;
 
 type Json = Record<string, unknown>;
 
@@ -286,7 +285,7 @@ function parseCreate(ctx: SandboxContext, request: FastifyRequest) {
     errs.add('$.type', `Expected one of ${CHARGE_TYPES.join(', ')}, got ${describe(body.type)}.`);
   }
   const correlationId = reqString(errs, body, 'correlationId', '$.correlationId', 100);
-  if (correlationId !== undefined && !CORRELATION_ID.test(correlationId)) {
+  if (correlationId !== undefined && !CORRELATION_ID_PATTERN.test(correlationId)) {
     errs.add('$.correlationId', 'Expected 1..100 letters, digits or . _ ~ : - (it is used in URL paths).');
   }
   errs.throwIfAny();
@@ -383,9 +382,12 @@ function parseCreate(ctx: SandboxContext, request: FastifyRequest) {
       typeof body.expiresIn !== 'number' ||
       !Number.isInteger(body.expiresIn) ||
       body.expiresIn < 1 ||
-      body.expiresIn > 31_536_000
+      body.expiresIn > MAX_EXPIRES_IN_SECONDS
     ) {
-      errs.add('$.expiresIn', `Expected whole seconds from 1 to 31536000, got ${describe(body.expiresIn)}.`);
+      errs.add(
+        '$.expiresIn',
+        `Expected whole seconds from 1 to ${MAX_EXPIRES_IN_SECONDS}, got ${describe(body.expiresIn)}.`,
+      );
     } else expiresIn = body.expiresIn;
   }
   checkPixPayer(errs, body.payer, '$.payer');
@@ -530,7 +532,7 @@ function parseListQuery(request: FastifyRequest): { startDate: string; endDate: 
     return n;
   };
   const page = int('page', CHARGES_DEFAULT_PAGE, 1, 1_000_000);
-  const limit = int('limit', CHARGES_DEFAULT_LIMIT, 1, CHARGES_MAX_LIMIT);
+  const limit = int('limit', CHARGES_DEFAULT_LIMIT, 1, MAX_CHARGES_PAGE_LIMIT);
   errs.throwIfAny();
   return { startDate: startDate!, endDate: endDate!, page, limit };
 }

@@ -32,6 +32,7 @@ import {
   MAX_MERCHANT_CITY_LENGTH,
   QR_FORMAT_RESPONSES,
   randomAlphanumeric,
+  STATIC_QR_ADDITIONAL_INFORMATION_MAX,
   toBrCodeText,
   wireToCents,
 } from '../../formats/index.js';
@@ -47,8 +48,6 @@ export const STATIC_QR_PATH = '/baas/api/v2/pix/qrcode/static';
 export const DEFAULT_DYNAMIC_QR_EXPIRES_IN_SECONDS = 86_400;
 /** Side of the QR image, in pixels (spec 8). */
 export const QR_IMAGE_SIZE_PX = 250;
-/** Longest additionalInformation of a static QR code (spec 8). */
-export const MAX_STATIC_ADDITIONAL_INFORMATION_LENGTH = 64;
 
 export type DynamicQrStatus = 'PENDING' | 'CONCLUDED' | 'EXPIRED';
 export type QrCodeKind = 'DYNAMIC' | 'STATIC';
@@ -479,13 +478,10 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     }
     const infoPath = body.additionalInformation !== undefined ? '$.additionalInformation' : '$.additionalInfo';
     const additionalInformation = readString(errors, infoPath, body.additionalInformation ?? body.additionalInfo);
-    if (
-      additionalInformation !== undefined &&
-      additionalInformation.length > MAX_STATIC_ADDITIONAL_INFORMATION_LENGTH
-    ) {
+    if (additionalInformation !== undefined && additionalInformation.length > STATIC_QR_ADDITIONAL_INFORMATION_MAX) {
       errors.add(
         infoPath,
-        `Expected at most ${MAX_STATIC_ADDITIONAL_INFORMATION_LENGTH} characters, got ${additionalInformation.length}.`,
+        `Expected at most ${STATIC_QR_ADDITIONAL_INFORMATION_MAX} characters, got ${additionalInformation.length}.`,
       );
     }
     const formatResponse = readFormatResponse(errors, body.formatResponse, 'PAYLOAD_AND_QRCODE');
