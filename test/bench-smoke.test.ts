@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchBill, chargeCells, writeBillsFile, writeChargesFile } from '../bench/generate.js';
 import { BankClient } from '../src/bank/client.js';
 import { type BillPaymentRow, billPaymentsKind } from '../src/batches/bill-payments.js';
-import { type StepContext, StepOutcomeError } from '../src/batches/kind.js';
+import type { StepContext } from '../src/batches/kind.js';
 import { validateBatchFile } from '../src/runner/commands.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 
@@ -62,10 +62,10 @@ describe('bench data', () => {
 });
 
 describe('bill-payments steps', () => {
-  function context(row: BillPaymentRow, resend = false): StepContext<BillPaymentRow> {
+  function context(row: BillPaymentRow, resend = false, idempotencyKey = randomUUID()): StepContext<BillPaymentRow> {
     return {
       row,
-      idempotencyKey: randomUUID(),
+      idempotencyKey,
       client,
       previous: {},
       outputPath: (name) => path.join(dir, name),
@@ -107,19 +107,25 @@ describe('bill-payments steps', () => {
     }
   });
 
-  it('looks up again when resuming without the lookup, and on a resend (which then sees the bill paid)', async () => {
-    const [, payStep] = billPaymentsKind.steps;
+  it('looks up again when resuming without the lookup, and on a resend (same key: the first payment answers)', async () => {
+    const [lookupStep, payStep] = billPaymentsKind.steps;
     const row = parsedRow(2);
+    const key = randomUUID();
     const counter = countLookups();
     try {
       // Resumed at the pay step (the lookup ran in an earlier process): it looks the bill up itself.
-      expect((await payStep!.run(context(row))).paymentStatus).toBe('PAID');
+      const first = await payStep!.run(context(row, false, key));
+      expect(first.paymentStatus).toBe('PAID');
       expect(counter.count()).toBe(1);
-      // A resend after an unknown outcome never trusts an earlier answer: it looks up, sees PAID, and refuses.
-      const error = await payStep!.run(context(row, true)).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(StepOutcomeError);
-      expect((error as StepOutcomeError).outcome).toBe('uncertain');
+      // A resend after an unknown outcome looks up again, and the same key brings back the first payment.
+      const again = await payStep!.run(context(row, true, key));
+      expect(again.paymentId).toBe(first.paymentId);
       expect(counter.count()).toBe(2);
+      // A resend never pays a remembered bill, even right after the lookup step of the row.
+      const other = parsedRow(3);
+      await lookupStep!.run(context(other));
+      expect((await payStep!.run(context(other, true))).paymentStatus).toBe('PAID');
+      expect(counter.count()).toBe(4);
     } finally {
       counter.restore();
     }
