@@ -13,7 +13,7 @@
  * - payAt later than now: the payment is accepted with status SCHEDULED and goes through when the clock passes it.
  */
 import type { FastifyInstance } from 'fastify';
-import { type BillIdentifier, FormatError, parseBillIdentifier } from '../../formats/index.js';
+import { type BillIdentifier, FormatError, formatAmount, parseBillIdentifier } from '../../formats/index.js';
 import { BillPaymentRefusal, billToWire, payBill, resolveBill, settleScheduledBillPayments } from '../bills.js';
 import { idempotencyFor } from '../idempotency.js';
 import { SandboxHttpError, validationProblem } from '../problems.js';
@@ -111,7 +111,7 @@ export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxCont
           400,
           validationProblem({
             '$.amount': [
-              `Expected an amount from ${(calc.minimumCents / 100).toFixed(2)} (minimumPaymentAmount) to ${(calc.maximumCents / 100).toFixed(2)} (maximumPaymentAmount), got ${(amountCents! / 100).toFixed(2)}.`,
+              `Expected an amount from ${formatAmount(calc.minimumCents, '.')} (minimumPaymentAmount) to ${formatAmount(calc.maximumCents, '.')} (maximumPaymentAmount), got ${formatAmount(amountCents!, '.')}.`,
             ],
           }),
         );
@@ -121,7 +121,7 @@ export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxCont
         400,
         validationProblem({
           '$.amount': [
-            `Expected the charged amount ${(calc.chargedCents / 100).toFixed(2)} (this bill does not allow partial payment), got ${(amountCents! / 100).toFixed(2)}.`,
+            `Expected the charged amount ${formatAmount(calc.chargedCents, '.')} (this bill does not allow partial payment), got ${formatAmount(amountCents!, '.')}.`,
           ],
         }),
       );

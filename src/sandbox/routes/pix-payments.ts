@@ -33,6 +33,7 @@ import {
   centsToWire,
   endToEndId,
   FormatError,
+  formatAmount,
   initiationTypeFor,
   type PixQrType,
   parseBrCode,
@@ -299,7 +300,7 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
     if (!init.allow_change_amount && init.amount_cents !== null && amountCents !== init.amount_cents) {
       fieldErrors.add(
         '$.amount',
-        `Expected the QR code's amount ${(init.amount_cents / 100).toFixed(2)} (it does not allow a change), got ${(amountCents! / 100).toFixed(2)}.`,
+        `Expected the QR code's amount ${formatAmount(init.amount_cents, '.')} (it does not allow a change), got ${formatAmount(amountCents!, '.')}.`,
       );
     }
     fieldErrors.throwIfAny();
