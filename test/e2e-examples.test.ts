@@ -171,6 +171,12 @@ describe('examples through the daemon', () => {
     expectAll(cancelled, 'succeeded');
     for (const c of cancelled) expect(c.claimStatus).toBe('CANCELED');
     expect(await sandbox.effects('claim_cancelled')).toHaveLength(3);
+
+    // The sample itself cancels the sandbox's open fixture claims.
+    await drop(ws, path.join(EXAMPLES, 'claim-cancellations.csv'), 'claim-cancellations/claim-cancellations.csv');
+    const sample = await result('claim-cancellations', 'claim-cancellations');
+    expectAll(sample, 'succeeded');
+    expect(sample.map((c) => c.claimStatus)).toEqual(['CANCELED', 'CANCELED']);
   });
 
   it('the Brazilian spreadsheet sample: Windows-1252, ";", decimal comma, dd/mm/yyyy; answered in kind', async () => {
