@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { classifyInboxPath, kindFromRootName, stemOf } from '../src/intake/classify.js';
 import { Intake, type IntakeOptions, type TakenBatch } from '../src/intake/intake.js';
-import { listWorkItems, takeIntoWorkArea } from '../src/intake/work-area.js';
+import { listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
 import { KIND_NAMES } from '../src/types.js';
 
 describe('classifyInboxPath', () => {
@@ -252,6 +252,26 @@ describe('Intake', () => {
     await fs.mkdir(path.join(opts.workDir, '20260101T000001Z-nometa'), { recursive: true });
     expect(await listWorkItems(opts.workDir)).toEqual([]);
     expect(await fs.readdir(opts.workDir)).toEqual([]);
+  });
+
+  it('moveFile works across file systems (an inbox on another mount): copied, synced, renamed, source removed', async () => {
+    let shm: string;
+    try {
+      shm = await fs.mkdtemp('/dev/shm/remessa-intake-');
+    } catch {
+      return; // no second file system here
+    }
+    try {
+      const from = path.join(shm, 'x.csv');
+      await fs.writeFile(from, 'a,b\n1,2\n');
+      const to = path.join(root, 'moved.csv');
+      await moveFile(from, to);
+      expect(await fs.readFile(to, 'utf8')).toBe('a,b\n1,2\n');
+      await expect(fs.stat(from)).rejects.toThrow();
+      expect((await fs.readdir(root)).filter((f) => f.endsWith('.part'))).toEqual([]);
+    } finally {
+      await fs.rm(shm, { recursive: true, force: true });
+    }
   });
 
   it('takeIntoWorkArea returns undefined when the file vanished', async () => {
