@@ -177,10 +177,15 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/** Removes a work folder only if it holds nothing but our meta.json and temp files: never a user's file. */
+/**
+ * Removes a work folder only if it holds nothing but our meta.json and temp files (a `.part` is an interrupted copy
+ * across file systems whose source is still in the inbox): never a user's file.
+ */
 async function removeIfOnlyOurs(dir: string): Promise<void> {
   const entries = await fs.readdir(dir).catch(() => [] as string[]);
-  if (entries.every((e) => e === META_FILE || e.endsWith('.tmp'))) await fs.rm(dir, { recursive: true, force: true });
+  if (entries.every((e) => e === META_FILE || e.endsWith('.tmp') || e.endsWith('.part'))) {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** `archive/<kind or folder or _unknown>/<UTC stamp>_<sha12>_<name>`: unique, sortable, still shows the name. */
