@@ -12,7 +12,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { EXAMPLES, parseResultCsv, runCli } from './e2e-harness.js';
+import {
+  EXAMPLES,
+  parseResultCsv,
+  runCli,
+  spawnCli,
+  stopDaemon,
+  type Workspace,
+  waitFor,
+  waitForAnswer,
+} from './e2e-harness.js';
 
 let dir: string;
 let config: string;
@@ -155,5 +164,37 @@ describe('remessa run', () => {
     const { code, stdout } = await runCli(['status', '--config', config], { env });
     expect(code).toBe(0);
     expect(stdout).toMatch(/nothing has been processed/);
+  });
+});
+
+describe('remessa daemon with polling and .done markers (network shares)', () => {
+  it('takes a file only once its marker appears, found by polling', async () => {
+    const cfg = JSON.parse(await fs.readFile(config, 'utf8'));
+    cfg.intake = { mode: 'poll', pollIntervalMs: 100, stableMs: 100, requireDoneMarker: true };
+    await fs.writeFile(config, JSON.stringify(cfg));
+    const daemon = spawnCli(['daemon', '--config', config], { env: { REMESSA_LOG_LEVEL: 'info' } });
+    try {
+      await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(daemon.stderr()) || undefined, 30_000);
+      const target = path.join(dir, 'inbox', 'charge-voids', 'voids.csv');
+      await fs.writeFile(target, 'correlationId\nNEVER-ISSUED-2\n');
+      // No marker yet: the file stays where it is.
+      await new Promise((r) => setTimeout(r, 800));
+      expect(await fs.readdir(path.join(dir, 'inbox', 'charge-voids'))).toEqual(['voids.csv']);
+      await fs.writeFile(`${target}.done`, '');
+      const rows = parseResultCsv(
+        (await waitForAnswer({ outbox: path.join(dir, 'outbox') } as Workspace, 'charge-voids', 'voids')).text,
+      );
+      expect(rows[0]!.status).toBe('failed');
+      expect(rows[0]!.errorCode).toMatch(/NOT_FOUND/);
+      // The marker went to the archive with its file.
+      await waitFor(
+        'the archive',
+        async () =>
+          (await fs.readdir(path.join(dir, 'archive', 'charge-voids')).catch(() => [])).length === 2 || undefined,
+      );
+      expect(await fs.readdir(path.join(dir, 'inbox', 'charge-voids'))).toEqual([]);
+    } finally {
+      expect(await stopDaemon(daemon)).toBe(0);
+    }
   });
 });
