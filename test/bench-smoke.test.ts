@@ -14,6 +14,7 @@ import { type BillPaymentRow, billPaymentsKind } from '../src/batches/bill-payme
 import type { StepContext } from '../src/batches/kind.js';
 import { validateBatchFile } from '../src/runner/commands.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { openStore } from '../src/store/index.js';
 
 const NO_OVERRIDES = { csv: {}, mappings: {}, policy: {} };
 
@@ -128,6 +129,34 @@ describe('bill-payments steps', () => {
       expect(counter.count()).toBe(4);
     } finally {
       counter.restore();
+    }
+  });
+});
+
+describe('store group commit durability', () => {
+  it('skips the fsync only for a group made of answers, and is FULL again after it', async () => {
+    const store = openStore(path.join(dir, 'durability.sqlite'));
+    // Read inside the group's transaction: the level its commit uses (2 = FULL, 1 = NORMAL).
+    const level = () => store.db.pragma('synchronous', { simple: true }) as number;
+    try {
+      expect(await store.write(level)).toBe(2);
+      expect(await store.write(level, { durable: false })).toBe(1);
+      expect(level()).toBe(2);
+      // An intent (a durable write) in the same group makes the whole group FULL.
+      const [answer, intent] = await Promise.all([store.write(level, { durable: false }), store.write(level)]);
+      expect([answer, intent]).toEqual([2, 2]);
+      // A failing answer-only group still leaves the connection FULL.
+      await expect(
+        store.write(
+          () => {
+            throw new Error('boom');
+          },
+          { durable: false },
+        ),
+      ).rejects.toThrow('boom');
+      expect(level()).toBe(2);
+    } finally {
+      store.close();
     }
   });
 });

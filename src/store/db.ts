@@ -2,9 +2,10 @@
  * Opening remessa's SQLite database and bringing its schema up to date.
  *
  * What must hold:
- * - WAL journal, `synchronous = FULL` for the whole connection: every commit, and in particular every commit that
- *   records an intent to call the bank, is on disk before the call leaves. (WAL + FULL syncs the log at each commit.)
- *   The cost is one fsync per transaction, which is why writers group many rows per transaction (src/store/store.ts).
+ * - WAL journal, `synchronous = FULL` for the connection: every commit, and in particular every commit that records
+ *   an intent to call the bank, is on disk before the call leaves. (WAL + FULL syncs the log at each commit.) The cost
+ *   is one fsync per transaction, which is why writers group many rows per transaction, and why a group made only of
+ *   steps' answers is committed with NORMAL (src/store/store.ts says why that is safe).
  * - Migrations are the numbered files `migrations/NNN-name.sql` next to this module (copied to `dist/` by the build),
  *   applied in number order, each in its own transaction together with its row in `schema_migrations`: a migration is
  *   either wholly applied and recorded, or not at all (src/sqlite/migrations.ts, shared with the sandbox, applies them).

@@ -13,6 +13,16 @@
  * committed together in ONE transaction (each in its own savepoint, so one failing write does not undo the others),
  * which turns N fsyncs into one. `write` resolves only after the commit, so "await store.write(intent)" means the
  * intent is on disk (synchronous=FULL) before the request leaves.
+ *
+ * Durability per commit: the connection is `synchronous = FULL`, and so is every grouped commit that holds at least
+ * one write not marked `{ durable: false }`. The engine marks only the storing of a step's answer so: a group made only
+ * of answers is committed with `synchronous = NORMAL` (no fsync; WAL keeps it atomic and in order), then FULL is set
+ * back. What must hold: an intent is never committed without fsync. Why an answer may be: in WAL mode the next FULL
+ * commit syncs the log with every frame before it, and an answer lost in a power cut (never in a process crash: the
+ * write reached the OS) leaves its step at `intent`, which the next run treats as an unknown outcome: resent with the
+ * same IdempotencyKey, looked up by correlationId, or read again (src/runner/engine.ts). The fsync of every answer was
+ * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
+ * transaction, hence one level per group, chosen before BEGIN.
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -148,6 +158,17 @@ interface PendingWrite {
   fn: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** Needs an fsync at commit (synchronous=FULL). */
+  durable: boolean;
+}
+
+export interface WriteOptions {
+  /**
+   * false: the commit may skip its fsync when nothing else in its group needs one (see the top of this file). Only for
+   * writes whose loss in a power cut the engine recovers from (a step's answer); never for an intent.
+   * @defaultValue true
+   */
+  durable?: boolean;
 }
 
 interface RowSql {
@@ -272,13 +293,13 @@ export class Store {
 
   /**
    * Runs `fn` (synchronous: never await inside) in a transaction shared with the other writes queued in this tick;
-   * resolves with its result once that transaction is committed (on disk, synchronous=FULL), rejects with its error
-   * (its savepoint is rolled back, the other writes are kept).
+   * resolves with its result once that transaction is committed (on disk, synchronous=FULL, unless every write of the
+   * group said `durable: false`), rejects with its error (its savepoint is rolled back, the other writes are kept).
    */
-  write<T>(fn: () => T): Promise<T> {
+  write<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject, durable: options.durable !== false });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -293,7 +314,9 @@ export class Store {
     if (ops.length === 0 || this.closed) return;
     this.queued = [];
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const durable = ops.some((op) => op.durable);
     try {
+      if (!durable) this.db.pragma('synchronous = NORMAL');
       this.db.transaction(() => {
         for (const op of ops) {
           try {
@@ -307,6 +330,9 @@ export class Store {
     } catch (error) {
       for (const op of ops) op.reject(error);
       return;
+    } finally {
+      // Every other commit of the connection (direct transactions, the next group) is FULL again.
+      if (!durable) this.db.pragma('synchronous = FULL');
     }
     ops.forEach((op, i) => {
       const r = results[i]!;
