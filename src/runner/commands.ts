@@ -473,7 +473,8 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
     if (answer.answer === 'rejected') ok = false;
     if (!allSucceeded(answer.counts) || answer.state === 'parked') ok = false;
     out(options).write(
-      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}${answer.state === 'parked' ? ' (stopped early, resumes next run)' : ''} -> ${answer.file}\n`,
+      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
+        `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,
     );
   };
   try {
