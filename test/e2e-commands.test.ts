@@ -144,6 +144,18 @@ describe('remessa run', () => {
     expect(status.stdout).toMatch(/Rows: succeeded 10/);
   });
 
+  it('a file given from the inbox is taken and archived like the daemon does', async () => {
+    const target = path.join(dir, 'inbox', 'qr-codes', 'qr.csv');
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.copyFile(path.join(EXAMPLES, 'qr-codes.csv'), target);
+    const { code, stdout } = await runCli(['run', '--config', config, target], { env });
+    expect(code, stdout).toBe(0);
+    expect(await fs.readdir(path.dirname(target))).toEqual([]);
+    expect((await fs.readdir(path.join(dir, 'archive', 'qr-codes')))[0]).toMatch(/_qr\.csv$/);
+    expect(await fs.readdir(path.join(dir, 'data', 'work'))).toEqual([]);
+    expect(await fs.readdir(path.join(dir, 'outbox', 'qr-codes', 'qr'))).toHaveLength(2);
+  });
+
   it('exits 1 when a row did not succeed, and for a rejected file', async () => {
     const file = path.join(dir, 'charge-voids-unknown.csv');
     await fs.writeFile(file, 'correlationId\nNEVER-ISSUED-1\n');

@@ -24,7 +24,17 @@ import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import type { Config } from '../config.js';
 import { type BatchReader, type ReadBatchOptions, readBatch } from '../csv/reader.js';
 import { formatLocation, InputError, type InputLocation, RemessaError } from '../errors.js';
-import { classifyInboxPath, Intake, sha256File, stemOf, type TakenBatch } from '../intake/index.js';
+import {
+  archiveWorkItem,
+  classifyInboxPath,
+  Intake,
+  sha256File,
+  stemOf,
+  type TakenBatch,
+  takeIntoWorkArea,
+  type WorkItem,
+  type WorkMeta,
+} from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
@@ -446,8 +456,9 @@ export function kindOfGivenFile(file: string): KindName | undefined {
 }
 
 /**
- * `remessa run [FILE...]`: with files, processes each where it is (it is not moved: it is not in the inbox) and
- * writes its answer to the outbox; without, resumes the work area, takes everything waiting in the inbox (files
+ * `remessa run [FILE...]`: with files, processes each (a file inside the inbox is taken and archived as the daemon
+ * does; one elsewhere is read where it is) and writes its answer to the outbox; without, resumes the work area,
+ * takes everything waiting in the inbox (files
  * still being written are awaited) and processes it like the daemon does. Uncertain rows of earlier batches are
  * retried first. Exit 0 only when every row succeeded.
  */
@@ -491,29 +502,35 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
         }
         const k = kind ?? kindOfGivenFile(abs);
         const name = path.basename(abs);
-        const batch: TakenBatch = {
-          item: {
-            id: 'given',
-            dir: path.dirname(abs),
-            file: abs,
-            meta: {
-              kind: k ?? null,
-              unknownKindReason: k
-                ? undefined
-                : `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`,
-              name,
-              folder: k ?? null,
-              relativePath: file,
-              takenAt: new Date().toISOString(),
-            },
-          },
-          sha256: await sha256File(abs),
-          stem: stemOf(name),
+        const meta: WorkMeta = {
+          kind: k ?? null,
+          name,
+          folder: k ?? null,
+          relativePath: file,
+          takenAt: new Date().toISOString(),
         };
+        if (!k) {
+          meta.unknownKindReason = `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`;
+        }
+        // A file given from the inbox is taken like the daemon takes it (moved to the work area, archived once
+        // answered), so it is not found and answered again later; a file elsewhere is read where it is.
+        const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
+        let item: WorkItem | undefined = { id: 'given', dir: path.dirname(abs), file: abs, meta };
+        if (inInbox) {
+          const { takenAt: _, ...rest } = meta;
+          item = await takeIntoWorkArea(pipeline.workDir, abs, rest);
+          if (!item) {
+            out(options).write(`${file}: taken by another process meanwhile\n`);
+            continue;
+          }
+        }
+        const batch: TakenBatch = { item, sha256: await sha256File(item.file), stem: stemOf(name) };
         const progress = createProgress({ stream });
-        progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(abs) : undefined);
+        progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(item.file) : undefined);
         try {
-          report(file, await pipeline.processBatch(batch, { signal: abort.signal, progress }));
+          const answer = await pipeline.processBatch(batch, { signal: abort.signal, progress });
+          report(file, answer);
+          if (inInbox && answer.state === 'done') await archiveWorkItem(options.folders.archive, item, batch.sha256);
         } finally {
           progress.stop();
         }
