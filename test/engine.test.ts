@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
-import { RateLimitedError, ServiceTimeoutError } from '../src/bank/errors.js';
+import { errorFromResponse, RateLimitedError, ServiceTimeoutError } from '../src/bank/errors.js';
 import { chargesKind } from '../src/batches/charges.js';
 import type { BatchKind, StepContext } from '../src/batches/kind.js';
 import { qrCodesKind } from '../src/batches/qr-codes.js';
@@ -473,6 +473,33 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
     expect(keys).toHaveLength(2);
     expect(keys[0]).toBe(keys[1]);
     expect(store.getSteps('fake', 2).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
+  });
+
+  // Regression: a resend answered 409 "key still being processed" (the first request, sent before a restart, was
+  // still running at the bank) used to end the row uncertain at once; it is an unknown outcome to wait out.
+  it('a keyed step answered 409 "key still in use" waits and resends with the same key', async () => {
+    const keys: string[] = [];
+    const inUse = () =>
+      errorFromResponse({
+        method: 'POST',
+        path: '/pay',
+        status: 409,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Conflict', code: 'IDEMPOTENCY_KEY_IN_USE', errors: ['key in use'] }),
+      });
+    const kind = fakeKind({
+      usesIdempotencyKey: true,
+      async run(ctx: StepContext<Row>) {
+        keys.push(ctx.idempotencyKey);
+        if (keys.length <= 2) throw inUse();
+        return { paid: true };
+      },
+    });
+    const store = open();
+    const r = await runFake(store, kind, ['p1']);
+    expect(r.counts.succeeded).toBe(1);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
   });
 
   it('a step without key is recovered first and created only when absent', async () => {

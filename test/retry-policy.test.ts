@@ -101,6 +101,31 @@ describe('decideRetry: the decision table', () => {
     }
   });
 
+  it('row 2b: retries a 409 "key still being processed" of a keyed request, honouring Retry-After', () => {
+    const inUse = { status: 409, headers: {} };
+    expect(decideRetry(input({ method: 'POST', hasIdempotencyKey: true, response: inUse, keyInUse: true }))).toEqual({
+      retry: true,
+      delayMs: 50,
+    });
+    const asked = { status: 409, headers: { 'retry-after': '2' } };
+    expect(decideRetry(input({ method: 'POST', hasIdempotencyKey: true, response: asked, keyInUse: true }))).toEqual({
+      retry: true,
+      delayMs: 2000,
+    });
+  });
+
+  it('row 2b: a 409 that is a business conflict, or comes without a key, is not retried', () => {
+    const conflict = { status: 409, headers: {} };
+    expect(decideRetry(input({ method: 'POST', hasIdempotencyKey: true, response: conflict }))).toEqual({
+      retry: false,
+      reason: 'not-retryable-status',
+    });
+    expect(decideRetry(input({ method: 'POST', response: conflict, keyInUse: true }))).toEqual({
+      retry: false,
+      reason: 'not-retryable-status',
+    });
+  });
+
   it('row 5: does not retry other statuses', () => {
     for (const status of [200, 201, 400, 401, 403, 404, 409, 422, 501, 505]) {
       expect(decideRetry(input({ method: 'GET', response: { status, headers: {} } }))).toEqual({

@@ -22,6 +22,7 @@ import { registerSecret } from '../log.js';
 import {
   errorFromNetworkFailure,
   errorFromResponse,
+  IdempotencyError,
   type RequestDescription,
   type ServiceError,
   UnexpectedResponseError,
@@ -227,7 +228,7 @@ export class HttpTransport {
         attempt,
         method: req.method,
         hasIdempotencyKey: req.idempotencyKey !== undefined,
-        ...(response ? { response } : { error: failure }),
+        ...(response ? { response, keyInUse: failure instanceof IdempotencyError } : { error: failure }),
         now: Date.now(),
         random: this.#options.random,
         settings: this.#retry,

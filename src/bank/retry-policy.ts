@@ -12,6 +12,7 @@
  * |---|----------------------------------------------------------|-------|--------------------------------------------|
  * | 1 | attempt >= maxAttempts                                   | any   | give up: `attempts-exhausted`              |
  * | 2 | 429 Too Many Requests                                    | any   | retry after Retry-After (capped), else backoff (a 429 was not processed) |
+ * | 2b| 409 "this IdempotencyKey is still being processed" (`keyInUse`) | key | retry after Retry-After (capped), else backoff: the first request's outcome is not known yet, and the same key will be answered with it |
  * | 3 | 5xx (not 501 / 505)                                      | yes   | retry after Retry-After (capped), else backoff |
  * | 4 | 5xx (not 501 / 505)                                      | no    | give up: `unsafe-outcome-unknown`          |
  * | 5 | any other status (2xx-4xx, 501, 505)                     | any   | give up: `not-retryable-status`            |
@@ -42,6 +43,11 @@ export interface RetryInput {
   hasIdempotencyKey: boolean;
   /** The response of the attempt, when one arrived. Header names lower-case. */
   response?: { status: number; headers: Record<string, string | string[] | undefined> };
+  /**
+   * The response (a 409) says the first request with this IdempotencyKey is still being processed: an
+   * `IdempotencyError` with status 409. Only the caller can tell this 409 from a business conflict (the body says it).
+   */
+  keyInUse?: boolean;
   /** The error of the attempt, when no response arrived (already classified by `errorFromNetworkFailure`). */
   error?: unknown;
   /** Milliseconds since the epoch (for an HTTP-date Retry-After). */
@@ -85,7 +91,8 @@ export function decideRetry(input: RetryInput): RetryDecision {
 
   if (input.response !== undefined) {
     const { status, headers } = input.response;
-    const retryable = status === 429 || (status >= 500 && status !== 501 && status !== 505);
+    const keyInUse = status === 409 && input.keyInUse === true && input.hasIdempotencyKey;
+    const retryable = status === 429 || keyInUse || (status >= 500 && status !== 501 && status !== 505);
     if (!retryable) return { retry: false, reason: 'not-retryable-status' };
     if (status !== 429 && !safe) return { retry: false, reason: 'unsafe-outcome-unknown' };
     const asked = parseRetryAfter(retryAfterHeader(headers), input.now);

@@ -758,7 +758,7 @@ class BatchRun {
       method,
       hasIdempotencyKey,
       ...(error instanceof ServiceError && error.status !== undefined
-        ? { response: { status: error.status, headers: {} } }
+        ? { response: { status: error.status, headers: {} }, keyInUse: error instanceof IdempotencyError }
         : { error }),
       now: Date.now(),
       random: this.random,
