@@ -9,10 +9,18 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig } from './config.js';
 import { RemessaError } from './errors.js';
+import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { createLogger, type Logger } from './log.js';
-import { EXIT_CANNOT_RUN, runnerOptionsFromConfig, runOnce, showStatus, validateFile } from './runner/commands.js';
-import { runDaemon } from './runner/daemon.js';
 import { KIND_NAMES, type KindName } from './types.js';
+
+/**
+ * The pipeline is loaded only by the commands that use it, so `remessa sandbox` starts without it (faster, and
+ * independent of the pipeline's modules).
+ */
+const pipeline = async () => {
+  const [commands, daemon] = await Promise.all([import('./runner/commands.js'), import('./runner/daemon.js')]);
+  return { ...commands, runDaemon: daemon.runDaemon };
+};
 
 interface GlobalOptions {
   config?: string;
@@ -83,6 +91,7 @@ function buildProgram(): Command {
     .action(() =>
       guard(async () => {
         const { config, log } = setup(program);
+        const { runDaemon, runnerOptionsFromConfig } = await pipeline();
         return runDaemon(runnerOptionsFromConfig(config, log));
       }),
     );
@@ -97,6 +106,7 @@ function buildProgram(): Command {
     .action((files: string[], flags: { kind?: KindName }) =>
       guard(async () => {
         const { config, log } = setup(program);
+        const { runOnce, runnerOptionsFromConfig } = await pipeline();
         return runOnce(runnerOptionsFromConfig(config, log), files, flags.kind);
       }),
     );
@@ -109,6 +119,7 @@ function buildProgram(): Command {
     .action((file: string, flags: { kind?: KindName }) =>
       guard(async () => {
         const { config, log } = setup(program);
+        const { validateFile, runnerOptionsFromConfig } = await pipeline();
         return validateFile(runnerOptionsFromConfig(config, log), file, flags.kind);
       }),
     );
@@ -119,6 +130,7 @@ function buildProgram(): Command {
     .action(() =>
       guard(async () => {
         const { config, log } = setup(program);
+        const { showStatus, runnerOptionsFromConfig } = await pipeline();
         return showStatus(runnerOptionsFromConfig(config, log));
       }),
     );

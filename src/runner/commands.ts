@@ -24,6 +24,7 @@ import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import type { Config } from '../config.js';
 import { type BatchReader, type ReadBatchOptions, readBatch } from '../csv/reader.js';
 import { formatLocation, InputError, type InputLocation, RemessaError } from '../errors.js';
+import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
 import {
   archiveWorkItem,
   classifyInboxPath,
@@ -50,9 +51,7 @@ import {
 } from './engine.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 
-export const EXIT_OK = 0;
-export const EXIT_NOT_ALL_SUCCEEDED = 1;
-export const EXIT_CANNOT_RUN = 2;
+export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
 
 /** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
 export interface RunnerOptions {
