@@ -98,13 +98,58 @@ describe('arrecadação bar code and line', () => {
     }
   });
 
-  it('detects any single changed digit in a block of the line (property)', () => {
+  const corrupted = (line: string, position: number, delta: number) =>
+    line.slice(0, position) + ((Number(line[position]) + delta) % 10) + line.slice(position + 1);
+
+  it('detects any single changed digit in a block of the line under mod 10 (property)', () => {
+    const mod10Bill = bill.map((b) => ({ ...b, valueIdentifier: b.value % 2 === 0 ? ('6' as const) : ('7' as const) }));
     fc.assert(
-      fc.property(bill, fc.integer({ min: 0, max: 47 }), fc.integer({ min: 1, max: 9 }), (options, position, delta) => {
-        fc.pre(position > 2); // the head digits change the method or the product: refused, but as INVALID_FIELD
+      fc.property(mod10Bill, fc.integer({ min: 3, max: 47 }), fc.integer({ min: 1, max: 9 }), (options, pos, delta) => {
+        // (the head digits change the method or the product: refused too, but as INVALID_FIELD)
         const line = arrecadacaoBarCodeToLine(buildArrecadacaoBarCode(options));
-        const corrupt = line.slice(0, position) + ((Number(line[position]) + delta) % 10) + line.slice(position + 1);
-        expect(formatError(() => validateArrecadacaoLine(corrupt)).code).toBe('INVALID_CHECK_DIGIT');
+        expect(formatError(() => validateArrecadacaoLine(corrupted(line, pos, delta))).code).toBe(
+          'INVALID_CHECK_DIGIT',
+        );
+      }),
+    );
+  });
+
+  // Regression (seed 1369117208): the mod 11 rule maps remainders 0 and 1 to the same check digit 0, so a changed
+  // digit can leave every check digit right. Such a line is a genuine collision of the FEBRABAN rule, not our bug:
+  // the independent library accepts it too. Anything else must be refused.
+  it('under mod 11 refuses a changed digit unless the rule itself cannot see it (property, independent check)', () => {
+    const mod11Bill = bill.map((b) => ({
+      ...b,
+      segment: b.segment === 8 ? 1 : b.segment, // the library refuses segment 8 (see its test above)
+      valueIdentifier: b.value % 2 === 0 ? ('8' as const) : ('9' as const),
+    }));
+    fc.assert(
+      fc.property(mod11Bill, fc.integer({ min: 3, max: 47 }), fc.integer({ min: 1, max: 9 }), (options, pos, delta) => {
+        const corrupt = corrupted(arrecadacaoBarCodeToLine(buildArrecadacaoBarCode(options)), pos, delta);
+        let accepted = true;
+        try {
+          validateArrecadacaoLine(corrupt);
+        } catch (error) {
+          expect(error).toBeInstanceOf(FormatError);
+          expect((error as FormatError).code).toBe('INVALID_CHECK_DIGIT');
+          accepted = false;
+        }
+        if (accepted) expect(isValidBoleto(corrupt)).toBe(true);
+      }),
+      { seed: 1369117208, numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(mod11Bill, fc.integer({ min: 3, max: 47 }), fc.integer({ min: 1, max: 9 }), (options, pos, delta) => {
+        const corrupt = corrupted(arrecadacaoBarCodeToLine(buildArrecadacaoBarCode(options)), pos, delta);
+        const ours = (() => {
+          try {
+            validateArrecadacaoLine(corrupt);
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        expect(ours).toBe(isValidBoleto(corrupt));
       }),
     );
   });
