@@ -236,6 +236,39 @@ describe('rows', () => {
     expect(rows.at(-1)!.line).toBe(n + 1);
   });
 
+  it('batches hand over the same records as rows, in order, in bounded arrays', async () => {
+    const n = 5_000;
+    const body = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? ',,' : `c${i},"Name\n${i}",${i}.00`)).join('\n');
+    const path = await file('batches.csv', `correlationId,payer.name,amount\n${body}\n`);
+    const { rows } = await readAll(path);
+    const reader = await readBatch(path, { columns: COLUMNS });
+    const fromBatches: BatchRecord[] = [];
+    let arrays = 0;
+    for await (const batch of reader.batches) {
+      expect(batch.length).toBeGreaterThan(0);
+      expect(batch.length).toBeLessThanOrEqual(2048);
+      arrays++;
+      fromBatches.push(...batch);
+    }
+    expect(arrays).toBeGreaterThan(1);
+    expect(fromBatches.map((r) => [r.line, r.record.correlationId])).toEqual(
+      rows.map((r) => [r.line, r.record.correlationId]),
+    );
+    // Blank records (every 7th) take one line, the others two (a line break inside the quoted name).
+    let line = 2;
+    for (let i = 0; i < n - 1; i++) line += i % 7 === 3 ? 1 : 2;
+    expect(rows).toHaveLength(n - Math.ceil((n - 3) / 7));
+    expect(rows.at(-1)!.line).toBe(line);
+  });
+
+  it('a syntax error far down the file names the line of the record that failed', async () => {
+    const good = Array.from({ length: 3000 }, (_, i) => `c${i},N,1`).join('\n');
+    const p = await file('far.csv', `correlationId,payer.name,amount\n${good}\nc3000,"Ana,1\nc3001,Bia,2\n`);
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('CSV_SYNTAX');
+    expect(err.location.line).toBe(3002);
+  });
+
   it('stops reading when the consumer breaks out', async () => {
     const body = Array.from({ length: 1000 }, (_, i) => `c${i},N,1`).join('\n');
     const reader = await readBatch(await file('br.csv', `correlationId,payer.name,amount\n${body}\n`), {

@@ -2,8 +2,10 @@
  * Streaming reader of one batch file: bytes -> (UTF-8 check | Windows-1252 decode) -> csv-parse -> mapped records.
  *
  * What must hold:
- * - Memory does not grow with the file: one record at a time, pulled by the consumer (backpressure through the
- *   async iterator); detection reads a bounded prefix.
+ * - Memory does not grow with the file: records are pulled by the consumer, in arrays of what the parser made of
+ *   the chunks read so far (at most about one read buffer's worth: the parser is paused while the consumer has not
+ *   taken them); detection reads a bounded prefix. Records are handed over in arrays (`batches`) because an await
+ *   per record costs about as much as checking the record: `rows` is the same sequence one record at a time.
  * - Every record carries the 1-based physical line where it starts, as a text editor shows it, also after quoted
  *   cells spanning several lines. Lines are counted here, not with csv-parse's `info` option: that option doubles
  *   the parser's cost (an info object per record) and counts a CRLF inside a quoted cell as two lines. Empty lines
@@ -100,6 +102,11 @@ export interface BatchReader {
    * further down (malformed quotes, invalid UTF-8 after a valid start).
    */
   rows: AsyncIterable<BatchRecord>;
+  /**
+   * The same records as `rows`, in file order, in non-empty arrays (one await per array instead of one per record):
+   * for consumers that check many records quickly (validate). Iterate either `rows` or `batches`, once.
+   */
+  batches: AsyncIterable<BatchRecord[]>;
   /** Releases the file when the rows are not read to the end (breaking out of `for await` also does). */
   close(): void;
 }
@@ -256,21 +263,23 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     relax_quotes: true,
   });
   const stream: Readable = pipeline(source, decoder, parser, () => {
-    // Errors surface through the async iterator of `parser`; nothing to do here.
+    // Errors surface through RecordPuller (the parser's 'error' event); nothing to do here.
   });
-  const iterator = physicalRecords(stream, file, filePath, dialect)[Symbol.asyncIterator]();
+  const records = new PhysicalRecords(new RecordPuller(stream), file, filePath, dialect);
   const close = (): void => {
     source.destroy();
     stream.destroy();
   };
 
   try {
-    const first = await iterator.next();
-    if (first.done) throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line, got none', { file });
-    const headerLine = first.value.line;
-    const { header, warnings } = mapHeader(first.value.cells, headerLine, file, options);
-    const peek = await iterator.next();
-    if (peek.done) {
+    // The header is the first non-blank record; at least one data record must follow it.
+    let first = await records.next(rawRecord);
+    if (first === null) throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line, got none', { file });
+    const headerRecord = first[0]!;
+    const headerLine = headerRecord.line;
+    const { header, warnings } = mapHeader(headerRecord.cells, headerLine, file, options);
+    first = first.length > 1 ? first.slice(1) : await records.next(rawRecord);
+    if (first === null) {
       throw new InputError(FILE_ERROR_CODES.noRows, 'Expected at least one data row after the header, got none', {
         file,
         line: headerLine,
@@ -278,17 +287,16 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     }
     const targets = header.map((h) => h.column);
     const width = targets.length;
-    const toRecord = (raw: { line: number; cells: string[] }): BatchRecord => {
-      const cells = raw.cells;
+    const toRecord = (line: number, cells: string[]): BatchRecord => {
       const record: Record<string, string> = {};
-      const n = Math.min(width, cells.length);
+      const n = width < cells.length ? width : cells.length;
       for (let i = 0; i < n; i++) {
         const name = targets[i];
         if (name === null || name === undefined) continue;
         const v = cells[i]!.trim();
         if (v !== '') record[name] = v;
       }
-      const out: BatchRecord = { line: raw.line, record, cells };
+      const out: BatchRecord = { line, record, cells };
       // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
       if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
         out.problem = {
@@ -298,51 +306,160 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       }
       return out;
     };
-    async function* rows(): AsyncGenerator<BatchRecord> {
+    const firstBatch = first;
+    async function* batches(): AsyncGenerator<BatchRecord[]> {
       try {
-        yield toRecord(peek.value as { line: number; cells: string[] });
+        yield firstBatch.map((r) => toRecord(r.line, r.cells));
         for (;;) {
-          const next = await iterator.next();
-          if (next.done) return;
-          yield toRecord(next.value);
+          const next = await records.next(toRecord);
+          if (next === null) return;
+          yield next;
         }
       } finally {
         close();
       }
     }
-    return { dialect, headerLine, header, warnings, rows: rows(), close };
+    let iterated = false;
+    const once = (): AsyncGenerator<BatchRecord[]> => {
+      if (iterated) throw new Error('the rows of a batch file can be iterated once');
+      iterated = true;
+      return batches();
+    };
+    async function* rows(): AsyncGenerator<BatchRecord> {
+      for await (const batch of once()) for (const rec of batch) yield rec;
+    }
+    // Lazily started: only the one the consumer iterates pulls from the file.
+    const lazy = <T>(make: () => AsyncIterator<T>): AsyncIterable<T> => ({ [Symbol.asyncIterator]: make });
+    return {
+      dialect,
+      headerLine,
+      header,
+      warnings,
+      rows: lazy(() => rows()),
+      batches: lazy(() => once()),
+      close,
+    };
   } catch (err) {
     close();
     throw err;
   }
 }
 
-/** Raw records with their starting line; blank records (only delimiters/spaces) are skipped. */
-async function* physicalRecords(
-  parser: Readable,
-  file: string,
-  filePath: string,
-  dialect: Dialect,
-): AsyncGenerator<{ line: number; cells: string[] }> {
-  // Each record ends with one record delimiter, so the next record starts one line after the last line of this one.
-  let line = 1;
-  try {
-    for await (const cells of parser as AsyncIterable<string[]>) {
-      const start = line;
-      let breaks = 0;
-      for (const cell of cells) {
-        if (cell.indexOf('\n') === -1 && cell.indexOf('\r') === -1) continue;
-        breaks += countLineBreaks(cell);
-      }
-      line += breaks + 1;
-      if (isBlank(cells)) continue;
-      yield { line: start, cells };
+/** Most records one `RecordPuller.take` hands over; the parser is paused while this many wait. */
+const MAX_BATCH_RECORDS = 1024;
+
+/**
+ * The parser's records, taken in arrays: whatever it has produced so far. The parser flows ('data' events, the
+ * cheapest path of a Readable) into an array until it holds MAX_BATCH_RECORDS, then it is paused until the consumer
+ * takes them; the consumer awaits only when the array is empty. A failure of the file (bad UTF-8, malformed CSV) is
+ * given after the records read before it, so the consumer's line count reaches the record that failed.
+ */
+class RecordPuller {
+  #buffered: string[][] = [];
+  #ended = false;
+  #failure: { error: unknown } | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(private readonly stream: Readable) {
+    stream.on('data', (cells: string[]) => {
+      const buffered = this.#buffered;
+      buffered.push(cells);
+      if (buffered.length >= MAX_BATCH_RECORDS) stream.pause();
+      this.#notify();
+    });
+    stream.once('end', () => {
+      this.#ended = true;
+      this.#notify();
+    });
+    stream.once('error', (error: unknown) => {
+      this.#failure ??= { error };
+      this.#notify();
+    });
+    stream.once('close', () => {
+      // Closed without 'end' or 'error' (destroyed from outside): the rest of the file will not come.
+      if (!this.#ended) this.#failure ??= { error: new Error('the file stream closed before its end') };
+      this.#notify();
+    });
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    if (wake !== undefined) {
+      this.#wake = undefined;
+      wake();
     }
-  } catch (err) {
-    if (err instanceof InputError) throw err;
+  }
+
+  /** The records produced since the last call (non-empty), or null at the end of the file. */
+  async take(): Promise<string[][] | null> {
+    for (;;) {
+      const buffered = this.#buffered;
+      if (buffered.length > 0) {
+        this.#buffered = [];
+        if (!this.#ended && this.#failure === undefined && this.stream.isPaused()) this.stream.resume();
+        return buffered;
+      }
+      if (this.#failure !== undefined) throw this.#failure.error;
+      if (this.#ended) return null;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+  }
+}
+
+function rawRecord(line: number, cells: string[]): { line: number; cells: string[] } {
+  return { line, cells };
+}
+
+/** Records with their starting line, in arrays; blank records (only delimiters/spaces) are skipped. */
+class PhysicalRecords {
+  // Each record ends with one record delimiter, so the next record starts one line after the last line of this one.
+  #line = 1;
+
+  constructor(
+    private readonly puller: RecordPuller,
+    private readonly file: string,
+    private readonly filePath: string,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** The next non-blank records (a non-empty array) mapped by `map`, or null at the end of the file. */
+  async next<T>(map: (line: number, cells: string[]) => T): Promise<T[] | null> {
+    for (;;) {
+      let raw: string[][] | null;
+      try {
+        raw = await this.puller.take();
+      } catch (err) {
+        throw await this.#fileError(err);
+      }
+      if (raw === null) return null;
+      const out: T[] = [];
+      let line = this.#line;
+      for (let r = 0; r < raw.length; r++) {
+        const cells = raw[r]!;
+        const start = line;
+        let breaks = 0;
+        for (let i = 0; i < cells.length; i++) {
+          const cell = cells[i]!;
+          if (cell.indexOf('\n') === -1 && cell.indexOf('\r') === -1) continue;
+          breaks += countLineBreaks(cell);
+        }
+        line += breaks + 1;
+        if (isBlank(cells)) continue;
+        out.push(map(start, cells));
+      }
+      this.#line = line;
+      if (out.length > 0) return out;
+    }
+  }
+
+  async #fileError(err: unknown): Promise<unknown> {
+    const file = this.file;
+    if (err instanceof InputError) return err;
     if (err instanceof Utf8Error) {
-      const line = await lineAtOffset(filePath, err.byteOffset);
-      throw new InputError(
+      const line = await lineAtOffset(this.filePath, err.byteOffset);
+      return new InputError(
         FILE_ERROR_CODES.encoding,
         `Expected UTF-8 text throughout (the start of the file is UTF-8), got an invalid byte sequence at byte offset ${err.byteOffset}; save the file as UTF-8 or configure its encoding`,
         { file, line },
@@ -350,15 +467,16 @@ async function* physicalRecords(
       );
     }
     if (err instanceof CsvError) {
-      // The record that failed starts at `line`; csv-parse's own line in the message may be further down.
-      throw new InputError(
+      // The record that failed starts at the line after the records read so far; csv-parse's own line in the
+      // message may be further down.
+      return new InputError(
         FILE_ERROR_CODES.syntax,
-        `Expected well-formed CSV (delimiter ${JSON.stringify(dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
-        { file, line },
+        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
+        { file, line: this.#line },
         { cause: err },
       );
     }
-    throw err;
+    return err;
   }
 }
 
