@@ -131,24 +131,68 @@ const SLIP_ONLY_PREFIXES = [
 ];
 const PIX_ONLY_PREFIXES = ['description', 'expiresIn', 'additionalInfo.'];
 
-function filled(r: CellReader, prefix: string): string[] {
-  return r.filledUnder(prefix);
+/**
+ * A list of column prefixes a row must leave empty, with a memoised test per column name: the names repeat on every
+ * row, so each is matched against the prefixes once, not once per row.
+ */
+class ForbiddenPrefixes {
+  readonly #memo = new Map<string, boolean>();
+  constructor(readonly prefixes: readonly string[]) {}
+
+  matches(column: string): boolean {
+    let hit = this.#memo.get(column);
+    if (hit === undefined) {
+      hit = this.prefixes.some((p) => column.startsWith(p));
+      // Column names come from a kind's column list; the bound only guards against callers with arbitrary keys.
+      if (this.#memo.size < 1000) this.#memo.set(column, hit);
+    }
+    return hit;
+  }
 }
 
-function forbidPrefixes(r: CellReader, prefixes: readonly string[], why: string): void {
-  for (const p of prefixes) for (const c of filled(r, p)) r.forbid(c, why);
+const SLIP_ONLY = new ForbiddenPrefixes(SLIP_ONLY_PREFIXES);
+const PIX_ONLY = new ForbiddenPrefixes(PIX_ONLY_PREFIXES);
+const NOT_FOR_PIX_STATIC = new ForbiddenPrefixes(['expiresIn', 'payer.']);
+const PAYER_ADDRESS = new ForbiddenPrefixes(['payer.address.']);
+
+/** NOT_ALLOWED for every filled column under the prefixes (in the order of the prefixes, then of the columns). */
+function forbidPrefixes(r: CellReader, forbidden: ForbiddenPrefixes, why: string): void {
+  const record = r.record;
+  let any = false;
+  for (const k in record) {
+    if (record[k] !== '' && forbidden.matches(k)) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return; // the common case: nothing to report, no arrays built
+  for (const p of forbidden.prefixes) for (const c of r.filledUnder(p)) r.forbid(c, why);
 }
 
-/** Column names of the address under a prefix, built once: row parsing looks them up for every row. */
-const ADDRESS_NAMES = new Map<
-  string,
-  Record<'zipCode' | 'publicPlace' | 'number' | 'complement' | 'neighborhood' | 'city' | 'state', string>
->();
+/**
+ * Column names and cell-reader options of the address under a prefix, built once per (prefix, required, when): row
+ * parsing reads an address on every row.
+ */
+interface AddressPlan {
+  required: boolean;
+  when: string | undefined;
+  names: Record<'zipCode' | 'publicPlace' | 'number' | 'complement' | 'neighborhood' | 'city' | 'state', string>;
+  /** Options of the mandatory parts (zip code, state), the street (max 100) and the city (max 60). */
+  part: { required: boolean; when: string | undefined };
+  street: { required: boolean; when: string | undefined; max: number };
+  city: { required: boolean; when: string | undefined; max: number };
+}
+const ADDRESS_PLANS = new Map<string, AddressPlan>();
+const MAX_20 = { max: 20 };
+const MAX_60 = { max: 60 };
 
-function addressNames(prefix: string) {
-  let names = ADDRESS_NAMES.get(prefix);
-  if (names === undefined) {
-    names = {
+function addressPlan(prefix: string, required: boolean, when: string | undefined): AddressPlan {
+  const cached = ADDRESS_PLANS.get(prefix);
+  if (cached !== undefined && cached.required === required && cached.when === when) return cached;
+  const plan: AddressPlan = {
+    required,
+    when,
+    names: {
       zipCode: `${prefix}.zipCode`,
       publicPlace: `${prefix}.publicPlace`,
       number: `${prefix}.number`,
@@ -156,25 +200,36 @@ function addressNames(prefix: string) {
       neighborhood: `${prefix}.neighborhood`,
       city: `${prefix}.city`,
       state: `${prefix}.state`,
-    };
-    ADDRESS_NAMES.set(prefix, names);
-  }
-  return names;
+    },
+    part: { required, when },
+    street: { required, when, max: 100 },
+    city: { required, when, max: 60 },
+  };
+  ADDRESS_PLANS.set(prefix, plan);
+  return plan;
 }
 
 /** Address under `prefix`; `required` makes zip code, street, city and state mandatory. */
 export function readAddress(r: CellReader, prefix: string, required: boolean, when?: string): Payer['address'] {
-  const n = addressNames(prefix);
-  const address = {
-    zipCode: r.zipCode(n.zipCode, { required, when }),
-    publicPlace: r.text(n.publicPlace, { required, when, max: 100 }),
-    number: r.text(n.number, { max: 20 }),
-    complement: r.text(n.complement, { max: 60 }),
-    neighborhood: r.text(n.neighborhood, { max: 60 }),
-    city: r.text(n.city, { required, when, max: 60 }),
-    state: r.state(n.state, { required, when }),
-  };
-  return compact(address);
+  const plan = addressPlan(prefix, required, when);
+  const n = plan.names;
+  // Read in this order (it is the order of the errors); the object gets only the parts that have a value.
+  const zipCode = r.zipCode(n.zipCode, plan.part);
+  const publicPlace = r.text(n.publicPlace, plan.street);
+  const number = r.text(n.number, MAX_20);
+  const complement = r.text(n.complement, MAX_60);
+  const neighborhood = r.text(n.neighborhood, MAX_60);
+  const city = r.text(n.city, plan.city);
+  const state = r.state(n.state, plan.part);
+  const address: Record<string, string> = {};
+  if (zipCode !== undefined) address.zipCode = zipCode;
+  if (publicPlace !== undefined) address.publicPlace = publicPlace;
+  if (number !== undefined) address.number = number;
+  if (complement !== undefined) address.complement = complement;
+  if (neighborhood !== undefined) address.neighborhood = neighborhood;
+  if (city !== undefined) address.city = city;
+  if (state !== undefined) address.state = state;
+  return address as Payer['address'];
 }
 
 /** A copy of `value` without its undefined fields (built anew: `delete` would slow the object down). */
@@ -184,19 +239,34 @@ export function compact<T extends Record<string, unknown>>(value: T): T {
   return out as T;
 }
 
+const SLIP_NAME = { required: true, when: SLIP, max: 100 };
+const SLIP_REQUIRED = { required: true, when: SLIP };
+const AREA_CODE = /^[1-9][1-9]$/;
+const PHONE_NUMBER = /^(?:[2-5]\d{7}|9\d{8})$/;
+const PHONE_PREFIX_OPTIONS = [
+  { required: false, when: 'with payer.phone.number' },
+  { required: true, when: 'with payer.phone.number' },
+] as const;
+const PHONE_NUMBER_OPTIONS = [
+  { required: false, when: 'with payer.phone.prefix' },
+  { required: true, when: 'with payer.phone.prefix' },
+] as const;
+
 function readSlipPayer(r: CellReader): Payer | undefined {
-  const name = r.text('payer.name', { required: true, when: SLIP, max: 100 });
-  const document = r.document('payer.document', { required: true, when: SLIP });
+  const name = r.text('payer.name', SLIP_NAME);
+  const document = r.document('payer.document', SLIP_REQUIRED);
   const email = r.email('payer.email');
-  const prefix = r.pattern('payer.phone.prefix', /^[1-9][1-9]$/, 'a 2-digit area code (11 to 99, not ending in 0)', {
-    required: r.has('payer.phone.number'),
-    when: 'with payer.phone.number',
-  });
+  const prefix = r.pattern(
+    'payer.phone.prefix',
+    AREA_CODE,
+    'a 2-digit area code (11 to 99, not ending in 0)',
+    PHONE_PREFIX_OPTIONS[r.has('payer.phone.number') ? 1 : 0],
+  );
   const number = r.pattern(
     'payer.phone.number',
-    /^(?:[2-5]\d{7}|9\d{8})$/,
+    PHONE_NUMBER,
     'a phone number of 8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9)',
-    { required: r.has('payer.phone.prefix'), when: 'with payer.phone.prefix' },
+    PHONE_NUMBER_OPTIONS[r.has('payer.phone.prefix') ? 1 : 0],
   );
   const address = readAddress(r, 'payer.address', true, SLIP);
   if (name === undefined || document === undefined) return undefined;
@@ -207,33 +277,58 @@ function readSlipPayer(r: CellReader): Payer | undefined {
   return payer;
 }
 
+/** Column names and reader options of a lateFine/latePayment rule, built once (read on every row). */
+function rulePlan(prefix: 'lateFine' | 'latePayment') {
+  return {
+    under: `${prefix}.`,
+    type: `${prefix}.type`,
+    date: `${prefix}.date`,
+    amount: `${prefix}.amount`,
+    typeOptions: { required: true, when: `when any ${prefix} column is filled` },
+    amountOptions: { required: true, when: `with ${prefix}.type` },
+  };
+}
+const RULE_PLANS = { lateFine: rulePlan('lateFine'), latePayment: rulePlan('latePayment') };
+
 export function readRule(r: CellReader, prefix: 'lateFine' | 'latePayment'): AmountRule | undefined {
-  if (filled(r, `${prefix}.`).length === 0) return undefined;
-  const type = r.enumOf(`${prefix}.type`, RULE_TYPES, { required: true, when: `when any ${prefix} column is filled` });
-  const date = r.date(`${prefix}.date`);
+  const plan = RULE_PLANS[prefix];
+  if (!r.anyFilledUnder(plan.under)) return undefined;
+  const type = r.enumOf(plan.type, RULE_TYPES, plan.typeOptions);
+  const date = r.date(plan.date);
   if (type === 'Percentage') {
-    const percent = r.percent(`${prefix}.amount`, { required: true, when: `with ${prefix}.type` });
+    const percent = r.percent(plan.amount, plan.amountOptions);
     if (percent === undefined) return undefined;
     return date === undefined ? { type, percent } : { type, date, percent };
   }
-  const amountCents = r.amount(`${prefix}.amount`, { required: true, when: `with ${prefix}.type` });
+  const amountCents = r.amount(plan.amount, plan.amountOptions);
   if (type === undefined || amountCents === undefined) return undefined;
   return date === undefined ? { type, amountCents } : { type, date, amountCents };
 }
 
+const DISCOUNT_TYPE_OPTIONS = { required: true, when: 'when any discount item is filled' };
+/** Per discount item: its columns and reader options (built once). */
+const DISCOUNT_ITEMS = Array.from({ length: MAX_DISCOUNT_ITEMS }, (_, k) => {
+  const dateCol = `discount.items.${k + 1}.date`;
+  const amountCol = `discount.items.${k + 1}.amount`;
+  return {
+    dateCol,
+    amountCol,
+    dateOptions: { required: true, when: `with ${amountCol}` },
+    amountOptions: { required: true, when: `with ${dateCol}` },
+  };
+});
+
 export function readDiscount(r: CellReader): Discount | undefined {
-  if (filled(r, 'discount.').length === 0) return undefined;
-  const type = r.enumOf('discount.type', RULE_TYPES, { required: true, when: 'when any discount item is filled' });
+  if (!r.anyFilledUnder('discount.')) return undefined;
+  const type = r.enumOf('discount.type', RULE_TYPES, DISCOUNT_TYPE_OPTIONS);
   const items: Array<{ date: string; value: number }> = [];
-  for (let i = 1; i <= MAX_DISCOUNT_ITEMS; i++) {
-    const dateCol = `discount.items.${i}.date`;
-    const amountCol = `discount.items.${i}.amount`;
-    if (!r.has(dateCol) && !r.has(amountCol)) continue;
-    const date = r.date(dateCol, { required: true, when: `with ${amountCol}` });
+  for (const item of DISCOUNT_ITEMS) {
+    if (!r.has(item.dateCol) && !r.has(item.amountCol)) continue;
+    const date = r.date(item.dateCol, item.dateOptions);
     const value =
       type === 'Percentage'
-        ? r.percent(amountCol, { required: true, when: `with ${dateCol}` })
-        : r.amount(amountCol, { required: true, when: `with ${dateCol}` });
+        ? r.percent(item.amountCol, item.amountOptions)
+        : r.amount(item.amountCol, item.amountOptions);
     if (date !== undefined && value !== undefined) items.push({ date, value });
   }
   if (type === undefined) return undefined;
@@ -246,44 +341,65 @@ export function readDiscount(r: CellReader): Discount | undefined {
     : { type, items: items.map((it) => ({ date: it.date, amountCents: it.value })) };
 }
 
+/** Per additionalInfo entry: its columns and the key's reader options (built once). */
+const ADDITIONAL_INFO_ITEMS = Array.from({ length: MAX_ADDITIONAL_INFO }, (_, k) => {
+  const keyCol = `additionalInfo.${k + 1}.key`;
+  const valueCol = `additionalInfo.${k + 1}.value`;
+  return { keyCol, valueCol, keyOptions: { required: true, when: `with ${valueCol}`, max: 50 } };
+});
+
 function readAdditionalInfo(r: CellReader, maxValue: number): PixChargeAdditionalInfo[] | undefined {
   const out: PixChargeAdditionalInfo[] = [];
-  for (let i = 1; i <= MAX_ADDITIONAL_INFO; i++) {
-    const keyCol = `additionalInfo.${i}.key`;
-    const valueCol = `additionalInfo.${i}.value`;
-    if (!r.has(keyCol) && !r.has(valueCol)) continue;
-    const key = r.text(keyCol, { required: true, when: `with ${valueCol}`, max: 50 });
-    const value = r.text(valueCol, { required: true, when: `with ${keyCol}`, max: maxValue });
+  for (const item of ADDITIONAL_INFO_ITEMS) {
+    if (!r.has(item.keyCol) && !r.has(item.valueCol)) continue;
+    const key = r.text(item.keyCol, item.keyOptions);
+    const value = r.text(item.valueCol, { required: true, when: `with ${item.keyCol}`, max: maxValue });
     if (key !== undefined && value !== undefined) out.push({ key, value });
   }
   return out.length > 0 ? out : undefined;
 }
 
+const REQUIRED = { required: true };
+const MAX_140 = { max: 140 };
+const OUR_NUMBER = /^\d{1,11}$/;
+const FINAL_BENEFICIARY_WHEN = 'when any finalBeneficiary column is filled';
+const FINAL_BENEFICIARY_NAME = { required: true, when: FINAL_BENEFICIARY_WHEN, max: 100 };
+const FINAL_BENEFICIARY_DOCUMENT = { required: true, when: FINAL_BENEFICIARY_WHEN };
+const EXPIRES_IN = { min: 1, max: MAX_EXPIRES_IN_SECONDS };
+const DYNAMIC_PAYER_NAME = [
+  { required: false, when: 'with payer.document', max: 100 },
+  { required: true, when: 'with payer.document', max: 100 },
+] as const;
+const DYNAMIC_PAYER_DOCUMENT = [
+  { required: false, when: 'with payer.name' },
+  { required: true, when: 'with payer.name' },
+] as const;
+
 export function parseCharge(r: CellReader): ChargeRow | undefined {
-  const type = r.enumOf('type', CHARGE_TYPES, { required: true });
-  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
-  const amountCents = r.amount('amount', { required: true });
+  const type = r.enumOf('type', CHARGE_TYPES, REQUIRED);
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, REQUIRED);
+  const amountCents = r.amount('amount', REQUIRED);
   const idempotencyKey = r.guid('idempotencyKey');
   if (type === undefined) return undefined;
 
-  let input: CreateChargeInput | undefined;
+  // The request objects are built with only the fields that have a value (as `compact` would, without a copy).
+  let input: Record<string, unknown> | undefined;
   if (type === 'BANKSLIP' || type === 'BANKSLIP_PIX') {
-    forbidPrefixes(r, PIX_ONLY_PREFIXES, 'Pix charges only');
-    const dueDate = r.date('dueDate', { required: true, when: SLIP });
-    const yourNumber = r.text('yourNumber', { max: 20 });
+    forbidPrefixes(r, PIX_ONLY, 'Pix charges only');
+    const dueDate = r.date('dueDate', SLIP_REQUIRED);
+    const yourNumber = r.text('yourNumber', MAX_20);
     let ourNumber: string | undefined;
     if (type === 'BANKSLIP_PIX') {
       r.forbid('ourNumber', 'a BANKSLIP_PIX charge is issued in wallet 112: the bank assigns ourNumber');
     } else {
-      ourNumber = r.pattern('ourNumber', /^\d{1,11}$/, '1 to 11 digits (express charge)');
+      ourNumber = r.pattern('ourNumber', OUR_NUMBER, '1 to 11 digits (express charge)');
     }
     const payer = readSlipPayer(r);
     let finalBeneficiary: { name: string; document: string; address?: Payer['address'] } | undefined;
-    if (filled(r, 'finalBeneficiary.').length > 0) {
-      const when = 'when any finalBeneficiary column is filled';
-      const name = r.text('finalBeneficiary.name', { required: true, when, max: 100 });
-      const document = r.document('finalBeneficiary.document', { required: true, when });
-      const hasAddress = filled(r, 'finalBeneficiary.address.').length > 0;
+    if (r.anyFilledUnder('finalBeneficiary.')) {
+      const name = r.text('finalBeneficiary.name', FINAL_BENEFICIARY_NAME);
+      const document = r.document('finalBeneficiary.document', FINAL_BENEFICIARY_DOCUMENT);
+      const hasAddress = r.anyFilledUnder('finalBeneficiary.address.');
       const address = hasAddress
         ? readAddress(r, 'finalBeneficiary.address', true, 'when any finalBeneficiary.address column is filled')
         : undefined;
@@ -295,43 +411,43 @@ export function parseCharge(r: CellReader): ChargeRow | undefined {
     const lateFine = readRule(r, 'lateFine');
     const latePayment = readRule(r, 'latePayment');
     if (correlationId && amountCents !== undefined && dueDate && payer) {
-      input = compact({
-        type,
-        correlationId,
-        amountCents,
-        dueDate,
-        payer,
-        yourNumber,
-        ourNumber,
-        finalBeneficiary,
-        discount,
-        lateFine,
-        latePayment,
-      }) as CreateChargeInput;
+      input = { type, correlationId, amountCents, dueDate, payer };
+      if (yourNumber !== undefined) input.yourNumber = yourNumber;
+      if (ourNumber !== undefined) input.ourNumber = ourNumber;
+      if (finalBeneficiary !== undefined) input.finalBeneficiary = finalBeneficiary;
+      if (discount !== undefined) input.discount = discount;
+      if (lateFine !== undefined) input.lateFine = lateFine;
+      if (latePayment !== undefined) input.latePayment = latePayment;
     }
   } else {
-    forbidPrefixes(r, SLIP_ONLY_PREFIXES, 'bank slips only');
-    const description = r.text('description', { max: 140 });
+    forbidPrefixes(r, SLIP_ONLY, 'bank slips only');
+    const description = r.text('description', MAX_140);
     const additionalInfo = readAdditionalInfo(r, type === 'PIX_STATIC' ? PIX_STATIC_ADDITIONAL_INFO_MAX : 200);
     if (type === 'PIX_STATIC') {
-      forbidPrefixes(r, ['expiresIn', 'payer.'], 'not for PIX_STATIC');
+      forbidPrefixes(r, NOT_FOR_PIX_STATIC, 'not for PIX_STATIC');
       if (correlationId && amountCents !== undefined) {
-        input = compact({ type, correlationId, amountCents, description, additionalInfo });
+        input = { type, correlationId, amountCents };
+        if (description !== undefined) input.description = description;
+        if (additionalInfo !== undefined) input.additionalInfo = additionalInfo;
       }
     } else {
-      const expiresInSeconds = r.integer('expiresIn', { min: 1, max: MAX_EXPIRES_IN_SECONDS });
-      const anyPayer = r.has('payer.name') || r.has('payer.document');
-      const name = r.text('payer.name', { required: anyPayer, when: 'with payer.document', max: 100 });
-      const document = r.document('payer.document', { required: anyPayer, when: 'with payer.name' });
-      forbidPrefixes(r, ['payer.address.'], 'bank slips only');
-      const payer = name !== undefined && document !== undefined ? { name, document } : undefined;
+      const expiresInSeconds = r.integer('expiresIn', EXPIRES_IN);
+      const anyPayer = r.has('payer.name') || r.has('payer.document') ? 1 : 0;
+      const name = r.text('payer.name', DYNAMIC_PAYER_NAME[anyPayer]);
+      const document = r.document('payer.document', DYNAMIC_PAYER_DOCUMENT[anyPayer]);
+      forbidPrefixes(r, PAYER_ADDRESS, 'bank slips only');
       if (correlationId && amountCents !== undefined) {
-        input = compact({ type, correlationId, amountCents, description, additionalInfo, expiresInSeconds, payer });
+        input = { type, correlationId, amountCents };
+        if (description !== undefined) input.description = description;
+        if (additionalInfo !== undefined) input.additionalInfo = additionalInfo;
+        if (expiresInSeconds !== undefined) input.expiresInSeconds = expiresInSeconds;
+        if (name !== undefined && document !== undefined) input.payer = { name, document };
       }
     }
   }
   if (input === undefined) return undefined;
-  return idempotencyKey === undefined ? { input } : { input, idempotencyKey };
+  const charge = input as unknown as CreateChargeInput;
+  return idempotencyKey === undefined ? { input: charge } : { input: charge, idempotencyKey };
 }
 
 function isSlip(type: string): boolean {

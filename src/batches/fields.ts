@@ -39,7 +39,18 @@ export function shown(value: string): string {
   return JSON.stringify(text);
 }
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Whether `value` holds a control character (U+0000-U+001F or U+007F): a char loop, cheaper than a regex per cell. */
+function hasControl(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+const NO_OPTIONS = {};
+const EMAIL_OPTIONS = { max: 100, code: 'INVALID_EMAIL' };
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function codePoints(value: string): number {
   let n = 0;
@@ -72,12 +83,22 @@ export class CellReader {
     return this.filledColumns.filter((k) => k === prefix || k.startsWith(prefix));
   }
 
+  /** Whether any column equal to `prefix` or starting with it is filled (`filledUnder` without the array). */
+  anyFilledUnder(prefix: string): boolean {
+    const record = this.record;
+    for (const k in record) {
+      if (k.startsWith(prefix) && record[k] !== '') return true;
+    }
+    return false;
+  }
+
   error(column: string | undefined, code: string, message: string): void {
     this.errors.push(column === undefined ? { code, message } : { column, code, message });
   }
 
   has(column: string): boolean {
-    return this.record[column] !== undefined && this.record[column] !== '';
+    const value = this.record[column];
+    return value !== undefined && value !== '';
   }
 
   /** The first of `columns` that has a value. */
@@ -106,14 +127,14 @@ export class CellReader {
   /** Free text: no control characters, at most `max` characters. */
   text(
     column: string,
-    options: { required?: boolean; when?: string; max?: number; min?: number } = {},
+    options: { required?: boolean; when?: string; max?: number; min?: number } = NO_OPTIONS,
   ): string | undefined {
-    if (!this.has(column)) {
+    const value = this.record[column];
+    if (value === undefined || value === '') {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
-    const value = this.record[column]!;
-    if (CONTROL.test(value)) {
+    if (hasControl(value)) {
       this.error(
         column,
         CELL_ERROR_CODES.invalidText,
@@ -139,7 +160,7 @@ export class CellReader {
     column: string,
     pattern: RegExp,
     expected: string,
-    options: { required?: boolean; when?: string; code?: string; max?: number } = {},
+    options: { required?: boolean; when?: string; code?: string; max?: number } = NO_OPTIONS,
   ): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
@@ -153,21 +174,31 @@ export class CellReader {
   enumOf<T extends string>(
     column: string,
     values: readonly T[],
-    options: { required?: boolean; when?: string } = {},
+    options: { required?: boolean; when?: string } = NO_OPTIONS,
   ): T | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
     const raw = this.record[column]!;
-    const found = values.find((x) => x === raw) ?? values.find((x) => x.toLowerCase() === raw.toLowerCase());
+    let found: T | undefined;
+    for (let i = 0; i < values.length; i++) {
+      if (values[i] === raw) {
+        found = values[i];
+        break;
+      }
+    }
+    if (found === undefined) {
+      const lower = raw.toLowerCase();
+      found = values.find((x) => x.toLowerCase() === lower);
+    }
     if (found === undefined) {
       this.error(column, CELL_ERROR_CODES.invalidEnum, `Expected one of ${values.join(', ')}, got ${shown(raw)}`);
     }
     return found;
   }
 
-  guid(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+  guid(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     if (!v.isGuid(value)) {
@@ -182,14 +213,21 @@ export class CellReader {
   }
 
   /** Money in the dialect's decimal mark, exact in cents; `positive` requires > 0. */
-  amount(column: string, options: { required?: boolean; when?: string; positive?: boolean } = {}): Cents | undefined {
+  amount(
+    column: string,
+    options: { required?: boolean; when?: string; positive?: boolean } = NO_OPTIONS,
+  ): Cents | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
     const raw = this.record[column]!;
-    const cents = this.format(column, () => parseAmount(raw, this.dialect.decimalMark));
-    if (cents === undefined) return undefined;
+    let cents: Cents;
+    try {
+      cents = parseAmount(raw, this.dialect.decimalMark);
+    } catch (err) {
+      return this.formatFailed(column, err);
+    }
     if (options.positive !== false && cents <= 0) {
       this.error(column, CELL_ERROR_CODES.amountNotPositive, `Expected an amount greater than 0, got ${shown(raw)}`);
       return undefined;
@@ -198,25 +236,29 @@ export class CellReader {
   }
 
   /** A percentage with up to 2 decimals in the dialect's decimal mark ("2,5" -> 2.5). */
-  percent(column: string, options: { required?: boolean; when?: string } = {}): number | undefined {
-    const cents = this.amount(column, { ...options, positive: false });
+  percent(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): number | undefined {
+    const cents = this.amount(column, { required: options.required, when: options.when, positive: false });
     return cents === undefined ? undefined : cents / 100;
   }
 
   /** yyyy-mm-dd or dd/mm/yyyy, returned as yyyy-mm-dd. */
-  date(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+  date(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
     const raw = this.record[column]!;
-    return this.format(column, () => parseDate(raw));
+    try {
+      return parseDate(raw);
+    } catch (err) {
+      return this.formatFailed(column, err);
+    }
   }
 
   /** A whole number in [min, max]. */
   integer(
     column: string,
-    options: { required?: boolean; when?: string; min?: number; max?: number } = {},
+    options: { required?: boolean; when?: string; min?: number; max?: number } = NO_OPTIONS,
   ): number | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -237,7 +279,7 @@ export class CellReader {
     return n;
   }
 
-  boolean(column: string, options: { required?: boolean } = {}): boolean | undefined {
+  boolean(column: string, options: { required?: boolean } = NO_OPTIONS): boolean | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column);
       return undefined;
@@ -252,7 +294,7 @@ export class CellReader {
   /** CPF (11 digits) or CNPJ (14, letters allowed in the new format), punctuation tolerated; returned bare. */
   document(
     column: string,
-    options: { required?: boolean; when?: string; only?: 'cpf' | 'cnpj' } = {},
+    options: { required?: boolean; when?: string; only?: 'cpf' | 'cnpj' } = NO_OPTIONS,
   ): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
@@ -265,7 +307,7 @@ export class CellReader {
   }
 
   /** Two-letter state code (UF), upper-cased. */
-  state(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+  state(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     const uf = value.toUpperCase();
@@ -281,7 +323,7 @@ export class CellReader {
   }
 
   /** CEP: 8 digits, with or without the hyphen; returned as 8 digits. */
-  zipCode(column: string, options: { required?: boolean; when?: string } = {}): string | undefined {
+  zipCode(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     if (!v.isValidCep(value)) {
@@ -295,12 +337,13 @@ export class CellReader {
     return value.replace('-', '');
   }
 
-  email(column: string, options: { required?: boolean; when?: string; max?: number } = {}): string | undefined {
-    return this.pattern(column, /^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an e-mail address like ana@example.com', {
-      max: 100,
-      ...options,
-      code: CELL_ERROR_CODES.invalidEmail,
-    });
+  email(column: string, options: { required?: boolean; when?: string; max?: number } = NO_OPTIONS): string | undefined {
+    // The common call (no options) shares one constant options object instead of spreading a new one per row.
+    const o =
+      options.required === undefined && options.when === undefined && options.max === undefined
+        ? EMAIL_OPTIONS
+        : { max: 100, ...options, code: CELL_ERROR_CODES.invalidEmail };
+    return this.pattern(column, EMAIL_PATTERN, 'an e-mail address like ana@example.com', o);
   }
 
   /**
@@ -311,15 +354,20 @@ export class CellReader {
     try {
       return parse();
     } catch (err) {
-      if (err instanceof FormatError) {
-        const found = this.record[column];
-        const message =
-          /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
-        this.error(column, err.code, message);
-        return undefined;
-      }
-      throw err;
+      return this.formatFailed(column, err);
     }
+  }
+
+  /** What `format` does with what a format parser threw (amount and date call the parsers without a closure). */
+  private formatFailed(column: string, err: unknown): undefined {
+    if (err instanceof FormatError) {
+      const found = this.record[column];
+      const message =
+        /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
+      this.error(column, err.code, message);
+      return undefined;
+    }
+    throw err;
   }
 
   /** The parse result: the row when no error was recorded. */

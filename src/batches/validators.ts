@@ -22,7 +22,12 @@ export function isUf(value: string): boolean {
 
 /** Drops the usual punctuation of a CPF/CNPJ (dots, slash, hyphen, spaces) and upper-cases the CNPJ letters. */
 export function bareDocument(value: string): string {
-  return value.replace(/[.\-/\s]/g, '').toUpperCase();
+  // Already bare (digits and upper-case letters only, the usual cell): the same string, without a regex pass.
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 65 && c <= 90))) return value.replace(/[.\-/\s]/g, '').toUpperCase();
+  }
+  return value;
 }
 
 /**

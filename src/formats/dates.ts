@@ -14,7 +14,18 @@ function isLeapYear(year: number): boolean {
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** The number written by the `count` ASCII digits of `text` at `start`, or -1 when one of them is not a digit. */
+function digitsAt(text: string, start: number, count: number): number {
+  let n = 0;
+  for (let i = start; i < start + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 function pad(value: number, width: number): string {
@@ -34,6 +45,13 @@ function checkCalendar(text: string, year: number, month: number, day: number): 
  * (2026-02-29).
  */
 export function parseDate(text: string): string {
+  // Fast path: exactly yyyy-mm-dd (the common cell), read by char codes; any other text takes the regexes below.
+  if (text.length === 10 && text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45) {
+    const year = digitsAt(text, 0, 4);
+    const month = digitsAt(text, 5, 2);
+    const day = digitsAt(text, 8, 2);
+    if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)) return text;
+  }
   const trimmed = text.trim();
   const iso = ISO_DATE.exec(trimmed);
   if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));

@@ -45,7 +45,12 @@ export type Uf = (typeof UF_CODES)[number];
 export type DocumentType = 'NATURAL' | 'LEGAL';
 
 function stripMask(text: string): string {
-  return text.replace(/[\s./-]/g, '');
+  // Nothing to strip in the common case (a bare document): skip the regex pass.
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x2e || c === 0x2f || c === 0x2d || c > 0x7e) return text.replace(/[\s./-]/g, '');
+  }
+  return text;
 }
 
 function withCheckDigits(base: string, maxWeight: number): string {
@@ -127,9 +132,11 @@ export function cnpjFromSeed(seed: number): string {
   return withCheckDigits(`${scramble(seed, 8)}0001`, 9);
 }
 
+const UF_SET: ReadonlySet<string> = new Set(UF_CODES);
+
 /** One of the 27 two-letter UF codes (upper case). */
 export function isValidUf(text: string): text is Uf {
-  return (UF_CODES as readonly string[]).includes(text);
+  return UF_SET.has(text);
 }
 
 /** A CEP: 8 digits, optionally written `01310-100`. */
