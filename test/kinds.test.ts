@@ -240,6 +240,28 @@ describe('charges', () => {
     expectError(charges, { ...pix, description: 'a\u0007b' }, 'description', 'INVALID_TEXT');
   });
 
+  it('lists columns that must stay empty in the order of the rules, whatever the record order', () => {
+    const pix = { type: 'PIX_STATIC', correlationId: 'p', amount: '1,00' };
+    const errs = errors(charges, {
+      'payer.address.city': 'Recife',
+      'lateFine.type': 'Fixed',
+      expiresIn: '10',
+      ...pix,
+      dueDate: '2026-12-01',
+      'payer.name': 'Ana',
+    });
+    expect(errs.map((e) => [e.column, e.code])).toEqual([
+      ['dueDate', 'NOT_ALLOWED'],
+      ['payer.address.city', 'NOT_ALLOWED'],
+      ['lateFine.type', 'NOT_ALLOWED'],
+      ['expiresIn', 'NOT_ALLOWED'],
+      ['payer.address.city', 'NOT_ALLOWED'],
+      ['payer.name', 'NOT_ALLOWED'],
+    ]);
+    expect(errs[0]!.message).toBe('Expected an empty cell (bank slips only), got "2026-12-01"');
+    expect(errs[3]!.message).toBe('Expected an empty cell (not for PIX_STATIC), got "10"');
+  });
+
   it('collects every error of a row at once', () => {
     const errs = errors(charges, { type: 'BANKSLIP', correlationId: 'x', amount: 'abc', dueDate: 'amanhã' });
     const columns = errs.map((e) => e.column);
