@@ -298,12 +298,13 @@ export class CellReader {
   ): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
-    const problem = v.documentProblem(value, options.only);
+    const bare = v.bareDocument(value);
+    const problem = v.documentProblem(value, options.only, bare);
     if (problem !== undefined) {
       this.error(column, problem.code, problem.message);
       return undefined;
     }
-    return v.bareDocument(value);
+    return bare;
   }
 
   /** Two-letter state code (UF), upper-cased. */

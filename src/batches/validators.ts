@@ -32,10 +32,14 @@ export function bareDocument(value: string): string {
 
 /**
  * Why `value` is not a valid CPF/CNPJ (or not the kind asked for), or undefined when it is. Codes: INVALID_CPF and
- * INVALID_CNPJ for wrong check digits of a well-formed document, INVALID_DOCUMENT for anything else.
+ * INVALID_CNPJ for wrong check digits of a well-formed document, INVALID_DOCUMENT for anything else. `bare` is
+ * `bareDocument(value)` when the caller has it already (the mask is stripped once per cell).
  */
-export function documentProblem(value: string, only?: 'cpf' | 'cnpj'): { code: string; message: string } | undefined {
-  const bare = bareDocument(value);
+export function documentProblem(
+  value: string,
+  only?: 'cpf' | 'cnpj',
+  bare: string = bareDocument(value),
+): { code: string; message: string } | undefined {
   if (only === 'cpf' && bare.length !== 11) {
     return { code: 'INVALID_DOCUMENT', message: `Expected a CPF (11 digits), got ${bare.length} characters` };
   }
