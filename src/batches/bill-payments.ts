@@ -21,7 +21,7 @@
  * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
  * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
  */
-import { checkBillPayment, type LookedUpBill } from '../bank/bill-payments.js';
+import type { LookedUpBill } from '../bank/bill-payments.js';
 import type { BankClient } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseDate } from '../formats/dates.js';
@@ -120,8 +120,16 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   return row;
 }
 
+/**
+ * The bank module holding the spec 4.2 checks, loaded on first use: it brings the HTTP client and the response
+ * schemas, which `validate` (parsing only, never paying) does not need; a run has loaded them already.
+ */
+let bankChecks: Promise<typeof import('../bank/bill-payments.js')> | undefined;
+
 /** Runs the spec 4.2 checks; a refusal ends the row `failed` with the check's code. */
-function checkOrFail(bill: LookedUpBill, amountCents: Cents): void {
+async function checkOrFail(bill: LookedUpBill, amountCents: Cents): Promise<void> {
+  bankChecks ??= import('../bank/bill-payments.js');
+  const { checkBillPayment } = await bankChecks;
   try {
     checkBillPayment(bill, amountCents);
   } catch (err) {
@@ -176,7 +184,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       usesIdempotencyKey: false,
       async run(ctx) {
         const bill = await lookup(ctx.client, ctx.row, ctx.signal);
-        checkOrFail(bill, ctx.row.amountCents);
+        await checkOrFail(bill, ctx.row.amountCents);
         recentLookups.set(ctx.row, bill);
         return lookupOutput(bill);
       },
@@ -187,7 +195,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       usesIdempotencyKey: true,
       async run(ctx) {
         const bill = takeRecentLookup(ctx.row, ctx.resend) ?? (await lookup(ctx.client, ctx.row, ctx.signal));
-        if (!ctx.resend) checkOrFail(bill, ctx.row.amountCents);
+        if (!ctx.resend) await checkOrFail(bill, ctx.row.amountCents);
         const input = {
           amountCents: ctx.row.amountCents,
           idempotencyKey: ctx.idempotencyKey,

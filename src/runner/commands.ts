@@ -14,20 +14,17 @@
  * columns) gets a `<name>.rejected.txt` instead.
  */
 import { setMaxListeners } from 'node:events';
-import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BankClient, type BankClientOptions } from '../bank/client.js';
 import type { RetrySettings } from '../bank/retry-policy.js';
-import type { BatchKind, CellError } from '../batches/kind.js';
+import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
-import type { Config } from '../config.js';
-import { type BatchReader, type ReadBatchOptions, readBatch } from '../csv/reader.js';
-import { formatLocation, InputError, type InputLocation, RemessaError } from '../errors.js';
+import { type BatchReader, readBatch } from '../csv/reader.js';
+import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
 import {
   archiveWorkItem,
-  classifyInboxPath,
   Intake,
   sha256File,
   stemOf,
@@ -36,7 +33,6 @@ import {
   type WorkItem,
   type WorkMeta,
 } from '../intake/index.js';
-import type { Logger } from '../log.js';
 import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import type { RunningSandbox } from '../sandbox/server.js';
@@ -49,154 +45,13 @@ import {
   processBatch,
   resumeUnfinishedBatches,
 } from './engine.js';
+import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
+import { kindOfGivenFile } from './validate.js';
 
 export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
-
-/** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
-export interface RunnerOptions {
-  folders: {
-    /** Watched for batches. */
-    inbox: string;
-    /** Answers: `<kind>/<name>.result.csv`, `.rejected.txt`, `.summary.json`, PDFs and PNGs. */
-    outbox: string;
-    /** Taken originals end here. */
-    archive: string;
-    /** The store (`remessa.sqlite`), the work area (`work/`) and the embedded sandbox's state. */
-    data: string;
-  };
-  bank:
-    | {
-        /** The embedded sandbox, started in-process on a free port. */
-        embedded: true;
-        /** Its SQLite file. @defaultValue `<data>/sandbox.sqlite` */
-        sandboxDataFile?: string;
-        /** Interface it listens on. @defaultValue '127.0.0.1' */
-        sandboxHost?: string;
-        /** Its port. @defaultValue 0 (a free port) */
-        sandboxPort?: number;
-        /** Settings of the client talking to it (base URL and key are filled in). */
-        client?: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'>;
-        /** Account id (idempotency-key namespace). @defaultValue 'sandbox' */
-        accountId?: string;
-      }
-    | {
-        embedded: false;
-        /** The client's settings (base URL, API key, timeouts, retries, TLS). */
-        client: BankClientOptionsLike;
-        /** The account id: namespace of the idempotency keys (and webhook header). */
-        accountId: string;
-      };
-  intake: {
-    /** Milliseconds size and mtime must stay unchanged before a file is taken. */
-    stableMs: number;
-    /** Take a file only when `<name>.done` appears. */
-    requireDoneMarker: boolean;
-    /** Poll instead of file system events (network shares). */
-    usePolling: boolean;
-    /** Polling interval in milliseconds. */
-    pollIntervalMs: number;
-    /** Files processed at once. @defaultValue 4 */
-    maxConcurrentFiles?: number;
-  };
-  /** CSV dialect overrides; absent = detect. */
-  csv: {
-    encoding?: 'utf8' | 'windows-1252';
-    delimiter?: ',' | ';' | '\t';
-    decimalMark?: '.' | ',';
-  };
-  queue: {
-    /** Requests in flight at once. */
-    concurrency: number;
-    /** Rows read ahead and queued at once. */
-    maxRowsInFlight: number;
-    /** Per endpoint group: at most `requests` per `intervalMs` (0 = unlimited). */
-    rateLimits: Record<string, { requests: number; intervalMs: number }>;
-  };
-  /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
-  policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
-  /** Per kind: source header -> column. */
-  mappings: Partial<Record<KindName, Record<string, string>>>;
-  logger: Logger;
-  /** Where command output (validate's errors, status) goes. @defaultValue process.stdout */
-  out?: NodeJS.WritableStream;
-  /** Where progress goes. @defaultValue process.stderr */
-  progressStream?: NodeJS.WritableStream & { isTTY?: boolean };
-}
-
-/** The client's options, passed through. */
-export type BankClientOptionsLike = BankClientOptions;
-
-/** Maps the parsed configuration onto the runner's options. */
-export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerOptions {
-  const b = config.bank;
-  const client: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'> = {
-    accountId: b.accountId,
-    apiKeyHeader: b.headers.apiKey,
-    accountIdHeader: b.headers.accountId,
-    idempotencyKeyHeader: b.headers.idempotencyKey,
-    connectTimeoutMs: b.timeouts.connectMs,
-    headersTimeoutMs: b.timeouts.headersMs,
-    bodyTimeoutMs: b.timeouts.bodyMs,
-    maxAttempts: b.retry.maxAttempts,
-    baseDelayMs: b.retry.baseDelayMs,
-    maxDelayMs: b.retry.maxDelayMs,
-    maxRetryAfterMs: b.retry.maxRetryAfterMs,
-    connections: b.connections,
-    pixPaymentPath: b.pixPaymentPath,
-    logger,
-  };
-  const tls = b.tls as { certFile?: string; keyFile?: string; caFile?: string };
-  const readPem = (f: string | undefined) => (f ? readFileSyncText(f) : undefined);
-  return {
-    folders: { ...config.folders },
-    bank: config.embedded
-      ? {
-          embedded: true,
-          sandboxDataFile: config.sandbox.dataFile,
-          sandboxHost: config.sandbox.host,
-          sandboxPort: config.sandbox.port,
-          client,
-          accountId: b.accountId ?? 'sandbox',
-        }
-      : {
-          embedded: false,
-          client: {
-            ...client,
-            baseUrl: b.url,
-            apiKey: b.apiKey!,
-            tlsCert: readPem(tls.certFile),
-            tlsKey: readPem(tls.keyFile),
-            tlsCa: readPem(tls.caFile),
-          },
-          accountId: b.accountId ?? '',
-        },
-    intake: {
-      stableMs: config.intake.stableMs,
-      requireDoneMarker: config.intake.requireDoneMarker,
-      usePolling: config.intake.mode === 'poll',
-      pollIntervalMs: config.intake.pollIntervalMs,
-    },
-    csv: {
-      encoding: config.csv.encoding === 'auto' ? undefined : config.csv.encoding,
-      delimiter: config.csv.delimiter === 'auto' ? undefined : config.csv.delimiter,
-      decimalMark: config.csv.decimalMark === 'auto' ? undefined : config.csv.decimalMark,
-    },
-    queue: {
-      concurrency: config.queue.concurrency,
-      maxRowsInFlight: config.queue.maxRowsInFlight,
-      rateLimits: { ...config.queue.rateLimits },
-    },
-    policy: { ...config.policy },
-    mappings: { ...config.mappings } as RunnerOptions['mappings'],
-    logger,
-  };
-}
-
-function readFileSyncText(file: string): string {
-  // Certificates are read once at start-up; sync keeps the mapping a plain function.
-  return readFileSync(file, 'utf8');
-}
+export { type BankClientOptionsLike, type RunnerOptions, runnerOptionsFromConfig } from './options.js';
+export { kindOfGivenFile, type ValidationReport, validateBatchFile, validateFile } from './validate.js';
 
 /** Counts of row outcomes of one batch, as the engine reports them. */
 export type OutcomeCounts = Partial<Record<RowOutcome, number>>;
@@ -238,17 +93,6 @@ export function kindByName(name: string): BatchKind<any> | undefined {
 
 /** Where answers to files of no known kind go: the folder they were dropped in, or `_unknown` for the inbox root. */
 export const UNKNOWN_KIND_FOLDER = '_unknown';
-
-function readOptions(options: RunnerOptions, kind: KindName, displayName: string): ReadBatchOptions {
-  return {
-    columns: KINDS[kind].columns,
-    mapping: options.mappings[kind] ?? {},
-    displayName,
-    ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
-    ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),
-    ...(options.csv.decimalMark ? { decimalMark: options.csv.decimalMark } : {}),
-  };
-}
 
 function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
   const o: OutcomeCounts = {};
@@ -434,24 +278,11 @@ export function allSucceeded(counts: OutcomeCounts): boolean {
   return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
 }
 
-function out(options: RunnerOptions): NodeJS.WritableStream {
-  return options.out ?? process.stdout;
-}
-
 function formatCounts(counts: OutcomeCounts): string {
   const parts = Object.entries(counts)
     .filter(([, n]) => (n ?? 0) > 0)
     .map(([k, n]) => `${k} ${n}`);
   return parts.length > 0 ? parts.join(', ') : 'no rows';
-}
-
-/** The kind of a file given on the command line: its folder name or its name prefix (as in the inbox). */
-export function kindOfGivenFile(file: string): KindName | undefined {
-  const folder = path.basename(path.dirname(file));
-  const entry = classifyInboxPath(`${folder}/${path.basename(file)}`);
-  if (entry.type === 'batch') return entry.kind;
-  const root = classifyInboxPath(path.basename(file));
-  return root.type === 'batch' ? root.kind : undefined;
 }
 
 /**
@@ -576,118 +407,6 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
     process.off('SIGINT', onSignal);
     await pipeline.close();
   }
-}
-
-/** What `validate` found. */
-export interface ValidationReport {
-  rows: number;
-  valid: number;
-  invalid: number;
-  /** One line per error: `file line L, column C (name): message [CODE]`. */
-  errors: string[];
-  /** Said when the policy would send nothing. */
-  policyNote?: string;
-}
-
-/** Reads and validates every row of `file` as `kind`; sends nothing, stores nothing. Throws InputError for the file. */
-export async function validateBatchFile(
-  file: string,
-  kindName: KindName,
-  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'>,
-  hooks: { onRow?: (valid: boolean) => void; maxErrors?: number } = {},
-): Promise<ValidationReport> {
-  const kind = KINDS[kindName];
-  const name = path.basename(file);
-  const reader = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
-  const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [] };
-  const maxErrors = hooks.maxErrors ?? 10_000;
-  const columnIndex = new Map<string, number>();
-  reader.header.forEach((h, i) => {
-    if (h.column !== null && !columnIndex.has(h.column)) columnIndex.set(h.column, i + 1);
-  });
-  const add = (line: number, e: CellError) => {
-    if (report.errors.length >= maxErrors) return;
-    const column = e.column === undefined ? undefined : columnIndex.get(e.column);
-    const loc: InputLocation = { file: name, line };
-    if (column !== undefined) loc.column = column;
-    if (e.column !== undefined) loc.columnName = e.column;
-    report.errors.push(`${formatLocation(loc)}: ${e.message} [${e.code}]`);
-  };
-  try {
-    const dialect = reader.dialect;
-    const onRow = hooks.onRow;
-    // In arrays: an await per row would cost about as much as checking the row.
-    for await (const batch of reader.batches) {
-      for (const rec of batch) {
-        report.rows++;
-        let ok: boolean;
-        if (rec.problem) {
-          add(rec.line, rec.problem);
-          ok = false;
-        } else {
-          const parsed = kind.parse(rec.record, dialect);
-          ok = parsed.ok;
-          if (!parsed.ok) for (const e of parsed.errors) add(rec.line, e);
-        }
-        if (ok) report.valid++;
-        else report.invalid++;
-        onRow?.(ok);
-      }
-    }
-  } finally {
-    reader.close();
-  }
-  if (report.errors.length >= maxErrors) report.errors.push(`... more errors not shown (first ${maxErrors} listed)`);
-  const policy = options.policy[kindName] ?? (kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-  if (report.invalid > 0) {
-    report.policyNote =
-      policy === 'all-or-nothing'
-        ? 'policy all-or-nothing: nothing would be sent'
-        : `policy send-valid: ${report.valid} valid rows would be sent`;
-  }
-  return report;
-}
-
-/**
- * `remessa validate FILE`: reads and validates every row, sends nothing, stores nothing. Prints every error as
- * `file line L, column C (name): message` and the totals. Exit 1 when any row (or the file) is invalid.
- */
-export async function validateFile(options: RunnerOptions, file: string, kind?: KindName): Promise<number> {
-  const stream = options.progressStream ?? process.stderr;
-  const abs = path.resolve(file);
-  const k = kind ?? kindOfGivenFile(abs);
-  const o = out(options);
-  if (!k) {
-    o.write(
-      `${file}: Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${path.basename(file)}"\n`,
-    );
-    return EXIT_NOT_ALL_SUCCEEDED;
-  }
-  if (!(await fs.stat(abs).catch(() => undefined))?.isFile()) {
-    o.write(`${file}: not found\n`);
-    return EXIT_CANNOT_RUN;
-  }
-  const progress = createProgress({ stream });
-  progress.start(`validate ${k} ${path.basename(abs)}`, isInteractive(stream) ? await estimateRows(abs) : undefined);
-  let result: ValidationReport;
-  try {
-    result = await validateBatchFile(abs, k, options, { onRow: (valid) => progress.tick(valid ? 'valid' : 'invalid') });
-  } catch (err) {
-    progress.stop();
-    if (err instanceof RemessaError) {
-      o.write(`${err.message} [${err.code}]\n`);
-      o.write(`${path.basename(abs)}: the file cannot be processed\n`);
-      return EXIT_NOT_ALL_SUCCEEDED;
-    }
-    throw err;
-  }
-  progress.stop();
-  for (const line of result.errors) o.write(`${line}\n`);
-  o.write(
-    `${path.basename(abs)}: ${result.rows} rows, ${result.valid} valid, ${result.invalid} invalid, ` +
-      `${result.errors.length} errors${result.policyNote ? `; ${result.policyNote}` : ''}\n`,
-  );
-  return result.invalid === 0 && result.rows > 0 ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
 }
 
 /** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store. */
