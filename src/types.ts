@@ -31,6 +31,10 @@ export const KIND_NAMES = [
 ] as const;
 export type KindName = (typeof KIND_NAMES)[number];
 
+export function isKindName(name: string): name is KindName {
+  return (KIND_NAMES as readonly string[]).includes(name);
+}
+
 /** Endpoint groups share a rate limit; a 429 pauses its group only. */
 export const ENDPOINT_GROUPS = ['charges', 'bill-payments', 'pix', 'claims'] as const;
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];

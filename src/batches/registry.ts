@@ -3,7 +3,10 @@
  * name to KIND_NAMES in src/types.ts), regenerate docs/batches.md (`npx tsx src/batches/docs.ts`).
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import { KIND_NAMES, type KindName } from '../types.js';
+import { isKindName, KIND_NAMES, type KindName } from '../types.js';
+
+export { isKindName };
+
 import { billPaymentsKind } from './bill-payments.js';
 import { chargeUpdatesKind } from './charge-updates.js';
 import { chargeVoidsKind } from './charge-voids.js';
@@ -25,10 +28,6 @@ export const KINDS: Readonly<Record<KindName, BatchKind<never>>> = {
   'charge-updates': chargeUpdatesKind as BatchKind<never>,
   'charge-voids': chargeVoidsKind as BatchKind<never>,
 };
-
-export function isKindName(name: string): name is KindName {
-  return (KIND_NAMES as readonly string[]).includes(name);
-}
 
 /** The kind called `name`, or undefined. Rows parsed by a kind are opaque to the engine: `BatchKind<unknown>`. */
 export function kindFor(name: string): BatchKind<unknown> | undefined {

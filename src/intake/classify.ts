@@ -11,7 +11,7 @@
  * Pure functions: no file system access, so the rules are tested on their own.
  */
 import path from 'node:path';
-import { KIND_NAMES, type KindName } from '../types.js';
+import { isKindName, KIND_NAMES, type KindName } from '../types.js';
 
 /** Suffix of the marker a writer drops next to a finished file when `requireDoneMarker` is on. */
 export const DONE_MARKER_SUFFIX = '.done';
@@ -53,10 +53,6 @@ export function kindFromRootName(name: string): KindName | undefined {
     }
   }
   return undefined;
-}
-
-function isKindName(value: string): value is KindName {
-  return (KIND_NAMES as readonly string[]).includes(value);
 }
 
 /**

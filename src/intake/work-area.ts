@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../atomic-file.js';
 import { RemessaError } from '../errors.js';
 import type { KindName } from '../types.js';
 
@@ -53,18 +54,6 @@ export interface WorkItem {
 export class IntakeError extends RemessaError {}
 
 const META_FILE = 'meta.json';
-
-async function writeFileAtomic(file: string, data: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await fs.open(tmp, 'w');
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.rename(tmp, file);
-}
 
 /**
  * Moves `from` to `to`: a rename when both are on one file system (atomic). Across file systems (an inbox on a network

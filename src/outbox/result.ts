@@ -1,20 +1,6 @@
-/**
- * The outbox: every batch gets exactly one answer in `outbox/<kind>/`.
- *
- * - `<name>.result.csv`: one line per input row, in input order: the input's own columns as they were, then `status`
- *   (succeeded, rejected, failed, duplicate, uncertain), `errorCode`, `errorMessage`, then the kind's result columns.
- *   Same encoding, BOM, delimiter, decimal mark and line ending as the input (src/csv/writer.ts, which also
- *   neutralises cells that would start a spreadsheet formula). A duplicate repeats its original row's outputs.
- * - `<name>.summary.json` beside it: counts by status, amounts by status in cents and formatted, timestamps.
- * - `<name>/`: the files the steps wrote (slip PDFs, QR PNGs); see `filesDirFor`.
- * - `<name>.rejected.txt` instead of a result when the file as a whole cannot be processed (`writeRejected`).
- *
- * What must hold: rows are streamed from SQLite a page at a time (memory does not grow with the batch), and every
- * file appears under its final name only when complete (temporary name in the same folder, then rename).
- */
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../atomic-file.js';
 import type { BatchKind, Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
@@ -190,17 +176,7 @@ export async function writeRejected(options: WriteRejectedOptions): Promise<stri
   return file;
 }
 
-/** Writes `text` under a temporary name in the same folder, then renames it over `file`. */
-export async function writeFileAtomic(file: string, text: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    await writeFile(temp, text, { flag: 'wx' });
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
+export { writeFileAtomic };
 
 /** A name used as one path segment: never a path (no separators, no `..`). */
 function safeName(name: string, what: string): string {
