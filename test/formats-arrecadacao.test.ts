@@ -11,19 +11,10 @@ import {
   type ValueIdentifier,
   validateArrecadacaoLine,
 } from '../src/formats/index.js';
+import { formatError } from './helpers/errors.js';
 
 /** A utility bill line quoted by @brazilian-utils' docs (segment 4, identifier 6, R$ 24.61). */
 const LIBRARY_SAMPLE = '846100000005246100291102005460339004695895061080';
-
-function formatError(fn: () => unknown): FormatError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof FormatError) return error;
-    throw error;
-  }
-  throw new Error('expected a FormatError');
-}
 
 const digitString = (length: number) =>
   fc.array(fc.integer({ min: 0, max: 9 }), { minLength: length, maxLength: length }).map((d) => d.join(''));

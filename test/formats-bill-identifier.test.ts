@@ -9,21 +9,12 @@ import {
   FormatError,
   parseBillIdentifier,
 } from '../src/formats/index.js';
+import { formatError } from './helpers/errors.js';
 
 const TODAY = '2026-11-22';
 const SAMPLE_BAR_CODE = '43595103800000000100001112000000600000520637';
 const SAMPLE_LINE = '43590001161200000060900005206370510380000000010';
 const TAX_LINE = '846100000005246100291102005460339004695895061080';
-
-function formatError(fn: () => unknown): FormatError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof FormatError) return error;
-    throw error;
-  }
-  throw new Error('expected a FormatError');
-}
 
 /** How people paste a line: dots, spaces and dashes between groups. */
 function decorate(digits: string, separators: string[]): string {

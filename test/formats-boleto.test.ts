@@ -15,6 +15,7 @@ import {
   serviceFreeField,
   validateBankSlipLine,
 } from '../src/formats/index.js';
+import { formatError } from './helpers/errors.js';
 
 /** The two samples published by the service's provider (brazilian-formats.md section 2). */
 const SAMPLES = [
@@ -44,16 +45,6 @@ function libraryDueDate(line: string, today: string): string | null {
   if (!date) return null;
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-}
-
-function formatError(fn: () => unknown): FormatError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof FormatError) return error;
-    throw error;
-  }
-  throw new Error('expected a FormatError');
 }
 
 describe('published samples', () => {

@@ -11,6 +11,7 @@ import {
   parseTlv,
   toBrCodeText,
 } from '../src/formats/index.js';
+import { formatError } from './helpers/errors.js';
 
 /**
  * The independent checks of what we generate:
@@ -37,16 +38,6 @@ function referenceCrc(bytes: Uint8Array): number {
 function withCrc(body: string): string {
   const payload = `${body}6304`;
   return payload + referenceCrc(Buffer.from(payload, 'utf8')).toString(16).toUpperCase().padStart(4, '0');
-}
-
-function formatError(fn: () => unknown): FormatError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof FormatError) return error;
-    throw error;
-  }
-  throw new Error('expected a FormatError');
 }
 
 /** The example of the Banco Central BR Code manual, as quoted by @brazilian-utils. */

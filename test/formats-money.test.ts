@@ -9,16 +9,7 @@ import {
   parseAmount,
   wireToCents,
 } from '../src/formats/index.js';
-
-function formatError(fn: () => unknown): FormatError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof FormatError) return error;
-    throw error;
-  }
-  throw new Error('expected a FormatError');
-}
+import { formatError } from './helpers/errors.js';
 
 describe('parseAmount', () => {
   it.each([

@@ -1,0 +1,16 @@
+/**
+ * Catching the error a test expects, typed, so the test can assert on its `code` and message. Anything else thrown
+ * propagates unchanged; no error at all fails the test.
+ */
+import { FormatError } from '../../src/formats/index.js';
+
+/** The FormatError `fn` throws; another error is rethrown as it is. */
+export function formatError(fn: () => unknown): FormatError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof FormatError) return error;
+    throw error;
+  }
+  throw new Error('expected a FormatError');
+}
