@@ -3,10 +3,9 @@
  * bank client where it has the call, undici for the admin route and for bodies the client's types would not allow.
  */
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
-import { ConflictError, NotFoundError, type ServiceError, ValidationError } from '../src/bank/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../src/bank/errors.js';
 import type { StartClaimInput } from '../src/bank/types.js';
 import {
   CANCELLATION_REASONS,
@@ -17,8 +16,9 @@ import {
   type ParticipationFlowType,
 } from '../src/formats/claims.js';
 import { WHO_MAY_CANCEL } from '../src/sandbox/claims-rules.js';
-import type { SandboxOptionsInput } from '../src/sandbox/options.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
+import { failure } from './helpers/errors.js';
+import { type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
 
 const API_KEY = 'claims-test-key-0001';
 const OTHER_KEY = 'claims-test-key-0002';
@@ -27,27 +27,12 @@ const CPF_A = '12345678909';
 const CPF_B = '52998224725';
 const CNPJ = '11222333000181';
 
-const running: RunningSandbox[] = [];
-const clients: BankClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
-  for (const s of running.splice(0)) await s.close();
-});
-
-async function setup(options: SandboxOptionsInput = {}) {
+const sandboxes = sandboxPerTest({
   // Without the fixture claims, so searches see only what each test started.
-  const sandbox = await startSandbox({
-    apiKeys: [API_KEY, OTHER_KEY],
-    now: () => NOW,
-    claimFixtures: false,
-    ...options,
-  });
-  running.push(sandbox);
-  const client = new BankClient({ baseUrl: sandbox.url, apiKey: API_KEY, maxAttempts: 1 });
-  clients.push(client);
-  return { sandbox, client };
-}
+  sandbox: { apiKeys: [API_KEY, OTHER_KEY], now: () => NOW, claimFixtures: false },
+  client: { apiKey: API_KEY },
+});
+const { setup } = sandboxes;
 
 function emailClaim(key: string, document = CPF_A): StartClaimInput {
   return {
@@ -62,39 +47,16 @@ function emailClaim(key: string, document = CPF_A): StartClaimInput {
   };
 }
 
-async function raw(
+const raw = (
   sandbox: RunningSandbox,
-  method: 'GET' | 'POST' | 'PATCH',
+  method: RawMethod,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-) {
-  const res = await request(`${sandbox.url}${path}`, {
-    method,
-    headers: {
-      'x-service-api-key': API_KEY,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies field by field
-  const json: any = text ? JSON.parse(text) : undefined;
-  return { status: res.statusCode, headers: res.headers, json };
-}
+) => rawRequest(sandbox, method, path, body, { 'x-service-api-key': API_KEY, ...headers });
 
 async function admin(sandbox: RunningSandbox, id: string, body: Record<string, unknown>) {
   return raw(sandbox, 'PATCH', `/__sandbox/claims/${id}`, body);
-}
-
-async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function startRaw(sandbox: RunningSandbox, body: unknown) {
@@ -332,8 +294,7 @@ describe('claim search', () => {
     const { client, sandbox } = await setup();
     const a = await client.claims.start(emailClaim('a@example.com'), randomUUID());
     await admin(sandbox, a.id, { status: 'AWAITING_RESOLUTION' });
-    const other = new BankClient({ baseUrl: sandbox.url, apiKey: OTHER_KEY, maxAttempts: 1 });
-    clients.push(other);
+    const other = sandboxes.closeAfterTest(new BankClient({ baseUrl: sandbox.url, apiKey: OTHER_KEY, maxAttempts: 1 }));
     expect(await other.claims.search({ participationFlowType: 'CLAIMANT' }, randomUUID())).toEqual([]);
     const err = await failure(
       other.claims.cancel(a.id, { participationFlowType: 'CLAIMANT', reason: 'FRAUD' }, randomUUID()),
@@ -509,8 +470,9 @@ describe('claims admin route', () => {
 
   it('works with the public key too (claims are not restricted to own keys)', async () => {
     const { sandbox } = await setup();
-    const client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-    clients.push(client);
+    const client = sandboxes.closeAfterTest(
+      new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 }),
+    );
     await expect(client.claims.start(emailClaim('pub@example.com'), randomUUID())).resolves.toBeDefined();
   });
 });

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { BankClient } from '../src/bank/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../src/bank/errors.js';
 import { buildDynamicBrCode, buildStaticBrCode, isValidEndToEndId } from '../src/formats/index.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
+import { PUBLIC_KEY_JSON_HEADERS, type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
 
+const sandboxes = sandboxPerTest({ client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
 let sandbox: RunningSandbox;
 let client: BankClient;
 let now: Date;
@@ -22,23 +23,11 @@ const ADDRESS = {
 
 beforeEach(async () => {
   now = new Date('2026-11-22T12:00:00.000Z');
-  sandbox = await startSandbox({ now: () => now });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-});
-afterEach(async () => {
-  await client.close();
-  await sandbox.close();
+  ({ sandbox, client } = await sandboxes.setup({ now: () => now }));
 });
 
-async function raw(method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await request(`${sandbox.url}${path}`, {
-    method,
-    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : undefined };
-}
+const raw = (method: RawMethod, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  rawRequest(sandbox, method, path, body, { ...PUBLIC_KEY_JSON_HEADERS, ...headers });
 
 const PAY_PATH = '/baas/api/v2/pix/qrcode/payment';
 const init = (payload: string) => client.pixPayments.initialize(payload, randomUUID());

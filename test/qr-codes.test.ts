@@ -3,12 +3,12 @@ import { isValidPixPayload } from '@brazilian-utils/brazilian-utils';
 import fc from 'fast-check';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
-import { request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { BankClient } from '../src/bank/client.js';
 import { ConflictError, IdempotencyError, ValidationError } from '../src/bank/errors.js';
 import { parseBrCode } from '../src/formats/index.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
+import { PUBLIC_KEY_JSON_HEADERS, type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
 
 // jsqr is CommonJS typed as `export default`: under NodeNext the default import is the module itself at run time.
 const jsQR = ((jsQRModule as unknown as { default?: typeof jsQRModule }).default ?? jsQRModule) as unknown as (
@@ -17,18 +17,14 @@ const jsQR = ((jsQRModule as unknown as { default?: typeof jsQRModule }).default
   height: number,
 ) => { data: string } | null;
 
+const sandboxes = sandboxPerTest({ client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
 let sandbox: RunningSandbox;
 let client: BankClient;
 let now: Date;
 
 beforeEach(async () => {
   now = new Date('2026-11-22T10:00:00.000Z');
-  sandbox = await startSandbox({ now: () => now });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-});
-afterEach(async () => {
-  await client.close();
-  await sandbox.close();
+  ({ sandbox, client } = await sandboxes.setup({ now: () => now }));
 });
 
 function decodePng(png: Buffer): { width: number; height: number; text: string | undefined } {
@@ -37,15 +33,8 @@ function decodePng(png: Buffer): { width: number; height: number; text: string |
   return { width: image.width, height: image.height, text: code?.data };
 }
 
-async function raw(method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await request(`${sandbox.url}${path}`, {
-    method,
-    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : undefined };
-}
+const raw = (method: RawMethod, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  rawRequest(sandbox, method, path, body, { ...PUBLIC_KEY_JSON_HEADERS, ...headers });
 
 describe('dynamic QR code (v1)', () => {
   it('creates a PENDING charge whose payload is a valid dynamic BR Code and whose image decodes to it', async () => {

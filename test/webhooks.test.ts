@@ -4,11 +4,10 @@
  */
 import fc from 'fast-check';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
-import { AuthenticationError, NotFoundError, type ServiceError, ValidationError } from '../src/bank/errors.js';
-import type { SandboxOptionsInput } from '../src/sandbox/options.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { AuthenticationError, NotFoundError, ValidationError } from '../src/bank/errors.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import {
   authorizationHeaders,
   authorizationProblem,
@@ -16,58 +15,31 @@ import {
   retryDelayMs,
   webhookUrlProblem,
 } from '../src/sandbox/webhook-delivery.js';
+import { failure } from './helpers/errors.js';
+import { type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
 
 const API_KEY = 'webhooks-test-key-0001';
 const OTHER_KEY = 'webhooks-test-key-0002';
 const PATH = '/baas/api/v1/webhooks';
 
-const running: RunningSandbox[] = [];
-const clients: BankClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
-  for (const s of running.splice(0)) await s.close();
+const sandboxes = sandboxPerTest({
+  sandbox: { apiKeys: [API_KEY, OTHER_KEY] },
+  client: { apiKey: API_KEY, accountId: '1234567' },
 });
+const { setup } = sandboxes;
 
-async function setup(options: SandboxOptionsInput = {}) {
-  const sandbox = await startSandbox({ apiKeys: [API_KEY, OTHER_KEY], ...options });
-  running.push(sandbox);
-  const client = new BankClient({ baseUrl: sandbox.url, apiKey: API_KEY, accountId: '1234567', maxAttempts: 1 });
-  clients.push(client);
-  return { sandbox, client };
-}
-
-async function raw(
+const raw = (
   sandbox: RunningSandbox,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: RawMethod,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-) {
-  const res = await request(`${sandbox.url}${path}`, {
-    method,
-    headers: {
-      'x-service-api-key': API_KEY,
-      'x-service-account-id': '1234567',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
+) =>
+  rawRequest(sandbox, method, path, body, {
+    'x-service-api-key': API_KEY,
+    'x-service-account-id': '1234567',
+    ...headers,
   });
-  const text = await res.body.text();
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies field by field
-  const json: any = text ? JSON.parse(text) : undefined;
-  return { status: res.statusCode, json, text };
-}
-
-async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('webhook url rules (spec section 8)', () => {
   it.each([
@@ -211,8 +183,9 @@ describe('webhook CRUD', () => {
   it('lists only the webhooks of the API key used; another key gets 404 on them', async () => {
     const { client, sandbox } = await setup();
     const mine = await client.webhooks.create({ eventType: 'CHARGE_PAID', url: 'https://hooks.example.com/a' });
-    const other = new BankClient({ baseUrl: sandbox.url, apiKey: OTHER_KEY, accountId: '99', maxAttempts: 1 });
-    clients.push(other);
+    const other = sandboxes.closeAfterTest(
+      new BankClient({ baseUrl: sandbox.url, apiKey: OTHER_KEY, accountId: '99', maxAttempts: 1 }),
+    );
     expect(await other.webhooks.list()).toEqual([]);
     expect(await failure(other.webhooks.get(mine.id))).toBeInstanceOf(NotFoundError);
     expect(await failure(other.webhooks.delete(mine.id))).toBeInstanceOf(NotFoundError);
@@ -221,13 +194,9 @@ describe('webhook CRUD', () => {
 
   it('refuses the public test key with 403 on every change, lets it list (nothing)', async () => {
     const { sandbox } = await setup();
-    const pub = new BankClient({
-      baseUrl: sandbox.url,
-      apiKey: SANDBOX_PUBLIC_API_KEY,
-      accountId: '1',
-      maxAttempts: 1,
-    });
-    clients.push(pub);
+    const pub = sandboxes.closeAfterTest(
+      new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, accountId: '1', maxAttempts: 1 }),
+    );
     const err = await failure(pub.webhooks.create({ eventType: 'CHARGE_PAID', url: 'https://hooks.example.com/a' }));
     expect(err).toBeInstanceOf(AuthenticationError);
     expect(err.status).toBe(403);
