@@ -48,6 +48,29 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * A bill payments batch: the header and `count` bank slips of the same bank and due date, the i-th for
+ * `firstAmountCents + i` cents (so every bar code and amount differs).
+ */
+function billRows(count: number, firstAmountCents: number): string[] {
+  const bills = Array.from({ length: count }, (_, i) =>
+    buildBankSlipBarCode({
+      bankCode: '341',
+      dueDate: '2030-12-31',
+      amountCents: firstAmountCents + i,
+      freeField: `1090000123456789${String(i).padStart(5, '0')}0000`,
+    }),
+  );
+  return ['barCode,amount', ...bills.map((b, i) => `${b},${((firstAmountCents + i) / 100).toFixed(2)}`)];
+}
+
+/** The sandbox's effects ledger holds `count` effects of `kind`, each exactly once. */
+function expectEachOnceInLedger(kind: 'charge_created' | 'bill_paid', count: number): void {
+  const ledger = sandbox.ctx.ledger.counts({ kind });
+  expect(ledger).toHaveLength(count);
+  expect(ledger.every((e) => e.count === 1)).toBe(true);
+}
+
 async function runUntilDone(kind: BatchKind<never>, lines: string[], maxRuns = 6): Promise<ProcessBatchResult[]> {
   const file = path.join(dir, `${kind.name}.csv`);
   writeFileSync(file, `${lines.join('\n')}\n`);
@@ -97,9 +120,7 @@ describe('engine against sandbox faults', () => {
     ]);
     const last = results.at(-1)!;
     expect(last.counts).toMatchObject({ succeeded: 40, uncertain: 0, failed: 0 });
-    const ledger = sandbox.ctx.ledger.counts({ kind: 'charge_created' });
-    expect(ledger).toHaveLength(40);
-    expect(ledger.every((e) => e.count === 1)).toBe(true);
+    expectEachOnceInLedger('charge_created', 40);
     // the faults did fire: some rows needed a lookup or a second attempt
     const attempts = results.reduce((n, r) => n + r.attempts, 0);
     expect(attempts).toBeGreaterThan(80);
@@ -115,46 +136,20 @@ describe('engine against sandbox faults', () => {
         retryAfterSeconds: 0,
       },
     ]);
-    const bills = Array.from({ length: 25 }, (_, i) =>
-      buildBankSlipBarCode({
-        bankCode: '341',
-        dueDate: '2030-12-31',
-        amountCents: 1000 + i,
-        freeField: `1090000123456789${String(i).padStart(5, '0')}0000`,
-      }),
-    );
-    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, [
-      'barCode,amount',
-      ...bills.map((b, i) => `${b},${((1000 + i) / 100).toFixed(2)}`),
-    ]);
+    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, billRows(25, 1000));
     const last = results.at(-1)!;
     expect(last.counts).toMatchObject({ succeeded: 25, uncertain: 0, failed: 0 });
-    const ledger = sandbox.ctx.ledger.counts({ kind: 'bill_paid' });
-    expect(ledger).toHaveLength(25);
-    expect(ledger.every((e) => e.count === 1)).toBe(true);
+    expectEachOnceInLedger('bill_paid', 25);
   });
 
   it('bill payments with answers lost after the payment committed: never paid twice', async () => {
     await setup([{ route: 'POST /baas/api/v1/bill-payments', dropAfterCommitRate: 0.4 }]);
-    const bills = Array.from({ length: 15 }, (_, i) =>
-      buildBankSlipBarCode({
-        bankCode: '341',
-        dueDate: '2030-12-31',
-        amountCents: 2000 + i,
-        freeField: `1090000123456789${String(i).padStart(5, '0')}0000`,
-      }),
-    );
-    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, [
-      'barCode,amount',
-      ...bills.map((b, i) => `${b},${((2000 + i) / 100).toFixed(2)}`),
-    ]);
+    const results = await runUntilDone(billPaymentsKind as BatchKind<never>, billRows(15, 2000));
     const last = results.at(-1)!;
     // A lost answer is either replayed by the bank for the same key, or (the kind's choice) left uncertain for a
     // person when the bill already reads PAID: never failed, never paid again.
     expect(last.counts.failed).toBe(0);
     expect(last.counts.succeeded + last.counts.uncertain).toBe(15);
-    const ledger = sandbox.ctx.ledger.counts({ kind: 'bill_paid' });
-    expect(ledger).toHaveLength(15);
-    expect(ledger.every((e) => e.count === 1)).toBe(true);
+    expectEachOnceInLedger('bill_paid', 15);
   });
 });
