@@ -80,27 +80,22 @@ describe('errorFromResponse: the four shapes of spec section 7', () => {
   });
 
   it('shape 4: claim cancellation (title, code, errors array)', () => {
-    const e = make(400, {
-      title: 'Requisição inválida',
-      code: 'VALIDATION_ERROR',
-      errors: ['O id da reivindicação deve ser um GUID'],
-    });
+    const claimProblem = (title: string, code: string, error: string) => ({ title, code, errors: [error] });
+    const e = make(
+      400,
+      claimProblem('Requisição inválida', 'VALIDATION_ERROR', 'O id da reivindicação deve ser um GUID'),
+    );
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.serviceCode).toBe('VALIDATION_ERROR');
     expect(e.code).toBe('SERVICE_VALIDATION');
     expect(e.messages).toEqual(['O id da reivindicação deve ser um GUID']);
-    const notFound = make(404, {
-      title: 'Não encontrado',
-      code: 'CLAIM_NOT_FOUND',
-      errors: ['Reivindicação não encontrada'],
-    });
+    const notFound = make(404, claimProblem('Não encontrado', 'CLAIM_NOT_FOUND', 'Reivindicação não encontrada'));
     expect(notFound).toBeInstanceOf(NotFoundError);
     expect(notFound.serviceCode).toBe('CLAIM_NOT_FOUND');
-    const notAllowed = make(409, {
-      title: 'Conflito',
-      code: 'CLAIM_CANCELLATION_IS_NOT_ALLOWED',
-      errors: ['O status atual não permite cancelamento'],
-    });
+    const notAllowed = make(
+      409,
+      claimProblem('Conflito', 'CLAIM_CANCELLATION_IS_NOT_ALLOWED', 'O status atual não permite cancelamento'),
+    );
     expect(notAllowed).toBeInstanceOf(ConflictError);
     expect(notAllowed.serviceCode).toBe('CLAIM_CANCELLATION_IS_NOT_ALLOWED');
   });
@@ -251,14 +246,12 @@ describe('errorFromNetworkFailure', () => {
   });
 
   it('socket closed: may have reached the server, unless the socket wrote nothing', () => {
-    const closed = new undiciErrors.SocketError('other side closed', {
-      bytesWritten: 120,
-    } as unknown as ConstructorParameters<typeof undiciErrors.SocketError>[1]);
-    expect(errorFromNetworkFailure(closed, get).mayHaveReachedServer).toBe(true);
-    const early = new undiciErrors.SocketError('other side closed', {
-      bytesWritten: 0,
-    } as unknown as ConstructorParameters<typeof undiciErrors.SocketError>[1]);
-    expect(errorFromNetworkFailure(early, get).mayHaveReachedServer).toBe(false);
+    const otherSideClosed = (bytesWritten: number) =>
+      new undiciErrors.SocketError('other side closed', {
+        bytesWritten,
+      } as unknown as ConstructorParameters<typeof undiciErrors.SocketError>[1]);
+    expect(errorFromNetworkFailure(otherSideClosed(120), get).mayHaveReachedServer).toBe(true);
+    expect(errorFromNetworkFailure(otherSideClosed(0), get).mayHaveReachedServer).toBe(false);
     const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
     const e = errorFromNetworkFailure(reset, get);
     expect(e).toBeInstanceOf(ServiceConnectionError);
