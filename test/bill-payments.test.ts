@@ -7,7 +7,13 @@ import { ConflictError, ValidationError } from '../src/bank/errors.js';
 import { parseBillIdentifier } from '../src/formats/index.js';
 import { type BillAmountRule, calculate, SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
-import { PUBLIC_KEY_JSON_HEADERS, type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
+import {
+  PAYER_ADDRESS,
+  PUBLIC_KEY_JSON_HEADERS,
+  type RawMethod,
+  rawRequest,
+  sandboxPerTest,
+} from './helpers/sandbox.js';
 
 const sandboxes = sandboxPerTest({ client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
 let sandbox: RunningSandbox;
@@ -21,15 +27,6 @@ beforeEach(async () => {
 
 const raw = (method: RawMethod, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   rawRequest(sandbox, method, path, body, { ...PUBLIC_KEY_JSON_HEADERS, ...headers });
-
-const ADDRESS = {
-  zipCode: '01310100',
-  publicPlace: 'Avenida Paulista',
-  neighborhood: 'Bela Vista',
-  number: '1000',
-  city: 'Sao Paulo',
-  state: 'SP',
-};
 
 const pay = (body: unknown, key: string = randomUUID()) =>
   raw('POST', '/baas/api/v1/bill-payments', body, { IdempotencyKey: key });
@@ -237,7 +234,7 @@ describe("the sandbox's own slips", () => {
       correlationId,
       dueDate: '2026-12-10',
       amountCents: 12_345,
-      payer: { name: 'Maria Silva', document: '52998224725', address: ADDRESS },
+      payer: { name: 'Maria Silva', document: '52998224725', address: PAYER_ADDRESS },
     });
     const line = (charge as { digitableLine?: string }).digitableLine!;
     const bill = await client.billPayments.lookup(line);
@@ -262,7 +259,7 @@ describe("the sandbox's own slips", () => {
       correlationId,
       dueDate: '2026-11-12',
       Amount: 100,
-      payer: { name: 'Empresa X', document: '11222333000181', address: ADDRESS },
+      payer: { name: 'Empresa X', document: '11222333000181', address: PAYER_ADDRESS },
       lateFine: { type: 'Percentage', date: '2026-11-13', amount: 2 },
       latePayment: { type: 'Fixed', date: '2026-11-13', amount: 0.1 },
     });

@@ -5,21 +5,18 @@ import type { BankClient } from '../src/bank/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../src/bank/errors.js';
 import { buildDynamicBrCode, buildStaticBrCode, isValidEndToEndId } from '../src/formats/index.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
-import { PUBLIC_KEY_JSON_HEADERS, type RawMethod, rawRequest, sandboxPerTest } from './helpers/sandbox.js';
+import {
+  PAYER_ADDRESS,
+  PUBLIC_KEY_JSON_HEADERS,
+  type RawMethod,
+  rawRequest,
+  sandboxPerTest,
+} from './helpers/sandbox.js';
 
 const sandboxes = sandboxPerTest({ client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
 let sandbox: RunningSandbox;
 let client: BankClient;
 let now: Date;
-
-const ADDRESS = {
-  zipCode: '01310100',
-  publicPlace: 'Avenida Paulista',
-  neighborhood: 'Bela Vista',
-  number: '1000',
-  city: 'Sao Paulo',
-  state: 'SP',
-};
 
 beforeEach(async () => {
   now = new Date('2026-11-22T12:00:00.000Z');
@@ -183,7 +180,7 @@ describe('static codes, charges and foreign codes', () => {
       correlationId: randomUUID(),
       dueDate: '2026-12-01',
       amountCents: 9_900,
-      payer: { name: 'Maria Silva', document: '52998224725', address: ADDRESS },
+      payer: { name: 'Maria Silva', document: '52998224725', address: PAYER_ADDRESS },
     });
     const slipInit = await init((slip as { qrCode?: string }).qrCode!);
     expect(slipInit).toMatchObject({ type: 'DYNAMIC_PAYMENT_WITH_EXPIRATION', initiationType: 'QR_CODE_DYNAMIC' });

@@ -43,6 +43,16 @@ export function sandboxPerTest(defaults: SandboxPerTestDefaults) {
   };
 }
 
+/** A payer address the sandbox accepts, for charges the payment tests create. */
+export const PAYER_ADDRESS = {
+  zipCode: '01310100',
+  publicPlace: 'Avenida Paulista',
+  neighborhood: 'Bela Vista',
+  number: '1000',
+  city: 'Sao Paulo',
+  state: 'SP',
+};
+
 export type RawMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** A response read whole: its body as text and, when it is not empty, parsed as JSON. */
