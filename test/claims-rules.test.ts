@@ -66,42 +66,42 @@ describe('decideCancellation', () => {
     );
   });
 
-  it('names the rule that refused', () => {
-    const refuse = (s: Parameters<typeof decideCancellation>[0], r: Parameters<typeof decideCancellation>[1]) => {
-      const d = decideCancellation(s, r);
-      return d.allowed ? '' : d.message;
-    };
-    expect(
-      refuse(
-        { status: 'COMPLETED', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
-        { participationFlowType: 'CLAIMANT', reason: 'FRAUD' },
-      ),
-    ).toContain('concluída');
-    expect(
-      refuse(
-        { status: 'CANCELED', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
-        { participationFlowType: 'CLAIMANT', reason: 'FRAUD' },
-      ),
-    ).toContain('já foi cancelada');
-    expect(
-      refuse(
-        { status: 'PENDIG', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
-        { participationFlowType: 'CLAIMANT', reason: 'FRAUD' },
-      ),
-    ).toContain('pendente');
-    expect(
-      refuse(
-        { status: 'CONFIRMED', type: 'OWNERSHIP', participationFlowType: 'DONOR' },
-        { participationFlowType: 'DONOR', reason: 'USER_REQUESTED' },
-      ),
-    ).toContain('posse (OWNERSHIP)');
-    expect(
-      refuse(
-        { status: 'CONFIRMED', type: 'PORTABILITY', participationFlowType: 'DONOR' },
-        { participationFlowType: 'DONOR', reason: 'ACCOUNT_CLOSURE' },
-      ),
-    ).toContain('portabilidade (PORTABILITY)');
-  });
+  type Claim = Parameters<typeof decideCancellation>[0];
+  type Request = Parameters<typeof decideCancellation>[1];
+  const claimant: Request = { participationFlowType: 'CLAIMANT', reason: 'FRAUD' };
+  it.each<{ claim: Claim; request: Request; says: string }>([
+    {
+      claim: { status: 'COMPLETED', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
+      request: claimant,
+      says: 'concluída',
+    },
+    {
+      claim: { status: 'CANCELED', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
+      request: claimant,
+      says: 'já foi cancelada',
+    },
+    {
+      claim: { status: 'PENDIG', type: 'PORTABILITY', participationFlowType: 'CLAIMANT' },
+      request: claimant,
+      says: 'pendente',
+    },
+    {
+      claim: { status: 'CONFIRMED', type: 'OWNERSHIP', participationFlowType: 'DONOR' },
+      request: { participationFlowType: 'DONOR', reason: 'USER_REQUESTED' },
+      says: 'posse (OWNERSHIP)',
+    },
+    {
+      claim: { status: 'CONFIRMED', type: 'PORTABILITY', participationFlowType: 'DONOR' },
+      request: { participationFlowType: 'DONOR', reason: 'ACCOUNT_CLOSURE' },
+      says: 'portabilidade (PORTABILITY)',
+    },
+  ])(
+    'names the rule that refused: $claim.status $claim.type, $request.participationFlowType for $request.reason -> $says',
+    ({ claim, request, says }) => {
+      const d = decideCancellation(claim, request);
+      expect(d.allowed ? '' : d.message).toContain(says);
+    },
+  );
 });
 
 describe('claim type and donor', () => {
