@@ -17,6 +17,7 @@ import {
   ServiceTimeoutError,
   UnexpectedResponseError,
 } from '../src/bank/errors.js';
+import { closedPort } from './helpers/net.js';
 
 interface Seen {
   method: string;
@@ -77,15 +78,6 @@ async function netServer(onRequest: (socket: Socket) => void): Promise<{ url: st
       }),
   );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests: () => requests };
-}
-
-/** A port where nothing listens (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 function makeClient(url: string, extra: Partial<BankClientOptions> = {}): { client: BankClient; sleeps: number[] } {

@@ -2,13 +2,13 @@
  * The API key never reaches a log line: not in headers, URLs (raw or URL-encoded), error messages, error fields or
  * causes. The client registers its key as a secret itself; the test never tells the logger about it.
  */
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { AuthenticationError, ServiceConnectionError } from '../src/bank/errors.js';
 import { createLogger } from '../src/log.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/server.js';
+import { closedPort } from './helpers/net.js';
 
 // Characters that URL encoding changes, so the encoded form is a different string to find.
 const API_KEY = `rk_live_${Date.now().toString(36)}/+ab=c&d?e:f`;
@@ -24,14 +24,6 @@ function memoryLogger() {
   });
   const logger = createLogger({ level: 'debug', destination });
   return { logger, output: () => chunks.join('') };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 let sandbox: RunningSandbox;
