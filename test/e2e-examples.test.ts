@@ -12,6 +12,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bankSlipBarCodeToLine, buildBankSlipBarCode } from '../src/formats/index.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
+import { KIND_NAMES } from '../src/types.js';
 import {
   drop,
   EXAMPLES,
@@ -256,16 +257,7 @@ describe('invalid input gets one answer each', () => {
   });
 
   it('a header without the required columns, for every kind', async () => {
-    const kinds = [
-      'charges',
-      'bill-payments',
-      'pix-payments',
-      'qr-codes',
-      'claim-cancellations',
-      'claims',
-      'charge-updates',
-      'charge-voids',
-    ];
+    const kinds = KIND_NAMES;
     for (const kind of kinds) {
       await drop(ws, Buffer.from('idempotencyKey\n9b2f8a3e-1c4d-4e5f-8a6b-7c8d9e0f1a2b\n'), `${kind}/nocolumns.csv`);
     }
