@@ -10,8 +10,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig } from './config.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
-import { createLogger, type Logger } from './log.js';
-import { KIND_NAMES, type KindName } from './types.js';
+import { createLogger, type Logger, scrubSecrets } from './log.js';
+import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
 /**
  * The pipeline is loaded only by the commands that use it, so `remessa sandbox` starts without it (faster, and
@@ -39,9 +39,10 @@ function parseInteger(value: string): number {
 }
 
 function parseKind(value: string): KindName {
-  if (!(KIND_NAMES as readonly string[]).includes(value))
+  if (!isKindName(value)) {
     throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
-  return value as KindName;
+  }
+  return value;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -64,13 +65,12 @@ async function guard(body: () => Promise<number>): Promise<never> {
   try {
     code = await body();
   } catch (error) {
-    if (error instanceof RemessaError) {
-      process.stderr.write(`remessa: ${error.message}\n`);
-    } else {
-      process.stderr.write(
-        `remessa: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-    }
+    // Scrubbed like a log line: an error's text may quote a URL or header that carried a secret.
+    const text =
+      error instanceof RemessaError
+        ? error.message
+        : `unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+    process.stderr.write(`remessa: ${scrubSecrets(text)}\n`);
     code = EXIT_CANNOT_RUN;
   }
   process.exit(code);
