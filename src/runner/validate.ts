@@ -130,8 +130,13 @@ export async function validateFile(options: RunnerOptions, file: string, kind?: 
   progress.stop();
   for (const line of result.errors) o.write(`${line}\n`);
   o.write(
-    `${path.basename(abs)}: ${result.rows} rows, ${result.valid} valid, ${result.invalid} invalid, ` +
-      `${result.errors.length} errors${result.policyNote ? `; ${result.policyNote}` : ''}\n`,
+    `${path.basename(abs)}: ${plural(result.rows, 'row')}, ${result.valid} valid, ${result.invalid} invalid, ` +
+      `${plural(result.errors.length, 'error')}${result.policyNote ? `; ${result.policyNote}` : ''}\n`,
   );
   return result.invalid === 0 && result.rows > 0 ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
+}
+
+/** `1 error`, `2 errors`. */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
