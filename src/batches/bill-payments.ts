@@ -150,7 +150,7 @@ function lookupOutput(bill: LookedUpBill): StepOutput {
 }
 
 async function lookup(client: BankClient, row: BillPaymentRow, signal?: AbortSignal): Promise<LookedUpBill> {
-  return client.billPayments.lookup(row.identifier, signal ? { signal } : {});
+  return client.billPayments.lookup(row.identifier, { signal });
 }
 
 /** How long the `lookup` step's answer may stand in for the `pay` step's own lookup, in milliseconds. */
@@ -202,7 +202,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
           ...(ctx.row.payAt ? { payAt: ctx.row.payAt } : {}),
           ...(ctx.resend ? { resendOfUnknownOutcome: true } : {}),
         };
-        const payment = await ctx.client.billPayments.pay(bill, input, ctx.signal ? { signal: ctx.signal } : {});
+        const payment = await ctx.client.billPayments.pay(bill, input, { signal: ctx.signal });
         return {
           paymentId: payment.id,
           paymentStatus: payment.status,

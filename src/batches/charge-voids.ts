@@ -53,7 +53,7 @@ export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
       effect: 'create',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const options = ctx.signal ? { signal: ctx.signal } : {};
+        const options = { signal: ctx.signal };
         const result = await ctx.client.charges.void(ctx.row.correlationId, options);
         // The void body is not shown in the spec: ask the charge for its status when the body has none.
         const status = result.status ?? (await ctx.client.charges.get(ctx.row.correlationId, options)).status;
@@ -61,7 +61,7 @@ export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
       },
       async recover(ctx) {
         try {
-          const charge = await ctx.client.charges.get(ctx.row.correlationId, ctx.signal ? { signal: ctx.signal } : {});
+          const charge = await ctx.client.charges.get(ctx.row.correlationId, { signal: ctx.signal });
           return isVoidedStatus(charge.status) ? { chargeStatus: charge.status } : undefined;
         } catch (err) {
           // Unknown charge: the void certainly did not happen; sending it again gives the bank's 404 as the outcome.

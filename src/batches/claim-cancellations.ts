@@ -60,7 +60,7 @@ export const claimCancellationsKind: BatchKind<ClaimCancellationRow> = {
           ctx.row.claimId,
           { participationFlowType: ctx.row.participationFlowType, reason: ctx.row.reason },
           ctx.idempotencyKey,
-          ctx.signal ? { signal: ctx.signal } : {},
+          { signal: ctx.signal },
         );
         return {
           claimStatus: result.status,

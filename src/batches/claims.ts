@@ -116,11 +116,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
       effect: 'create',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const claim = await ctx.client.claims.start(
-          ctx.row.input,
-          ctx.idempotencyKey,
-          ctx.signal ? { signal: ctx.signal } : {},
-        );
+        const claim = await ctx.client.claims.start(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal });
         return {
           claimId: claim.id,
           claimStatus: claim.status,

@@ -79,11 +79,9 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
       effect: 'create',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const init = await ctx.client.pixPayments.initialize(
-          ctx.row.payload,
-          ctx.idempotencyKey,
-          ctx.signal ? { signal: ctx.signal } : {},
-        );
+        const init = await ctx.client.pixPayments.initialize(ctx.row.payload, ctx.idempotencyKey, {
+          signal: ctx.signal,
+        });
         return {
           endToEndId: init.endToEndId,
           transactionId: init.transactionId,
@@ -122,11 +120,9 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
             throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
           throw err;
         }
-        const payment = await ctx.client.pixPayments.pay(
-          request,
-          pixPayKey(ctx.idempotencyKey),
-          ctx.signal ? { signal: ctx.signal } : {},
-        );
+        const payment = await ctx.client.pixPayments.pay(request, pixPayKey(ctx.idempotencyKey), {
+          signal: ctx.signal,
+        });
         return {
           paymentId: payment.id,
           paymentStatus: payment.status,

@@ -210,7 +210,7 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
       // The static request carries the key; the dynamic one cannot and is recovered instead.
       usesIdempotencyKey: false,
       async run(ctx) {
-        const options = ctx.signal ? { signal: ctx.signal } : {};
+        const options = { signal: ctx.signal };
         if (ctx.row.type === 'PIX_DYNAMIC') {
           return dynamicOutput(ctx, await ctx.client.qrCodes.createDynamic(ctx.row.input, options));
         }
@@ -221,16 +221,12 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
           // Keyed: resending with the same key replays the first answer.
           return staticOutput(
             ctx,
-            await ctx.client.qrCodes.createStatic(
-              ctx.row.input,
-              ctx.idempotencyKey,
-              ctx.signal ? { signal: ctx.signal } : {},
-            ),
+            await ctx.client.qrCodes.createStatic(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal }),
           );
         }
         try {
           const qr = await ctx.client.qrCodes.getDynamic(ctx.row.input.correlationId, {
-            ...(ctx.signal ? { signal: ctx.signal } : {}),
+            ...{ signal: ctx.signal },
             ...(wantsImage(ctx.row) ? { formatResponse: 'PAYLOAD_AND_QRCODE' } : {}),
           });
           return dynamicOutput(ctx, qr);

@@ -656,7 +656,7 @@ class BatchRun {
             this.attempts++;
             return step.run({ ...ctx, resend: unknown });
           },
-          this.signal ? { signal: this.signal } : {},
+          { signal: this.signal },
         );
         return await done(output);
       } catch (error) {
@@ -781,11 +781,7 @@ class BatchRun {
       if (this.signal?.aborted) return { kind: 'stopped' };
       try {
         this.attempts++;
-        const output = await this.o.queue.run(
-          this.kind.group,
-          () => step.recover!(ctx),
-          this.signal ? { signal: this.signal } : {},
-        );
+        const output = await this.o.queue.run(this.kind.group, () => step.recover!(ctx), { signal: this.signal });
         this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
       } catch (error) {
