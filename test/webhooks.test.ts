@@ -83,7 +83,9 @@ describe('webhook url rules (spec section 8)', () => {
   });
 
   it('accepts generated domain names and never throws on garbage', () => {
-    const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/);
+    // Labels with '--' in positions 3-4 are reserved for punycode (RFC 5891): `xn--0` is not a valid A-label and is
+    // refused (seed 1645277302 generated it), so the generator of valid names leaves them out.
+    const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/).filter((l) => l.slice(2, 4) !== '--');
     const tld = fc.stringMatching(/^[a-z]{1,6}$/);
     fc.assert(
       fc.property(fc.array(label, { minLength: 1, maxLength: 4 }), tld, fc.boolean(), (labels, t, secure) => {
@@ -91,6 +93,7 @@ describe('webhook url rules (spec section 8)', () => {
         expect(webhookUrlProblem(url)).toBeUndefined();
       }),
     );
+    expect(webhookUrlProblem('http://xn--0.a/hook')).toMatch(/well-formed url/);
     fc.assert(
       fc.property(fc.string(), (s) => {
         const out = webhookUrlProblem(s);
