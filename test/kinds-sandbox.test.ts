@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { type BatchKind, type Dialect, StepOutcomeError, type StepOutput } from '../src/batches/kind.js';
 import { KINDS } from '../src/batches/registry.js';
@@ -146,8 +146,16 @@ describe('bill-payments', () => {
     const paid = await runAll('bill-payments', record);
     expect(paid.previous.pay!.paymentStatus).toBe('PAID');
     const pay = KINDS['bill-payments'].steps[1]!;
+    // In the same process the resend reuses the bill of the first attempt: no new lookup (one request less to fail).
+    const lookups = vi.spyOn(client.billPayments, 'lookup');
     const again = await pay.run(context(paid.parsed, paid.previous, paid.key, true) as never);
     expect(again.paymentId).toBe(paid.previous.pay!.paymentId);
+    expect(lookups).not.toHaveBeenCalled();
+    // After a restart (a fresh row object, nothing cached) it looks the bill up, then resends with the same key.
+    const afterRestart = await pay.run(context(row('bill-payments', record), paid.previous, paid.key, true) as never);
+    expect(afterRestart.paymentId).toBe(paid.previous.pay!.paymentId);
+    expect(lookups).toHaveBeenCalledTimes(1);
+    lookups.mockRestore();
     expect(sandbox.ctx.ledger.count('bill_paid', paid.key)).toBe(1);
   });
 

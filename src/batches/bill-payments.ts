@@ -12,7 +12,8 @@
  *   docs/performance.md). Otherwise (the row resumed after a crash between the steps, an old lookup, or any second
  *   attempt) the step looks the bill up again (a read: harmless, and it sees a status changed since), checks again
  *   and pays. When this is a resend after an unknown outcome (`ctx.resend`: timeout, dropped connection, crash after
- *   the intent) it looks the bill up again (the client pays only a looked-up bill) and resends the payment with the
+ *   the intent) it reuses the bill its earlier attempt in this process was built from (after a restart it looks the
+ *   bill up again: the client pays only a looked-up bill) and resends the payment with the
  *   SAME IdempotencyKey, without the status and range checks (`resendOfUnknownOutcome`): our first attempt may be
  *   what paid the bill, so it may now read PAID or SCHEDULED, and the bank answers the repeated key with that first
  *   outcome instead of paying again. If the first attempt never reached the bank and someone else paid the bill
@@ -29,7 +30,7 @@ import { FormatError } from '../formats/errors.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
-import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
+import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
 import { parseBillIdentifier } from './validators.js';
 
 export interface BillPaymentRow {
@@ -160,11 +161,25 @@ export const LOOKUP_REUSE_MS = 30_000;
 const recentLookups = new WeakMap<BillPaymentRow, LookedUpBill>();
 
 /** The bill the `lookup` step of `row` just fetched, used at most once and only while fresh; else undefined. */
-function takeRecentLookup(row: BillPaymentRow, resend: boolean | undefined): LookedUpBill | undefined {
+function takeRecentLookup(row: BillPaymentRow): LookedUpBill | undefined {
   const bill = recentLookups.get(row);
   recentLookups.delete(row);
-  if (!bill || resend) return undefined;
+  if (!bill) return undefined;
   return Date.now() - bill.lookedUpAt.getTime() <= LOOKUP_REUSE_MS ? bill : undefined;
+}
+
+/**
+ * The bill the last payment attempt of `row` was built from, in this process. A resend (same key, no status checks)
+ * only needs it for the bar code the first request carried, which does not change: looking it up again would add one
+ * more request that can fail to every resend.
+ */
+const attemptedBills = new WeakMap<BillPaymentRow, LookedUpBill>();
+
+async function billToPay(ctx: StepContext<BillPaymentRow>): Promise<LookedUpBill> {
+  const known = ctx.resend ? attemptedBills.get(ctx.row) : takeRecentLookup(ctx.row);
+  const bill = known ?? (await lookup(ctx.client, ctx.row, ctx.signal));
+  attemptedBills.set(ctx.row, bill);
+  return bill;
 }
 
 export const billPaymentsKind: BatchKind<BillPaymentRow> = {
@@ -194,7 +209,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       effect: 'money',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const bill = takeRecentLookup(ctx.row, ctx.resend) ?? (await lookup(ctx.client, ctx.row, ctx.signal));
+        const bill = await billToPay(ctx);
         if (!ctx.resend) await checkOrFail(bill, ctx.row.amountCents);
         const input = {
           amountCents: ctx.row.amountCents,
