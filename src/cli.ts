@@ -54,6 +54,7 @@ function setup(program: Command): { config: Config; log: Logger } {
   const config = loadConfig(options.config ? { file: options.config } : {});
   const log = createLogger({
     level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
+    format: config.log.format,
     secrets: [config.bank.apiKey],
   });
   return { config, log };

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { registerSecret } from './log.js';
+import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
 
 /** The value of `bank.url` (or no value) that selects the embedded sandbox. */
@@ -130,7 +130,10 @@ export const configSchema = z.strictObject({
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
   log: z
-    .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info') })
+    .strictObject({
+      level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+      format: z.enum(LOG_FORMATS).default('auto'),
+    })
     .prefault({}),
 });
 

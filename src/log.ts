@@ -6,6 +6,14 @@
  * 2. Every serialized line passes through a scrubber that replaces each registered secret value
  *    (the API key, webhook authorization values, ...) wherever it appears: in a URL, an error message, a stack.
  * Register a secret with `registerSecret` as soon as it is known, before anything can log it.
+ *
+ * Formats (`log.format`), all one line per event, all scrubbed:
+ * - `json`: pino's JSON with the level as a name (`"level":"info"`), for log shippers.
+ * - `text`: `2026-11-23T13:35:00.000Z INFO  message key=value ...`, for a person at a terminal.
+ * - `journal`: `<6>message key=value ...`: the syslog priority prefix that journald reads (SyslogLevelPrefix=, on by
+ *   default) and no timestamp (journald adds its own). A stack trace is folded onto its line (`\n` shown as ` | `),
+ *   so one event stays one journal entry.
+ * - `auto` (the default): `journal` under systemd (JOURNAL_STREAM set), `text` on a terminal, else `json`.
  */
 import { Writable } from 'node:stream';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -57,9 +65,14 @@ export function scrubSecrets(text: string): string {
   return out;
 }
 
+export const LOG_FORMATS = ['auto', 'json', 'text', 'journal'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface LoggerOptions {
   /** pino level name. @defaultValue 'info' */
   level?: string;
+  /** How a line is written; see the header. @defaultValue 'auto' */
+  format?: LogFormat;
   /** Where lines go. @defaultValue standard error */
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Secret values to register before the first line is written. */
@@ -72,10 +85,13 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   for (const s of options.secrets ?? []) registerSecret(s);
   const target = options.destination ?? process.stderr;
+  const format = resolveFormat(options.format ?? 'auto', target);
+  const render = format === 'json' ? undefined : format === 'text' ? renderText : renderJournal;
   const scrubbing = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
-      const line = scrubSecrets(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-      (target as NodeJS.WritableStream).write(line);
+      const json = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      // Scrubbed after rendering: a secret split by escaping in JSON is whole again in the rendered text.
+      (target as NodeJS.WritableStream).write(scrubSecrets(render ? render(json) : json));
       callback();
     },
   });
@@ -84,11 +100,52 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? process.env.REMESSA_LOG_LEVEL ?? 'info',
       base: options.base ?? {},
       timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
     },
     scrubbing,
   );
+}
+
+function resolveFormat(format: LogFormat, target: unknown): Exclude<LogFormat, 'auto'> {
+  if (format !== 'auto') return format;
+  if (process.env.JOURNAL_STREAM) return 'journal';
+  return (target as { isTTY?: boolean }).isTTY ? 'text' : 'json';
+}
+
+/** syslog priorities journald reads from a `<N>` prefix. */
+const JOURNAL_PRIORITY: Record<string, number> = { trace: 7, debug: 7, info: 6, warn: 4, error: 3, fatal: 2 };
+const OWN_FIELDS = new Set(['level', 'time', 'msg']);
+
+function renderText(json: string): string {
+  const event = JSON.parse(json) as Record<string, unknown>;
+  const level = String(event.level).toUpperCase().padEnd(5);
+  return `${String(event.time)} ${level} ${renderBody(event)}\n`;
+}
+
+function renderJournal(json: string): string {
+  const event = JSON.parse(json) as Record<string, unknown>;
+  return `<${JOURNAL_PRIORITY[String(event.level)] ?? 6}>${renderBody(event)}\n`;
+}
+
+/** `message key=value ...` on one line: values that are not plain words are JSON-quoted; newlines are folded. */
+function renderBody(event: Record<string, unknown>): string {
+  let out = typeof event.msg === 'string' ? event.msg : '';
+  for (const [key, value] of Object.entries(event)) {
+    if (OWN_FIELDS.has(key) || value === undefined) continue;
+    out += ` ${key}=${renderValue(value)}`;
+  }
+  return out.replace(/\r?\n/g, ' | ');
+}
+
+function renderValue(value: unknown): string {
+  if (typeof value === 'string') return /^[\w.:/@+-]+$/.test(value) ? value : JSON.stringify(value);
+  if (value !== null && typeof value === 'object') {
+    const err = value as { type?: unknown; message?: unknown; stack?: unknown };
+    if (typeof err.message === 'string' && typeof err.stack === 'string') return JSON.stringify(err.stack);
+  }
+  return JSON.stringify(value);
 }
 
 /** A logger that writes nothing, for tests and library use. */
