@@ -129,10 +129,19 @@ export const configSchema = z.strictObject({
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
+  metrics: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65_535).default(0),
+      readyTimeoutMs: z.number().int().min(100).default(3_000),
+      readyCacheMs: z.number().int().min(0).default(10_000),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
       format: z.enum(LOG_FORMATS).default('auto'),
+      progressIntervalMs: z.number().int().min(1_000).default(30_000),
     })
     .prefault({}),
 });

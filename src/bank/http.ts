@@ -204,6 +204,12 @@ export class HttpTransport {
         const contentType = firstHeader(res.headers['content-type']);
         if (res.statusCode >= 200 && res.statusCode < 300) {
           const result = await onSuccess(res, contentType);
+          this.#options.onAttempt?.({
+            method: req.method,
+            path,
+            status: res.statusCode,
+            durationMs: performance.now() - started,
+          });
           log?.debug(
             {
               method: req.method,
@@ -224,6 +230,13 @@ export class HttpTransport {
         if (err instanceof UnexpectedResponseError || isLocalFileError(err)) throw err;
         failure = errorFromNetworkFailure(err, description);
       }
+      this.#options.onAttempt?.({
+        method: req.method,
+        path,
+        status: response?.status,
+        errorCode: failure.code,
+        durationMs: performance.now() - started,
+      });
       const decision = decideRetry({
         attempt,
         method: req.method,

@@ -58,6 +58,19 @@ export interface BankClientOptions {
    * @defaultValue a timer honouring the request's AbortSignal
    */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told of every finished attempt (metrics): method, path, status or error code, duration. @defaultValue none */
+  onAttempt?: (attempt: AttemptObservation) => void;
+}
+
+/** One finished attempt of a request, for an observer (src/metrics.ts). */
+export interface AttemptObservation {
+  method: string;
+  path: string;
+  /** HTTP status, or undefined when no response came. */
+  status: number | undefined;
+  /** The error's stable code when the attempt failed. */
+  errorCode?: string | undefined;
+  durationMs: number;
 }
 
 export const DEFAULT_API_KEY_HEADER = 'x-service-api-key';
@@ -67,7 +80,8 @@ export const DEFAULT_PIX_PAYMENT_PATH = '/baas/api/v2/pix/qrcode/payment';
 
 /** The options with every default filled in, as the transport uses them. */
 export interface ResolvedBankClientOptions
-  extends Required<Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger'>> {
+  extends Required<Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger' | 'onAttempt'>> {
+  onAttempt: ((attempt: AttemptObservation) => void) | undefined;
   accountId: string | undefined;
   tlsCert: string | Buffer | undefined;
   tlsKey: string | Buffer | undefined;
@@ -127,6 +141,7 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
     pixPaymentPath,
     connections: positiveInt('connections', options.connections, 8),
     logger: options.logger,
+    onAttempt: options.onAttempt,
     random: options.random ?? Math.random,
     sleep: options.sleep ?? defaultSleep,
   };

@@ -17,6 +17,7 @@ import { setMaxListeners } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BankClient, type BankClientOptions } from '../bank/client.js';
+import { NotFoundError, ServiceError } from '../bank/errors.js';
 import type { RetrySettings } from '../bank/retry-policy.js';
 import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
@@ -79,6 +80,15 @@ export interface Pipeline {
   processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
   /** Retries rows left uncertain (or in flight by a crash) in earlier batches. */
   resumeUncertain(signal: AbortSignal): Promise<void>;
+  /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
+  readonly store: Store;
+  readonly queue: RequestQueue;
+  readonly client: BankClient;
+  /**
+   * One read the bank must answer (a charge that does not exist): resolves when it answers in any way that shows it is
+   * there and knows our key (404 included), rejects with a reason a person reads otherwise.
+   */
+  probeBank(signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -150,6 +160,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     maxAttempts: 1,
     connections: Math.max(clientOptions.connections ?? 8, options.queue.concurrency),
     logger: log.child({ component: 'bank' }),
+    ...(options.metrics ? { onAttempt: (a) => options.metrics?.observeRequest(a) } : {}),
   });
   let store: Store;
   try {
@@ -220,7 +231,12 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
         policy: options.policy[kindName],
         signal: opts.signal,
         onProgress: opts.progress
-          ? (p) => opts.progress?.update(p.phase === 'run' ? p.finished : 0, p.phase === 'run' ? p.toRun : undefined)
+          ? (p) =>
+              opts.progress?.update(
+                p.phase === 'run' ? p.finished : 0,
+                p.phase === 'run' ? p.toRun : undefined,
+                p.batchId,
+              )
           : undefined,
       });
     } catch (err) {
@@ -243,6 +259,20 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   return {
     bankUrl: baseUrl,
     workDir: path.join(folders.data, 'work'),
+    store,
+    queue,
+    client,
+    async probeBank(signal) {
+      try {
+        await client.charges.get('remessa-readiness-probe', { signal });
+      } catch (err) {
+        if (err instanceof NotFoundError) return;
+        if (err instanceof ServiceError) {
+          throw new Error(`${err.code}${err.status !== undefined ? ` (HTTP ${err.status})` : ''}: ${err.message}`);
+        }
+        throw err;
+      }
+    },
     processBatch: processTaken,
     handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
     async resumeUncertain(signal) {

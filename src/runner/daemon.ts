@@ -14,7 +14,12 @@
  */
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
+import { Metrics } from '../metrics.js';
+import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
+import { type RunningOpsServer, startOpsServer } from './ops-server.js';
+import { LogProgress } from './progress.js';
+import { notifySystemd } from './sd-notify.js';
 
 export interface DaemonDeps {
   /** Resolves when the daemon should stop. @defaultValue the first SIGTERM or SIGINT */
@@ -56,9 +61,12 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   const stop = deps.stopSignal ?? waitForTermination(log);
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
+  let ops: RunningOpsServer | undefined;
+  const metrics = options.metricsEndpoint ? new Metrics() : undefined;
   try {
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(metrics ? { ...options, metrics } : options);
     const p = pipeline;
+    const progressIntervalMs = options.progressIntervalMs ?? 30_000;
     intake = new Intake(
       {
         inboxDir: options.folders.inbox,
@@ -71,7 +79,16 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         maxConcurrentFiles: options.intake.maxConcurrentFiles,
         logger: log,
       },
-      (batch, signal) => p.handleBatch(batch, { signal }),
+      (batch, signal) =>
+        p.handleBatch(batch, {
+          signal,
+          progress: new LogProgress({
+            logger: log,
+            intervalMs: progressIntervalMs,
+            countsOf: (batchId) => p.store.countRows(batchId),
+            fields: { file: batch.item.meta.relativePath, kind: batch.item.meta.kind },
+          }),
+        }),
     );
     const ready = intake.start();
     // Uncertain rows of earlier batches are retried alongside the intake, not before it: a bank that stays down
@@ -95,9 +112,30 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           }, everyMs)
         : undefined;
     await ready;
+    if (metrics && options.metricsEndpoint) {
+      const watched = intake;
+      metrics.attach({
+        storeSnapshot: () => storeSnapshot(p.store),
+        queueStats: () => p.queue.stats,
+        isPaused: (group) => p.queue.isPaused(group),
+        intakeErrors: () => watched.counts.failed,
+      });
+      ops = await startOpsServer({
+        ...options.metricsEndpoint,
+        metrics,
+        checks: {
+          store: () => checkStoreWritable(p.store),
+          inbox: () => !watched.signal.aborted,
+          bank: (signal) => p.probeBank(signal),
+        },
+      });
+      log.info({ url: ops.url }, 'metrics, /healthz and /readyz served');
+    }
     log.info({ bank: p.bankUrl, inbox: options.folders.inbox, outbox: options.folders.outbox }, 'remessa daemon ready');
+    notifySystemd('READY=1', log);
     deps.onReady?.();
     await stop;
+    notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
     await intake.stop();
     await resumed;
@@ -108,6 +146,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await intake?.stop().catch(() => undefined);
     return 1;
   } finally {
+    await ops?.close();
     await pipeline?.close();
   }
 }

@@ -9,6 +9,7 @@ import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import type { Config } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { KindName } from '../types.js';
 
 /** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
@@ -80,6 +81,12 @@ export interface RunnerOptions {
   out?: NodeJS.WritableStream;
   /** Where progress goes. @defaultValue process.stderr */
   progressStream?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Time between two progress lines (plain `run`/`validate` lines, the daemon's per-batch log), in ms. @defaultValue 30000 */
+  progressIntervalMs?: number;
+  /** The operator's endpoint of the daemon (/metrics, /healthz, /readyz); absent or port 0 = off. */
+  metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
+  /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
+  metrics?: Metrics;
 }
 
 /** The client's options, passed through. */
@@ -148,6 +155,17 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     logger,
+    progressIntervalMs: config.log.progressIntervalMs,
+    ...(config.metrics.port > 0
+      ? {
+          metricsEndpoint: {
+            host: config.metrics.host,
+            port: config.metrics.port,
+            readyTimeoutMs: config.metrics.readyTimeoutMs,
+            bankCheckCacheMs: config.metrics.readyCacheMs,
+          },
+        }
+      : {}),
   };
 }
 

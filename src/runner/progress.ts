@@ -2,11 +2,14 @@
  * Progress of `remessa run` and `remessa validate`: a bar on a terminal, plain lines otherwise (logs, cron, CI).
  *
  * The bar's total is the file's line count (a cheap streamed count of line breaks, done only for a terminal); a row
- * spanning lines makes the estimate high, never wrong about what was done. Plain mode writes one line per
- * `intervalMs` and one at the end, so a nightly log stays short whatever the file size.
+ * spanning lines makes the estimate high, never wrong about what was done. Both refresh by time, never by a count of
+ * rows: the bar at most every 100 ms, plain mode one line per `intervalMs` (rows done, by status, rate, ETA) and one at
+ * the end, so a nightly log stays short whatever the file size and a slow bank still shows movement. The daemon logs
+ * the same per batch (`LogProgress`).
  */
 import { createReadStream } from 'node:fs';
 import cliProgress from 'cli-progress';
+import type { Logger } from '../log.js';
 
 export interface ProgressOptions {
   /** Where the bar or the lines go. @defaultValue process.stderr */
@@ -23,8 +26,11 @@ export interface Progress {
   start(label: string, total?: number): void;
   /** One row handled; `status` is counted for the final line (succeeded, rejected, ...). */
   tick(status?: string): void;
-  /** Sets the rows done (and the total, when it became known), e.g. from the engine's progress reports. */
-  update(done: number, total?: number): void;
+  /**
+   * Sets the rows done (and the total, when it became known), e.g. from the engine's progress reports; `batchId` names
+   * the batch being run, for a display that reads its counts from the store.
+   */
+  update(done: number, total?: number, batchId?: string): void;
   /** Ends the bar or writes the final line. */
   stop(): void;
 }
@@ -40,39 +46,50 @@ export function isInteractive(stream: { isTTY?: boolean } = process.stderr): boo
   return Boolean(stream.isTTY);
 }
 
-/** Rows between two refreshes: a refresh costs far more than a row does when validating a million rows. */
-const REFRESH_EVERY_ROWS = 256;
+/** A bar refreshes at most this often: drawing costs far more than a row does when validating a million rows. */
+const BAR_REFRESH_MS = 100;
 
-/** Counting shared by both displays; `render` is called at most once per REFRESH_EVERY_ROWS rows (and at the end). */
+/** Counting shared by the displays; `render` is called when `refreshMs` has passed since the last one (and at the end). */
 abstract class CountingProgress implements Progress {
   protected label = '';
   protected total: number | undefined;
   protected done = 0;
-  private shown = 0;
+  protected startedAt = Date.now();
+  private renderedAt = this.startedAt;
   protected readonly counts: Record<string, number> = {};
+
+  constructor(private readonly refreshMs: number) {}
 
   start(label: string, total?: number): void {
     this.label = label;
     this.total = total;
+    this.startedAt = Date.now();
+    this.renderedAt = this.startedAt;
     this.begin();
   }
 
   tick(status?: string): void {
     this.done++;
     if (status !== undefined) this.counts[status] = (this.counts[status] ?? 0) + 1;
-    if (this.done - this.shown >= REFRESH_EVERY_ROWS) this.refresh();
+    this.maybeRender();
   }
 
   update(done: number, total?: number): void {
     this.done = done;
-    const totalChanged = total !== undefined && total > 0 && total !== this.total;
-    if (totalChanged) this.total = total;
-    if (totalChanged || Math.abs(this.done - this.shown) >= REFRESH_EVERY_ROWS) this.refresh();
+    if (total !== undefined && total > 0 && total !== this.total) this.total = total;
+    this.maybeRender();
   }
 
   stop(): void {
-    this.shown = this.done;
     this.end();
+  }
+
+  /** By time, not by rows: a slow bank still shows movement, a fast file does not pay a refresh per few rows. */
+  private maybeRender(): void {
+    const now = Date.now();
+    if (now - this.renderedAt < this.refreshMs) return;
+    this.renderedAt = now;
+    this.render();
   }
 
   protected summary(): string {
@@ -80,9 +97,13 @@ abstract class CountingProgress implements Progress {
     return parts.length > 0 ? ` (${parts.join(', ')})` : '';
   }
 
-  private refresh(): void {
-    this.shown = this.done;
-    this.render();
+  /** Rows per second since the start, and the seconds left at that rate when the total is known. */
+  protected pace(): { ratePerSecond: number; etaSeconds: number | undefined } {
+    const seconds = Math.max((Date.now() - this.startedAt) / 1000, 0.001);
+    const ratePerSecond = this.done / seconds;
+    const left = this.total !== undefined ? Math.max(this.total - this.done, 0) : undefined;
+    const etaSeconds = left !== undefined && ratePerSecond > 0 ? Math.round(left / ratePerSecond) : undefined;
+    return { ratePerSecond, etaSeconds };
   }
 
   protected abstract begin(): void;
@@ -95,7 +116,7 @@ class BarProgress extends CountingProgress {
   private barTotal = 1;
 
   constructor(stream: NodeJS.WritableStream) {
-    super();
+    super(BAR_REFRESH_MS);
     this.bar = new cliProgress.SingleBar(
       {
         stream,
@@ -131,30 +152,91 @@ class BarProgress extends CountingProgress {
 }
 
 class LineProgress extends CountingProgress {
-  private lastAt = 0;
-
   constructor(
     private readonly stream: NodeJS.WritableStream,
-    private readonly intervalMs: number,
+    intervalMs: number,
   ) {
-    super();
+    super(intervalMs);
   }
 
-  protected begin(): void {
-    this.lastAt = Date.now();
-  }
+  protected begin(): void {}
 
   protected render(): void {
-    const now = Date.now();
-    if (now - this.lastAt < this.intervalMs) return;
-    this.lastAt = now;
     const of = this.total ? `/${this.total}` : '';
-    this.stream.write(`${this.label}: ${this.done}${of} rows\n`);
+    const { ratePerSecond, etaSeconds } = this.pace();
+    const eta = etaSeconds !== undefined ? `, ETA ${formatDuration(etaSeconds)}` : '';
+    this.stream.write(
+      `${this.label}: ${this.done}${of} rows${this.summary()}, ${ratePerSecond.toFixed(1)} rows/s${eta}\n`,
+    );
   }
 
   protected end(): void {
     this.stream.write(`${this.label}: ${this.done} rows done${this.summary()}\n`);
   }
+}
+
+export interface LogProgressOptions {
+  logger: Logger;
+  /** Time between two progress lines of one batch, in milliseconds. */
+  intervalMs: number;
+  /** The batch's rows by state, read from the store when a line is written. */
+  countsOf?: (batchId: string) => Record<string, number>;
+  /** Fields on every line (file, kind). */
+  fields?: Record<string, unknown>;
+}
+
+/**
+ * Progress of one batch in the daemon's log: a `batch progress` line every `intervalMs` (rows done of total, rows by
+ * state, rate, ETA), so a 20,000-row payment file that runs for an hour is never silent.
+ */
+export class LogProgress extends CountingProgress {
+  private batchId: string | undefined;
+
+  constructor(private readonly o: LogProgressOptions) {
+    super(o.intervalMs);
+  }
+
+  override update(done: number, total?: number, batchId?: string): void {
+    if (batchId !== undefined) this.batchId = batchId;
+    super.update(done, total);
+  }
+
+  protected begin(): void {}
+
+  protected render(): void {
+    const { ratePerSecond, etaSeconds } = this.pace();
+    const counts = this.batchId !== undefined ? this.o.countsOf?.(this.batchId) : undefined;
+    this.o.logger.info(
+      {
+        ...this.o.fields,
+        done: this.done,
+        total: this.total,
+        ...(counts ? { counts: nonZero(counts) } : {}),
+        ratePerSecond: Number(ratePerSecond.toFixed(2)),
+        ...(etaSeconds !== undefined ? { etaSeconds } : {}),
+      },
+      'batch progress',
+    );
+  }
+
+  protected end(): void {}
+}
+
+function nonZero(counts: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(counts)) if (v > 0) out[k] = v;
+  return out;
+}
+
+/** `1h02m`, `3m05s`, `42s`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m${String(r).padStart(2, '0')}s`;
+  return `${r}s`;
 }
 
 /** Number of data rows a file probably has: line breaks, minus the header, plus an unterminated last line. */

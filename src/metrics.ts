@@ -1,0 +1,196 @@
+/**
+ * Every metric remessa exports, declared in this one module so an operator finds them all in one place.
+ *
+ * Conventions (Prometheus): the `remessa_` prefix, base units (`_seconds`, `_bytes`), `_total` for counters, and label
+ * values from closed sets only (kinds, row states, batch states, endpoint groups, HTTP status codes, error codes of the
+ * client's hierarchy), so a series count never grows with the data.
+ *
+ * Two sources:
+ * - events counted as they happen (bank requests and their latency, intake errors), since the process started;
+ * - state read at scrape time (rows by kind and state, batches by state, queue depth, paused groups, the time of the
+ *   last batch answered), from the store and the queue, so the figures survive a restart and never drift.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { ENDPOINT_GROUPS, type EndpointGroup } from './types.js';
+
+/** One finished attempt of a bank request, as the transport reports it. */
+export interface RequestObservation {
+  method: string;
+  /** The request's path (classified into an endpoint group; never used as a label). */
+  path: string;
+  /** HTTP status, or undefined when no response came (connection error, timeout). */
+  status: number | undefined;
+  /** The client error's stable code when the attempt failed (e.g. SERVICE_CONNECTION). */
+  errorCode?: string | undefined;
+  durationMs: number;
+}
+
+/** What the scrape-time gauges read. Each source is optional: a command without a store has none. */
+export interface MetricsSources {
+  /** Rows by kind and state, batches by state, the time the last batch was answered (ms since epoch). */
+  storeSnapshot?: () => StoreSnapshot;
+  /** The request queue's depth. */
+  queueStats?: () => { waiting: number; running: number; rowsHeld: number };
+  /** Whether an endpoint group is paused by a 429. */
+  isPaused?: (group: EndpointGroup) => boolean;
+  /** Files the intake could not take or handle since the process started. */
+  intakeErrors?: () => number;
+}
+
+export interface StoreSnapshot {
+  rows: Array<{ kind: string; state: string; count: number }>;
+  batches: Array<{ state: string; count: number }>;
+  lastAnsweredAtMs: number | undefined;
+}
+
+/** The endpoint group of a bank path, or `webhooks` / `other`: a bounded label from an unbounded path. */
+export function endpointGroupOf(path: string): EndpointGroup | 'webhooks' | 'other' {
+  const p = path.split('?')[0] ?? '';
+  if (/\/webhooks?(\/|$)/.test(p)) return 'webhooks';
+  if (/\/charges(\/|$)/.test(p)) return 'charges';
+  if (/\/bill-?payments?(\/|$)|\/bills?(\/|$)/.test(p)) return 'bill-payments';
+  if (/\/claims?(\/|$)|\/dict(\/|$)/.test(p)) return 'claims';
+  if (/\/pix(\/|$)|\/qr-?codes?(\/|$)|\/qrcode(\/|$)/i.test(p)) return 'pix';
+  return 'other';
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'group' | 'method' | 'status'>;
+  readonly #latency: Histogram<'group'>;
+  #sources: MetricsSources = {};
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'remessa_' });
+    this.#requests = new Counter({
+      name: 'remessa_bank_requests_total',
+      help: 'Attempts of requests to the bank, by endpoint group, method and HTTP status (or the client error code when no response came).',
+      labelNames: ['group', 'method', 'status'],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: 'remessa_bank_request_duration_seconds',
+      help: 'Time from sending a request to the bank to its complete answer (or failure), by endpoint group.',
+      labelNames: ['group'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    const self = this;
+    new Counter({
+      name: 'remessa_intake_errors_total',
+      help: 'Files the intake could not take from the inbox or could not handle (they stay in the work area).',
+      registers,
+      collect() {
+        // The intake counts them; a counter read at scrape time stays monotonic because its source is.
+        this.reset();
+        this.inc(self.#sources.intakeErrors?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'remessa_rows',
+      help: 'Rows in the store, by batch kind and row state (pending, in_flight, succeeded, failed, rejected, duplicate, uncertain, ...).',
+      labelNames: ['kind', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of self.#snapshot()?.rows ?? []) this.set({ kind: r.kind, state: r.state }, r.count);
+      },
+    });
+    new Gauge({
+      name: 'remessa_rows_uncertain',
+      help: 'Rows whose outcome remessa cannot tell yet (all kinds); each needs a later run or a person.',
+      registers,
+      collect() {
+        const rows = self.#snapshot()?.rows ?? [];
+        this.set(rows.filter((r) => r.state === 'uncertain').reduce((n, r) => n + r.count, 0));
+      },
+    });
+    new Gauge({
+      name: 'remessa_batches',
+      help: 'Batches (taken files) in the store, by state.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of self.#snapshot()?.batches ?? []) this.set({ state: b.state }, b.count);
+      },
+    });
+    new Gauge({
+      name: 'remessa_last_batch_answered_timestamp_seconds',
+      help: 'When the last batch was answered (Unix time); absent before the first answer.',
+      registers,
+      collect() {
+        this.reset();
+        const at = self.#snapshot()?.lastAnsweredAtMs;
+        if (at !== undefined) this.set(at / 1000);
+      },
+    });
+    new Gauge({
+      name: 'remessa_queue_waiting_requests',
+      help: 'Requests waiting in the queue for their rate limit or a free connection.',
+      registers,
+      collect() {
+        this.set(self.#sources.queueStats?.().waiting ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'remessa_queue_running_requests',
+      help: 'Requests in flight to the bank.',
+      registers,
+      collect() {
+        this.set(self.#sources.queueStats?.().running ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'remessa_rows_in_flight',
+      help: 'Rows held in memory being driven through their steps (all batches).',
+      registers,
+      collect() {
+        this.set(self.#sources.queueStats?.().rowsHeld ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'remessa_group_paused',
+      help: 'Whether an endpoint group is paused after a 429 (1) or not (0).',
+      labelNames: ['group'],
+      registers,
+      collect() {
+        for (const g of ENDPOINT_GROUPS) this.set({ group: g }, self.#sources.isPaused?.(g) ? 1 : 0);
+      },
+    });
+  }
+
+  /** Connects the scrape-time gauges to the running pipeline. */
+  attach(sources: MetricsSources): void {
+    this.#sources = { ...this.#sources, ...sources };
+  }
+
+  /** Counts one attempt of a bank request (the transport's observer). */
+  observeRequest(o: RequestObservation): void {
+    const group = endpointGroupOf(o.path);
+    const status = o.status !== undefined ? String(o.status) : (o.errorCode ?? 'NO_RESPONSE');
+    this.#requests.inc({ group, method: o.method, status });
+    this.#latency.observe({ group }, o.durationMs / 1000);
+  }
+
+  /** The text exposition format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  #snapshotCache: { at: number; value: StoreSnapshot | undefined } | undefined;
+
+  /** One store read per scrape, shared by the gauges that need it. */
+  #snapshot(): StoreSnapshot | undefined {
+    const now = Date.now();
+    if (this.#snapshotCache && now - this.#snapshotCache.at < 500) return this.#snapshotCache.value;
+    const value = this.#sources.storeSnapshot?.();
+    this.#snapshotCache = { at: now, value };
+    return value;
+  }
+}
