@@ -67,7 +67,7 @@ describe('the daemon log of a running batch', () => {
     const p = new LogProgress({
       logger,
       intervalMs: 30_000,
-      countsOf: (id) => (id === 'b1' ? { succeeded: 40, uncertain: 0, pending: 60 } : {}),
+      countsOf: (id): Record<string, number> => (id === 'b1' ? { succeeded: 40, uncertain: 0, pending: 60 } : {}),
       fields: { file: 'bill-payments/contas.csv', kind: 'bill-payments' },
     });
     p.update(0, undefined, 'b1');

@@ -23,7 +23,7 @@ import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError } from '../errors.js';
-import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
+import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 import {
   archiveWorkItem,
   Intake,
@@ -50,7 +50,7 @@ import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { kindOfGivenFile } from './validate.js';
 
-export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
+export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 export { type BankClientOptionsLike, type RunnerOptions, runnerOptionsFromConfig } from './options.js';
 export { kindOfGivenFile, type ValidationReport, validateBatchFile, validateFile } from './validate.js';
 
@@ -303,6 +303,14 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   };
 }
 
+/** Outcomes that end a row for good; anything else (uncertain, waiting, ...) is left for a later run or a person. */
+const SETTLED_OUTCOMES: ReadonlySet<string> = new Set(['succeeded', 'duplicate', 'rejected', 'failed']);
+
+/** Whether some row of the counts is not settled yet. */
+export function hasUnsettled(counts: OutcomeCounts): boolean {
+  return Object.entries(counts).some(([outcome, n]) => (n ?? 0) > 0 && !SETTLED_OUTCOMES.has(outcome));
+}
+
 /** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
 export function allSucceeded(counts: OutcomeCounts): boolean {
   return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
@@ -340,9 +348,13 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
   const stream = options.progressStream ?? process.stderr;
   const interactive = isInteractive(stream);
   let ok = true;
+  let unsettled = false;
+  // A file given that is not there is a bad argument: the run could not do what it was asked (exit 2).
+  let missing = false;
   const report = (name: string, answer: BatchAnswer) => {
     if (answer.answer === 'rejected') ok = false;
-    if (!allSucceeded(answer.counts) || answer.state === 'parked') ok = false;
+    if (!allSucceeded(answer.counts)) ok = false;
+    if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     out(options).write(
       `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
         `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,
@@ -357,7 +369,7 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
         const stat = await fs.stat(abs).catch(() => undefined);
         if (!stat?.isFile()) {
           out(options).write(`${file}: not found\n`);
-          ok = false;
+          missing = true;
           continue;
         }
         const k = kind ?? kindOfGivenFile(abs);
@@ -423,11 +435,14 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
       );
       abort.signal.addEventListener('abort', () => void intake.stop(), { once: true });
       await intake.drain();
-      if (intake.counts.failed > 0) ok = false;
+      // A file that could not be handled stays in the work area, unanswered: the next run takes it again.
+      if (intake.counts.failed > 0) unsettled = true;
       if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0) {
         out(options).write('nothing waiting in the inbox\n');
       }
     }
+    if (missing) return EXIT_CANNOT_RUN;
+    if (unsettled) return EXIT_UNSETTLED;
     return ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
   } catch (err) {
     log.error({ err }, 'run failed');
