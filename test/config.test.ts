@@ -29,6 +29,9 @@ describe('config', () => {
     expect(config.folders.inbox).toBe(path.join(cwd, 'inbox'));
     expect(config.sandbox.dataFile).toBe(path.join(cwd, 'data', 'sandbox.sqlite'));
     expect(Object.isFrozen(config.bank.headers)).toBe(true);
+    // Shipped: the operator endpoint on for `npm start` (the default is off).
+    expect(config.metrics).toMatchObject({ host: '127.0.0.1', port: 9464 });
+    expect(buildConfig({}, { env: {} }).metrics.port).toBe(0);
   });
 
   it('rejects an unknown key and names it, nested or not', () => {
