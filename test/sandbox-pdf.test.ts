@@ -9,7 +9,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bankCodeCheckDigit, formatDigitableLine, ITF_NARROW_PT, itfElements } from '../src/sandbox/pdf.js';
+import {
+  bankCodeCheckDigit,
+  copyPasteLines,
+  formatDigitableLine,
+  ITF_NARROW_PT,
+  itfElements,
+} from '../src/sandbox/pdf.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { decodeItf, decodeQr, measureBarCode, pageCount, pdfText, renderPage, saveTo } from './helpers/rendered-pdf.js';
 
@@ -164,8 +170,8 @@ async function checkSlip(file: string, charge: any, expected: Expected): Promise
   if (charge.type === 'BANKSLIP_PIX') {
     expect(text).toContain('Pague com Pix');
     expect(text).toContain('Pix Copia e Cola');
-    // The copy-and-paste text may wrap: compared without line breaks and spaces.
-    expect(text.replace(/\s+/g, '')).toContain(charge.qrCode.replace(/\s+/g, ''));
+    // The copy-and-paste text wraps, never at a space: without the line breaks it is the exact BR Code.
+    expect(text.replace(/\n/g, '')).toContain(charge.qrCode);
     // It belongs to the payer's part (the receipt, upper half of the page): decoded there.
     expect(decodeQr(page, { x: 0, y: 0, width: page.width, height: Math.floor(page.height / 2) })).toBe(charge.qrCode);
   } else {
@@ -341,6 +347,42 @@ describe('bank slip PDF: FEBRABAN layout, read back from the rendered page', () 
     });
   });
 
+  it('values at their longest stay in their boxes: names shrink with an ellipsis, documents and CEPs stay whole', async () => {
+    const name = 'Maria Aparecida dos Santos Oliveira Pereira da Conceição e Albuquerque Cavalcanti de Souza Ltda ME';
+    const address = {
+      zipCode: '12245000',
+      publicPlace: 'Avenida Brigadeiro Faria Lima Complexo Empresarial Torre Norte Bloco B Conjunto 1234 Andar 12',
+      number: '12345678901234567890',
+      complement: 'Sala 1234 Bloco C Torre Sul Edifício Comercial Paulista',
+      neighborhood: 'Jardim Paulistano Itaim Bibi Vila Olímpia Região Sul',
+      city: 'São José dos Campos do Norte da Serra da Mantiqueira',
+      state: 'SP',
+    };
+    const charge = await create({
+      type: 'BANKSLIP_PIX',
+      correlationId: 'slip-long',
+      yourNumber: 'NF-2027-000000000123',
+      dueDate: '2026-12-10',
+      Amount: 99999999.99,
+      payer: { name, document: '04252011000110', address },
+      finalBeneficiary: { name, document: '52998224725', address },
+      ...FULL_EXTRAS,
+    });
+    const file = await pdf('slip-long');
+    expect(await pageCount(file)).toBe(1);
+    const text = await pdfText(file);
+    // In the receipt's narrower payer box the name gives way; the CNPJ after it is whole.
+    expect(text).toMatch(/Maria Aparecida dos Santos[^\n]*… - CNPJ 04\.252\.011\/0001-10/);
+    expect(text).toContain(`${name} - CNPJ 04.252.011/0001-10`);
+    expect(occurrences(text, `${name} - CPF 529.982.247-25`)).toBe(2);
+    expect(occurrences(text, 'CEP 12245-000 - São José dos Campos do Norte da Serra da Mantiqueira/SP')).toBe(3);
+    expect(occurrences(text, 'R$ 99.999.999,99')).toBeGreaterThanOrEqual(2);
+    expect(occurrences(text, 'NF-2027-000000000123')).toBe(2);
+    const page = await renderPage(file);
+    expect(await decodeItf(page)).toEqual([charge.barCode]);
+    expect(decodeQr(page, { x: 0, y: 0, width: page.width, height: Math.floor(page.height / 2) })).toBe(charge.qrCode);
+  });
+
   it('a PATCHed slip prints its new due date and bar code; a paid or voided slip says so in Portuguese', async () => {
     await create({ type: 'BANKSLIP', correlationId: 'slip-3', dueDate: '2026-12-10', Amount: 10, payer: PERSON });
     const res = await fetch(`${sandbox.url}/v1/charges/slip-3`, {
@@ -376,7 +418,7 @@ describe('Pix charge PDF', () => {
     expect(text).toContain('Situação: Em aberto');
     expect(text).toContain('Tipo: Pix estático');
     expect(text).not.toMatch(ENGLISH);
-    expect(text.replace(/\s+/g, '')).toContain(charge.qrCode.replace(/\s+/g, ''));
+    expect(text.replace(/\n/g, '')).toContain(charge.qrCode);
     expect(decodeQr(await renderPage(file, 150))).toBe(charge.qrCode);
   });
 });
@@ -390,6 +432,18 @@ describe('slip pieces', () => {
     expect(bankCodeCheckDigit('756')).toBe('0');
     expect(bankCodeCheckDigit('748')).toBe('X');
     expect(bankCodeCheckDigit('435')).toBe('9');
+  });
+
+  it('copy-and-paste lines are never cut at a space, and join back to the payload', () => {
+    const payload = '5920REMESSA SANDBOX LTDA6009SAO PAULO62070503***6304ABCD';
+    for (let perLine = 4; perLine <= payload.length + 1; perLine++) {
+      const lines = copyPasteLines(payload, perLine);
+      expect(lines.join('')).toBe(payload);
+      for (const line of lines) {
+        expect(line.length).toBeLessThanOrEqual(perLine);
+        expect(line).not.toMatch(/^ | $/);
+      }
+    }
   });
 
   it('an ITF of 44 digits is 405 narrow modules, 102.87 mm at 0.254 mm', () => {

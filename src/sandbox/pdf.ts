@@ -129,6 +129,36 @@ function drawQr(doc: PDFKit.PDFDocument, x: number, y: number, size: number, pay
   doc.fillColor('#000').fill();
 }
 
+/**
+ * The copy-and-paste text cut into lines of at most `perLine` characters, never at a space: a viewer that copies the
+ * lines and drops the line breaks gives back the exact BR Code (its merchant name and city keep their spaces, and the
+ * CRC holds).
+ */
+export function copyPasteLines(payload: string, perLine: number): string[] {
+  const lines: string[] = [];
+  let rest = payload;
+  while (rest.length > perLine) {
+    let cut = perLine;
+    while (cut > 1 && (rest[cut] === ' ' || rest[cut - 1] === ' ')) cut--;
+    lines.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest !== '') lines.push(rest);
+  return lines;
+}
+
+/** Draws the copy-and-paste text in Courier at `size`, in lines cut by {@link copyPasteLines}; returns the y under it. */
+function drawCopyPaste(doc: PDFKit.PDFDocument, x: number, y: number, width: number, size: number, payload: string) {
+  const perLine = Math.floor(width / (0.6 * size)); // Courier: every glyph is 0.6 em wide
+  doc.font('Courier').fontSize(size).fillColor('#000');
+  let at = y;
+  for (const line of copyPasteLines(payload, perLine)) {
+    doc.text(line, x, at, { lineBreak: false });
+    at += size + 1.5;
+  }
+  return at;
+}
+
 /** Collects the document's bytes; resolves once `doc.end()` has been called and everything is flushed. */
 function collect(doc: PDFKit.PDFDocument): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -187,14 +217,28 @@ function percentText(value: unknown): string {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? formatPercentBr(value) : '';
 }
 
-/** `Nome - CPF 529.982.247-25` (`CNPJ` for 14 characters). */
-function personLine(person: Record<string, unknown>): string {
+/**
+ * A line of the slip that may be too long for its box: `shrink` is shortened (with an ellipsis) before `keep` is
+ * touched, so a long name never hides the CPF/CNPJ after it.
+ */
+export interface FittedLine {
+  shrink: string;
+  keep: string;
+}
+type Line = string | FittedLine;
+
+/** `Nome - CPF 529.982.247-25` (`CNPJ` for 14 characters): the name shrinks first. */
+function personLine(person: Record<string, unknown>): FittedLine {
   const name = str(person.name) ?? '';
   const doc = str(person.document);
-  if (!doc) return name;
+  if (!doc) return { shrink: name, keep: '' };
   const compact = doc.replace(/[\s./-]/g, '');
   const kind = compact.length === 11 ? 'CPF' : compact.length === 14 ? 'CNPJ' : 'CPF/CNPJ';
-  return `${name} - ${kind} ${formatDocument(doc)}`;
+  return { shrink: name, keep: ` - ${kind} ${formatDocument(doc)}` };
+}
+
+function lineText(line: Line): string {
+  return typeof line === 'string' ? line : line.shrink + line.keep;
 }
 
 /** `Avenida Paulista, 1000, Apto 5 - Bela Vista` and `CEP 01310-100 - São Paulo/SP`, as two lines. */
@@ -273,7 +317,24 @@ export const STATUS_PT: Readonly<Record<ChargeStatus, string>> = {
 const LABEL_SIZE = 5.5;
 const VALUE_SIZE = 8;
 
-/** One labelled box of the grid: a thin frame, the label small at the top, the value under it. */
+/**
+ * The text of `line` as it fits in `width` at the current font and size: whole when it fits, else `shrink` cut with
+ * an ellipsis (then `keep` too, if even that is not enough). pdfkit would wrap a long value into the next box instead.
+ */
+function fitText(doc: PDFKit.PDFDocument, line: Line, width: number): string {
+  const { shrink, keep } = typeof line === 'string' ? { shrink: line, keep: '' } : line;
+  if (doc.widthOfString(shrink + keep) <= width) return shrink + keep;
+  const cut = (text: string, room: number): string => {
+    let n = text.length;
+    while (n > 0 && doc.widthOfString(`${text.slice(0, n).trimEnd()}…`) > room) n--;
+    return n > 0 ? `${text.slice(0, n).trimEnd()}…` : '';
+  };
+  const room = width - doc.widthOfString(keep);
+  if (room > doc.widthOfString('…') * 4) return cut(shrink, room) + keep;
+  return cut(shrink + keep, width);
+}
+
+/** One labelled box of the grid: a thin frame, the label small at the top, the value under it (one line each). */
 function box(
   doc: PDFKit.PDFDocument,
   x: number,
@@ -281,27 +342,20 @@ function box(
   w: number,
   h: number,
   label: string,
-  value: string | string[] = '',
-  options: { align?: 'left' | 'right'; bold?: boolean } = {},
+  value: Line | Line[] = '',
+  options: { align?: 'left' | 'right' } = {},
 ): void {
   doc.rect(x, y, w, h).lineWidth(0.5).strokeColor('#000').stroke();
-  doc
-    .font('Helvetica')
-    .fontSize(LABEL_SIZE)
-    .fillColor('#333')
-    .text(label, x + 2, y + 1.5, { width: w - 4, lineBreak: false });
+  doc.font('Helvetica').fontSize(LABEL_SIZE).fillColor('#333');
+  doc.text(fitText(doc, label, w - 4), x + 2, y + 1.5, { width: w - 4, lineBreak: false });
   const lines = Array.isArray(value) ? value : [value];
-  doc
-    .font(options.bold === false ? 'Helvetica' : 'Helvetica-Bold')
-    .fontSize(VALUE_SIZE)
-    .fillColor('#000');
+  doc.font('Helvetica-Bold').fontSize(VALUE_SIZE).fillColor('#000');
   lines.forEach((line, i) => {
-    if (line === '') return;
-    doc.text(line, x + 2, y + 8 + i * (VALUE_SIZE + 1.5), {
+    if (lineText(line) === '') return;
+    doc.text(fitText(doc, line, w - 4), x + 2, y + 8 + i * (VALUE_SIZE + 1.5), {
       width: w - 4,
       align: options.align ?? 'left',
       lineBreak: false,
-      ellipsis: true,
     });
   });
 }
@@ -313,7 +367,10 @@ function bankHeader(doc: PDFKit.PDFDocument, y: number, bank: string, code: stri
     .font('Helvetica-Bold')
     .fontSize(10)
     .fillColor('#000')
-    .text(bank, MARGIN, y + 7, { width: 150, lineBreak: false, ellipsis: true });
+    .text(bank.length > 0 ? fitText(doc.font('Helvetica-Bold').fontSize(10), bank, 148) : '', MARGIN, y + 7, {
+      width: 150,
+      lineBreak: false,
+    });
   doc
     .moveTo(MARGIN + 152, y + 3)
     .lineTo(MARGIN + 152, y + h)
@@ -340,7 +397,7 @@ function boxRow(
   doc: PDFKit.PDFDocument,
   y: number,
   h: number,
-  cells: Array<{ label: string; value?: string | string[]; w: number; align?: 'left' | 'right' }>,
+  cells: Array<{ label: string; value?: Line | Line[]; w: number; align?: 'left' | 'right' }>,
 ): number {
   let x = MARGIN;
   for (const cell of cells) {
@@ -355,12 +412,13 @@ interface SlipData {
   bank: string;
   bankCode: string;
   line: string;
-  beneficiary: string;
-  beneficiaryAddress: string;
+  beneficiary: FittedLine;
+  beneficiaryAddress: FittedLine;
   branchCode: string;
-  payer: string;
+  payer: FittedLine;
   payerAddress: [string, string];
-  finalBeneficiary: string | undefined;
+  /** Name and document, then the address (street shrinks first, CEP and city kept); absent without one. */
+  finalBeneficiary: [FittedLine, FittedLine] | undefined;
   dueDate: string;
   amount: string;
   documentDate: string;
@@ -371,18 +429,18 @@ function slipData(c: StoredCharge, options: SandboxOptions): SlipData {
   const b = options.beneficiary;
   const payer = (c.extras.payer ?? {}) as Record<string, unknown>;
   const fb = c.extras.finalBeneficiary as Record<string, unknown> | undefined;
-  let finalBeneficiary: string | undefined;
+  let finalBeneficiary: SlipData['finalBeneficiary'];
   if (fb) {
     const [first, second] = addressLines(fb.address);
-    finalBeneficiary = [personLine(fb), first, second].filter(Boolean).join(' - ');
+    finalBeneficiary = [personLine(fb), { shrink: first, keep: first && second ? ` - ${second}` : second }];
   }
   return {
     charge: c,
     bank: options.participantName,
     bankCode: `${options.bankCode}-${bankCodeCheckDigit(options.bankCode)}`,
     line: c.digitableLine ?? '',
-    beneficiary: `${b.name} - CNPJ ${formatDocument(b.document)}`,
-    beneficiaryAddress: `${b.address} - CEP ${formatCep(b.zipCode)} - ${b.city}/${b.state}`,
+    beneficiary: { shrink: b.name, keep: ` - CNPJ ${formatDocument(b.document)}` },
+    beneficiaryAddress: { shrink: b.address, keep: ` - CEP ${formatCep(b.zipCode)} - ${b.city}/${b.state}` },
     branchCode: `${b.branch} / ${b.accountNumber}`,
     payer: personLine(payer),
     payerAddress: addressLines(payer.address),
@@ -434,7 +492,7 @@ function drawReceipt(doc: PDFKit.PDFDocument, d: SlipData, top: number): number 
     { label: '(=) Valor cobrado', w: f },
   ]);
   if (d.finalBeneficiary) {
-    y = boxRow(doc, y, row, [{ label: 'Sacador/Avalista', value: d.finalBeneficiary, w: CONTENT_WIDTH }]);
+    y = boxRow(doc, y, row + 8, [{ label: 'Sacador/Avalista', value: d.finalBeneficiary, w: CONTENT_WIDTH }]);
   }
   doc
     .font('Helvetica')
@@ -471,10 +529,7 @@ function drawPixBlock(doc: PDFKit.PDFDocument, d: SlipData, top: number, qrCode:
     .font('Helvetica-Bold')
     .fontSize(7)
     .text('Pix Copia e Cola', x, top + 46, { width: w, lineBreak: false });
-  doc
-    .font('Courier')
-    .fontSize(7)
-    .text(qrCode, x, top + 55, { width: w, height: h - 58, lineGap: 0.5 });
+  drawCopyPaste(doc, x, top + 55, w, 7, qrCode);
   return top + h;
 }
 
@@ -497,7 +552,7 @@ function drawCutLine(doc: PDFKit.PDFDocument, y: number): void {
 const FICHA_ROW = 18;
 const INSTRUCTION_ROWS = 5;
 const PAYER_BOX = 38;
-const SACADOR_BOX = FICHA_ROW;
+const SACADOR_BOX = FICHA_ROW + 8;
 
 /** Height of the Ficha de Compensação from its header to the foot of its bar code. */
 function fichaHeight(hasFinalBeneficiary: boolean): number {
@@ -624,7 +679,7 @@ async function renderPix(doc: PDFKit.PDFDocument, c: StoredCharge, options: Sand
     `Situação: ${STATUS_PT[c.status]}`,
     `Valor: ${formatBrl(c.amountCents)}`,
     `Recebedor: ${b.name} - CNPJ ${formatDocument(b.document)}`,
-    ...(payer ? [`Pagador: ${personLine(payer)}`] : []),
+    ...(payer ? [`Pagador: ${lineText(personLine(payer))}`] : []),
     ...(c.extras.description ? [`Descrição: ${c.extras.description}`] : []),
     ...(expires
       ? [
@@ -643,10 +698,7 @@ async function renderPix(doc: PDFKit.PDFDocument, c: StoredCharge, options: Sand
     drawQr(doc, MARGIN, y, 200, c.qrCode);
     y += 210;
     doc.font('Helvetica-Bold').fontSize(9).text('Pix Copia e Cola:', MARGIN, y);
-    doc
-      .font('Courier')
-      .fontSize(8)
-      .text(c.qrCode, MARGIN, y + 12, { width: CONTENT_WIDTH });
+    drawCopyPaste(doc, MARGIN, y + 12, CONTENT_WIDTH, 8, c.qrCode);
   }
 }
 
