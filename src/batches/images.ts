@@ -8,7 +8,6 @@
  * recovered step) gives the same name.
  */
 import { rename, writeFile } from 'node:fs/promises';
-import QRCode from 'qrcode';
 import { type StepContext, StepOutcomeError } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
@@ -37,8 +36,12 @@ export async function writePng(
   return fileName;
 }
 
-/** The QR code of a BR Code (the Pix copy-and-paste text) as a PNG: error correction M, 4-module quiet zone. */
-export function brCodePng(payload: string): Promise<Buffer> {
+/**
+ * The QR code of a BR Code (the Pix copy-and-paste text) as a PNG: error correction M, 4-module quiet zone. `qrcode`
+ * is loaded on first use, so commands that draw no image (validate) do not load it (docs/performance.md).
+ */
+export async function brCodePng(payload: string): Promise<Buffer> {
+  const { default: QRCode } = await import('qrcode');
   return QRCode.toBuffer(payload, {
     type: 'png',
     errorCorrectionLevel: 'M',
