@@ -3,11 +3,11 @@
  * charge or BANKSLIP_PIX of the `charges` kind (drawn here from the charge's BR Code: the bank serves no image of a
  * charge's QR code; docs/service-gaps.md).
  *
- * What must hold: the file is named after the row's correlationId (`safeFileName`), and is written under a temporary
- * name in the same folder, then renamed, so a reader never sees half an image; writing it again (a resent or
- * recovered step) gives the same name.
+ * What must hold: the file is named after the row's correlationId (`safeFileName`), and is written by
+ * `writeFileAtomic` (temporary name in the same folder, flushed, renamed), so a reader never sees half an image;
+ * writing it again (a resent or recovered step) gives the same name and the same picture.
  */
-import { rename, writeFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../atomic-file.js';
 import { type StepContext, StepOutcomeError } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
@@ -29,10 +29,7 @@ export async function writePng(
     throw new StepOutcomeError('failed', 'QR_IMAGE_INVALID', 'Expected a PNG image from the bank, got other data');
   }
   const fileName = safeFileName(correlationId, 'png');
-  const path = ctx.outputPath(fileName);
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, bytes);
-  await rename(temp, path);
+  await writeFileAtomic(ctx.outputPath(fileName), bytes);
   return fileName;
 }
 
