@@ -14,6 +14,8 @@
  *   Nº do documento, Espécie doc., Aceite, Data do processamento, Nosso número, Uso do banco, Carteira, Espécie,
  *   Quantidade, Valor, the value column, Instruções, Pagador with CPF/CNPJ and address, Sacador/Avalista), then
  *   "Autenticação mecânica - Ficha de Compensação" and the bar code.
+ *   It is 98 mm high from its bank line to the foot of the bar code (107 mm with a Sacador/Avalista), inside the
+ *   95-108 mm banks ask for, and 190 mm wide (A4 less 10 mm margins).
  *
  * The bar code is interleaved 2 of 5 (ITF) of the 44 digits, drawn as vector bars at the FEBRABAN size: narrow
  * element 0.254 mm (0.72 pt, 1/100 inch), wide element 3 x narrow (0.762 mm), bar height 13 mm. 44 digits take
