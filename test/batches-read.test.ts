@@ -98,7 +98,7 @@ describe('a Brazilian spreadsheet batch of charges', () => {
     const result = iconv.decode(await readFile(out), 'windows-1252');
     const lines = result.split('\r\n');
     expect(lines[0]).toBe(
-      `${HEADER};status;errorCode;errorMessage;chargeStatus;ourNumber;barCode;digitableLine;qrCode;pdfFile`,
+      `${HEADER};status;errorCode;errorMessage;chargeStatus;ourNumber;barCode;digitableLine;qrCode;pdfFile;imageFile`,
     );
     expect(result).toContain('"linha 1\r\nlinha 2"');
     expect(result).toContain(';€ 5;rejected;');

@@ -109,6 +109,13 @@ describe('examples through the daemon', () => {
       }
     }
     for (const r of rows.slice(2)) expect(r.qrCode).toMatch(/^000201.*6304[0-9A-F]{4}$/);
+    // Pix charges and the BANKSLIP_PIX get their QR image next to the PDFs, as qr-codes rows do; plain slips none.
+    for (const r of rows.slice(0, 2)) expect(r.imageFile).toBe('');
+    for (const r of rows.slice(2)) {
+      expect(r.imageFile).toBe(`${r.correlationId}.png`);
+      const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'charges', 'charges', r.imageFile!)));
+      expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(r.qrCode);
+    }
     const summary = JSON.parse(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.summary.json'), 'utf8'));
     expect(summary.counts.succeeded).toBe(5);
     // The original is archived, the inbox folder is empty again.

@@ -168,7 +168,7 @@ describe('engine against the sandbox: charges', () => {
 
     const { col, lines, header, out } = await result(store, csv);
     expect(lines).toHaveLength(5);
-    expect(header.slice(-9)).toEqual([
+    expect(header.slice(-10)).toEqual([
       'status',
       'errorCode',
       'errorMessage',
@@ -178,6 +178,7 @@ describe('engine against the sandbox: charges', () => {
       'digitableLine',
       'qrCode',
       'pdfFile',
+      'imageFile',
     ]);
     expect(col(2, 'status')).toBe('succeeded');
     expect(col(2, 'yourNumber')).toBe("'=SUM(A1:A9)");

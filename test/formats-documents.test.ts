@@ -6,6 +6,8 @@ import {
   cpfFromSeed,
   documentType,
   FormatError,
+  formatCep,
+  formatDocument,
   isValidCep,
   isValidCnpj,
   isValidCpf,
@@ -106,5 +108,28 @@ describe('phones', () => {
     expect(isValidPhone('10', '987654321')).toBe(false);
     expect(isValidPhone('11', '87654321')).toBe(false);
     expect(isValidPhone('11', '9876543')).toBe(false);
+  });
+});
+
+describe('formatDocument and formatCep (as printed on a slip)', () => {
+  it('masks CPFs, CNPJs (alphanumeric too) and CEPs; leaves anything else as given', () => {
+    expect(formatDocument('52998224725')).toBe('529.982.247-25');
+    expect(formatDocument('529.982.247-25')).toBe('529.982.247-25');
+    expect(formatDocument('11222333000181')).toBe('11.222.333/0001-81');
+    expect(formatDocument('12abc34501de35')).toBe('12.ABC.345/01DE-35');
+    expect(formatDocument('123')).toBe('123');
+    expect(formatCep('01310100')).toBe('01310-100');
+    expect(formatCep('01310-100')).toBe('01310-100');
+    expect(formatCep('1310100')).toBe('1310100');
+  });
+
+  it('a masked valid document is still the same valid document', () => {
+    fc.assert(
+      fc.property(fc.nat(), (seed) => {
+        for (const doc of [cpfFromSeed(seed), cnpjFromSeed(seed)]) {
+          expect(normalizeDocument(formatDocument(doc))).toBe(doc);
+        }
+      }),
+    );
   });
 });

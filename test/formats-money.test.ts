@@ -6,6 +6,8 @@ import {
   FormatError,
   formatAmount,
   formatBrCodeAmount,
+  formatBrl,
+  formatPercentBr,
   parseAmount,
   wireToCents,
 } from '../src/formats/index.js';
@@ -120,5 +122,37 @@ describe('wire and BR Code amounts', () => {
     expect(formatBrCodeAmount(100000)).toBe('1000.00');
     expect(formatBrCodeAmount(999_999_999_999)).toHaveLength(13);
     expect(formatAmount(123456, ',')).toBe('1234,56');
+  });
+});
+
+describe('formatBrl and formatPercentBr (money and rates as a person in Brazil reads them)', () => {
+  it.each([
+    [0, 'R$ 0,00'],
+    [50, 'R$ 0,50'],
+    [123456, 'R$ 1.234,56'],
+    [100000000, 'R$ 1.000.000,00'],
+    [999_999_999_999, 'R$ 9.999.999.999,99'],
+  ])('%i cents reads %s', (cents, text) => {
+    expect(formatBrl(cents)).toBe(text);
+  });
+
+  it('reads back to the same cents through parseAmount in the comma dialect', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 999_999_999_999 }), (cents) => {
+        expect(parseAmount(formatBrl(cents).slice(3), ',')).toBe(cents);
+      }),
+    );
+  });
+
+  it('refuses what is not whole cents', () => {
+    expect(() => formatBrl(1.5)).toThrow(FormatError);
+    expect(() => formatBrl(-1)).toThrow(FormatError);
+  });
+
+  it('writes rates with a decimal comma', () => {
+    expect(formatPercentBr(2)).toBe('2%');
+    expect(formatPercentBr(2.5)).toBe('2,5%');
+    expect(formatPercentBr(0.033)).toBe('0,033%');
+    expect(() => formatPercentBr(-1)).toThrow(FormatError);
   });
 });

@@ -18,6 +18,7 @@ import {
   startSandbox,
 } from '../src/sandbox/server.js';
 import type { KindName } from '../src/types.js';
+import { decodeQrPng } from './helpers/rendered-pdf.js';
 
 const BR: Dialect = { encoding: 'utf8', bom: false, delimiter: ';', decimalMark: ',' };
 
@@ -75,7 +76,7 @@ describe('charges', () => {
     expect(previous.create).toMatchObject({ chargeStatus: 'Pending' });
     expect(previous.create!.barCode).toMatch(/^\d{44}$/);
     expect(previous.create!.digitableLine).toMatch(/^\d{47}$/);
-    expect(previous.pdf).toEqual({ pdfFile: `${id}.pdf` });
+    expect(previous.pdf).toEqual({ pdfFile: `${id}.pdf`, imageFile: null });
     expect((await readFile(join(dir, `${id}.pdf`))).subarray(0, 5).toString()).toBe('%PDF-');
     const create = KINDS.charges.steps[0]!;
     expect(await create.recover!(context(parsed, {}, key) as never)).toMatchObject({
@@ -85,14 +86,30 @@ describe('charges', () => {
     expect(await create.recover!(context(unknown, {}, key) as never)).toBeUndefined();
   });
 
-  it('creates a PIX_STATIC charge: a qrCode and no PDF', async () => {
-    const { previous } = await runAll('charges', {
-      type: 'PIX_STATIC',
-      correlationId: `P-${randomUUID().slice(0, 8)}`,
-      amount: '10,00',
-    });
+  it('creates a PIX_STATIC charge: a qrCode, its QR image as a PNG (as qr-codes rows get), no PDF', async () => {
+    const id = `P-${randomUUID().slice(0, 8)}`;
+    const { previous } = await runAll('charges', { type: 'PIX_STATIC', correlationId: id, amount: '10,00' });
     expect(previous.create!.qrCode).toMatch(/^000201/);
-    expect(previous.pdf).toEqual({ pdfFile: null });
+    expect(previous.pdf).toEqual({ pdfFile: null, imageFile: `${id}.png` });
+    expect(decodeQrPng(await readFile(join(dir, `${id}.png`)))).toBe(previous.create!.qrCode);
+  });
+
+  it('PIX_DYNAMIC and BANKSLIP_PIX charges get their QR image too; a BANKSLIP_PIX also its PDF', async () => {
+    const dynamic = `D-${randomUUID().slice(0, 8)}`;
+    const d = await runAll('charges', { type: 'PIX_DYNAMIC', correlationId: dynamic, amount: '25,50' });
+    expect(d.previous.pdf).toEqual({ pdfFile: null, imageFile: `${dynamic}.png` });
+    expect(decodeQrPng(await readFile(join(dir, `${dynamic}.png`)))).toBe(d.previous.create!.qrCode);
+
+    const hybrid = `H-${randomUUID().slice(0, 8)}`;
+    const h = await runAll('charges', { ...SLIP, type: 'BANKSLIP_PIX', correlationId: hybrid });
+    expect(h.previous.pdf).toEqual({ pdfFile: `${hybrid}.pdf`, imageFile: `${hybrid}.png` });
+    expect(h.previous.create!.qrCode).toMatch(/^000201/);
+    expect(decodeQrPng(await readFile(join(dir, `${hybrid}.png`)))).toBe(h.previous.create!.qrCode);
+    expect((await readFile(join(dir, `${hybrid}.pdf`))).subarray(0, 5).toString()).toBe('%PDF-');
+    // Written again (a resumed row), the image keeps its name and content.
+    const again = await KINDS.charges.steps[1]!.run(context(h.parsed, h.previous, h.key) as never);
+    expect(again).toEqual(h.previous.pdf);
+    expect(decodeQrPng(await readFile(join(dir, `${hybrid}.png`)))).toBe(h.previous.create!.qrCode);
   });
 
   it('updates the due date (the bar code follows) and voids; void recovery sees Voided', async () => {

@@ -2,8 +2,11 @@
  * Kind `charges`: one row issues one charge: BANKSLIP, BANKSLIP_PIX, PIX_STATIC or PIX_DYNAMIC (spec 2.1-2.3, 4.1).
  *
  * Steps: `create` (POST /v1/charges; it takes no IdempotencyKey, so after an unknown outcome it is recovered by
- * GET /v1/charges/{correlationId} and created only when absent), then for bank slips `pdf` (GET .../stream, saved as
- * `<correlationId made safe>.pdf`). A row whose charge was created but whose PDF was not fetched resumes at `pdf`.
+ * GET /v1/charges/{correlationId} and created only when absent), then `pdf`, the row's files (no effect at the bank,
+ * safe to repeat): for bank slips the slip (GET .../stream, saved as `<correlationId made safe>.pdf`), and for every
+ * charge with a BR Code (PIX_STATIC, PIX_DYNAMIC, BANKSLIP_PIX) its QR image `<correlationId made safe>.png`, drawn
+ * from the created charge's qrCode by the writer the qr-codes kind uses (src/batches/images.ts). A row whose charge
+ * was created but whose files were not written resumes at `pdf`.
  *
  * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge).
  * Rules beyond the spec's (the sandbox enforces the same): correlationId of 1..100 URL-safe characters; for bank
@@ -21,6 +24,7 @@ import {
 } from '../formats/charges.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
+import { brCodePng, writePng } from './images.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
 
@@ -497,14 +501,20 @@ export const chargesKind: BatchKind<ChargeRow> = {
       effect: 'read',
       usesIdempotencyKey: false,
       async run(ctx) {
-        if (!isSlip(ctx.row.input.type)) return { pdfFile: null };
-        const fileName = safeFileName(ctx.row.input.correlationId, 'pdf');
-        await ctx.client.charges.streamPdf(ctx.row.input.correlationId, ctx.outputPath(fileName), {
-          signal: ctx.signal,
-        });
-        return { pdfFile: fileName };
+        const { correlationId, type } = ctx.row.input;
+        let pdfFile: string | null = null;
+        if (isSlip(type)) {
+          pdfFile = safeFileName(correlationId, 'pdf');
+          await ctx.client.charges.streamPdf(correlationId, ctx.outputPath(pdfFile), { signal: ctx.signal });
+        }
+        const qrCode = ctx.previous.create?.qrCode;
+        const imageFile =
+          typeof qrCode === 'string' && qrCode !== ''
+            ? await writePng(ctx, correlationId, await brCodePng(qrCode))
+            : null;
+        return { pdfFile, imageFile };
       },
     },
   ],
-  resultColumns: ['chargeStatus', 'ourNumber', 'barCode', 'digitableLine', 'qrCode', 'pdfFile'],
+  resultColumns: ['chargeStatus', 'ourNumber', 'barCode', 'digitableLine', 'qrCode', 'pdfFile', 'imageFile'],
 };

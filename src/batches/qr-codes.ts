@@ -11,7 +11,6 @@
  *
  * Natural key: the correlationId.
  */
-import { rename, writeFile } from 'node:fs/promises';
 import type { CreateDynamicQrInput, CreateStaticQrInput, DynamicQrCode, StaticQrCode } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
@@ -20,8 +19,8 @@ import type { Cents } from '../types.js';
 import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
+import { writePng } from './images.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
-import { safeFileName } from './safe-name.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
 /** Spec 2.10 and 8. */
@@ -136,21 +135,10 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
   return undefined;
 }
 
-/** Writes a PNG given as base64 or as a data URI; returns the file name. */
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
+/** Writes the bank's image (base64 or a data URI) with the shared PNG writer; returns the file name. */
 async function savePng(ctx: StepContext<QrCodeRow>, image: string): Promise<string> {
-  const base64 = image.replace(/^data:[^,]*,/, '');
-  const bytes = Buffer.from(base64, 'base64');
-  if (!bytes.subarray(0, 8).equals(PNG_SIGNATURE)) {
-    throw new StepOutcomeError('failed', 'QR_IMAGE_INVALID', 'Expected a PNG image from the bank, got other data');
-  }
-  const fileName = safeFileName(ctx.row.input.correlationId, 'png');
-  const path = ctx.outputPath(fileName);
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, bytes);
-  await rename(temp, path);
-  return fileName;
+  const bytes = Buffer.from(image.replace(/^data:[^,]*,/, ''), 'base64');
+  return writePng(ctx, ctx.row.input.correlationId, bytes);
 }
 
 function wantsImage(row: QrCodeRow): boolean {

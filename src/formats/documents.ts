@@ -153,3 +153,22 @@ export function isValidPhone(prefix: string, number: string): boolean {
   const local = stripMask(number);
   return /^[1-9][1-9]$/.test(area) && (/^[2-5]\d{7}$/.test(local) || /^9\d{8}$/.test(local));
 }
+
+/**
+ * A CPF or CNPJ with its printed mask: `529.982.247-25`, `11.222.333/0001-81` (alphanumeric CNPJs too). Any other
+ * text is returned as given (the paper shows what the record holds rather than nothing).
+ */
+export function formatDocument(text: string): string {
+  const d = stripMask(text).toUpperCase();
+  if (/^\d{11}$/.test(d)) return `${d.slice(0, 3)}.${d.slice(3, 6)}.${d.slice(6, 9)}-${d.slice(9)}`;
+  if (/^[0-9A-Z]{12}\d{2}$/.test(d)) {
+    return `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`;
+  }
+  return text;
+}
+
+/** A CEP as printed: `01310100` or `01310-100` -> `01310-100`; any other text as given. */
+export function formatCep(text: string): string {
+  const d = text.trim().replace(/-/, '');
+  return /^\d{8}$/.test(d) ? `${d.slice(0, 5)}-${d.slice(5)}` : text;
+}

@@ -130,3 +130,23 @@ export function wireToCents(value: number): Cents {
   if (cents > MAX_AMOUNT_CENTS) invalid(`Expected an amount up to ${MAX_AMOUNT_CENTS / 100}, got ${value}`);
   return cents;
 }
+
+/**
+ * Cents as a person in Brazil reads money: `R$ 1.234,56`, `R$ 0,50` (thousands grouped with ".", decimal comma,
+ * always 2 decimals). For paper and messages, never for CSV cells (those use {@link formatAmount}).
+ */
+export function formatBrl(cents: Cents): string {
+  requireCents(cents, 'an amount');
+  const whole = Math.floor(cents / 100)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+  return `R$ ${whole},${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** A percentage as a person in Brazil reads it: 2 -> `2%`, 2.5 -> `2,5%`, 0.033 -> `0,033%` (decimal comma). */
+export function formatPercentBr(percent: number): string {
+  if (!Number.isFinite(percent) || percent < 0) invalid(`Expected a percentage of 0 or more, got ${percent}`);
+  // Up to 4 decimals, trailing zeros dropped: what was typed (1 or 2 decimals in practice) reads back as typed.
+  const text = Number(percent.toFixed(4)).toString();
+  return `${text.replace('.', ',')}%`;
+}
