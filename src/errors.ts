@@ -37,13 +37,23 @@ export interface InputLocation {
   columnName?: string;
 }
 
-/** Something in an input file is wrong; the message says where, what was expected and what was found. */
+/**
+ * Something in an input file is wrong; the message says where, what was expected and what was found. `values` holds
+ * what the message interpolates (line, column, byte offset...), for a catalogue of messages keyed by `code`.
+ */
 export class InputError extends RemessaError {
   readonly location: InputLocation;
+  readonly values: Readonly<Record<string, string | number>> | undefined;
 
-  constructor(code: string, message: string, location: InputLocation, options?: { cause?: unknown }) {
+  constructor(
+    code: string,
+    message: string,
+    location: InputLocation,
+    options?: { cause?: unknown; values?: Record<string, string | number> },
+  ) {
     super(code, `${formatLocation(location)}: ${message}`, options);
     this.location = location;
+    this.values = options?.values;
   }
 }
 
