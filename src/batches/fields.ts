@@ -6,6 +6,7 @@
  * turns their `FormatError`s into cell errors with the column's name.
  */
 
+import { clip, excerpt } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import { parseAmount } from '../formats/money.js';
@@ -33,11 +34,16 @@ export const CELL_ERROR_CODES = {
   columnCount: 'COLUMN_COUNT',
 } as const;
 
-/** How a value is quoted in a message: at most 60 characters, so a long cell cannot flood the result file. */
+/** Most characters of a cell quoted in a cell error (src/errors.ts `excerpt`): a long cell must not flood the result. */
+export const SHOWN_MAX_CHARS = 60;
+
+/** How a value is quoted in a message: at most 60 characters, then `…` and its length. */
 export function shown(value: string): string {
-  const text = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-  return JSON.stringify(text);
+  return excerpt(value, SHOWN_MAX_CHARS);
 }
+
+/** Longest cell error message kept whole; a format message that quoted a long cell in full is cut there. */
+const MAX_CELL_MESSAGE_CHARS = 500;
 
 /** Whether `value` holds a control character (U+0000-U+001F or U+007F): a char loop, cheaper than a regex per cell. */
 function hasControl(value: string): boolean {
@@ -363,9 +369,15 @@ export class CellReader {
   private formatFailed(column: string, err: unknown): undefined {
     if (err instanceof FormatError) {
       const found = this.record[column];
-      const message =
+      let message =
         /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
-      this.error(column, err.code, message);
+      // The format parsers quote what they got; a long cell is shown as an excerpt here, once for every parser.
+      if (found !== undefined && found.length > SHOWN_MAX_CHARS && message.length > MAX_CELL_MESSAGE_CHARS) {
+        message = message
+          .replaceAll(JSON.stringify(found), shown(found))
+          .replaceAll(found, clip(found, SHOWN_MAX_CHARS));
+      }
+      this.error(column, err.code, clip(message, MAX_CELL_MESSAGE_CHARS));
       return undefined;
     }
     throw err;

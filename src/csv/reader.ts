@@ -22,7 +22,7 @@ import { pipeline, type Readable, Transform, type TransformCallback } from 'node
 import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CellError, ColumnSpec, Dialect } from '../batches/kind.js';
-import { InputError } from '../errors.js';
+import { clip, excerpt, InputError } from '../errors.js';
 import {
   completeUtf8Length,
   defaultDecimalMark,
@@ -132,6 +132,9 @@ export const FILE_ERROR_CODES = {
   missingColumn: 'HEADER_MISSING_COLUMN',
 } as const;
 
+/** Most characters one record (a line, or the lines of quoted cells spanning several) may hold: CSV_SYNTAX beyond. */
+export const MAX_RECORD_CHARS = 1024 * 1024;
+
 /** Code of the per-record problem when the number of cells differs from the header. */
 export const COLUMN_COUNT_CODE = 'COLUMN_COUNT';
 
@@ -233,8 +236,9 @@ function isBlank(cells: readonly string[]): boolean {
   return true;
 }
 
+/** A header as quoted in a message: at most EXCERPT_MAX_CHARS characters of it (a header line can be megabytes). */
 function describe(value: string): string {
-  return value === '' ? 'an empty header' : JSON.stringify(value);
+  return value === '' ? 'an empty header' : excerpt(value);
 }
 
 /** Finds the first non-empty line of decoded text (the header line), for delimiter and line-ending detection. */
@@ -309,6 +313,8 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     relax_column_count: true,
     // A quote inside an unquoted cell (`Bar do "Zé"`, typed by hand) is kept as text instead of failing the file.
     relax_quotes: true,
+    // Memory stays bounded on a hostile file (one 10 MB line, an unclosed quote): no real record comes near this.
+    max_record_size: MAX_RECORD_CHARS,
   });
   pipeline([source, ...decoders, parser], () => {
     // Errors surface through RecordPuller (the parser's 'error' event); nothing to do here.
@@ -527,7 +533,7 @@ class PhysicalRecords {
       // message may be further down.
       return new InputError(
         FILE_ERROR_CODES.syntax,
-        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
+        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${clip(err.message)}`,
         { file, line: this.#line },
         { cause: err },
       );
@@ -653,8 +659,8 @@ function mapHeader(
       if (target !== null && !known.has(target)) {
         throw new InputError(
           FILE_ERROR_CODES.unknownColumn,
-          `Expected the column mapping to name one of this kind's columns, got ${JSON.stringify(mapped)} for header ${describe(source)}`,
-          { file, line, column, columnName: source },
+          `Expected the column mapping to name one of this kind's columns, got ${excerpt(mapped)} for header ${describe(source)}`,
+          { file, line, column, columnName: clip(source) },
         );
       }
     } else if (source === '') {
@@ -668,7 +674,7 @@ function mapHeader(
           throw new InputError(
             FILE_ERROR_CODES.unknownColumn,
             `Expected a column name of this kind (see docs/batches.md) or a mapped header, got ${describe(source)}`,
-            { file, line, column, columnName: source },
+            { file, line, column, columnName: clip(source) },
           );
         }
         warnings.push(`column ${column} ${describe(source)} is not a column of this kind: ignored`);
@@ -680,7 +686,7 @@ function mapHeader(
         throw new InputError(
           FILE_ERROR_CODES.duplicateColumn,
           `Expected each column once, got ${JSON.stringify(target)} again (already column ${before})`,
-          { file, line, column, columnName: source },
+          { file, line, column, columnName: clip(source) },
         );
       }
       seen.set(target, column);
