@@ -287,8 +287,8 @@ describe('validate agrees with the bank, kind by kind (generated rows, real sand
       .constantFrom('PIX_STATIC', 'PIX_DYNAMIC')
       .map((type) =>
         type === 'PIX_STATIC'
-          ? { type, correlationId: unique('AGREE-QR'), amount: '10,00' }
-          : { type, correlationId: randomUUID(), amount: '10,00' },
+          ? { type, correlationId: '{u}', amount: '10,00' }
+          : { type, correlationId: '{guid}', amount: '10,00' },
       );
     await agree(
       'qr-codes',
