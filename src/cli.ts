@@ -38,6 +38,13 @@ function parseInteger(value: string): number {
   return Number(value);
 }
 
+function parseWaitSeconds(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) {
+    throw new InvalidArgumentError(`Expected --wait-lock=SECONDS with a number of seconds, got "${value}"`);
+  }
+  return Number(value);
+}
+
 function parseKind(value: string): KindName {
   if (!isKindName(value)) {
     throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
@@ -104,11 +111,18 @@ function buildProgram(): Command {
     )
     .argument('[files...]', 'CSV files to process')
     .option('-k, --kind <kind>', 'batch kind of the given files (default: from their folder or name prefix)', parseKind)
-    .action((files: string[], flags: { kind?: KindName }) =>
+    .option(
+      '--wait-lock [seconds]',
+      'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
+      parseWaitSeconds,
+    )
+    .action((files: string[], flags: { kind?: KindName; waitLock?: number | true }) =>
       guard(async () => {
         const { config, log } = setup(program);
         const { runOnce, runnerOptionsFromConfig } = await pipeline();
-        return runOnce(runnerOptionsFromConfig(config, log), files, flags.kind);
+        const waitLockMs =
+          flags.waitLock === undefined ? 0 : flags.waitLock === true ? Infinity : flags.waitLock * 1000;
+        return runOnce(runnerOptionsFromConfig(config, log), files, flags.kind, { waitLockMs });
       }),
     );
 

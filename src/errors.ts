@@ -37,25 +37,59 @@ export interface InputLocation {
   columnName?: string;
 }
 
-/** Something in an input file is wrong; the message says where, what was expected and what was found. */
+/**
+ * Something in an input file is wrong; the message says where, what was expected and what was found. `values` holds
+ * what the message interpolates (line, column, byte offset...), for a catalogue of messages keyed by `code`.
+ */
 export class InputError extends RemessaError {
   readonly location: InputLocation;
+  readonly values: Readonly<Record<string, string | number>> | undefined;
 
-  constructor(code: string, message: string, location: InputLocation, options?: { cause?: unknown }) {
+  constructor(
+    code: string,
+    message: string,
+    location: InputLocation,
+    options?: { cause?: unknown; values?: Record<string, string | number> },
+  ) {
     super(code, `${formatLocation(location)}: ${message}`, options);
     this.location = location;
+    this.values = options?.values;
   }
 }
 
-/** `file.csv line 12, column 3 (payer.document)` */
+/** Most characters of input text a message or note quotes (see `excerpt`). */
+export const EXCERPT_MAX_CHARS = 200;
+
+/**
+ * The first `max` characters of `text` (never half of a surrogate pair), with `…` when cut. Input text quoted in a
+ * message, an error or a rejection note goes through this or `excerpt`: a 10 MB header cell must not make a 10 MB note.
+ */
+export function clip(text: string, max: number = EXCERPT_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * How input text is quoted in a message: JSON-quoted (control characters visible), at most `max` characters, and
+ * when cut, an ellipsis and the full length: `"Avenida Paulista…" (10485760 characters)`.
+ */
+export function excerpt(text: string, max: number = EXCERPT_MAX_CHARS): string {
+  if (text.length <= max) return JSON.stringify(text);
+  return `${JSON.stringify(clip(text, max))} (${text.length} characters)`;
+}
+
+/** `file.csv line 12, column 3 (payer.document)`; a file or column name from the input is clipped (`clip`). */
 export function formatLocation(location: InputLocation): string {
-  let out = location.file;
+  let out = clip(location.file);
   if (location.line !== undefined) out += ` line ${location.line}`;
   if (location.column !== undefined) {
     out += `, column ${location.column}`;
-    if (location.columnName !== undefined) out += ` (${location.columnName})`;
+    if (location.columnName !== undefined) out += ` (${clip(location.columnName)})`;
   } else if (location.columnName !== undefined) {
-    out += `, column ${location.columnName}`;
+    out += `, column ${clip(location.columnName)}`;
   }
   return out;
 }

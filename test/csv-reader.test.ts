@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BatchRecord, type ReadBatchOptions, readBatch } from '../src/csv/reader.js';
@@ -126,6 +127,135 @@ describe('dialect detection', () => {
     const err = await inputError(readAll(p));
     expect(err.code).toBe('FILE_ENCODING');
     expect(err.location.line).toBe(8003);
+  });
+});
+
+describe('encoding by evidence (issue 8 section 4)', () => {
+  const header = 'correlationId,payer.name,amount\n';
+  const utf8Rows = (from: number, to: number) =>
+    Array.from({ length: to - from + 1 }, (_, i) => `c${from + i},São João Conceição,1.00\n`).join('');
+  /** Line `line` (the header is line 1) of a UTF-8 file with accents on every row, with one stray 0xE3 in it. */
+  const strayAt = (rows: number, line: number): Buffer =>
+    Buffer.concat([
+      Buffer.from(header + utf8Rows(2, line - 1)),
+      Buffer.from(`c${line},Jo`),
+      Buffer.from([0xe3]),
+      Buffer.from(`o Silva,1.00\n${utf8Rows(line + 1, rows + 1)}`),
+    ]);
+
+  it('a UTF-8 file with one stray byte on line 51 is UTF-8 with an error, not Windows-1252', async () => {
+    const p = await file('stray.csv', strayAt(400, 51));
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('FILE_ENCODING');
+    expect(err.location.line).toBe(51);
+    // `c51,Jo` is 6 characters: the stray byte is the 7th.
+    expect(err.values).toMatchObject({ line: 51, column: 7 });
+    expect(err.message).toMatch(/^stray\.csv line 51: Expected UTF-8 text .*\(0xE3\) at column 7 \(byte offset \d+\)/);
+  });
+
+  it('the stray byte on line 2, before every accent, is found the same way', async () => {
+    const p = await file('stray2.csv', strayAt(400, 2));
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('FILE_ENCODING');
+    expect(err.values).toMatchObject({ line: 2, column: 'c2,Jo'.length + 1 });
+  });
+
+  it('the same byte far past the detection window is rejected with its line and column', async () => {
+    const p = await file('stray-far.csv', strayAt(3000, 2900));
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('FILE_ENCODING');
+    expect(err.values).toMatchObject({ line: 2900, column: 'c2900,Jo'.length + 1 });
+  });
+
+  it('a UTF-8 file with a BOM counts columns without it', async () => {
+    const p = await file(
+      'bom.csv',
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('correlationId,payer.name,amount'),
+        Buffer.from([0xff]),
+      ]),
+    );
+    const err = await inputError(readAll(p));
+    expect(err.values).toMatchObject({ line: 1, column: 32 });
+  });
+
+  it('the Brazilian spreadsheet example still reads as Windows-1252', async () => {
+    const { reader, rows } = await readAll(join(__dirname, '..', 'examples', 'charges-planilha-br.csv'), {
+      unknownColumns: 'ignore',
+    });
+    expect(reader.dialect.encoding).toBe('windows-1252');
+    expect(rows[0]!.record['payer.name']).toBe('José Conceição Araújo');
+  });
+
+  it('Windows-1252 with UTF-8 text further down mixes encodings: rejected naming the first UTF-8 bytes', async () => {
+    const cp = (n: number) =>
+      iconv.encode(Array.from({ length: n }, (_, i) => `w${i},Conceição Araújo,1.00\n`).join(''), 'windows-1252');
+    const p = await file(
+      'mixed-far.csv',
+      Buffer.concat([Buffer.from(header), cp(3000), Buffer.from('u1,São Paulo,1.00\n')]),
+    );
+    const err = await inputError(readAll(p));
+    expect(err.code).toBe('FILE_ENCODING_MIXED');
+    expect(err.values).toMatchObject({ line: 3002, column: 5 });
+    expect(err.message).toContain('(0xC3 0xA3)');
+
+    // Within the window: most accents are Windows-1252, one row is UTF-8.
+    const near = await file(
+      'mixed-near.csv',
+      Buffer.concat([Buffer.from(header), cp(20), Buffer.from('u1,São Paulo,1.00\n'), cp(5)]),
+    );
+    const e2 = await inputError(readAll(near));
+    expect(e2.code).toBe('FILE_ENCODING_MIXED');
+    expect(e2.values).toMatchObject({ line: 22, column: 5 });
+  });
+
+  it('a configured encoding is not second-guessed', async () => {
+    const p = await file(
+      'forced.csv',
+      Buffer.concat([
+        Buffer.from(header),
+        iconv.encode('w1,Araújo,1.00\n', 'windows-1252'),
+        Buffer.from('u1,São,1.00\n'),
+      ]),
+    );
+    const { rows } = await readAll(p, { encoding: 'windows-1252' });
+    expect(rows.map((r) => r.record['payer.name'])).toEqual(['Araújo', 'SÃ£o']);
+  });
+
+  it('a Windows-1252 upper-case accent before a curly quote (valid UTF-8 by chance, not text) stays Windows-1252', async () => {
+    const text = `${header}c1,Bar “DO ZÉ”,1.00\nc2,Conceição,2.00\n`;
+    const p = await file('ze.csv', iconv.encode(text, 'windows-1252'));
+    const { reader, rows } = await readAll(p);
+    expect(reader.dialect.encoding).toBe('windows-1252');
+    expect(rows.map((r) => r.record['payer.name'])).toEqual(['Bar “DO ZÉ”', 'Conceição']);
+  });
+
+  it('property: Portuguese text reads back exactly as written, in UTF-8 and in Windows-1252', async () => {
+    // Words of letters (accented ones too) and signs standing apart, as in real names and descriptions. (An upper-case
+    // accented letter glued to a sign, `Âª`, is valid UTF-8 by chance: no reading can tell, see src/csv/detect.ts.)
+    const word = fc
+      .array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCZ áàâãéêíóôõúüçÁÀÂÃÉÊÍÓÔÕÚÇ'.split('')), {
+        minLength: 1,
+        maxLength: 12,
+      })
+      .map((cs) => cs.join(''));
+    const sign = fc.constantFrom('º', 'ª', '°', '“', '”', '–', '€', '.', '-');
+    const name = fc
+      .array(fc.oneof(word, word, sign), { minLength: 1, maxLength: 5 })
+      .map((parts) => parts.join(' ').replace(/\s+/g, ' ').trim())
+      .filter((n) => n !== '');
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 20 }), fc.boolean(), async (names, utf8) => {
+        const text = header + names.map((nm, i) => `c${i},${nm},1.00\n`).join('');
+        const p = await file(`prop${n++}.csv`, utf8 ? Buffer.from(text) : iconv.encode(text, 'windows-1252'));
+        const { rows, reader } = await readAll(p);
+        expect(rows.map((r) => r.record['payer.name'])).toEqual(names);
+        if (/[^\x00-\x7f]/.test(text)) expect(reader.dialect.encoding).toBe(utf8 ? 'utf8' : 'windows-1252');
+      }),
+      { numRuns: 150 },
+    );
   });
 });
 

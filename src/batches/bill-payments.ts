@@ -25,7 +25,7 @@
 import type { LookedUpBill } from '../bank/bill-payments.js';
 import type { BankClient } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
-import { parseDate } from '../formats/dates.js';
+import { parseDate, utcDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
@@ -72,7 +72,7 @@ export const BILL_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
   ),
   column(
     'payAt',
-    `${FORMATS.date}, optionally with a time (yyyy-mm-ddTHH:mm or dd/mm/yyyy HH:mm); schedules the payment`,
+    `${FORMATS.date}, optionally with a time (yyyy-mm-ddTHH:mm or dd/mm/yyyy HH:mm), today or later; schedules the payment`,
     '2026-12-15',
   ),
   IDEMPOTENCY_KEY_COLUMN,
@@ -110,7 +110,19 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
     );
   }
   const amountCents = r.amount('amount', { required: true });
-  const payAt = r.has('payAt') ? r.format('payAt', () => parsePayAt(r.record.payAt!)) : undefined;
+  let payAt = r.has('payAt') ? r.format('payAt', () => parsePayAt(r.record.payAt!)) : undefined;
+  // The bank refuses a payment scheduled for a day already past (the date is read as UTC, as it is sent).
+  if (payAt !== undefined) {
+    const today = utcDate();
+    if (payAt.slice(0, 10) < today) {
+      r.error(
+        'payAt',
+        CELL_ERROR_CODES.dateOutOfRange,
+        `Expected payAt today (${today}) or later (the bank refuses a past date), got ${payAt.slice(0, 10)}`,
+      );
+      payAt = undefined;
+    }
+  }
   const idempotencyKey = r.guid('idempotencyKey');
   const id = bar ?? line;
   if (!id || amountCents === undefined) return undefined;

@@ -17,13 +17,19 @@ import {
   chargeOutput,
   compact,
   DISCOUNT_COLUMNS,
+  dueDateRange,
   readDiscount,
   readRule,
   ruleColumns,
+  SLIP_AMOUNT,
 } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, canonicalJson, naturalKeyWithExplicit, recordParser } from './fields.js';
 import type { BatchKind, ColumnSpec, StepContext, StepOutput } from './kind.js';
+
+/** The wallets a bank slip is issued in (spec 1): a PATCH naming another is refused. */
+const WALLETS = ['112', '121'] as const;
+const SLIP_UPDATE_AMOUNT = { ...SLIP_AMOUNT, required: false };
 
 export interface ChargeUpdateRow {
   correlationId: string;
@@ -33,10 +39,10 @@ export interface ChargeUpdateRow {
 
 export const CHARGE_UPDATE_COLUMNS: readonly ColumnSpec[] = [
   column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
-  column('dueDate', FORMATS.date, '20/12/2026'),
-  column('amount', FORMATS.amount, '1.300,00'),
+  column('dueDate', `${FORMATS.date}, from today to 10 years ahead`, '20/12/2026'),
+  column('amount', `${FORMATS.amount}, at most 99.999.999,99`, '1.300,00'),
   column('yourNumber', 'text, at most 20 characters', 'NF-123-A'),
-  column('walletNumber', 'wallet, 3 digits (112 or 121)', '112'),
+  column('walletNumber', "112 or 121: the charge's wallet (it cannot change)", '112'),
   column('payer.name', 'text, at most 100 characters', 'Maria da Silva'),
   column('payer.document', FORMATS.document, '123.456.789-09'),
   column('payer.zipCode', FORMATS.zipCode, '01310-100'),
@@ -64,10 +70,11 @@ export function parseChargeUpdate(r: CellReader): ChargeUpdateRow | undefined {
     state: r.state('payer.state'),
   });
   const patch: ChargePatchInput = compact({
-    dueDate: r.date('dueDate'),
-    amountCents: r.amount('amount'),
+    dueDate: r.date('dueDate', { range: dueDateRange() }),
+    // Only bank slips can be updated (the bank refuses a Pix charge): the slip's limit applies.
+    amountCents: r.amount('amount', SLIP_UPDATE_AMOUNT),
     yourNumber: r.text('yourNumber', { max: 20 }),
-    walletNumber: r.pattern('walletNumber', /^\d{3}$/, 'a wallet of 3 digits (112 or 121)'),
+    walletNumber: r.enumOf('walletNumber', WALLETS),
     payer: Object.keys(payer).length > 0 ? payer : undefined,
     discount: readDiscount(r),
     lateFine: readRule(r, 'lateFine'),

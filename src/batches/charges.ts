@@ -12,18 +12,24 @@
  * Rules beyond the spec's (the sandbox enforces the same): correlationId of 1..100 URL-safe characters; for bank
  * slips the payer's name, document and address (zip code, street, city, state) are required, ourNumber is 1..11
  * digits and only for BANKSLIP (express charge, wallet 121); up to 3 discount items and 3 additionalInfo entries.
+ * Checked here so that `validate` and the run agree with the bank (issue 8 section 4), never only at the bank: a due
+ * date from today to 10 years ahead (UTC date), a bank slip amount of at most 99.999.999,99 (10 digits in the bar
+ * code), discount items greater than 0 (percent too), text lengths in UTF-16 code units.
  */
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { Charge } from '../bank/types.js';
+import { MAX_BANK_SLIP_AMOUNT_CENTS } from '../formats/boleto.js';
 import {
   CHARGE_TYPES,
   CORRELATION_ID_PATTERN,
+  MAX_DUE_DATE_DAYS_AHEAD,
   MAX_EXPIRES_IN_SECONDS,
   PIX_STATIC_ADDITIONAL_INFO_MAX,
 } from '../formats/charges.js';
+import { addDays, utcDate } from '../formats/dates.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { type CellReader, recordParser } from './fields.js';
+import { type CellReader, type DateRange, recordParser, shown } from './fields.js';
 import { brCodePng, writePng } from './images.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
@@ -33,6 +39,34 @@ export const CORRELATION_ID_FORMAT = '1 to 100 letters, digits or . _ ~ : - (it 
 export const MAX_DISCOUNT_ITEMS = 3;
 export const MAX_ADDITIONAL_INFO = 3;
 const SLIP = 'when type is BANKSLIP or BANKSLIP_PIX';
+
+let dueDates: { range: DateRange; until: number } | undefined;
+
+/**
+ * The due dates the bank accepts today (src/formats/charges.ts MAX_DUE_DATE_DAYS_AHEAD): computed once per UTC day,
+ * not per row.
+ */
+export function dueDateRange(now: number = Date.now()): DateRange {
+  if (dueDates === undefined || now >= dueDates.until || now < dueDates.until - 86_400_000) {
+    const today = utcDate(new Date(now));
+    dueDates = {
+      range: {
+        from: today,
+        to: addDays(today, MAX_DUE_DATE_DAYS_AHEAD),
+        what: 'a due date from today to 10 years ahead (the bank refuses others)',
+      },
+      until: Date.parse(`${addDays(today, 1)}T00:00:00Z`),
+    };
+  }
+  return dueDates.range;
+}
+
+/** Amount options of a bank slip: the bar code holds at most 10 digits of cents. */
+export const SLIP_AMOUNT = {
+  required: true,
+  maxCents: MAX_BANK_SLIP_AMOUNT_CENTS,
+  maxWhy: 'the most a bank slip can carry',
+} as const;
 const RULE_TYPES = ['Fixed', 'Percentage'] as const;
 
 export interface ChargeRow {
@@ -79,8 +113,8 @@ export const DISCOUNT_COLUMNS: readonly ColumnSpec[] = [
 export const CHARGE_COLUMNS: readonly ColumnSpec[] = [
   column('type', 'one of BANKSLIP, BANKSLIP_PIX, PIX_STATIC, PIX_DYNAMIC', 'BANKSLIP', { required: true }),
   column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
-  column('amount', FORMATS.amount, '1.234,56', { required: true }),
-  column('dueDate', FORMATS.date, '15/12/2026', { requiredWhen: SLIP }),
+  column('amount', `${FORMATS.amount}; at most 99.999.999,99 for bank slips`, '1.234,56', { required: true }),
+  column('dueDate', `${FORMATS.date}, from today to 10 years ahead`, '15/12/2026', { requiredWhen: SLIP }),
   column('yourNumber', 'text, at most 20 characters (document number printed on the slip); bank slips only', 'NF-123'),
   column('ourNumber', '1 to 11 digits; BANKSLIP only: makes it an express charge (wallet 121)', '12345678901'),
   column('description', 'text, at most 140 characters; Pix charges only', 'Mensalidade dezembro'),
@@ -329,10 +363,19 @@ export function readDiscount(r: CellReader): Discount | undefined {
   for (const item of DISCOUNT_ITEMS) {
     if (!r.has(item.dateCol) && !r.has(item.amountCol)) continue;
     const date = r.date(item.dateCol, item.dateOptions);
-    const value =
+    let value =
       type === 'Percentage'
         ? r.percent(item.amountCol, item.amountOptions)
         : r.amount(item.amountCol, item.amountOptions);
+    // The bank refuses a discount item of 0, in percent as in money.
+    if (value !== undefined && value <= 0) {
+      r.error(
+        item.amountCol,
+        'AMOUNT_NOT_POSITIVE',
+        `Expected a discount greater than 0, got ${shown(r.record[item.amountCol]!)}`,
+      );
+      value = undefined;
+    }
     if (date !== undefined && value !== undefined) items.push({ date, value });
   }
   if (type === undefined) return undefined;
@@ -382,7 +425,8 @@ const DYNAMIC_PAYER_DOCUMENT = [
 export function parseCharge(r: CellReader): ChargeRow | undefined {
   const type = r.enumOf('type', CHARGE_TYPES, REQUIRED);
   const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, REQUIRED);
-  const amountCents = r.amount('amount', REQUIRED);
+  const slip = type === 'BANKSLIP' || type === 'BANKSLIP_PIX';
+  const amountCents = r.amount('amount', slip ? SLIP_AMOUNT : REQUIRED);
   const idempotencyKey = r.guid('idempotencyKey');
   if (type === undefined) return undefined;
 
@@ -390,7 +434,7 @@ export function parseCharge(r: CellReader): ChargeRow | undefined {
   let input: Record<string, unknown> | undefined;
   if (type === 'BANKSLIP' || type === 'BANKSLIP_PIX') {
     forbidPrefixes(r, PIX_ONLY, 'Pix charges only');
-    const dueDate = r.date('dueDate', SLIP_REQUIRED);
+    const dueDate = r.date('dueDate', { ...SLIP_REQUIRED, range: dueDateRange() });
     const yourNumber = r.text('yourNumber', MAX_20);
     let ourNumber: string | undefined;
     if (type === 'BANKSLIP_PIX') {

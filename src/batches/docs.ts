@@ -19,8 +19,14 @@ A batch is a CSV file dropped in \`inbox/<kind>/\`, or at the inbox root as \`<k
 
 How files are read:
 
-- Encoding: UTF-8 with or without a byte order mark, or Windows-1252 (detected when the bytes are not UTF-8), or as
-  configured (\`csv.encoding\`).
+- Encoding: UTF-8 with or without a byte order mark, or Windows-1252, or as configured (\`csv.encoding\`). Detected by
+  evidence: accented characters that are valid UTF-8 and bytes that cannot be UTF-8 are counted; only the first means
+  UTF-8, only the second Windows-1252, and both means the file mixes encodings (a UTF-8 export with a stray byte, two
+  exports glued together): it is rejected (\`FILE_ENCODING\`, \`FILE_ENCODING_MIXED\`) naming the line and column of
+  the first byte that does not fit, wherever it is in the file. Text reaches the bank as written, or not at all.
+- Limits the bank applies are checked here, by \`validate\` and by the run alike: text lengths count UTF-16 code units
+  (an emoji counts 2), due dates run from today (UTC) to 10 years ahead, a bank slip carries at most 99.999.999,99.
+- Messages quote at most 60 characters of a cell and 200 of a header; a record may hold at most 1 MiB.
 - Delimiter: \`,\`, \`;\` or tab, detected from the header line (\`csv.delimiter\`).
 - Decimal mark: \`,\` when the delimiter is \`;\`, else \`.\` (\`csv.decimalMark\`). Amounts are read exactly into cents:
   \`1.234,56\`, \`1234,56\` and (in a \`.\` file) \`1234.56\` or \`1,234.56\`. An amount that could mean two values

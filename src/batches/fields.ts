@@ -6,9 +6,10 @@
  * turns their `FormatError`s into cell errors with the column's name.
  */
 
+import { clip, excerpt } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
-import { parseAmount } from '../formats/money.js';
+import { formatAmount, parseAmount } from '../formats/money.js';
 import type { Cents } from '../types.js';
 import type { CellError, Dialect, ParseResult } from './kind.js';
 import * as v from './validators.js';
@@ -30,14 +31,21 @@ export const CELL_ERROR_CODES = {
   invalidEmail: 'INVALID_EMAIL',
   invalidPhone: 'INVALID_PHONE',
   conflict: 'CONFLICT',
+  dateOutOfRange: 'DATE_OUT_OF_RANGE',
+  amountTooLarge: 'AMOUNT_TOO_LARGE',
   columnCount: 'COLUMN_COUNT',
 } as const;
 
-/** How a value is quoted in a message: at most 60 characters, so a long cell cannot flood the result file. */
+/** Most characters of a cell quoted in a cell error (src/errors.ts `excerpt`): a long cell must not flood the result. */
+export const SHOWN_MAX_CHARS = 60;
+
+/** How a value is quoted in a message: at most 60 characters, then `…` and its length. */
 export function shown(value: string): string {
-  const text = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-  return JSON.stringify(text);
+  return excerpt(value, SHOWN_MAX_CHARS);
 }
+
+/** Longest cell error message kept whole; a format message that quoted a long cell in full is cut there. */
+const MAX_CELL_MESSAGE_CHARS = 500;
 
 /** Whether `value` holds a control character (U+0000-U+001F or U+007F): a char loop, cheaper than a regex per cell. */
 function hasControl(value: string): boolean {
@@ -52,13 +60,12 @@ const NO_OPTIONS = {};
 const EMAIL_OPTIONS = { max: 100, code: 'INVALID_EMAIL' };
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function codePoints(value: string): number {
-  let n = 0;
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0xd800 || c > 0xdbff) n++; // a high surrogate is counted with its low half
-  }
-  return n;
+/** Dates a column accepts, both ends included (yyyy-mm-dd), and how the message names them. */
+export interface DateRange {
+  from: string;
+  to: string;
+  /** e.g. "a due date (today to 10 years ahead)" */
+  what: string;
 }
 
 /** Reads the cells of one record; collects errors. One instance per row. */
@@ -142,8 +149,9 @@ export class CellReader {
       );
       return undefined;
     }
-    // UTF-16 length >= code points: count code points only when the quick bound is not enough.
-    const length = options.max !== undefined && value.length <= options.max ? value.length : codePoints(value);
+    // Lengths are counted in UTF-16 code units, as the bank counts them (the sandbox's `string.length`; a .NET or
+    // JavaScript service does the same): an emoji counts 2. Counting code points would pass a name the bank refuses.
+    const length = value.length;
     if (options.max !== undefined && length > options.max) {
       this.error(column, CELL_ERROR_CODES.tooLong, `Expected at most ${options.max} characters, got ${length}`);
       return undefined;
@@ -212,10 +220,10 @@ export class CellReader {
     return value.toLowerCase();
   }
 
-  /** Money in the dialect's decimal mark, exact in cents; `positive` requires > 0. */
+  /** Money in the dialect's decimal mark, exact in cents; `positive` requires > 0, `maxCents` bounds it. */
   amount(
     column: string,
-    options: { required?: boolean; when?: string; positive?: boolean } = NO_OPTIONS,
+    options: { required?: boolean; when?: string; positive?: boolean; maxCents?: Cents; maxWhy?: string } = NO_OPTIONS,
   ): Cents | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -232,6 +240,14 @@ export class CellReader {
       this.error(column, CELL_ERROR_CODES.amountNotPositive, `Expected an amount greater than 0, got ${shown(raw)}`);
       return undefined;
     }
+    if (options.maxCents !== undefined && cents > options.maxCents) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.amountTooLarge,
+        `Expected an amount of at most ${formatAmount(options.maxCents, this.dialect.decimalMark)}${options.maxWhy ? ` (${options.maxWhy})` : ''}, got ${shown(raw)}`,
+      );
+      return undefined;
+    }
     return cents;
   }
 
@@ -241,18 +257,35 @@ export class CellReader {
     return cents === undefined ? undefined : cents / 100;
   }
 
-  /** yyyy-mm-dd or dd/mm/yyyy, returned as yyyy-mm-dd. */
-  date(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
+  /**
+   * yyyy-mm-dd or dd/mm/yyyy, returned as yyyy-mm-dd. `range` bounds it (both ends included) the way the bank does
+   * (a due date from today to 10 years ahead): DATE_OUT_OF_RANGE outside, saying the range and why.
+   */
+  date(
+    column: string,
+    options: { required?: boolean; when?: string; range?: DateRange } = NO_OPTIONS,
+  ): string | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
     const raw = this.record[column]!;
+    let date: string;
     try {
-      return parseDate(raw);
+      date = parseDate(raw);
     } catch (err) {
       return this.formatFailed(column, err);
     }
+    const range = options.range;
+    if (range !== undefined && (date < range.from || date > range.to)) {
+      this.error(
+        column,
+        CELL_ERROR_CODES.dateOutOfRange,
+        `Expected ${range.what} from ${range.from} to ${range.to}, got ${date}`,
+      );
+      return undefined;
+    }
+    return date;
   }
 
   /** A whole number in [min, max]. */
@@ -363,9 +396,15 @@ export class CellReader {
   private formatFailed(column: string, err: unknown): undefined {
     if (err instanceof FormatError) {
       const found = this.record[column];
-      const message =
+      let message =
         /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
-      this.error(column, err.code, message);
+      // The format parsers quote what they got; a long cell is shown as an excerpt here, once for every parser.
+      if (found !== undefined && found.length > SHOWN_MAX_CHARS && message.length > MAX_CELL_MESSAGE_CHARS) {
+        message = message
+          .replaceAll(JSON.stringify(found), shown(found))
+          .replaceAll(found, clip(found, SHOWN_MAX_CHARS));
+      }
+      this.error(column, err.code, clip(message, MAX_CELL_MESSAGE_CHARS));
       return undefined;
     }
     throw err;

@@ -18,9 +18,10 @@
 import type { PixInitialization, PixQrType } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
+import { formatAmount } from '../formats/money.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { type CellReader, naturalKeyWithExplicit, recordParser } from './fields.js';
+import { type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import { type BatchKind, type ColumnSpec, StepOutcomeError } from './kind.js';
 import { uuidV5 } from './validators.js';
 
@@ -53,8 +54,21 @@ export const PIX_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
 
 export function parsePixPayment(r: CellReader): PixPaymentRow | undefined {
   const payload = r.text('payload', { required: true, max: 512 });
-  if (payload !== undefined) r.format('payload', () => parseBrCode(payload));
-  const amountCents = r.amount('amount', { required: true });
+  const code = payload === undefined ? undefined : r.format('payload', () => parseBrCode(payload));
+  let amountCents = r.amount('amount', { required: true });
+  // A static code with an amount does not let the payer change it (the bank answers allowChangeAmount false and
+  // refuses another amount): known from the payload alone, so checked before sending. A dynamic code's amount lives
+  // at the bank and is checked by the pay step.
+  if (code?.kind === 'STATIC' && code.amountCents !== undefined && amountCents !== undefined) {
+    if (amountCents !== code.amountCents) {
+      r.error(
+        'amount',
+        'AMOUNT_MISMATCH',
+        `Expected the QR code's own amount ${formatAmount(code.amountCents, r.dialect.decimalMark)} (a static code with an amount does not allow another), got ${shown(r.record.amount!)}`,
+      );
+      amountCents = undefined;
+    }
+  }
   const description = r.text('description', { max: 140 });
   const idempotencyKey = r.guid('idempotencyKey');
   if (payload === undefined || amountCents === undefined) return undefined;

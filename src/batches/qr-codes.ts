@@ -18,9 +18,10 @@ import { QR_FORMAT_RESPONSES, STATIC_QR_ADDITIONAL_INFORMATION_MAX } from '../fo
 import type { Cents } from '../types.js';
 import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { type CellReader, recordParser } from './fields.js';
+import { type CellReader, recordParser, shown } from './fields.js';
 import { writePng } from './images.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
+import * as v from './validators.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
 /** Spec 2.10 and 8. */
@@ -122,6 +123,13 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
     const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
     const amountCents: Cents | undefined = r.amount('amount');
     const pixKey = r.text('pixKey', { max: 77 });
+    if (pixKey !== undefined && !v.isPixKey(pixKey)) {
+      r.error(
+        'pixKey',
+        'INVALID_PIX_KEY',
+        `Expected a Pix key: CPF, CNPJ, +55 phone, e-mail or random key (EVP), got ${shown(pixKey)}`,
+      );
+    }
     const additionalInformation = r.text('additionalInformation', { max: STATIC_QR_ADDITIONAL_INFORMATION_MAX });
     if (correlationId === undefined) return undefined;
     const input: CreateStaticQrInput = { correlationId };

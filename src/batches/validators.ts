@@ -13,8 +13,14 @@ import {
 } from '../formats/documents.js';
 import { FormatError } from '../formats/errors.js';
 import { isGuid, uuidV5 } from '../formats/ids.js';
+import { isValidPixKey } from '../formats/pix.js';
 
 export { isGuid, isValidCep, isValidPhone, uuidV5 };
+
+/** Whether `value` is a Pix key (src/formats/pix.ts, the rule the bank applies). */
+export function isPixKey(value: string): boolean {
+  return isValidPixKey(value);
+}
 
 export function isUf(value: string): boolean {
   return isValidUf(value);

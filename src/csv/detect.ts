@@ -1,16 +1,27 @@
 /**
  * Dialect detection: which encoding, delimiter, decimal mark and line ending a batch file uses.
  *
- * Rules (issue 4 section 3; brazilian-formats.md section 8):
- * - Encoding: a UTF-8 BOM means UTF-8. Otherwise the file is scanned up to its first non-ASCII byte (cheap: most
- *   files hold an accented name early), and the bytes from there are checked: valid UTF-8 means UTF-8, anything
- *   else means Windows-1252 (the usual Brazilian spreadsheet export). A file that is pure ASCII is read as UTF-8
- *   (the same bytes either way). A configured encoding wins.
+ * Rules (issue 4 section 3, issue 8 section 4; brazilian-formats.md section 8):
+ * - Encoding, by evidence: a UTF-8 BOM means UTF-8. Otherwise the file is scanned up to its first non-ASCII byte
+ *   (cheap: most files hold an accented name early), and from there a window of DETECT_WINDOW_BYTES is weighed:
+ *   `valid` = multi-byte sequences that are valid UTF-8 AND read as text (U+00A0-U+017F: the accented letters and
+ *   Latin-1 signs; U+2000-U+20CF: dashes, curly quotes, the euro sign), `invalid` = bytes that cannot start or continue
+ *   a UTF-8 sequence there. Windows-1252 text almost never forms such a valid pair by chance (it takes an upper-case
+ *   accented letter right before a sign like NBSP or a curly quote), and UTF-8 text never has an invalid byte.
+ *     - no invalid byte: UTF-8 (a pure-ASCII file too: the same bytes either way);
+ *     - invalid bytes and no valid sequence: Windows-1252 (the usual Brazilian spreadsheet export);
+ *     - both: the file mixes encodings (a UTF-8 export with a stray byte, or two exports glued together). No reading
+ *       of it gives every row as the user wrote it, so it is rejected, naming the line and column of the first byte
+ *       that contradicts the majority: the first invalid byte when most sequences are UTF-8, the first UTF-8
+ *       sequence when most are not.
+ *   The rest of the file, past the window, is verified while it is read (src/csv/reader.ts), by the same rule: in a
+ *   file read as UTF-8 the first invalid byte rejects it; in a file read as Windows-1252 (detected, not configured)
+ *   the first valid UTF-8 sequence does. Nothing is sent before the whole file is read, so a late contradiction still
+ *   sends nothing. A configured encoding wins and is not second-guessed (except that UTF-8 must be valid UTF-8).
  * - Not text: a NUL byte in the first block, or a UTF-16/UTF-32 byte order mark, makes the whole file unusable.
  * - Delimiter: from the header line, the most frequent of ';', tab and ',' outside quotes. A configured one wins.
  * - Decimal mark: ',' when the delimiter is ';', else '.'; a configured one wins.
  */
-import { isUtf8 } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
 import type { Dialect } from '../batches/kind.js';
 
@@ -21,8 +32,98 @@ export const DETECT_CHUNK_BYTES = 64 * 1024;
 /** How many bytes from the first non-ASCII byte are checked for UTF-8 validity. */
 export const DETECT_WINDOW_BYTES = 64 * 1024;
 
+/**
+ * What the bytes say about UTF-8 (see the rules above). Offsets are absolute byte offsets in the file, -1 when none.
+ */
+export interface Utf8Evidence {
+  /** Multi-byte sequences that are valid UTF-8 and read as text (U+00A0-U+017F, U+2000-U+20CF). */
+  valid: number;
+  /** Bytes (maximal invalid subparts) that are not UTF-8. */
+  invalid: number;
+  firstValid: number;
+  firstInvalid: number;
+}
+
+export function emptyEvidence(): Utf8Evidence {
+  return { valid: 0, invalid: 0, firstValid: -1, firstInvalid: -1 };
+}
+
+/** Whether a code point read from a valid UTF-8 sequence is ordinary text (see the rules above). */
+function isTextCodePoint(cp: number): boolean {
+  return (cp >= 0xa0 && cp <= 0x17f) || (cp >= 0x2000 && cp <= 0x20cf);
+}
+
+/**
+ * Weighs `buf` (which starts at file offset `base`) as UTF-8 into `evidence`, stopping early once `stopAt` says so.
+ * Returns the index where an incomplete sequence at the end of `buf` begins (`buf.length` when none): the caller
+ * carries those bytes over to the next chunk, or, at the end of the file, counts them invalid.
+ */
+export function weighUtf8(
+  buf: Uint8Array,
+  base: number,
+  evidence: Utf8Evidence,
+  stopAt?: (e: Utf8Evidence) => boolean,
+): number {
+  const n = buf.length;
+  let i = 0;
+  while (i < n) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    // Lead byte: how many continuation bytes, and the allowed range of the first one (no overlongs, no surrogates,
+    // nothing above U+10FFFF), as in the Unicode standard's table of well-formed sequences.
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0;
+      else if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90;
+      else if (b === 0xf4) hi = 0x8f;
+    } else need = 0;
+    let ok = need > 0;
+    let got = 0;
+    let cp = need === 1 ? b & 0x1f : need === 2 ? b & 0x0f : b & 0x07;
+    while (ok && got < need) {
+      const at = i + 1 + got;
+      if (at >= n) return i; // incomplete at the end of the chunk
+      const c = buf[at]!;
+      if (c < (got === 0 ? lo : 0x80) || c > (got === 0 ? hi : 0xbf)) ok = false;
+      else {
+        cp = (cp << 6) | (c & 0x3f);
+        got++;
+      }
+    }
+    if (ok) {
+      if (isTextCodePoint(cp)) {
+        if (evidence.firstValid === -1) evidence.firstValid = base + i;
+        evidence.valid++;
+      }
+      i += need + 1;
+    } else {
+      if (evidence.firstInvalid === -1) evidence.firstInvalid = base + i;
+      evidence.invalid++;
+      i += 1 + got; // the maximal invalid subpart: the lead and the continuation bytes that fitted
+    }
+    if (stopAt?.(evidence)) return n;
+  }
+  return n;
+}
+
 export type DetectedEncoding =
-  | { kind: 'text'; encoding: Dialect['encoding']; bom: boolean }
+  | {
+      kind: 'text';
+      encoding: Dialect['encoding'];
+      bom: boolean;
+      /** The evidence weighed (absent for a BOM or a pure-ASCII start): both counts > 0 means mixed encodings. */
+      evidence?: Utf8Evidence;
+    }
   | { kind: 'empty' }
   | { kind: 'not-text'; reason: string };
 
@@ -78,10 +179,15 @@ export async function detectEncoding(handle: FileHandle): Promise<DetectedEncodi
       const window = Buffer.alloc(DETECT_WINDOW_BYTES);
       const got = (await handle.read(window, 0, window.length, start)).bytesRead;
       const w = window.subarray(0, got);
-      // A window cut in the middle of a sequence is not evidence against UTF-8: check only complete sequences,
-      // unless the file really ends there (then the truncated sequence is invalid).
-      const checked = got === window.length ? w.subarray(0, completeUtf8Length(w)) : w;
-      return { kind: 'text', encoding: isUtf8(checked) ? 'utf8' : 'windows-1252', bom: false };
+      const evidence = emptyEvidence();
+      const end = weighUtf8(w, start, evidence);
+      // A window cut in the middle of a sequence is not evidence against UTF-8, unless the file really ends there.
+      if (end < w.length && got < window.length) {
+        if (evidence.firstInvalid === -1) evidence.firstInvalid = start + end;
+        evidence.invalid++;
+      }
+      const encoding = evidence.invalid === 0 ? 'utf8' : evidence.valid >= evidence.invalid ? 'utf8' : 'windows-1252';
+      return { kind: 'text', encoding, bom: false, evidence };
     }
     position += chunk.length;
     if (chunk.length < DETECT_CHUNK_BYTES) break;

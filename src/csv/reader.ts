@@ -22,8 +22,16 @@ import { pipeline, type Readable, Transform, type TransformCallback } from 'node
 import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CellError, ColumnSpec, Dialect } from '../batches/kind.js';
-import { InputError } from '../errors.js';
-import { completeUtf8Length, defaultDecimalMark, detectDelimiter, detectEncoding } from './detect.js';
+import { clip, excerpt, InputError } from '../errors.js';
+import {
+  completeUtf8Length,
+  defaultDecimalMark,
+  detectDelimiter,
+  detectEncoding,
+  emptyEvidence,
+  type Utf8Evidence,
+  weighUtf8,
+} from './detect.js';
 
 /** What to do with a header that names no known column (after mapping). */
 export type UnknownColumnPolicy = 'reject' | 'ignore';
@@ -117,11 +125,15 @@ export const FILE_ERROR_CODES = {
   noRows: 'FILE_NO_ROWS',
   notText: 'FILE_NOT_TEXT',
   encoding: 'FILE_ENCODING',
+  mixedEncoding: 'FILE_ENCODING_MIXED',
   syntax: 'CSV_SYNTAX',
   duplicateColumn: 'HEADER_DUPLICATE_COLUMN',
   unknownColumn: 'HEADER_UNKNOWN_COLUMN',
   missingColumn: 'HEADER_MISSING_COLUMN',
 } as const;
+
+/** Most characters one record (a line, or the lines of quoted cells spanning several) may hold: CSV_SYNTAX beyond. */
+export const MAX_RECORD_CHARS = 1024 * 1024;
 
 /** Code of the per-record problem when the number of cells differs from the header. */
 export const COLUMN_COUNT_CODE = 'COLUMN_COUNT';
@@ -129,6 +141,37 @@ export const COLUMN_COUNT_CODE = 'COLUMN_COUNT';
 class Utf8Error extends Error {
   constructor(readonly byteOffset: number) {
     super(`invalid UTF-8 at byte ${byteOffset}`);
+  }
+}
+
+/** A file read as Windows-1252 holds a sequence that reads as UTF-8 text at `byteOffset`. */
+class Utf8InWindows1252Error extends Error {
+  constructor(readonly byteOffset: number) {
+    super(`UTF-8 text at byte ${byteOffset} of a file read as Windows-1252`);
+  }
+}
+
+/**
+ * Passes bytes through unchanged (to the Windows-1252 decoder), failing at the first sequence that is valid UTF-8
+ * text (src/csv/detect.ts: a detected Windows-1252 file with UTF-8 in it mixes encodings). Chunk boundaries handled.
+ */
+class Windows1252Check extends Transform {
+  private carry: Buffer = Buffer.alloc(0);
+  private offset = 0;
+  private readonly evidence = emptyEvidence();
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const buf = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    const end = weighUtf8(buf, this.offset, this.evidence, (e) => e.valid > 0);
+    if (this.evidence.valid > 0) {
+      cb(new Utf8InWindows1252Error(this.evidence.firstValid));
+      return;
+    }
+    // Bytes of an incomplete sequence at the end wait for the next chunk (they are still passed on now: the decoder
+    // reads every byte as one character whatever comes next).
+    this.offset += end;
+    this.carry = end < buf.length ? Buffer.from(buf.subarray(end)) : Buffer.alloc(0);
+    cb(null, chunk);
   }
 }
 
@@ -193,8 +236,9 @@ function isBlank(cells: readonly string[]): boolean {
   return true;
 }
 
+/** A header as quoted in a message: at most EXCERPT_MAX_CHARS characters of it (a header line can be megabytes). */
 function describe(value: string): string {
-  return value === '' ? 'an empty header' : JSON.stringify(value);
+  return value === '' ? 'an empty header' : excerpt(value);
 }
 
 /** Finds the first non-empty line of decoded text (the header line), for delimiter and line-ending detection. */
@@ -224,6 +268,10 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       throw new InputError(FILE_ERROR_CODES.notText, `Expected a CSV text file, got ${detected.reason}`, { file });
     }
     const encoding = options.encoding ?? detected.encoding;
+    const evidence = detected.evidence;
+    if (options.encoding === undefined && evidence !== undefined && evidence.valid > 0 && evidence.invalid > 0) {
+      throw await mixedEncodingError(filePath, file, evidence);
+    }
     const bom = encoding === 'utf8' && detected.bom;
     const sample = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(sample, 0, sample.length, bom ? 3 : 0);
@@ -251,20 +299,27 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     highWaterMark: options.highWaterMarkBytes ?? 256 * 1024,
   });
   // iconv-lite's decode stream is a Node Transform at run time; its typings only say ReadWriteStream.
-  const decoder =
+  const decoders: Transform[] =
     dialect.encoding === 'utf8'
-      ? new Utf8Check(dialect.bom ? 3 : 0)
-      : (iconv.decodeStream('windows-1252') as unknown as Transform);
+      ? [new Utf8Check(dialect.bom ? 3 : 0)]
+      : [
+          // Detected (not configured) Windows-1252 is verified to the end: UTF-8 text further down means mixed.
+          ...(options.encoding === undefined ? [new Windows1252Check()] : []),
+          iconv.decodeStream('windows-1252') as unknown as Transform,
+        ];
   const parser = parse({
     delimiter: dialect.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     // A quote inside an unquoted cell (`Bar do "Zé"`, typed by hand) is kept as text instead of failing the file.
     relax_quotes: true,
+    // Memory stays bounded on a hostile file (one 10 MB line, an unclosed quote): no real record comes near this.
+    max_record_size: MAX_RECORD_CHARS,
   });
-  const stream: Readable = pipeline(source, decoder, parser, () => {
+  pipeline([source, ...decoders, parser], () => {
     // Errors surface through RecordPuller (the parser's 'error' event); nothing to do here.
   });
+  const stream: Readable = parser;
   const records = new PhysicalRecords(new RecordPuller(stream), file, filePath, dialect);
   const close = (): void => {
     source.destroy();
@@ -457,13 +512,20 @@ class PhysicalRecords {
   async #fileError(err: unknown): Promise<unknown> {
     const file = this.file;
     if (err instanceof InputError) return err;
-    if (err instanceof Utf8Error) {
-      const line = await lineAtOffset(this.filePath, err.byteOffset);
+    if (err instanceof Utf8Error) return invalidUtf8Error(this.filePath, file, err.byteOffset, this.dialect.bom, err);
+    if (err instanceof Utf8InWindows1252Error) {
+      const at = await positionAtOffset(this.filePath, err.byteOffset, 'windows-1252', false);
+      const bytes = await utf8SequenceAt(this.filePath, err.byteOffset);
       return new InputError(
-        FILE_ERROR_CODES.encoding,
-        `Expected UTF-8 text throughout (the start of the file is UTF-8), got an invalid byte sequence at byte offset ${err.byteOffset}; save the file as UTF-8 or configure its encoding`,
-        { file, line },
-        { cause: err },
+        FILE_ERROR_CODES.mixedEncoding,
+        `Expected one encoding throughout (the start of the file is Windows-1252), got bytes that read as UTF-8 ` +
+          `(${hex(bytes)}) at column ${at.column} (byte offset ${err.byteOffset}); the file mixes encodings, so ` +
+          'no reading gives every row as written: save it in one encoding, or configure its encoding',
+        { file, line: at.line },
+        {
+          cause: err,
+          values: { line: at.line, column: at.column, byteOffset: err.byteOffset, encoding: 'windows-1252' },
+        },
       );
     }
     if (err instanceof CsvError) {
@@ -471,7 +533,7 @@ class PhysicalRecords {
       // message may be further down.
       return new InputError(
         FILE_ERROR_CODES.syntax,
-        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${err.message}`,
+        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${clip(err.message)}`,
         { file, line: this.#line },
         { cause: err },
       );
@@ -480,21 +542,95 @@ class PhysicalRecords {
   }
 }
 
-/** 1-based physical line holding byte `offset` (error path only: reads the file up to there again). */
-async function lineAtOffset(filePath: string, offset: number): Promise<number> {
+/**
+ * 1-based physical line and column (in characters, as a text editor shows them) of byte `offset` (error path only:
+ * reads the file up to there again). `encoding` says how bytes make characters: in UTF-8 a continuation byte adds
+ * none (the bytes before `offset` are valid UTF-8 there), in Windows-1252 every byte is one.
+ */
+export async function positionAtOffset(
+  filePath: string,
+  offset: number,
+  encoding: Dialect['encoding'],
+  bom: boolean,
+): Promise<{ line: number; column: number }> {
   let line = 1;
+  let column = 1;
   let previous = -1;
-  let position = 0;
-  for await (const chunk of createReadStream(filePath, { end: Math.max(0, offset - 1) }) as AsyncIterable<Buffer>) {
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i]!;
-      if (b === 10 && previous !== 13) line++;
-      else if (b === 13) line++;
-      previous = b;
+  if (offset > 0) {
+    for await (const chunk of createReadStream(filePath, { end: offset - 1 }) as AsyncIterable<Buffer>) {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (b === 10) {
+          if (previous !== 13) line++;
+          column = 1;
+        } else if (b === 13) {
+          line++;
+          column = 1;
+        } else if (encoding === 'windows-1252' || (b & 0xc0) !== 0x80) column++;
+        previous = b;
+      }
     }
-    position += chunk.length;
   }
-  return position === 0 ? 1 : line;
+  // The byte order mark is no character an editor shows.
+  if (bom && line === 1 && offset >= 3) column--;
+  return { line, column };
+}
+
+async function bytesAt(filePath: string, offset: number, length: number): Promise<Buffer> {
+  const handle = await open(filePath, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buf, 0, length, offset);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The bytes of the (valid) UTF-8 sequence that starts at `offset`. */
+async function utf8SequenceAt(filePath: string, offset: number): Promise<Buffer> {
+  const bytes = await bytesAt(filePath, offset, 4);
+  const lead = bytes[0] ?? 0;
+  return bytes.subarray(0, lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2);
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => `0x${b.toString(16).toUpperCase().padStart(2, '0')}`).join(' ');
+}
+
+/** The first byte at `offset` that is not UTF-8, in a file read as UTF-8. */
+async function invalidUtf8Error(
+  filePath: string,
+  file: string,
+  offset: number,
+  bom: boolean,
+  cause?: unknown,
+): Promise<InputError> {
+  const at = await positionAtOffset(filePath, offset, 'utf8', bom);
+  const bytes = await bytesAt(filePath, offset, 1);
+  return new InputError(
+    FILE_ERROR_CODES.encoding,
+    `Expected UTF-8 text throughout (the file is UTF-8), got a byte that is not UTF-8 (${hex(bytes)}) at column ` +
+      `${at.column} (byte offset ${offset}); reading the file another way would change its other accented ` +
+      'characters: correct that byte and save the file as UTF-8, or configure its encoding',
+    { file, line: at.line },
+    { ...(cause === undefined ? {} : { cause }), values: { line: at.line, column: at.column, byteOffset: offset } },
+  );
+}
+
+/** Detection found both UTF-8 text and bytes that are not UTF-8 (src/csv/detect.ts): the first contradiction. */
+async function mixedEncodingError(filePath: string, file: string, evidence: Utf8Evidence): Promise<InputError> {
+  if (evidence.valid >= evidence.invalid) return invalidUtf8Error(filePath, file, evidence.firstInvalid, false);
+  const at = await positionAtOffset(filePath, evidence.firstValid, 'windows-1252', false);
+  const bytes = await utf8SequenceAt(filePath, evidence.firstValid);
+  return new InputError(
+    FILE_ERROR_CODES.mixedEncoding,
+    `Expected one encoding throughout (most accented characters are Windows-1252), got bytes that read as UTF-8 ` +
+      `(${hex(bytes)}) at column ${at.column} (byte offset ${evidence.firstValid}); the file mixes encodings, so ` +
+      'no reading gives every row as written: save it in one encoding, or configure its encoding',
+    { file, line: at.line },
+    { values: { line: at.line, column: at.column, byteOffset: evidence.firstValid, encoding: 'windows-1252' } },
+  );
 }
 
 function mapHeader(
@@ -523,8 +659,8 @@ function mapHeader(
       if (target !== null && !known.has(target)) {
         throw new InputError(
           FILE_ERROR_CODES.unknownColumn,
-          `Expected the column mapping to name one of this kind's columns, got ${JSON.stringify(mapped)} for header ${describe(source)}`,
-          { file, line, column, columnName: source },
+          `Expected the column mapping to name one of this kind's columns, got ${excerpt(mapped)} for header ${describe(source)}`,
+          { file, line, column, columnName: clip(source) },
         );
       }
     } else if (source === '') {
@@ -538,7 +674,7 @@ function mapHeader(
           throw new InputError(
             FILE_ERROR_CODES.unknownColumn,
             `Expected a column name of this kind (see docs/batches.md) or a mapped header, got ${describe(source)}`,
-            { file, line, column, columnName: source },
+            { file, line, column, columnName: clip(source) },
           );
         }
         warnings.push(`column ${column} ${describe(source)} is not a column of this kind: ignored`);
@@ -550,7 +686,7 @@ function mapHeader(
         throw new InputError(
           FILE_ERROR_CODES.duplicateColumn,
           `Expected each column once, got ${JSON.stringify(target)} again (already column ${before})`,
-          { file, line, column, columnName: source },
+          { file, line, column, columnName: clip(source) },
         );
       }
       seen.set(target, column);

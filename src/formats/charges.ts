@@ -16,3 +16,11 @@ export const PIX_STATIC_ADDITIONAL_INFO_MAX = 37;
 
 /** Longest expiresIn of a PIX_DYNAMIC charge, in seconds: one year (the spec shows no limit; the sandbox's). */
 export const MAX_EXPIRES_IN_SECONDS = 31_536_000;
+
+/**
+ * Due dates a charge may have (creation and update): from today (UTC date, as the sandbox's clock reads it) to
+ * MAX_DUE_DATE_DAYS_AHEAD days ahead. The spec only says an unparsable date is a 400; the sandbox refuses a past date
+ * and one more than 10 years ahead (the bar code's due-date factor reaches ~15), and remessa checks the same before
+ * sending (docs/service-gaps.md).
+ */
+export const MAX_DUE_DATE_DAYS_AHEAD = 3650;

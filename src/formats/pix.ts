@@ -31,3 +31,9 @@ export function initiationTypeFor(type: PixQrType): PixInitiationType {
     }
   }
 }
+
+/**
+ * Whether `key` is a Pix key (CPF, CNPJ, +55 phone, e-mail or random key): the one rule both sides use (the sandbox
+ * refuses a static QR code naming another; remessa checks it before sending).
+ */
+export { isValidPixKey } from '@brazilian-utils/brazilian-utils';

@@ -46,6 +46,7 @@ import {
   processBatch,
   resumeUnfinishedBatches,
 } from './engine.js';
+import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { kindOfGivenFile } from './validate.js';
@@ -323,6 +324,14 @@ function formatCounts(counts: OutcomeCounts): string {
   return parts.length > 0 ? parts.join(', ') : 'no rows';
 }
 
+export interface RunOnceOptions {
+  /**
+   * How long to wait for the data folder when another process (a daemon, another run) drives it, in milliseconds;
+   * `Infinity` waits until it is free. @defaultValue 0 (refused at once, exit 2)
+   */
+  waitLockMs?: number;
+}
+
 /**
  * `remessa run [FILE...]`: with files, processes each (a file inside the inbox is taken and archived as the daemon
  * does; one elsewhere is read where it is) and writes its answer to the outbox; without, resumes the work area,
@@ -330,13 +339,25 @@ function formatCounts(counts: OutcomeCounts): string {
  * still being written are awaited) and processes it like the daemon does. Uncertain rows of earlier batches are
  * retried first. Exit 0 only when every row succeeded.
  */
-export async function runOnce(options: RunnerOptions, files: readonly string[] = [], kind?: KindName): Promise<number> {
+export async function runOnce(
+  options: RunnerOptions,
+  files: readonly string[] = [],
+  kind?: KindName,
+  run: RunOnceOptions = {},
+): Promise<number> {
   const log = options.logger;
+  // One writer per data folder (./lock.ts): refused at once (DataFolderLockedError, exit 2), or waited for.
+  const lock = await acquireDataFolderLock(options.folders.data, {
+    waitMs: run.waitLockMs ?? 0,
+    onWait: (holder) =>
+      log.info({ holder: describeHolder(holder) }, 'waiting for the data folder: another process drives it'),
+  });
   let pipeline: Pipeline;
   try {
     pipeline = await openPipeline(options);
   } catch (err) {
     log.error({ err }, 'cannot start');
+    await lock.release();
     return EXIT_CANNOT_RUN;
   }
   const abort = new AbortController();
@@ -451,6 +472,7 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     await pipeline.close();
+    await lock.release();
   }
 }
 

@@ -3,7 +3,8 @@
  *
  * Life of the process:
  *
- *     starting --(bank ready: embedded sandbox started or URL set; store open)--> resuming
+ *     starting --(data folder lock taken, ./lock.ts; else exit 2 naming the holder)--> opening
+ *     opening --(bank ready: embedded sandbox started or URL set; store open)--> resuming
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *
@@ -17,6 +18,7 @@ import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
+import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
 import { notifySystemd } from './sd-notify.js';
@@ -59,6 +61,8 @@ export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
 export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): Promise<number> {
   const log = deps.logger ?? options.logger;
   const stop = deps.stopSignal ?? waitForTermination(log);
+  // One writer per data folder (./lock.ts): a second daemon or run is refused here, before it touches the store.
+  const lock = await acquireDataFolderLock(options.folders.data);
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
@@ -148,5 +152,6 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   } finally {
     await ops?.close();
     await pipeline?.close();
+    await lock.release();
   }
 }

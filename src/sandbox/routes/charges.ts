@@ -20,6 +20,7 @@ import {
   isValidUf,
   MAX_BANK_SLIP_AMOUNT_CENTS,
   MAX_CHARGES_PAGE_LIMIT,
+  MAX_DUE_DATE_DAYS_AHEAD,
   MAX_EXPIRES_IN_SECONDS,
   oneYearAfter,
   PIX_STATIC_ADDITIONAL_INFO_MAX,
@@ -46,8 +47,8 @@ import type { SandboxContext } from '../server.js';
 /** Paging of GET /v1/charges: pages are 1-based; limit defaults to 20 and is at most 100 (spec 8). */
 export const CHARGES_DEFAULT_PAGE = 1;
 export const CHARGES_DEFAULT_LIMIT = 20;
-/** Longest due date accepted at creation or update: 10 years ahead (the bar code factor reaches ~15). */
-export const MAX_DUE_DATE_DAYS_AHEAD = 3650;
+/** Longest due date accepted at creation or update (src/formats/charges.ts, shared with remessa's checks). */
+export { MAX_DUE_DATE_DAYS_AHEAD };
 
 type Json = Record<string, unknown>;
 

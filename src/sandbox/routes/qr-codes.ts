@@ -20,7 +20,7 @@
  * refusals the problem shape plus a stable `code` (docs/service-gaps.md "QR code creation").
  */
 import { randomUUID } from 'node:crypto';
-import { getStateNameByCode, isValidCnpj, isValidCpf, isValidPixKey } from '@brazilian-utils/brazilian-utils';
+import { getStateNameByCode, isValidCnpj, isValidCpf } from '@brazilian-utils/brazilian-utils';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import {
@@ -29,6 +29,7 @@ import {
   centsToWire,
   FormatError,
   isGuid,
+  isValidPixKey,
   MAX_MERCHANT_CITY_LENGTH,
   QR_FORMAT_RESPONSES,
   randomAlphanumeric,

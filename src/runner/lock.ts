@@ -1,0 +1,209 @@
+/**
+ * One writer per data folder: the lock that `daemon` and `run` hold for as long as they drive the store.
+ *
+ * Two processes driving one store collide: SQLite's own locks serialise their statements, but not their plans (both
+ * take the same uncertain rows, both resume the same work area), so rows end `uncertain`, files are parked and the
+ * state machines throw on transitions the other process already made. So only one process at a time may open the
+ * pipeline of a data folder; `validate` and `status` only read and need no lock.
+ *
+ * What must hold:
+ * - The lock is an OS lock that the kernel releases when the process ends in any way (SIGKILL, OOM, power loss of
+ *   the process): a POSIX advisory lock on `<data>/remessa.lock`, taken as SQLite's EXCLUSIVE lock by a connection in
+ *   `locking_mode = EXCLUSIVE` (which never releases it until the connection closes). A pid file alone would outlive a
+ *   killed process, or be taken over by a recycled pid.
+ * - Whoever holds the lock writes who it is (pid, host, command, since when) to `<data>/remessa.lock.json`, after
+ *   taking the lock; that file is only information for the message of the one that is refused, never the lock
+ *   itself (a stale one, left by a killed process, is simply overwritten by the next holder).
+ * - A second process is refused at once with `DATA_FOLDER_LOCKED` naming the holder (the CLI exits 2), or, when asked
+ *   to wait (`run --wait-lock[=SECONDS]`), polls until the lock is free, the time is up, or it is stopped.
+ */
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { writeFileAtomic } from '../atomic-file.js';
+import { RemessaError } from '../errors.js';
+
+/** The lock file inside the data folder (a SQLite file: the lock is SQLite's EXCLUSIVE lock on it). */
+export const LOCK_FILE_NAME = 'remessa.lock';
+/** Who holds the lock: written by the holder, read by the process it refuses. */
+export const LOCK_HOLDER_FILE_NAME = 'remessa.lock.json';
+
+/** Who holds the lock of a data folder. */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** The holder's command line (`remessa daemon --config ...`), at most 200 characters. */
+  command: string;
+  /** When it took the lock (ISO 8601 UTC). */
+  since: string;
+}
+
+/** Another process drives this data folder. `holder` is undefined when it has not said who it is (yet). */
+export class DataFolderLockedError extends RemessaError {
+  constructor(
+    readonly dataDir: string,
+    readonly holder: LockHolder | undefined,
+    waitedMs?: number,
+  ) {
+    super(
+      'DATA_FOLDER_LOCKED',
+      `Expected to be the only process driving the data folder ${dataDir}, got another one holding it: ${describeHolder(holder)}` +
+        `${waitedMs === undefined ? '' : ` (waited ${Math.round(waitedMs / 1000)} s)`}. ` +
+        'Stop it first, or give `run` the flag --wait-lock[=SECONDS] to wait for it.',
+    );
+  }
+}
+
+/** `pid 1234 on host "build-01", command "remessa daemon", since 2026-11-23T10:00:00.000Z` */
+export function describeHolder(holder: LockHolder | undefined): string {
+  if (holder === undefined) return 'a process that has not written its details yet';
+  return `pid ${holder.pid} on host ${JSON.stringify(holder.host)}, command ${JSON.stringify(holder.command)}, since ${holder.since}`;
+}
+
+export interface DataFolderLockOptions {
+  /**
+   * How long to wait for a lock held by another process, in milliseconds: 0 refuses at once, `Infinity` waits until
+   * it is free. @defaultValue 0
+   */
+  waitMs?: number;
+  /** How often a waiting process tries again, in milliseconds. @defaultValue 250 */
+  pollMs?: number;
+  /** Called once when the lock is held by another process and this one starts waiting. */
+  onWait?: (holder: LockHolder | undefined) => void;
+  /** Stops waiting (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+  /** What the holder file says the command is. @defaultValue this process's command line */
+  command?: string;
+}
+
+/** A held lock; `release` closes the connection, which releases the OS lock. */
+export interface DataFolderLock {
+  readonly dataDir: string;
+  readonly holder: LockHolder;
+  release(): Promise<void>;
+}
+
+const MAX_COMMAND_CHARS = 200;
+
+function thisCommand(): string {
+  const args = process.argv.slice(1).map((a) => (/\s/.test(a) ? JSON.stringify(a) : a));
+  const text = args.join(' ');
+  return text.length > MAX_COMMAND_CHARS ? `${text.slice(0, MAX_COMMAND_CHARS - 1)}…` : text;
+}
+
+/** The holder file's content, or undefined when it is absent or unreadable. */
+export function readLockHolder(dataDir: string): LockHolder | undefined {
+  try {
+    const value = JSON.parse(readFileSync(path.join(dataDir, LOCK_HOLDER_FILE_NAME), 'utf8')) as Partial<LockHolder>;
+    if (typeof value.pid !== 'number' || typeof value.host !== 'string') return undefined;
+    return {
+      pid: value.pid,
+      host: value.host,
+      command: typeof value.command === 'string' ? value.command.slice(0, MAX_COMMAND_CHARS) : '?',
+      since: typeof value.since === 'string' ? value.since.slice(0, 40) : '?',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** One try: the open connection holding the EXCLUSIVE lock, or undefined when another process holds it. */
+function tryLock(file: string): Database.Database | undefined {
+  let db: Database.Database;
+  try {
+    db = new Database(file);
+  } catch (cause) {
+    throw new RemessaError(
+      'DATA_FOLDER_LOCK_FAILED',
+      `Cannot open the lock file ${file}: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
+  }
+  try {
+    db.pragma('busy_timeout = 0');
+    db.pragma('locking_mode = EXCLUSIVE');
+    // In EXCLUSIVE locking mode the lock taken here is kept after COMMIT, until the connection closes.
+    db.exec('BEGIN EXCLUSIVE; COMMIT;');
+    return db;
+  } catch (error) {
+    db.close();
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    throw new RemessaError('DATA_FOLDER_LOCK_FAILED', `Cannot lock ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Takes the lock of `dataDir` (created if needed). Throws `DataFolderLockedError` when another process holds it and
+ * `waitMs` runs out (at once by default).
+ */
+export async function acquireDataFolderLock(
+  dataDir: string,
+  options: DataFolderLockOptions = {},
+): Promise<DataFolderLock> {
+  await fs.mkdir(dataDir, { recursive: true });
+  const file = path.join(dataDir, LOCK_FILE_NAME);
+  const waitMs = options.waitMs ?? 0;
+  const started = Date.now();
+  let waiting = false;
+  let db = tryLock(file);
+  while (db === undefined) {
+    const waited = Date.now() - started;
+    if (waited >= waitMs)
+      throw new DataFolderLockedError(dataDir, readLockHolder(dataDir), waitMs > 0 ? waited : undefined);
+    if (!waiting) {
+      waiting = true;
+      options.onWait?.(readLockHolder(dataDir));
+    }
+    await sleep(Math.min(options.pollMs ?? 250, Math.max(1, waitMs - waited)), options.signal);
+    db = tryLock(file);
+  }
+  const held = db;
+  const holder: LockHolder = {
+    pid: process.pid,
+    host: os.hostname(),
+    command: options.command ?? thisCommand(),
+    since: new Date().toISOString(),
+  };
+  try {
+    await writeFileAtomic(path.join(dataDir, LOCK_HOLDER_FILE_NAME), `${JSON.stringify(holder, null, 2)}\n`);
+  } catch (error) {
+    held.close();
+    throw error;
+  }
+  let released = false;
+  return {
+    dataDir,
+    holder,
+    async release() {
+      if (released) return;
+      released = true;
+      // The holder file is removed first, while the lock is still ours: no other holder's file can be removed.
+      await fs.rm(path.join(dataDir, LOCK_HOLDER_FILE_NAME), { force: true });
+      held.close();
+    },
+  };
+}
