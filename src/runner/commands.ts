@@ -25,6 +25,7 @@ import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
 import {
   archiveWorkItem,
+  FileChangedError,
   Intake,
   sha256File,
   stemOf,
@@ -173,6 +174,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     folder: string,
     error: { code: string; message: string },
   ): Promise<BatchAnswer> {
+    await checkUnchanged(batch);
     const file = await writeRejected({
       outboxDir: folders.outbox,
       kind: folder,
@@ -189,6 +191,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     opts: { signal: AbortSignal; progress?: Progress | undefined },
   ): Promise<BatchAnswer> {
     const { meta } = batch.item;
+    // The intake answered the file as a whole (a link, a special or unreadable file, a cut-off upload): never read.
+    if (meta.rejection) return reject(batch, meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER, meta.rejection);
     if (meta.kind === null) {
       return reject(batch, meta.folder ?? UNKNOWN_KIND_FOLDER, {
         code: 'UNKNOWN_KIND',
@@ -210,6 +214,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     }
     let result: ProcessBatchResult;
     try {
+      // What was hashed and opened must still be what was taken before a row is stored or sent.
+      await checkUnchanged(batch);
       result = await processBatch({
         ...common,
         kind,
@@ -235,6 +241,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     if (!result.complete) {
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
+    // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
+    // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
+    await checkUnchanged(batch);
     const written = await writeResult(store, batch.sha256, { outboxDir: folders.outbox, kind, name: batch.stem });
     log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     return { state: 'done', answer: 'result', counts, file: written.resultPath };
@@ -271,6 +280,11 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       await sandbox?.close();
     },
   };
+}
+
+/** Throws FileChangedError when the taken file is no longer what was taken (its writer was still at work). */
+async function checkUnchanged(batch: TakenBatch): Promise<void> {
+  if (batch.unchanged && !(await batch.unchanged())) throw new FileChangedError(batch.item.meta.relativePath);
 }
 
 /** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
@@ -372,6 +386,7 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
           workDir: pipeline.workDir,
           archiveDir: options.folders.archive,
           stableMs: options.intake.stableMs,
+          cutOffMs: options.intake.cutOffMs,
           requireDoneMarker: options.intake.requireDoneMarker,
           maxConcurrentFiles: 1,
           logger: log,
