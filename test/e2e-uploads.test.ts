@@ -100,8 +100,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (daemon) await stopDaemon(daemon);
+  if (second) await stopDaemon(second);
   if (sandbox) await sandbox.stop();
 });
+
+let second: Proc | undefined;
 
 describe('uploads that stall are taken whole, at the default settings', () => {
   it('every style, with stalls of 0 s, 2.5 s and 10 s, in the middle of a row or at a line end', async () => {
@@ -175,4 +178,44 @@ describe('uploads that stall are taken whole, at the default settings', () => {
     }
     expect(archived.filter((f) => f.endsWith('marker.csv.done'))).toHaveLength(1);
   }, 150_000);
+});
+
+describe('a file that changes while it is processed', () => {
+  it('is read again before its answer: one answer covering every row, each row sent once', async () => {
+    // A short window and a slow bank (5 charges a second), so that the writer resumes while the rows are being sent:
+    // the case a long stall at a line end past the window makes possible even at the default settings.
+    const rate = { requests: 5, intervalMs: 1000 };
+    const ws2 = await makeWorkspace(sandbox.url, {
+      intake: { stableMs: 300 },
+      queue: { rateLimits: { charges: rate, 'bill-payments': rate, pix: rate, claims: rate } },
+    });
+    const before = (await sandbox.effects('charge_created')).length;
+    second = startDaemon(ws2);
+    await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(second!.stderr()), 60_000);
+    const rows = rowsOf('reread');
+    const file = path.join(ws2.inbox, 'charges', 'reread.csv');
+    const h = await fs.open(file, 'w');
+    try {
+      await h.write(HEADER + rows.slice(0, 20).join(''));
+      // Taken after 300 ms; its 20 rows take about 4 s to send. The writer resumes meanwhile, through its handle.
+      await waitFor('the file to be taken', async () => !(await fs.stat(file).catch(() => undefined)), 20_000);
+      await sleep(1000);
+      await h.write(rows.slice(20).join(''));
+    } finally {
+      await h.close();
+    }
+    const answer = await waitForAnswer(ws2, 'charges', 'reread', 60_000);
+    expect(answer.type, answer.text.slice(0, 500)).toBe('result');
+    const result = parseResultCsv(answer.text);
+    expect(result.map((r) => r.correlationId)).toEqual(rows.map((line) => line.split(',')[1]));
+    // The rows sent before the change are answered from their first outcome (duplicate of themselves), never sent
+    // again; the rest are sent now.
+    for (const r of result.slice(0, 20)) expect(['succeeded', 'duplicate'], JSON.stringify(r)).toContain(r.status);
+    for (const r of result.slice(20)) expect(r.status, JSON.stringify(r)).toBe('succeeded');
+    expect(second.stderr()).toMatch(/the file changed while it was processed; reading it again/);
+    expect((await sandbox.effects('charge_created')).length).toBe(before + ROWS);
+    for (const e of await sandbox.effects('charge_created')) expect(e.count).toBe(1);
+    await sleep(500);
+    expect((await fs.readdir(path.join(ws2.outbox, 'charges'))).filter((f) => f.endsWith('.txt'))).toEqual([]);
+  }, 90_000);
 });
