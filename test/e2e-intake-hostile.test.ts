@@ -20,6 +20,7 @@ import {
   makeWorkspace,
   type Proc,
   ROOT,
+  runCli,
   type SandboxProcess,
   startSandboxProcess,
   stopDaemon,
@@ -130,5 +131,19 @@ describe('hostile inbox entries, one answer each', () => {
     const archived = await fs.readdir(path.join(ws.archive, 'charges'));
     const keyLink = archived.find((f) => f.endsWith('_key-link.csv'))!;
     expect((await fs.lstat(path.join(ws.archive, 'charges', keyLink))).isSymbolicLink()).toBe(true);
+  }, 60_000);
+});
+
+describe('`remessa run FILE` on a link in the inbox', () => {
+  it('does not follow it: says it is not a regular file, exit 1, the target never read', async () => {
+    const ws2 = await makeWorkspace(sandbox.url);
+    await fs.mkdir(path.join(ws2.inbox, 'charges'), { recursive: true });
+    const link = path.join(ws2.inbox, 'charges', 'link.csv');
+    await fs.symlink('/etc/passwd', link);
+    const run = await runCli(['run', '--config', ws2.config, link]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`${link}: not a regular file (links in the inbox are never followed)`);
+    expect(run.stdout + run.stderr).not.toMatch(/root:/);
+    expect((await fs.lstat(link)).isSymbolicLink()).toBe(true);
   }, 60_000);
 });

@@ -338,9 +338,13 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
       for (const file of files) {
         if (abort.signal.aborted) break;
         const abs = path.resolve(file);
-        const stat = await fs.stat(abs).catch(() => undefined);
+        const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
+        // In the inbox, a link is never followed (as the daemon does: it answers it without reading its target).
+        const stat = await (inInbox ? fs.lstat(abs) : fs.stat(abs)).catch(() => undefined);
         if (!stat?.isFile()) {
-          out(options).write(`${file}: not found\n`);
+          out(options).write(
+            `${file}: ${!stat ? 'not found' : 'not a regular file (links in the inbox are never followed)'}\n`,
+          );
           ok = false;
           continue;
         }
@@ -358,7 +362,6 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
         }
         // A file given from the inbox is taken like the daemon takes it (moved to the work area, archived once
         // answered), so it is not found and answered again later; a file elsewhere is read where it is.
-        const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
         let item: WorkItem | undefined = { id: 'given', dir: path.dirname(abs), file: abs, meta };
         if (inInbox) {
           const { takenAt: _, ...rest } = meta;
