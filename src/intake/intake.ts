@@ -27,7 +27,8 @@
  *   win), and it reaches the archive only after the handler says every row is answered ('done');
  * - an answer never covers part of a file as if it were the whole: a file is taken only when quiet for stableMs (or
  *   marked done) with its last line finished; what was taken (inode, size, mtime) is checked again before the file
- *   is read and before its answer is written, and a file that changed is read again;
+ *   is read, after its last byte is read and before any row is sent (the runner: a change then gives the partial
+ *   batch up in the store, nothing sent), and before its answer is written; a file that changed is read again;
  * - a link is never followed and a special file never opened: each is answered once with a rejection naming only
  *   its own path, then archived as it is (a link stays a link);
  * - a handler that throws leaves the file in the work area, retried later: never lost, never archived unanswered.

@@ -40,6 +40,7 @@ import type { RunningSandbox } from '../sandbox/server.js';
 import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
+  type BatchInput,
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
   type ProcessBatchResult,
@@ -221,7 +222,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
         kind,
         batchId: batch.sha256,
         fileName: meta.name,
-        input: reader,
+        input: reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader,
         filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
         policy: options.policy[kindName],
         signal: opts.signal,
@@ -279,6 +280,30 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       store.close();
       await sandbox?.close();
     },
+  };
+}
+
+/**
+ * The reader's rows, then a last check that the file is still what was taken, after its last byte was read and
+ * before any row is sent (the engine sends only once every row is stored). A file that changed while it was read
+ * ends its rows with an InputError: the engine then gives up the batch with nothing sent (store.rejectBatch), and
+ * the rejection's own check raises FileChangedError, so the file is read again rather than answered.
+ */
+function checkedAtEnd(reader: BatchReader, batch: TakenBatch): BatchInput {
+  const rows = reader.rows;
+  return {
+    dialect: reader.dialect,
+    header: reader.header,
+    rows: (async function* () {
+      yield* rows;
+      if (batch.unchanged && !(await batch.unchanged())) {
+        throw new InputError(
+          'FILE_CHANGED_WHILE_READ',
+          'the file changed while it was being read (its writer was still at work); nothing was sent. Drop it again once it is complete',
+          { file: batch.item.meta.name },
+        );
+      }
+    })(),
   };
 }
 
