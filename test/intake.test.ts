@@ -352,6 +352,13 @@ describe('CompletenessScanner', () => {
     expect(scan('a,b,c')).toMatchObject({ complete: false, reason: 'no-line-end', line: 1 });
   });
 
+  it('a file with a NUL byte is not text: nothing to wait for (the reader rejects it whole)', () => {
+    expect(scan(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, 0xff, 0xfe, 0, 1, 2, 3]))).toMatchObject({
+      complete: true,
+      binary: true,
+    });
+  });
+
   it('a file cut anywhere but at a line end is never complete, fed in any chunks (property)', () => {
     const field = fc.oneof(
       fc.stringMatching(/^[A-Za-z0-9 .à-ü-]{0,8}$/),

@@ -7,6 +7,8 @@
  * - `no-line-end`: the last line has all its columns but no line end: either the cut fell inside its last value
  *   (an amount `1500` cut to `150`) or the writer never ends its last line. Only time tells them apart.
  * - `empty`: no byte yet (SFTP creates the file before its first write).
+ * A file that holds a NUL byte is not CSV text (an image, a spreadsheet, UTF-16): there is no line to finish, and it
+ * is reported complete with `binary` set (the reader rejects it as not text, whole, whatever is still to come).
  *
  * The scan works on bytes: in UTF-8 and Windows-1252 (the encodings remessa reads) the quote, the delimiters and the
  * line ends are single ASCII bytes that never occur inside another character. The delimiter is the one of `,` `;`
@@ -16,7 +18,7 @@
 import type { FileHandle } from 'node:fs/promises';
 
 export type Completeness =
-  | { complete: true; lines: number }
+  | { complete: true; lines: number; binary?: true }
   | {
       complete: false;
       reason: 'empty' | 'open-quote' | 'short-line' | 'no-line-end';
@@ -46,6 +48,7 @@ export class CompletenessScanner {
   private readonly headerCounts = [0, 0, 0, 0];
   private readonly recordCounts = [0, 0, 0, 0];
   private last = -1;
+  private binary = false;
 
   feed(chunk: Uint8Array): void {
     let start = 0;
@@ -54,7 +57,9 @@ export class CompletenessScanner {
     this.contentBytes += chunk.length - start;
     for (let i = start; i < chunk.length; i++) {
       const b = chunk[i]!;
-      if (b === QUOTE) {
+      if (b === 0) {
+        this.binary = true;
+      } else if (b === QUOTE) {
         this.inQuotes = !this.inQuotes;
       } else if (b === LF) {
         this.physicalLine++;
@@ -85,6 +90,7 @@ export class CompletenessScanner {
   result(): Completeness {
     const lines = this.recordStartLine - 1;
     if (this.contentBytes === 0) return { complete: false, reason: 'empty', line: 1 };
+    if (this.binary) return { complete: true, lines, binary: true };
     if (this.inQuotes) return { complete: false, reason: 'open-quote', line: this.recordStartLine };
     if (this.last === LF || this.last === CR) return { complete: true, lines };
     // The last line has no line end: compare its columns with the header's (a header alone is its own yardstick).

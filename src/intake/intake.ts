@@ -443,7 +443,8 @@ export class Intake {
     if (!sameFingerprint(inspection.fp, fp)) return; // written to while we read: not settled after all
     const { completeness } = inspection;
     let rejection: WorkMeta['rejection'];
-    if (!marker && !completeness.complete) {
+    // An empty file is not waited for beyond stableMs: the reader answers it as empty, nothing is sent either way.
+    if (!marker && !completeness.complete && completeness.reason !== 'empty') {
       const quietMs = now - seen.since;
       const what = describeUnfinished(completeness);
       if (quietMs < this.options.cutOffMs) {
@@ -645,7 +646,7 @@ export class Intake {
       } else {
         if (!sameFingerprint(inspection.fp, fp)) continue;
         const c = inspection.completeness;
-        if (!c.complete) {
+        if (!c.complete && c.reason !== 'empty') {
           if (now - since < this.options.cutOffMs) continue;
           if (c.reason === 'open-quote' || c.reason === 'short-line') {
             item.meta.rejection = cutOffRejection(rel, describeUnfinished(c), now - since);
