@@ -555,6 +555,10 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     await fs.mkdir(path.join(charges, 'folder.csv'));
     await fs.writeFile(path.join(charges, 'folder.csv', 'inner.csv'), 'a\n1\n');
     await fs.mkdir(path.join(charges, 'old')); // a plain sub-folder: not ours, left alone
+    // A kind folder that is a link (an operator's choice): not followed, not taken, left alone.
+    await fs.mkdir(path.join(root, 'elsewhere'));
+    await fs.writeFile(path.join(root, 'elsewhere', 'x.csv'), 'a\n1\n');
+    await fs.symlink(path.join(root, 'elsewhere'), path.join(opts.inboxDir, 'claims'));
     const { seen, handler } = recorder();
     const intake = new Intake(opts, handler);
     running.push(intake);
@@ -583,6 +587,8 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     expect((await fs.lstat(path.join(opts.archiveDir, link))).isSymbolicLink()).toBe(true);
     expect(await fs.readFile(secret, 'utf8')).toBe('sk_live_SECRET\n');
     expect(await fs.readdir(charges)).toEqual(['old']);
+    expect((await fs.lstat(path.join(opts.inboxDir, 'claims'))).isSymbolicLink()).toBe(true);
+    expect(await fs.readdir(path.join(root, 'elsewhere'))).toEqual(['x.csv']);
   });
 
   it('a batch whose handler keeps throwing is retried a bounded number of times, backing off', async () => {

@@ -143,6 +143,8 @@ interface Seen {
   since: number;
   /** The unfinished-line reason already logged for this fingerprint (logged once). */
   logged?: string;
+  /** The last inspection of an unchanged file, so one waiting for its last line is not read again every tick. */
+  inspected?: { key: string; inspection: Inspection };
 }
 
 /** What opening a settled inbox file for reading tells. */
@@ -363,9 +365,6 @@ export class Intake {
         }
         const inner = await fs.readdir(abs, { withFileTypes: true }).catch(() => []);
         for (const e of inner) if (!e.isDirectory() || isCsvName(e.name)) this.hint(path.join(abs, e.name));
-      } else if (entry.isSymbolicLink() && isKindName(entry.name)) {
-        // A kind folder replaced by a link: not followed, and not taken either (it is the operator's, not a batch).
-        this.noteOnce(abs, 'link', 'inbox kind folder is a link: remessa does not follow links; make it a real folder');
       } else {
         this.hint(abs);
       }
@@ -404,6 +403,12 @@ export class Intake {
     }
     const fp = fingerprintOf(stat);
     if (this.noted.get(abs) === fingerprintKey(fp)) return;
+    if (stat.isSymbolicLink() && path.dirname(abs) === this.options.inboxDir && isKindName(path.basename(abs))) {
+      // A kind folder replaced by a link: not followed, and not taken either (it is the operator's, not a batch).
+      this.forget(abs);
+      this.noteOnce(abs, 'link', 'inbox kind folder is a link: remessa does not follow links; make it a real folder');
+      return;
+    }
     if (!stat.isFile()) {
       this.forget(abs);
       const rejection = specialEntryRejection(stat, rel);
@@ -430,7 +435,9 @@ export class Intake {
       }
     }
     // Settled (or marked done): look at what can be read, through one handle that is never a link's target.
-    const inspection = await inspect(abs);
+    const key = fingerprintKey(fp);
+    const inspection = seen.inspected?.key === key ? seen.inspected.inspection : await inspect(abs);
+    seen.inspected = { key, inspection };
     if (inspection.type === 'gone' || inspection.type === 'not-regular') {
       if (inspection.type === 'gone') this.forget(abs);
       return; // vanished, or swapped for something else since the lstat: the next tick sees what is there now
