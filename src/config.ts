@@ -102,7 +102,9 @@ export const configSchema = z.strictObject({
     .strictObject({
       mode: z.enum(['watch', 'poll']).default('watch'),
       pollIntervalMs: positiveInt.default(1_000),
-      stableMs: nonNegativeInt.default(1_000),
+      // Why 20 s and 2 min: src/intake/intake.ts (a link's retransmission backoff, stalls seen in uploads).
+      stableMs: nonNegativeInt.default(20_000),
+      cutOffMs: nonNegativeInt.default(120_000),
       requireDoneMarker: z.boolean().default(false),
     })
     .prefault({}),

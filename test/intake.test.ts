@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -5,8 +6,9 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { classifyInboxPath, kindFromRootName, stemOf } from '../src/intake/classify.js';
+import { CompletenessScanner } from '../src/intake/completeness.js';
 import { Intake, type IntakeOptions, type TakenBatch } from '../src/intake/intake.js';
-import { listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
+import { FileChangedError, listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
 import { KIND_NAMES } from '../src/types.js';
 
 describe('classifyInboxPath', () => {
@@ -49,6 +51,15 @@ describe('classifyInboxPath', () => {
       'charges/a.csv.done',
       'charges/sub/a.csv',
       '.git/x.csv',
+      // The temporary names of common upload clients.
+      'charges/a.csv.filepart',
+      'charges-a.csv.FILEPART',
+      'charges/a.csv.partial',
+      'charges/a.csv.crdownload',
+      'charges/a.csv.TMP',
+      'charges/a.csv.temp',
+      'charges/~$a.csv',
+      'charges/.a.csv.Xc8sQ1',
     ]) {
       expect(classifyInboxPath(p).type, p).toBe('ignored');
     }
@@ -309,5 +320,290 @@ describe('Intake', () => {
 
   it('rejects nonsense options with Expected/got', () => {
     expect(() => new Intake({ ...opts, stableMs: -1 }, async () => 'done')).toThrow(/Expected intake option stableMs/);
+  });
+});
+
+describe('CompletenessScanner', () => {
+  const scan = (text: string | Buffer) => {
+    const scanner = new CompletenessScanner();
+    scanner.feed(typeof text === 'string' ? Buffer.from(text) : text);
+    return scanner.result();
+  };
+
+  it('a file is complete when its last line ends, whatever the line end and the delimiter', () => {
+    expect(scan('a,b\n1,2\n')).toEqual({ complete: true, lines: 2 });
+    expect(scan('a;b\r\n1;2\r\n')).toMatchObject({ complete: true });
+    expect(scan('a,b\n"1\nstill 1",2\n')).toMatchObject({ complete: true });
+    expect(scan('\uFEFFa,b\n')).toMatchObject({ complete: true });
+  });
+
+  it('tells an unfinished last line: empty, open quote, short line, no line end', () => {
+    expect(scan('')).toMatchObject({ complete: false, reason: 'empty' });
+    expect(scan(Buffer.from([0xef, 0xbb, 0xbf]))).toMatchObject({ complete: false, reason: 'empty' });
+    expect(scan('a,b\n"1,\n2')).toMatchObject({ complete: false, reason: 'open-quote', line: 2 });
+    expect(scan('a;b;c\r\n1;2;3\r\n4;5')).toEqual({
+      complete: false,
+      reason: 'short-line',
+      line: 3,
+      columns: 2,
+      headerColumns: 3,
+    });
+    expect(scan('a,b\n1,2\n3,15')).toMatchObject({ complete: false, reason: 'no-line-end', line: 3 });
+    expect(scan('a,b,c')).toMatchObject({ complete: false, reason: 'no-line-end', line: 1 });
+  });
+
+  it('a file with a NUL byte is not text: nothing to wait for (the reader rejects it whole)', () => {
+    expect(scan(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, 0xff, 0xfe, 0, 1, 2, 3]))).toMatchObject({
+      complete: true,
+      binary: true,
+    });
+  });
+
+  it('a file cut anywhere but at a line end is never complete, fed in any chunks (property)', () => {
+    const field = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9 .à-ü-]{0,8}$/),
+      fc.stringMatching(/^[A-Za-z0-9 ,;\n]{0,8}$/).map((t) => `"${t}"`),
+    );
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 5 })
+          .chain((cols) =>
+            fc.array(fc.array(field, { minLength: cols, maxLength: cols }), { minLength: 1, maxLength: 6 }),
+          ),
+        fc.constantFrom(',', ';'),
+        fc.constantFrom('\n', '\r\n'),
+        fc.nat(),
+        fc.integer({ min: 1, max: 7 }),
+        (rows, delimiter, eol, cutSeed, chunk) => {
+          const text = Buffer.from(rows.map((r) => r.join(delimiter) + eol).join(''));
+          const cut = 1 + (cutSeed % text.length);
+          const scanner = new CompletenessScanner();
+          for (let at = 0; at < cut; at += chunk) scanner.feed(text.subarray(at, Math.min(at + chunk, cut)));
+          const head = text.subarray(0, cut).toString();
+          // A record end is a line end (a CR counts: the record is whole) outside quotes: quotes balanced.
+          const atRecordEnd = /[\r\n]$/.test(head) && (head.match(/"/g) ?? []).length % 2 === 0;
+          expect(scanner.result().complete).toBe(atRecordEnd);
+        },
+      ),
+    );
+  });
+});
+
+describe('Intake: whole files only, and one answer for what is not a file', () => {
+  let root: string;
+  let opts: IntakeOptions;
+  let running: Intake[] = [];
+
+  beforeEach(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake2-'));
+    opts = {
+      inboxDir: path.join(root, 'inbox'),
+      workDir: path.join(root, 'data', 'work'),
+      archiveDir: path.join(root, 'archive'),
+      stableMs: 150,
+      rescanIntervalMs: 0,
+    };
+  });
+
+  afterEach(async () => {
+    await Promise.all(running.map((i) => i.stop()));
+    running = [];
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  async function until(check: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > end) throw new Error('timed out waiting');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async function listArchive(): Promise<string[]> {
+    const out: string[] = [];
+    for (const sub of await fs.readdir(opts.archiveDir).catch(() => [] as string[])) {
+      for (const f of await fs.readdir(path.join(opts.archiveDir, sub))) out.push(`${sub}/${f}`);
+    }
+    return out.sort();
+  }
+
+  /** Records what it is handed; reads the file only when the intake did not reject it (as the runner does). */
+  function recorder() {
+    const seen: Array<{ name: string; rejection?: { code: string; message: string }; content?: string }> = [];
+    const handler = async (b: TakenBatch) => {
+      const { rejection } = b.item.meta;
+      seen.push(
+        rejection
+          ? { name: b.item.meta.name, rejection }
+          : { name: b.item.meta.name, content: await fs.readFile(b.item.file, 'utf8') },
+      );
+      return 'done' as const;
+    };
+    return { seen, handler };
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('a .done marker is honoured without requireDoneMarker: taken at once, archived with its file', async () => {
+    const { seen, handler } = recorder();
+    const intake = new Intake({ ...opts, stableMs: 60_000 }, handler);
+    running.push(intake);
+    await intake.start();
+    const file = path.join(opts.inboxDir, 'charges', 'm.csv');
+    await fs.writeFile(file, 'a,b\n1,2\n');
+    await sleep(300);
+    expect(seen).toHaveLength(0); // a minute of stability is not over
+    await fs.writeFile(`${file}.done`, '');
+    await until(() => seen.length === 1);
+    await until(async () => (await listArchive()).length === 2);
+    expect((await listArchive()).filter((a) => a.endsWith('_m.csv.done'))).toHaveLength(1);
+    expect(await fs.readdir(path.join(opts.inboxDir, 'charges'))).toEqual([]);
+  });
+
+  it('a .done marker that comes after its file was taken is archived too, not left in the inbox', async () => {
+    const { seen, handler } = recorder();
+    const intake = new Intake(opts, handler);
+    running.push(intake);
+    await intake.start();
+    const file = path.join(opts.inboxDir, 'charges', 'late.csv');
+    await fs.writeFile(file, 'a,b\n1,2\n');
+    await until(() => seen.length === 1);
+    await fs.writeFile(`${file}.done`, '');
+    await until(async () => (await fs.readdir(path.join(opts.inboxDir, 'charges'))).length === 0);
+    expect((await listArchive()).filter((a) => a.startsWith('charges/') && a.endsWith('_late.csv.done'))).toHaveLength(
+      1,
+    );
+    expect(seen).toHaveLength(1);
+  });
+
+  it('waits for an unfinished last line; a writer that finishes it gets its whole file taken', async () => {
+    const { seen, handler } = recorder();
+    const intake = new Intake({ ...opts, cutOffMs: 60_000 }, handler);
+    running.push(intake);
+    await intake.start();
+    const file = path.join(opts.inboxDir, 'charges', 'slow.csv');
+    await fs.writeFile(file, 'type,amount\nPIX,15');
+    await sleep(800); // far past stableMs: only the unfinished line holds it
+    expect(seen).toHaveLength(0);
+    await fs.appendFile(file, '00.00\n');
+    await until(() => seen.length === 1);
+    expect(seen[0]).toEqual({ name: 'slow.csv', content: 'type,amount\nPIX,1500.00\n' });
+  });
+
+  it('a file cut inside a row and left so past cutOffMs is rejected as cut off, never read as data', async () => {
+    const { seen, handler } = recorder();
+    const intake = new Intake({ ...opts, cutOffMs: 700 }, handler);
+    running.push(intake);
+    await intake.start();
+    await fs.writeFile(path.join(opts.inboxDir, 'charges', 'cut.csv'), 'type,id,amount\nPIX,1,10.00\nPIX,2');
+    await fs.writeFile(path.join(opts.inboxDir, 'charges', 'quote.csv'), 'type,id,amount\nPIX,"1\n');
+    // Every column, only the final line end missing: after cutOffMs the writer is surely done; taken as it is.
+    await fs.writeFile(path.join(opts.inboxDir, 'charges', 'noeol.csv'), 'type,id,amount\nPIX,1,10.00');
+    await sleep(400);
+    expect(seen).toHaveLength(0);
+    await until(() => seen.length === 3);
+    const byName = Object.fromEntries(seen.map((s) => [s.name, s]));
+    expect(byName['cut.csv']!.rejection!.code).toBe('FILE_CUT_OFF');
+    expect(byName['cut.csv']!.rejection!.message).toMatch(
+      /"charges\/cut\.csv" looks cut off: line 3 has 2 of the header's 3 columns and no line end.*Nothing was sent.*upload the whole file again/,
+    );
+    expect(byName['quote.csv']!.rejection!.message).toMatch(/line 2 opens a quoted value that never closes/);
+    expect(byName['noeol.csv']).toEqual({ name: 'noeol.csv', content: 'type,id,amount\nPIX,1,10.00' });
+  });
+
+  it('a file written through a handle still open after the take is read again when it changes', async () => {
+    const contents: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const intake = new Intake(opts, async (b) => {
+      contents.push(await fs.readFile(b.item.file, 'utf8'));
+      if (contents.length === 1) await gate; // the first pass is still at work when the writer resumes
+      if (b.unchanged && !(await b.unchanged())) throw new FileChangedError(b.item.meta.relativePath);
+      return 'done';
+    });
+    running.push(intake);
+    await intake.start();
+    const file = path.join(opts.inboxDir, 'charges', 'open.csv');
+    const handle = await fs.open(file, 'w');
+    try {
+      await handle.write('a,b\n1,2\n'); // a stall at a line end, longer than stableMs
+      await until(() => contents.length === 1);
+      await handle.write('3,4\n'); // the writer resumes: its bytes land in the file that was taken
+    } finally {
+      await handle.close();
+    }
+    release();
+    await until(() => intake.counts.done === 1);
+    expect(contents).toEqual(['a,b\n1,2\n', 'a,b\n1,2\n3,4\n']);
+    const archived = await listArchive();
+    expect(archived).toHaveLength(1);
+    expect(await fs.readFile(path.join(opts.archiveDir, archived[0]!), 'utf8')).toBe('a,b\n1,2\n3,4\n');
+  });
+
+  it('links, FIFOs and folders named *.csv are answered once, never followed nor opened', async () => {
+    const secret = path.join(root, 'api-key.txt');
+    await fs.writeFile(secret, 'sk_live_SECRET\n');
+    const charges = path.join(opts.inboxDir, 'charges');
+    await fs.mkdir(charges, { recursive: true });
+    await fs.symlink(secret, path.join(charges, 'link.csv'));
+    await fs.symlink(secret, path.join(opts.inboxDir, 'charges-root-link.csv'));
+    await fs.symlink('/nonexistent/x', path.join(charges, 'dangling.csv'));
+    execFileSync('mkfifo', [path.join(charges, 'pipe.csv')]);
+    await fs.mkdir(path.join(charges, 'folder.csv'));
+    await fs.writeFile(path.join(charges, 'folder.csv', 'inner.csv'), 'a\n1\n');
+    await fs.mkdir(path.join(charges, 'old')); // a plain sub-folder: not ours, left alone
+    // A kind folder that is a link (an operator's choice): not followed, not taken, left alone.
+    await fs.mkdir(path.join(root, 'elsewhere'));
+    await fs.writeFile(path.join(root, 'elsewhere', 'x.csv'), 'a\n1\n');
+    await fs.symlink(path.join(root, 'elsewhere'), path.join(opts.inboxDir, 'claims'));
+    const { seen, handler } = recorder();
+    const intake = new Intake(opts, handler);
+    running.push(intake);
+    await intake.start();
+    await until(() => seen.length === 5);
+    await intake.onIdle();
+    await sleep(400); // no second answer
+    expect(seen).toHaveLength(5);
+    const codes = Object.fromEntries(seen.map((s) => [s.name, s.rejection?.code]));
+    expect(codes).toEqual({
+      'link.csv': 'FILE_IS_LINK',
+      'charges-root-link.csv': 'FILE_IS_LINK',
+      'dangling.csv': 'FILE_IS_LINK',
+      'pipe.csv': 'FILE_NOT_REGULAR',
+      'folder.csv': 'FILE_IS_FOLDER',
+    });
+    for (const s of seen) {
+      expect(s.rejection!.message).not.toMatch(/SECRET|api-key|nonexistent/);
+      expect(s.rejection!.message).toMatch(/nothing (was sent|inside it was read)/);
+    }
+    expect(seen.find((s) => s.name === 'pipe.csv')!.rejection!.message).toMatch(/named pipe \(FIFO\)/);
+    // Archived as they are: a link stays a link; the secret is where it was.
+    const archived = await listArchive();
+    expect(archived).toHaveLength(5);
+    const link = archived.find((a) => a.endsWith('_link.csv'))!;
+    expect((await fs.lstat(path.join(opts.archiveDir, link))).isSymbolicLink()).toBe(true);
+    expect(await fs.readFile(secret, 'utf8')).toBe('sk_live_SECRET\n');
+    expect(await fs.readdir(charges)).toEqual(['old']);
+    expect((await fs.lstat(path.join(opts.inboxDir, 'claims'))).isSymbolicLink()).toBe(true);
+    expect(await fs.readdir(path.join(root, 'elsewhere'))).toEqual(['x.csv']);
+  });
+
+  it('a batch whose handler keeps throwing is retried a bounded number of times, backing off', async () => {
+    let calls = 0;
+    const intake = new Intake({ ...opts, stableMs: 0, retryFailedMs: 40, maxRetries: 2 }, async () => {
+      calls++;
+      throw new Error('store down');
+    });
+    running.push(intake);
+    await intake.start();
+    await fs.writeFile(path.join(opts.inboxDir, 'charges', 'x.csv'), 'x\n');
+    await until(() => calls === 3);
+    await sleep(600); // 40 + 80 ms were the two retries; no third
+    expect(calls).toBe(3);
+    expect(intake.counts.failed).toBe(3);
+    expect(await listWorkItems(opts.workDir)).toHaveLength(1); // never lost: it stays for the next start
   });
 });

@@ -5,8 +5,18 @@
  * - `inbox/<kind>/<any name>`: the folder gives the kind;
  * - `inbox/<kind>-<anything>.csv` or `inbox/<kind>_<anything>.csv`: the name prefix gives the kind.
  * Anything else dropped in the inbox is still a batch (it gets a `rejected` answer saying the kind is unknown), except
- * what is ignored on purpose: dot files, `*.tmp`, `*.part`, `~$*` (office lock files) and `*.done` markers, which
- * belong to writers still at work or are signals, not data. Files deeper than one folder are not watched.
+ * what is ignored on purpose: the names that writers give a file while still at work, lock files, and `*.done`
+ * markers (signals, not data). Files deeper than one folder are not watched.
+ *
+ * Names ignored (any case), and whose they are:
+ * - dot files (`.jan.csv`, `.jan.csv.XXXXXX`): rsync, OpenSSH's sftp/scp clients with a temp name, editors;
+ * - `*.filepart`: WinSCP while uploading (it renames to the final name when done);
+ * - `*.part`, `*.partial`: FileZilla, lftp, curl, Firefox and many ERP exporters;
+ * - `*.tmp`, `*.temp`: the generic "temporary name, then rename" of scripts and ERPs;
+ * - `*.crdownload`: Chrome and Edge while downloading;
+ * - `~$*`: Microsoft Office lock files beside a spreadsheet open in Excel;
+ * - `*.done`: the marker a writer drops beside a finished file (see the intake).
+ * A file under one of these names is taken only once it is renamed to its final name.
  *
  * Pure functions: no file system access, so the rules are tested on their own.
  */
@@ -27,14 +37,16 @@ export type InboxEntry =
   /** Not ours to take (yet): temp files, lock files, markers, deeper folders. */
   | { type: 'ignored'; reason: string };
 
+/** Endings of the names writers use while still at work (lower case), documented in the README. */
+export const TEMP_NAME_SUFFIXES = ['.filepart', '.part', '.partial', '.tmp', '.temp', '.crdownload'] as const;
+
 /** True for names a writer uses while still at work, or that are signals rather than data. */
 export function isIgnoredName(name: string): boolean {
   const lower = name.toLowerCase();
   return (
     name.startsWith('.') ||
     name.startsWith('~$') ||
-    lower.endsWith('.tmp') ||
-    lower.endsWith('.part') ||
+    TEMP_NAME_SUFFIXES.some((suffix) => lower.endsWith(suffix)) ||
     lower.endsWith(DONE_MARKER_SUFFIX)
   );
 }

@@ -6,10 +6,14 @@ export {
   isIgnoredName,
   kindFromRootName,
   stemOf,
+  TEMP_NAME_SUFFIXES,
 } from './classify.js';
+export { type Completeness, CompletenessScanner, checkCompleteness, describeUnfinished } from './completeness.js';
 export { type BatchHandler, Intake, type IntakeOptions, type TakenBatch } from './intake.js';
 export {
   archiveWorkItem,
+  FileChangedError,
+  type FileFingerprint,
   IntakeError,
   listWorkItems,
   moveFile,

@@ -38,6 +38,31 @@ export interface WorkMeta {
   takenAt: string;
   /** Name of the `.done` marker that came with it, moved along to the archive. */
   marker?: string;
+  /**
+   * The file as it was checked and taken. A writer that still holds it open keeps writing into it after the move:
+   * what is in the work area is compared with this before the file is read and before its answer is written.
+   */
+  taken?: FileFingerprint;
+  /**
+   * Set when the intake itself answers the file as a whole (a link, a FIFO, a folder, an unreadable or cut-off
+   * file): the file is then never opened again; the handler writes this rejection and nothing else.
+   */
+  rejection?: { code: string; message: string };
+}
+
+/** Identity and state of a file: same inode, same size, same modification time = not written since. */
+export interface FileFingerprint {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+export function fingerprintOf(stat: { ino: number; size: number; mtimeMs: number }): FileFingerprint {
+  return { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
+}
+
+export function sameFingerprint(a: FileFingerprint | undefined, b: FileFingerprint | undefined): boolean {
+  return a !== undefined && b !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
 /** One taken file, in the work area. */
@@ -53,18 +78,40 @@ export interface WorkItem {
 /** Thrown when a file cannot be taken or archived (permissions, vanished file). */
 export class IntakeError extends RemessaError {}
 
+/**
+ * Thrown (code `INTAKE_FILE_CHANGED`) when a taken file changed after it was taken: its writer was still at work.
+ * The intake waits until it settles and reads it again; rows already sent are known by their natural keys.
+ */
+export class FileChangedError extends IntakeError {
+  constructor(file: string) {
+    super('INTAKE_FILE_CHANGED', `${file} changed after it was taken (its writer was still at work); reading it again`);
+  }
+}
+
 const META_FILE = 'meta.json';
 
 /**
  * Moves `from` to `to`: a rename when both are on one file system (atomic). Across file systems (an inbox on a network
  * share) it copies to a temp name beside `to`, syncs, renames, then removes `from`: the file may briefly exist in
- * both places, never in neither.
+ * both places, never in neither. A symbolic link is moved as a link (its target is never read); another special
+ * file (FIFO, socket, device, folder) cannot be copied across file systems and is left where it is.
  */
 export async function moveFile(from: string, to: string): Promise<void> {
   try {
     await fs.rename(from, to);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    const stat = await fs.lstat(from);
+    if (stat.isSymbolicLink()) {
+      await fs.symlink(await fs.readlink(from), to);
+      await fs.unlink(from);
+      return;
+    }
+    if (!stat.isFile()) {
+      throw new IntakeError('INTAKE_NOT_MOVABLE', `${from} is not a regular file and cannot be moved to ${to}`, {
+        cause: err,
+      });
+    }
     const tmp = `${to}.${randomBytes(4).toString('hex')}.part`;
     await fs.copyFile(from, tmp);
     const handle = await fs.open(tmp, 'r+');
@@ -130,6 +177,11 @@ export async function takeIntoWorkArea(
   return { id, dir, file, meta: full };
 }
 
+/** Rewrites a work item's meta.json (temp name, then rename) after the intake learnt more about its file. */
+export async function saveWorkMeta(item: WorkItem): Promise<void> {
+  await writeFileAtomic(path.join(item.dir, META_FILE), `${JSON.stringify(item.meta, null, 2)}\n`);
+}
+
 /** Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file. */
 export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
   let ids: string[];
@@ -159,8 +211,9 @@ export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
   return items;
 }
 
+/** Whether `file` exists as an entry (a link counts, whatever it points to: it is never followed). */
 async function exists(file: string): Promise<boolean> {
-  return fs.stat(file).then(
+  return fs.lstat(file).then(
     () => true,
     () => false,
   );

@@ -26,6 +26,7 @@ import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 import {
   archiveWorkItem,
+  FileChangedError,
   Intake,
   sha256File,
   stemOf,
@@ -40,6 +41,7 @@ import type { RunningSandbox } from '../sandbox/server.js';
 import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
+  type BatchInput,
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
   type ProcessBatchResult,
@@ -185,6 +187,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     folder: string,
     error: { code: string; message: string },
   ): Promise<BatchAnswer> {
+    await checkUnchanged(batch);
     const file = await writeRejected({
       outboxDir: folders.outbox,
       kind: folder,
@@ -201,6 +204,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     opts: { signal: AbortSignal; progress?: Progress | undefined },
   ): Promise<BatchAnswer> {
     const { meta } = batch.item;
+    // The intake answered the file as a whole (a link, a special or unreadable file, a cut-off upload): never read.
+    if (meta.rejection) return reject(batch, meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER, meta.rejection);
     if (meta.kind === null) {
       return reject(batch, meta.folder ?? UNKNOWN_KIND_FOLDER, {
         code: 'UNKNOWN_KIND',
@@ -222,12 +227,14 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     }
     let result: ProcessBatchResult;
     try {
+      // What was hashed and opened must still be what was taken before a row is stored or sent.
+      await checkUnchanged(batch);
       result = await processBatch({
         ...common,
         kind,
         batchId: batch.sha256,
         fileName: meta.name,
-        input: reader,
+        input: reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader,
         filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
         policy: options.policy[kindName],
         signal: opts.signal,
@@ -252,6 +259,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     if (!result.complete) {
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
+    // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
+    // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
+    await checkUnchanged(batch);
     const written = await writeResult(store, batch.sha256, { outboxDir: folders.outbox, kind, name: batch.stem });
     log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     return { state: 'done', answer: 'result', counts, file: written.resultPath };
@@ -310,6 +320,35 @@ const SETTLED_OUTCOMES: ReadonlySet<string> = new Set(['succeeded', 'duplicate',
 /** Whether some row of the counts is not settled yet. */
 export function hasUnsettled(counts: OutcomeCounts): boolean {
   return Object.entries(counts).some(([outcome, n]) => (n ?? 0) > 0 && !SETTLED_OUTCOMES.has(outcome));
+}
+
+/**
+ * The reader's rows, then a last check that the file is still what was taken, after its last byte was read and
+ * before any row is sent (the engine sends only once every row is stored). A file that changed while it was read
+ * ends its rows with an InputError: the engine then gives up the batch with nothing sent (store.rejectBatch), and
+ * the rejection's own check raises FileChangedError, so the file is read again rather than answered.
+ */
+function checkedAtEnd(reader: BatchReader, batch: TakenBatch): BatchInput {
+  const rows = reader.rows;
+  return {
+    dialect: reader.dialect,
+    header: reader.header,
+    rows: (async function* () {
+      yield* rows;
+      if (batch.unchanged && !(await batch.unchanged())) {
+        throw new InputError(
+          'FILE_CHANGED_WHILE_READ',
+          'the file changed while it was being read (its writer was still at work); nothing was sent. Drop it again once it is complete',
+          { file: batch.item.meta.name },
+        );
+      }
+    })(),
+  };
+}
+
+/** Throws FileChangedError when the taken file is no longer what was taken (its writer was still at work). */
+async function checkUnchanged(batch: TakenBatch): Promise<void> {
+  if (batch.unchanged && !(await batch.unchanged())) throw new FileChangedError(batch.item.meta.relativePath);
 }
 
 /** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
@@ -387,9 +426,13 @@ export async function runOnce(
       for (const file of files) {
         if (abort.signal.aborted) break;
         const abs = path.resolve(file);
-        const stat = await fs.stat(abs).catch(() => undefined);
+        const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
+        // In the inbox, a link is never followed (as the daemon does: it answers it without reading its target).
+        const stat = await (inInbox ? fs.lstat(abs) : fs.stat(abs)).catch(() => undefined);
         if (!stat?.isFile()) {
-          out(options).write(`${file}: not found\n`);
+          out(options).write(
+            `${file}: ${!stat ? 'not found' : 'not a regular file (links in the inbox are never followed)'}\n`,
+          );
           missing = true;
           continue;
         }
@@ -407,7 +450,6 @@ export async function runOnce(
         }
         // A file given from the inbox is taken like the daemon takes it (moved to the work area, archived once
         // answered), so it is not found and answered again later; a file elsewhere is read where it is.
-        const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
         let item: WorkItem | undefined = { id: 'given', dir: path.dirname(abs), file: abs, meta };
         if (inInbox) {
           const { takenAt: _, ...rest } = meta;
@@ -435,6 +477,7 @@ export async function runOnce(
           workDir: pipeline.workDir,
           archiveDir: options.folders.archive,
           stableMs: options.intake.stableMs,
+          cutOffMs: options.intake.cutOffMs,
           requireDoneMarker: options.intake.requireDoneMarker,
           maxConcurrentFiles: 1,
           logger: log,

@@ -77,6 +77,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         workDir: p.workDir,
         archiveDir: options.folders.archive,
         stableMs: options.intake.stableMs,
+        cutOffMs: options.intake.cutOffMs,
         requireDoneMarker: options.intake.requireDoneMarker,
         usePolling: options.intake.usePolling,
         pollIntervalMs: options.intake.pollIntervalMs,

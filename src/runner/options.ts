@@ -47,8 +47,10 @@ export interface RunnerOptions {
         accountId: string;
       };
   intake: {
-    /** Milliseconds size and mtime must stay unchanged before a file is taken. */
+    /** Milliseconds inode, size and mtime must stay unchanged before a file is taken. */
     stableMs: number;
+    /** Milliseconds a file whose last line is unfinished is waited for before it is rejected as cut off. */
+    cutOffMs?: number;
     /** Take a file only when `<name>.done` appears. */
     requireDoneMarker: boolean;
     /** Poll instead of file system events (network shares). */
@@ -138,6 +140,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
         },
     intake: {
       stableMs: config.intake.stableMs,
+      cutOffMs: config.intake.cutOffMs,
       requireDoneMarker: config.intake.requireDoneMarker,
       usePolling: config.intake.mode === 'poll',
       pollIntervalMs: config.intake.pollIntervalMs,

@@ -1,0 +1,117 @@
+/**
+ * The pipeline's side of "an answer never covers part of a file": a taken file that changes while it is read (its
+ * writer resumed through a handle it still held) sends nothing and writes no answer; the intake reads it again, and
+ * the second reading is answered whole, each row sent once.
+ *
+ * Real pipeline (store in a temp folder, embedded sandbox over HTTP); the writer's resumption is timed by the check
+ * itself: it appends a row right after the check made before reading, so the check after the last byte sees it.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import type { TakenBatch } from '../src/intake/intake.js';
+import {
+  FileChangedError,
+  fingerprintOf,
+  sameFingerprint,
+  sha256File,
+  takeIntoWorkArea,
+} from '../src/intake/work-area.js';
+import { silentLogger } from '../src/log.js';
+import { openPipeline, type Pipeline, runnerOptionsFromConfig } from '../src/runner/commands.js';
+import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
+import { openStore } from '../src/store/index.js';
+
+const HEADER = 'type,correlationId,description,amount\n';
+const row = (n: number) => `PIX_STATIC,CHG-FILE-${n},Pedido ${n},10.00\n`;
+
+let dir: string;
+let pipeline: Pipeline | undefined;
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-changed-'));
+});
+
+afterEach(async () => {
+  await pipeline?.close();
+  pipeline = undefined;
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+async function effects(bankUrl: string): Promise<unknown[]> {
+  const res = await fetch(`${bankUrl}${SANDBOX_ADMIN_PREFIX}/effects`, {
+    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
+  });
+  return (await res.json()) as unknown[];
+}
+
+describe('a taken file that changes while it is read', () => {
+  it('sends nothing and answers nothing; read again, it is answered whole and each row sent once', async () => {
+    const configFile = path.join(dir, 'remessa.jsonc');
+    const folders = {
+      inbox: path.join(dir, 'inbox'),
+      outbox: path.join(dir, 'outbox'),
+      archive: path.join(dir, 'archive'),
+      data: path.join(dir, 'data'),
+    };
+    await fs.writeFile(configFile, JSON.stringify({ folders }));
+    const options = runnerOptionsFromConfig(loadConfig({ file: configFile, env: {} }), silentLogger());
+    pipeline = await openPipeline(options);
+    const inboxFile = path.join(folders.inbox, 'charges', 'open.csv');
+    await fs.mkdir(path.dirname(inboxFile), { recursive: true });
+    await fs.writeFile(inboxFile, HEADER + row(1) + row(2) + row(3));
+    const taken = fingerprintOf(await fs.lstat(inboxFile));
+    const item = (await takeIntoWorkArea(pipeline.workDir, inboxFile, {
+      kind: 'charges',
+      name: 'open.csv',
+      folder: 'charges',
+      relativePath: 'charges/open.csv',
+      taken,
+    }))!;
+    let checks = 0;
+    const first: TakenBatch = {
+      item,
+      sha256: await sha256File(item.file),
+      stem: 'open',
+      unchanged: async () => {
+        const same = sameFingerprint(fingerprintOf(await fs.lstat(item.file)), item.meta.taken);
+        // The writer resumes right after the check made before reading.
+        if (++checks === 1) await fs.appendFile(item.file, row(4));
+        return same;
+      },
+    };
+    await expect(pipeline.handleBatch(first, { signal: new AbortController().signal })).rejects.toBeInstanceOf(
+      FileChangedError,
+    );
+    expect(checks).toBeGreaterThanOrEqual(2);
+    expect(await effects(pipeline.bankUrl)).toEqual([]);
+    expect(await fs.readdir(path.join(folders.outbox, 'charges')).catch(() => [])).toEqual([]);
+
+    // Read again (what the intake does once the file settled): the whole file, answered once.
+    item.meta.taken = fingerprintOf(await fs.lstat(item.file));
+    const second: TakenBatch = {
+      item,
+      sha256: await sha256File(item.file),
+      stem: 'open',
+      unchanged: async () => sameFingerprint(fingerprintOf(await fs.lstat(item.file)), item.meta.taken),
+    };
+    expect(await pipeline.handleBatch(second, { signal: new AbortController().signal })).toBe('done');
+    const result = await fs.readFile(path.join(folders.outbox, 'charges', 'open.result.csv'), 'utf8');
+    const lines = result.trim().split('\n').slice(1);
+    expect(lines).toHaveLength(4);
+    for (const line of lines) expect(line).toMatch(/succeeded/);
+    expect(await effects(pipeline.bankUrl)).toHaveLength(4);
+    // The partial reading is in the store as given up (its keys released), so its rows were never duplicates.
+    await pipeline.close();
+    pipeline = undefined;
+    const store = openStore(path.join(folders.data, 'remessa.sqlite'));
+    try {
+      expect(store.getBatch(first.sha256)?.status).toBe('rejected');
+      expect(store.getBatch(second.sha256)?.status).toBe('done');
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+});
