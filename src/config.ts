@@ -129,6 +129,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
+  defaults: kindRecord(z.record(z.string(), z.string())),
   log: z
     .strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info') })
     .prefault({}),
