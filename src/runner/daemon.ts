@@ -6,15 +6,22 @@
  *     starting --(bank ready: embedded sandbox started or URL set; store open)--> resuming
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
+ *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
+ *
+ * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
+ * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
+ * holding open resources (folders, bank, sandbox, intake, queue) need a restart, and a reload says so.
  *
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
  * it. A second signal while stopping does not cut that short: a third one exits at once (the store is still safe:
  * every intent is committed before its request leaves).
  */
+import { unwatchFile, watchFile } from 'node:fs';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
+import { type ConfigReloader, reloadConfig } from './reload.js';
 
 export interface DaemonDeps {
   /** Resolves when the daemon should stop. @defaultValue the first SIGTERM or SIGINT */
@@ -27,6 +34,10 @@ export interface DaemonDeps {
    */
   retryUncertainEveryMs?: number;
   logger?: Logger;
+  /** Reloads the configuration on SIGHUP and when its file changes; absent = no reload (SIGHUP is ignored). */
+  reload?: ConfigReloader;
+  /** How often the config file is checked for a change, in milliseconds; 0 = SIGHUP only. @defaultValue 2000 */
+  watchConfigEveryMs?: number;
 }
 
 /** Waits for the first SIGTERM/SIGINT; a third signal exits at once. */
@@ -56,6 +67,22 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   const stop = deps.stopSignal ?? waitForTermination(log);
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
+  // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
+  const reloader = deps.reload;
+  const onHangup = () => {
+    if (reloader) reloadConfig(reloader, options, log, 'SIGHUP');
+    else log.warn('SIGHUP: no configuration file to reload');
+  };
+  process.on('SIGHUP', onHangup);
+  const watchMs = deps.watchConfigEveryMs ?? 2_000;
+  const watched = reloader?.file && watchMs > 0 ? reloader.file : undefined;
+  if (watched && reloader) {
+    watchFile(watched, { interval: watchMs, persistent: false }, (now, before) => {
+      if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
+        reloadConfig(reloader, options, log, 'config file changed');
+      }
+    });
+  }
   try {
     pipeline = await openPipeline(options);
     const p = pipeline;
@@ -108,6 +135,8 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await intake?.stop().catch(() => undefined);
     return 1;
   } finally {
+    process.off('SIGHUP', onHangup);
+    if (watched) unwatchFile(watched);
     await pipeline?.close();
   }
 }
