@@ -23,7 +23,16 @@ type AliasTable = Readonly<Record<string, readonly HeaderAlias[]>>;
 const pct = (header: string, column: string): HeaderAlias => ({ header, sets: { [column]: 'Percentage' } });
 const fixed = (header: string, column: string): HeaderAlias => ({ header, sets: { [column]: 'Fixed' } });
 
-const AMOUNT = ['Valor', 'Valor (R$)', 'Valor R$', 'Vlr', 'Vlr.', 'Valor do documento', 'Valor do título', 'Valor total'];
+const AMOUNT = [
+  'Valor',
+  'Valor (R$)',
+  'Valor R$',
+  'Vlr',
+  'Vlr.',
+  'Valor do documento',
+  'Valor do título',
+  'Valor total',
+];
 const DUE_DATE = ['Vencimento', 'Data de vencimento', 'Data do vencimento', 'Dt. vencimento', 'Dt vencimento', 'Venc.'];
 const YOUR_NUMBER = [
   'Seu número',

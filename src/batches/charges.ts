@@ -268,7 +268,11 @@ function readWholePhone(r: CellReader): { prefix: string; number: string } | und
   const raw = r.text('payer.phone', MAX_20_PHONE);
   if (raw === undefined) return undefined;
   if (r.has('payer.phone.number')) {
-    r.error('payer.phone', CELL_ERROR_CODES.conflict, 'Expected the phone in payer.phone or in payer.phone.number, got both');
+    r.error(
+      'payer.phone',
+      CELL_ERROR_CODES.conflict,
+      'Expected the phone in payer.phone or in payer.phone.number, got both',
+    );
     return undefined;
   }
   let digits = PHONE_DIGITS.test(raw) ? raw.replace(/\D/g, '') : '';

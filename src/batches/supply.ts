@@ -60,10 +60,7 @@ export function correlationIdFromContent(kind: KindName, canonical: string): str
 
 type Deriver = (record: Readonly<Record<string, string>>, dialect: Dialect) => string;
 
-function fromContent(
-  kind: KindName,
-  parse: BatchKind<{ input: { correlationId: string } }>['parse'],
-): Deriver {
+function fromContent(kind: KindName, parse: BatchKind<{ input: { correlationId: string } }>['parse']): Deriver {
   return (record, dialect) => {
     const probe = parse({ ...record, correlationId: PROBE_ID }, dialect);
     const { correlationId: _, ...cells } = record;
@@ -96,7 +93,9 @@ export function headerColumns(kind: Pick<BatchKind<unknown>, 'name' | 'columns'>
   const aliases = HEADER_ALIASES[kind.name];
   return kind.columns.map((c) => {
     const a = aliases[c.name];
-    return a === undefined ? { name: c.name, required: c.required } : { name: c.name, required: c.required, aliases: a };
+    return a === undefined
+      ? { name: c.name, required: c.required }
+      : { name: c.name, required: c.required, aliases: a };
   });
 }
 
@@ -181,7 +180,9 @@ export function checkColumnSettings(
     const columns = new Set(kinds[name].columns.map((c) => c.name));
     for (const [column, value] of Object.entries(defaults ?? {})) {
       if (!columns.has(column)) {
-        problems.push(`${where}: defaults.${name}: Expected a column of ${name} (see docs/batches.md), got ${JSON.stringify(column)}`);
+        problems.push(
+          `${where}: defaults.${name}: Expected a column of ${name} (see docs/batches.md), got ${JSON.stringify(column)}`,
+        );
       } else if (value === '') {
         problems.push(`${where}: defaults.${name}.${column}: Expected a value, got an empty text`);
       }

@@ -279,7 +279,11 @@ export function resolveHeader(
     problems.push(
       example === undefined
         ? { code: HEADER_PROBLEM_CODES.missing, target: c.name }
-        : { code: HEADER_PROBLEM_CODES.missing, target: c.name, example: typeof example === 'string' ? example : example.header },
+        : {
+            code: HEADER_PROBLEM_CODES.missing,
+            target: c.name,
+            example: typeof example === 'string' ? example : example.header,
+          },
     );
   }
   if (problems.length > 0) {
@@ -313,7 +317,10 @@ function closeEnough(header: string, nearest: string): boolean {
  * any other unknown header -> "" (ignored: the user checks it is not needed); for two headers naming one column, the
  * second -> "".
  */
-function suggestMappings(problems: readonly HeaderProblem[], seen: ReadonlyMap<string, unknown>): Record<string, string> {
+function suggestMappings(
+  problems: readonly HeaderProblem[],
+  seen: ReadonlyMap<string, unknown>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const taken = new Set(seen.keys());
   for (const p of problems) {

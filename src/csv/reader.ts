@@ -24,7 +24,13 @@ import iconv from 'iconv-lite';
 import type { CellError, Dialect } from '../batches/kind.js';
 import { InputError } from '../errors.js';
 import { completeUtf8Length, defaultDecimalMark, detectDelimiter, detectEncoding } from './detect.js';
-import { type ColumnSupply, type HeaderColumn, type HeaderColumnSpec, recordCompleter, resolveHeader } from './headers.js';
+import {
+  type ColumnSupply,
+  type HeaderColumn,
+  type HeaderColumnSpec,
+  recordCompleter,
+  resolveHeader,
+} from './headers.js';
 
 /** What to do with a header that names no known column (after mapping). */
 export type UnknownColumnPolicy = 'reject' | 'ignore';
