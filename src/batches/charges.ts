@@ -5,7 +5,8 @@
  * GET /v1/charges/{correlationId} and created only when absent), then for bank slips `pdf` (GET .../stream, saved as
  * `<correlationId made safe>.pdf`). A row whose charge was created but whose PDF was not fetched resumes at `pdf`.
  *
- * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge).
+ * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge). A sheet
+ * without the column gets it derived from the row's Seu número, else from its content (src/batches/supply.ts).
  * Rules beyond the spec's (the sandbox enforces the same): correlationId of 1..100 URL-safe characters; for bank
  * slips the payer's name, document and address (zip code, street, city, state) are required, ourNumber is 1..11
  * digits and only for BANKSLIP (express charge, wallet 121); up to 3 discount items and 3 additionalInfo entries.
