@@ -203,6 +203,13 @@ describe('one answer lists every header problem', () => {
     expect(err.suggestion).toEqual(JSON.parse(json).mappings['bill-payments']);
   });
 
+  it('a header of punctuation only is unknown, not silently ignored', () => {
+    const err = headerError(() => resolve('charges', ['Valor', 'Vencimento', '#']));
+    expect(err.problems).toEqual([
+      { code: 'HEADER_UNKNOWN_COLUMN', column: 3, header: '#', nearest: expect.anything() },
+    ]);
+  });
+
   it('a column already named is not suggested again', () => {
     const err = headerError(() => resolve('charges', ['Valor', 'Valr', 'Vencimento']));
     expect(err.suggestion).toEqual({ Valr: '' });

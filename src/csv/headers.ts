@@ -241,7 +241,7 @@ export function resolveHeader(
         return;
       }
       entry.column = target;
-    } else if (source === '' || key === '') {
+    } else if (source === '') {
       // An unnamed column (often a trailing delimiter): nothing can be mapped from it.
       if (rawCells.length > 1 && i !== rawCells.length - 1) warnings.push(`column ${column} has no header: ignored`);
       return;
