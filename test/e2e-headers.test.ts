@@ -142,6 +142,14 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
     expect(await totalEffects()).toBe(before + 1);
   });
 
+  it('a charge issued without an id is voided by its Seu número', async () => {
+    await drop(ws, iconv.encode('Seu número\r\nNF 3001/A\r\n', 'windows-1252'), 'charge-voids/cancelar.csv');
+    const a = await answer('charge-voids', 'cancelar');
+    expect(a.type, a.text).toBe('result');
+    const rows = parseResultCsv(await fs.readFile(a.file), 'windows-1252');
+    expect(rows[0]).toMatchObject({ status: 'succeeded', correlationId: 'NF~203001~2FA', chargeStatus: 'Voided' });
+  });
+
   it('a header with several problems: one note lists them all, with the mappings to paste', async () => {
     const text = 'Nome;CPF/CNPJ;Vencimneto;Valor;Valor (R$);Obs\r\nAna;390.533.447-05;15/03/2027;1,00;1,00;x\r\n';
     await drop(ws, iconv.encode(text, 'windows-1252'), 'charges/bad-header.csv');

@@ -42,6 +42,7 @@ function resolve(kind: KindName, cells: string[], mapping: Record<string, string
     mapping,
     kind,
     ...(supply ? { supplied: supply.columns } : {}),
+    ...(supply?.needs ? { suppliedNeeds: supply.needs } : {}),
   });
 }
 
@@ -274,6 +275,17 @@ describe('columns a sheet does not carry', () => {
     expect(rows[0]!.record.correlationId).toMatch(/^[0-9a-f-]{36}$/);
     expect(rows[1]!.record.correlationId).toBe(rows[0]!.record.correlationId);
     expect(KINDS['qr-codes'].parse(rows[0]!.record, reader.dialect).ok).toBe(true);
+  });
+
+  it('a void names the charge by its Seu número when the sheet has no correlationId', async () => {
+    const { rows, reader } = await readAll('charge-voids', 'Seu número\nNF 12/A\n');
+    expect(rows[0]!.record.correlationId).toBe('NF~2012~2FA');
+    expect(KINDS['charge-voids'].parse(rows[0]!.record, reader.dialect).ok).toBe(true);
+    // Neither column: the correlationId is missing from the header, as before.
+    const err = headerError(() => resolve('charge-voids', ['Chave de idempotência']));
+    expect(err.problems).toEqual([
+      { code: 'HEADER_MISSING_COLUMN', target: 'correlationId', example: 'Identificador' },
+    ]);
   });
 
   it('configured defaults win over built-in ones; a default inside a group fills only rows that use the group', async () => {

@@ -236,6 +236,8 @@ const CHARGE_UPDATES: AliasTable = {
 
 const CHARGE_VOIDS: AliasTable = {
   correlationId: ['Identificador', 'ID', 'Id da cobrança', 'Código da cobrança', 'Correlation ID'],
+  yourNumber: YOUR_NUMBER,
+  idempotencyKey: IDEMPOTENCY_KEY,
 };
 
 /** Built-in header names by kind and column. */

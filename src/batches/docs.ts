@@ -74,6 +74,8 @@ optional column must not silently drop a value.
     does not change it (\`1.234,56\` or \`1234.56\`, \`15/03/2027\` or \`2027-03-15\`, a CPF with or without dots, the
     order of the columns); any change of content does (another amount, another name, another default type).
     A GUID, as dynamic QR codes need.
+  - charge-voids without a correlationId column: derived from the Seu número column the same way as for charges,
+    so a charge issued from a sheet without ids can be voided by its Seu número.
   - Both use the fixed namespace \`8d0f5e2a-6b1c-4f3d-9a7e-2c4b6d8f0a13\` (never changed).
 - Supplied values are stored with the row (a row resumed after a crash or a configuration change is the same
   request) and shown in the result file as extra columns right after the file's own (e.g. \`type\`,
@@ -103,7 +105,8 @@ const SUMMARY: Record<(typeof KIND_NAMES)[number], string> = {
     "Starts a Pix key claim (portability or ownership). Natural key: key type + key, and the row's own idempotencyKey when given.",
   'charge-updates':
     "Changes a charge's due date or other fields (PATCH); at least one column besides correlationId. Natural key: correlationId + the changed values, and the row's own idempotencyKey when given.",
-  'charge-voids': 'Voids (writes off) a charge. Natural key: correlationId.',
+  'charge-voids':
+    'Voids (writes off) a charge. Natural key: correlationId. A sheet without a correlationId column names each charge by the Seu número (`yourNumber`) it was issued with from a charges sheet without correlationIds: the same derivation gives its correlationId. With a correlationId column, yourNumber is only checked, never used.',
 };
 
 function cell(text: string): string {
@@ -147,7 +150,11 @@ export function renderBatchesDoc(): string {
     if (defaults !== undefined || derived !== undefined) {
       const said = [
         ...Object.entries(defaults ?? {}).map(([k, v]) => `\`${k}\` is \`${v}\``),
-        ...(derived ? [`\`${derived.column}\` is derived from the row (see above)`] : []),
+        ...(derived
+          ? [
+              `\`${derived.column}\` is derived from ${derived.needs ? `the ${derived.needs.map((n) => `\`${n}\``).join(' or ')} column` : 'the row'} (see above)`,
+            ]
+          : []),
       ];
       parts.push(`Without the column in the sheet: ${said.join('; ')}.\n`);
     }

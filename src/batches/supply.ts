@@ -21,44 +21,28 @@
  * Both namespaces are fixed (DERIVED_ID_NAMESPACE): never change them, nor what goes into the name, or a sheet dropped
  * again after the change would issue its charges twice.
  */
-import { v5 as uuidV5 } from 'uuid';
 import type { ColumnSupply, HeaderColumnSpec } from '../csv/headers.js';
 import { normalizeHeader } from '../csv/headers.js';
 import { ConfigError } from '../errors.js';
 import type { KindName } from '../types.js';
 import { HEADER_ALIASES } from './aliases.js';
 import { chargesKind } from './charges.js';
+import { correlationIdFromContent, correlationIdFromYourNumber } from './derived-ids.js';
 import { canonicalJson } from './fields.js';
 import type { BatchKind, Dialect } from './kind.js';
 import { qrCodesKind } from './qr-codes.js';
 
-/** UUIDv5 namespace of derived correlationIds. Never change it (see above). */
-export const DERIVED_ID_NAMESPACE = '8d0f5e2a-6b1c-4f3d-9a7e-2c4b6d8f0a13';
+export { correlationIdFromContent, correlationIdFromYourNumber, DERIVED_ID_NAMESPACE } from './derived-ids.js';
 
 /** Constants used when a sheet has no such column, per kind; the configuration's `defaults` win. */
 export const BUILT_IN_DEFAULTS: Readonly<Partial<Record<KindName, Readonly<Record<string, string>>>>> = {
   charges: { type: 'BANKSLIP' },
 };
 
-const SAFE_ID_CHAR = /[A-Za-z0-9._:-]/;
+/** A valid id for any kind (a GUID), put in place of the missing one to parse a row before its id exists. */
 const PROBE_ID = '00000000-0000-4000-8000-000000000000';
 
-/** The correlationId of a charge whose row gives a Seu número (see the top of this file). */
-export function correlationIdFromYourNumber(yourNumber: string): string {
-  let out = '';
-  for (const ch of yourNumber) {
-    if (SAFE_ID_CHAR.test(ch)) out += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) out += `~${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out.length <= 100 ? out : uuidV5(`yourNumber\n${yourNumber}`, DERIVED_ID_NAMESPACE);
-}
-
-/** The correlationId derived from a row's content (canonical JSON of its request without the id). */
-export function correlationIdFromContent(kind: KindName, canonical: string): string {
-  return uuidV5(`${kind}\n${canonical}`, DERIVED_ID_NAMESPACE);
-}
-
-type Deriver = (record: Readonly<Record<string, string>>, dialect: Dialect) => string;
+type Deriver = (record: Readonly<Record<string, string>>, dialect: Dialect) => string | undefined;
 
 function fromContent(kind: KindName, parse: BatchKind<{ input: { correlationId: string } }>['parse']): Deriver {
   return (record, dialect) => {
@@ -71,8 +55,13 @@ function fromContent(kind: KindName, parse: BatchKind<{ input: { correlationId: 
 
 const chargeContent = fromContent('charges', chargesKind.parse);
 
-/** Columns derived from the row when the sheet has none, per kind. */
-export const DERIVED_COLUMNS: Readonly<Partial<Record<KindName, { column: string; derive: Deriver }>>> = {
+/**
+ * Columns derived from the row when the sheet has none, per kind; `needs`: the header must have one of these columns
+ * (else the derived column is missing, as without a derivation).
+ */
+export const DERIVED_COLUMNS: Readonly<
+  Partial<Record<KindName, { column: string; derive: Deriver; needs?: readonly string[] }>>
+> = {
   charges: {
     column: 'correlationId',
     derive: (record, dialect) => {
@@ -80,6 +69,15 @@ export const DERIVED_COLUMNS: Readonly<Partial<Record<KindName, { column: string
       return yourNumber !== undefined && yourNumber !== ''
         ? correlationIdFromYourNumber(yourNumber)
         : chargeContent(record, dialect);
+    },
+  },
+  // A void names the charge by the Seu número it was issued with from a sheet without correlationIds.
+  'charge-voids': {
+    column: 'correlationId',
+    needs: ['yourNumber'],
+    derive: (record) => {
+      const yourNumber = record.yourNumber;
+      return yourNumber !== undefined && yourNumber !== '' ? correlationIdFromYourNumber(yourNumber) : undefined;
     },
   },
   'qr-codes': {
@@ -116,6 +114,7 @@ export function columnSupply(kind: KindName, configured?: Readonly<Record<string
   if (columns.length === 0) return undefined;
   return {
     columns,
+    ...(derived?.needs ? { needs: { [derived.column]: derived.needs } } : {}),
     fill(record, absent, dialect) {
       let derive = false;
       for (const c of absent) {
@@ -125,7 +124,10 @@ export function columnSupply(kind: KindName, configured?: Readonly<Record<string
         } else if (derived !== undefined && c === derived.column) derive = true;
       }
       // Derived last: the id is made from the row as it will be parsed, defaults included.
-      if (derive) record[derived!.column] = derived!.derive(record, dialect);
+      if (derive) {
+        const value = derived!.derive(record, dialect);
+        if (value !== undefined) record[derived!.column] = value;
+      }
     },
   };
 }

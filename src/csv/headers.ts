@@ -47,6 +47,8 @@ export interface HeaderColumn {
 export interface ColumnSupply {
   /** The columns it can fill. */
   columns: readonly string[];
+  /** Columns it can fill only when the header has one of these (a correlationId derived from a Seu número column). */
+  needs?: Readonly<Record<string, readonly string[]>>;
   /** Sets `record[c]` for each column of `absent` (all absent from the header), once per record. */
   fill(record: Record<string, string>, absent: readonly string[], dialect: Dialect): void;
 }
@@ -194,6 +196,8 @@ export interface ResolveHeaderOptions {
   unknownColumns?: 'reject' | 'ignore';
   /** Columns the kind fills when the header lacks them: not missing. @defaultValue none */
   supplied?: readonly string[];
+  /** Supplied columns that need one of these columns in the header (else they are missing). @defaultValue none */
+  suppliedNeeds?: Readonly<Record<string, readonly string[]>>;
   /** The kind's name, for the suggested mappings. */
   kind?: string;
 }
@@ -272,7 +276,10 @@ export function resolveHeader(
     }
   });
 
-  const supplied = new Set(options.supplied ?? []);
+  const needs = options.suppliedNeeds ?? {};
+  const supplied = new Set(
+    (options.supplied ?? []).filter((c) => needs[c] === undefined || needs[c].some((n) => seen.has(n))),
+  );
   const missing = options.columns.filter((c) => c.required && !seen.has(c.name) && !supplied.has(c.name));
   for (const c of missing) {
     const example = c.aliases?.[0];

@@ -290,6 +290,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
         ...(options.mapping ? { mapping: options.mapping } : {}),
         ...(options.unknownColumns ? { unknownColumns: options.unknownColumns } : {}),
         ...(options.supply ? { supplied: options.supply.columns } : {}),
+        ...(options.supply?.needs ? { suppliedNeeds: options.supply.needs } : {}),
         ...(options.kind ? { kind: options.kind } : {}),
       },
     );
