@@ -100,7 +100,15 @@ function buildProgram(): Command {
       guard(async () => {
         const { config, log } = setup(program);
         const { runDaemon, runnerOptionsFromConfig } = await pipeline();
-        return runDaemon(runnerOptionsFromConfig(config, log));
+        const file = program.opts<GlobalOptions>().config;
+        return runDaemon(runnerOptionsFromConfig(config, log), {
+          reload: {
+            current: config,
+            file: config.sourceFile,
+            load: () => loadConfig(file ? { file } : {}),
+            toOptions: (next) => runnerOptionsFromConfig(next, log),
+          },
+        });
       }),
     );
 

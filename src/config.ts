@@ -131,6 +131,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
+  defaults: kindRecord(z.record(z.string(), z.string())),
   metrics: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),

@@ -13,7 +13,9 @@
  *   duplicate (the same natural key already succeeded earlier: nothing sent), uncertain (we cannot tell whether the
  *   bank acted; retried on the next run).
  * - **natural key**: the business identity of a row within its kind (a charge's correlationId; a bill's 44 bar code
- *   digits + amount + payAt; ...). Two rows with the same natural key are the same intent.
+ *   digits + amount + payAt; ...). Two rows with the same natural key are the same intent. A sheet without a
+ *   correlationId column gets one derived from the row (its Seu número, else its content: src/batches/supply.ts), so
+ *   the natural key stays a fact of the row, never of the file or the run.
  * - **idempotency key**: the GUID sent as `IdempotencyKey`: UUIDv5 of (kind, natural key) in a namespace derived from
  *   the account id, so it is the same whichever file or database the row comes from.
  */

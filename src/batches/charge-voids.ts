@@ -6,7 +6,9 @@
  * twice is harmless: the sandbox answers 200 unchanged). The status name after a void is not shown in the spec
  * (the sandbox says Voided); the statuses read as voided are VOIDED_STATUSES.
  *
- * Natural key: the correlationId.
+ * Natural key: the correlationId. A sheet without a correlationId column may name each charge by the Seu número
+ * (`yourNumber`) it was issued with from a charges sheet without correlationIds: the correlationId is derived from it
+ * the same way (src/batches/supply.ts).
  */
 import { NotFoundError } from '../bank/errors.js';
 import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
@@ -25,6 +27,11 @@ export interface ChargeVoidRow {
 
 export const CHARGE_VOID_COLUMNS: readonly ColumnSpec[] = [
   column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
+  column(
+    'yourNumber',
+    'text, at most 20 characters: the Seu número of a charge issued from a sheet without a correlationId column; names the charge when the sheet has no correlationId column',
+    'NF 3001/A',
+  ),
   IDEMPOTENCY_KEY_COLUMN,
 ];
 
@@ -34,6 +41,9 @@ export function isVoidedStatus(status: string | undefined): boolean {
 
 function parseChargeVoid(r: CellReader): ChargeVoidRow | undefined {
   const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+  // Only checked here: with a correlationId column it is informative (a charge issued with its own correlationId has a
+  // Seu número unrelated to it); without one, the correlationId was derived from it before parsing.
+  r.text('yourNumber', { max: 20 });
   const idempotencyKey = r.guid('idempotencyKey');
   if (correlationId === undefined) return undefined;
   return idempotencyKey === undefined ? { correlationId } : { correlationId, idempotencyKey };

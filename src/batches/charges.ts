@@ -8,7 +8,8 @@
  * from the created charge's qrCode by the writer the qr-codes kind uses (src/batches/images.ts). A row whose charge
  * was created but whose files were not written resumes at `pdf`.
  *
- * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge).
+ * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge). A sheet
+ * without the column gets it derived from the row's Seu número, else from its content (src/batches/supply.ts).
  * Rules beyond the spec's (the sandbox enforces the same): correlationId of 1..100 URL-safe characters; for bank
  * slips the payer's name, document and address (zip code, street, city, state) are required, ourNumber is 1..11
  * digits and only for BANKSLIP (express charge, wallet 121); up to 3 discount items and 3 additionalInfo entries.
@@ -29,7 +30,7 @@ import {
 } from '../formats/charges.js';
 import { addDays, utcDate } from '../formats/dates.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { type CellReader, type DateRange, recordParser, shown } from './fields.js';
+import { CELL_ERROR_CODES, type CellReader, type DateRange, recordParser, shown } from './fields.js';
 import { brCodePng, writePng } from './images.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
@@ -130,6 +131,11 @@ export const CHARGE_COLUMNS: readonly ColumnSpec[] = [
     '8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9); bank slips only',
     '987654321',
   ),
+  column(
+    'payer.phone',
+    'phone with its area code, 10 or 11 digits, punctuation and +55 allowed (or only the number when payer.phone.prefix gives the area code); instead of payer.phone.number; bank slips only',
+    '(11) 98765-4321',
+  ),
   ...addressColumns('payer.address', SLIP),
   column('finalBeneficiary.name', 'text, at most 100 characters; bank slips only', 'Empresa Garantidora Ltda', {
     requiredWhen: 'when any finalBeneficiary column is filled',
@@ -160,7 +166,7 @@ const SLIP_ONLY_PREFIXES = [
   'yourNumber',
   'ourNumber',
   'payer.email',
-  'payer.phone.',
+  'payer.phone',
   'payer.address.',
   'finalBeneficiary.',
   'discount.',
@@ -278,6 +284,7 @@ export function compact<T extends Record<string, unknown>>(value: T): T {
 }
 
 const SLIP_NAME = { required: true, when: SLIP, max: 100 };
+const MAX_20_PHONE = { max: 20 };
 const SLIP_REQUIRED = { required: true, when: SLIP };
 const AREA_CODE = /^[1-9][1-9]$/;
 const PHONE_NUMBER = /^(?:[2-5]\d{7}|9\d{8})$/;
@@ -290,10 +297,58 @@ const PHONE_NUMBER_OPTIONS = [
   { required: true, when: 'with payer.phone.prefix' },
 ] as const;
 
+const PHONE_DIGITS = /^\+?[\d\s().-]+$/;
+
+/**
+ * A whole phone number in one cell (`(11) 98765-4321`, `+55 11 3333-4444`), as sheets carry it: area code and
+ * number, or only the number when `payer.phone.prefix` has the area code. Never guessed: other lengths are errors.
+ */
+function readWholePhone(r: CellReader): { prefix: string; number: string } | undefined {
+  const raw = r.text('payer.phone', MAX_20_PHONE);
+  if (raw === undefined) return undefined;
+  if (r.has('payer.phone.number')) {
+    r.error(
+      'payer.phone',
+      CELL_ERROR_CODES.conflict,
+      'Expected the phone in payer.phone or in payer.phone.number, got both',
+    );
+    return undefined;
+  }
+  let digits = PHONE_DIGITS.test(raw) ? raw.replace(/\D/g, '') : '';
+  if (raw.trim().startsWith('+') && digits.startsWith('55')) digits = digits.slice(2);
+  else if ((digits.length === 12 || digits.length === 13) && digits.startsWith('55')) digits = digits.slice(2);
+  const prefixCell = r.record['payer.phone.prefix'];
+  const split =
+    digits.length === 10 || digits.length === 11
+      ? { prefix: digits.slice(0, 2), number: digits.slice(2) }
+      : (digits.length === 8 || digits.length === 9) && prefixCell !== undefined && prefixCell !== ''
+        ? { prefix: prefixCell, number: digits }
+        : undefined;
+  if (split === undefined || !AREA_CODE.test(split.prefix) || !PHONE_NUMBER.test(split.number)) {
+    r.error(
+      'payer.phone',
+      CELL_ERROR_CODES.invalidPhone,
+      `Expected a phone with its area code like (11) 98765-4321 or (11) 3333-4444, got ${shown(raw)}`,
+    );
+    return undefined;
+  }
+  return split;
+}
+
 function readSlipPayer(r: CellReader): Payer | undefined {
   const name = r.text('payer.name', SLIP_NAME);
   const document = r.document('payer.document', SLIP_REQUIRED);
   const email = r.email('payer.email');
+  if (r.has('payer.phone')) {
+    const whole = readWholePhone(r);
+    const address = readAddress(r, 'payer.address', true, SLIP);
+    if (name === undefined || document === undefined) return undefined;
+    const payer: Payer = { name, document };
+    if (email !== undefined) payer.email = email;
+    if (whole !== undefined) payer.phone = whole;
+    if (address !== undefined) payer.address = address;
+    return payer;
+  }
   const prefix = r.pattern(
     'payer.phone.prefix',
     AREA_CODE,

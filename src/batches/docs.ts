@@ -6,8 +6,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import { KIND_NAMES } from '../types.js';
+import { aliasHeader, HEADER_ALIASES, type HeaderAlias } from './aliases.js';
 import type { ColumnSpec } from './kind.js';
 import { KINDS } from './registry.js';
+import { BUILT_IN_DEFAULTS, DERIVED_COLUMNS } from './supply.js';
 
 const INTRO = `# Batch files: kinds and columns
 
@@ -33,16 +35,63 @@ How files are read:
   (\`1.234\` or \`1,234\`: thousands or decimals?) is an error, never a guess.
 - Dates: \`yyyy-mm-dd\` or \`dd/mm/yyyy\`.
 - Cells are trimmed; empty cells count as absent; lines with only delimiters are skipped.
-- Headers are the column names below (case does not matter). An ERP's own headers can be mapped per kind in the
-  configuration (\`mappings.<kind>\`: source header -> column name; map a header to \`""\` to ignore it). Any other
-  header rejects the file: a misspelt optional column must not silently drop a value.
 - Every row may carry an \`idempotencyKey\` (a GUID) that replaces the key derived from the row's natural key. For
   bill-payments, pix-payments, claims and charge-updates it also makes the row its own intent: two rows with the
   same business facts but different keys are both sent (a row that repeats one already done is a \`duplicate\`).
 
+## Headers
+
+A header names a column when it is the column's name below or one of its **Portuguese header names** (the
+\`headers\` column of each table), compared without regard to case, accents, spaces and punctuation:
+\`Data de vencimento\`, \`DATA_DE_VENCIMENTO\` and \`data de vencimento\` are the same header, and so are
+\`payer.document\` and \`PAYER_DOCUMENT\`. \`%\` and \`R$\` count: \`Multa (%)\` and \`Multa (R$)\` are two headers.
+Some headers also say something about another column, on the rows where their cell has a value: \`Multa (%)\` is
+the fine's amount **and** a Percentage fine (\`lateFine.type\`), \`Juros (R$)\` a Fixed interest per day; a
+\`Multa\` header alone leaves the type to a \`Tipo de multa\` column or to a configured default.
+
+An ERP's own headers can be mapped per kind in the configuration (\`mappings.<kind>\`: source header -> column name;
+map a header to \`""\` to ignore it); a mapping wins over the built-in names for its header, and the mappings are
+compared the same way (case, accents, spaces and punctuation do not count).
+
+A file whose header cannot be used is answered with one \`<name>.rejected.txt\` that lists **every** problem of its
+header at once: each unknown header with the nearest known name, each column named by two headers (both named:
+\`Valor\` and \`Valor (R$)\` are both \`amount\`; one of them must be mapped to \`""\`), each required column missing,
+and the \`mappings\` entries that would read the file, as JSON to paste into the configuration (check each one: an
+unknown header far from every known name is proposed as ignored). Any other header rejects the file: a misspelt
+optional column must not silently drop a value.
+
+## Columns a sheet does not carry
+
+- **Defaults**: a column the header lacks takes its default, per kind: built in (below; e.g. charges without a
+  type column are \`BANKSLIP\`), or configured (\`defaults.<kind>.<column>\`, which wins). A default of a column inside
+  a group (the part before the first dot: \`lateFine.type\`, \`payer.address.state\`) is used only on rows where
+  another column of the group has a value. A column the header has is never replaced, even where a cell is empty.
+- **Derived correlationId** (charges and qr-codes): a sheet without a correlationId column gets one per row,
+  deterministically, so that the same row dropped again is the same charge (answered \`duplicate\`, nothing sent) and
+  two identical rows of one file are one charge (the second is a \`duplicate\` of the first's line). This is part of
+  the idempotency contract (correlationId -> natural key -> idempotency key):
+  - charges with a Seu número (\`yourNumber\`): the Seu número itself, each character other than \`A-Z a-z 0-9 . _ : -\`
+    written as \`~\` and its UTF-8 bytes in hexadecimal (\`NF 12/A\` -> \`NF~2012~2FA\`, \`~\` -> \`~7E\`); when that is
+    longer than 100 characters, the UUIDv5 of \`yourNumber\\n<Seu número>\`. **Seu número then identifies the charge**:
+    a row with the Seu número of a charge already issued is a duplicate of it. Give each installment its own Seu
+    número (\`NF-123/1\`, \`NF-123/2\`) or a correlationId column.
+  - otherwise (and for qr-codes): the UUIDv5 of \`<kind>\\n<the request the row makes, without its correlationId, as
+    canonical JSON>\`: amounts in cents, dates yyyy-mm-dd, documents and zip codes bare, defaults included. Formatting
+    does not change it (\`1.234,56\` or \`1234.56\`, \`15/03/2027\` or \`2027-03-15\`, a CPF with or without dots, the
+    order of the columns); any change of content does (another amount, another name, another default type).
+    A GUID, as dynamic QR codes need.
+  - charge-voids without a correlationId column: derived from the Seu número column the same way as for charges,
+    so a charge issued from a sheet without ids can be voided by its Seu número.
+  - Both use the fixed namespace \`8d0f5e2a-6b1c-4f3d-9a7e-2c4b6d8f0a13\` (never changed).
+- Supplied values are stored with the row (a row resumed after a crash or a configuration change is the same
+  request) and shown in the result file as extra columns right after the file's own (e.g. \`type\`,
+  \`correlationId\`): the correlationId a charge got is what charge-updates and charge-voids need.
+
 The result file \`outbox/<kind>/<name>.result.csv\` has the input columns, then \`status\` (succeeded, rejected,
 failed, duplicate, uncertain), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
 like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`.
+
+## Kinds
 
 Examples below are written for a \`;\` file with a decimal comma.
 `;
@@ -62,11 +111,25 @@ const SUMMARY: Record<(typeof KIND_NAMES)[number], string> = {
     "Starts a Pix key claim (portability or ownership). Natural key: key type + key, and the row's own idempotencyKey when given.",
   'charge-updates':
     "Changes a charge's due date or other fields (PATCH); at least one column besides correlationId. Natural key: correlationId + the changed values, and the row's own idempotencyKey when given.",
-  'charge-voids': 'Voids (writes off) a charge. Natural key: correlationId.',
+  'charge-voids':
+    'Voids (writes off) a charge. Natural key: correlationId. A sheet without a correlationId column names each charge by the Seu número (`yourNumber`) it was issued with from a charges sheet without correlationIds: the same derivation gives its correlationId. With a correlationId column, yourNumber is only checked, never used.',
 };
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function headers(aliases: readonly HeaderAlias[] | undefined): string {
+  if (aliases === undefined || aliases.length === 0) return '';
+  return aliases
+    .map((a) => `${aliasHeader(a)}${typeof a === 'string' ? '' : ` (${describeSets(a.sets)})`}`)
+    .join(' / ');
+}
+
+function describeSets(sets: Readonly<Record<string, string>>): string {
+  return Object.entries(sets)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 function requirement(c: ColumnSpec): string {
@@ -80,7 +143,7 @@ export function renderBatchesDoc(): string {
   const parts = [INTRO];
   for (const name of KIND_NAMES) {
     const kind = KINDS[name];
-    parts.push(`\n## ${name}\n`);
+    parts.push(`\n### ${name}\n`);
     parts.push(`${SUMMARY[name]}\n`);
     parts.push(
       `Steps: ${kind.steps.map((s) => `\`${s.name}\` (${s.effect}${s.usesIdempotencyKey ? ', IdempotencyKey' : ''})`).join(', then ')}. ` +
@@ -88,10 +151,26 @@ export function renderBatchesDoc(): string {
         (kind.movesMoneyOut ? ' Moves money out: by default one invalid row means no row is sent.' : '') +
         '\n',
     );
-    parts.push('| column | required | format | example |');
-    parts.push('|---|---|---|---|');
+    const defaults = BUILT_IN_DEFAULTS[name];
+    const derived = DERIVED_COLUMNS[name];
+    if (defaults !== undefined || derived !== undefined) {
+      const said = [
+        ...Object.entries(defaults ?? {}).map(([k, v]) => `\`${k}\` is \`${v}\``),
+        ...(derived
+          ? [
+              `\`${derived.column}\` is derived from ${derived.needs ? `the ${derived.needs.map((n) => `\`${n}\``).join(' or ')} column` : 'the row'} (see above)`,
+            ]
+          : []),
+      ];
+      parts.push(`Without the column in the sheet: ${said.join('; ')}.\n`);
+    }
+    const aliases = HEADER_ALIASES[name];
+    parts.push('| column | required | format | example | headers |');
+    parts.push('|---|---|---|---|---|');
     for (const c of kind.columns) {
-      parts.push(`| \`${c.name}\` | ${cell(requirement(c))} | ${cell(c.format)} | \`${cell(c.example)}\` |`);
+      parts.push(
+        `| \`${c.name}\` | ${cell(requirement(c))} | ${cell(c.format)} | \`${cell(c.example)}\` | ${cell(headers(aliases[c.name]))} |`,
+      );
     }
     parts.push('');
     const money = new Set(kind.resultMoneyColumns ?? []);

@@ -21,8 +21,8 @@ import { basename } from 'node:path';
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
-import type { CellError, ColumnSpec, Dialect } from '../batches/kind.js';
-import { clip, excerpt, InputError } from '../errors.js';
+import type { CellError, Dialect } from '../batches/kind.js';
+import { clip, InputError } from '../errors.js';
 import {
   completeUtf8Length,
   defaultDecimalMark,
@@ -32,16 +32,30 @@ import {
   type Utf8Evidence,
   weighUtf8,
 } from './detect.js';
+import {
+  type ColumnSupply,
+  type HeaderColumn,
+  type HeaderColumnSpec,
+  recordCompleter,
+  resolveHeader,
+} from './headers.js';
 
 /** What to do with a header that names no known column (after mapping). */
 export type UnknownColumnPolicy = 'reject' | 'ignore';
 
 export interface ReadBatchOptions {
-  /** The kind's columns: header names are matched against them (exactly, then ignoring case). */
-  columns: readonly Pick<ColumnSpec, 'name' | 'required'>[];
   /**
-   * Source header -> column name, for an ERP's own headers (from config, per kind). Mapping a header to `''` ignores
-   * that column on purpose. @defaultValue `{}`
+   * The kind's columns: header names are matched against their names and built-in aliases, ignoring case, accents,
+   * spaces and punctuation (src/csv/headers.ts).
+   */
+  columns: readonly HeaderColumnSpec[];
+  /** Columns the kind fills when the header lacks them (defaults, derived ids). @defaultValue none */
+  supply?: ColumnSupply;
+  /** The kind's name, for the mappings a header error suggests. */
+  kind?: string;
+  /**
+   * Source header -> column name, for an ERP's own headers (from config, per kind); wins over the built-in names.
+   * Mapping a header to `''` ignores that column on purpose. @defaultValue `{}`
    */
   mapping?: Readonly<Record<string, string>>;
   /**
@@ -91,19 +105,14 @@ export interface BatchRecord {
   problem?: CellError;
 }
 
-export interface HeaderColumn {
-  /** The header text as in the file (trimmed). */
-  source: string;
-  /** The kind's column name it maps to, or `null` when ignored. */
-  column: string | null;
-}
+export type { HeaderColumn } from './headers.js';
 
 export interface BatchReader {
   dialect: Dialect;
   /** 1-based line of the header. */
   headerLine: number;
   header: HeaderColumn[];
-  /** Non-fatal notes about the file (ignored columns). */
+  /** Non-fatal notes about the file (ignored columns). Supplied columns (defaults, derived ids) come last. */
   warnings: string[];
   /**
    * The data records, in file order; can be iterated once. Throws `InputError` when the file turns out to be broken
@@ -236,11 +245,6 @@ function isBlank(cells: readonly string[]): boolean {
   return true;
 }
 
-/** A header as quoted in a message: at most EXCERPT_MAX_CHARS characters of it (a header line can be megabytes). */
-function describe(value: string): string {
-  return value === '' ? 'an empty header' : excerpt(value);
-}
-
 /** Finds the first non-empty line of decoded text (the header line), for delimiter and line-ending detection. */
 function firstLine(text: string): { line: string; lineEnding: '\n' | '\r\n' } {
   const start = text.search(/[^\r\n]/);
@@ -332,7 +336,20 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     if (first === null) throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line, got none', { file });
     const headerRecord = first[0]!;
     const headerLine = headerRecord.line;
-    const { header, warnings } = mapHeader(headerRecord.cells, headerLine, file, options);
+    const resolved = resolveHeader(
+      headerRecord.cells,
+      { file, line: headerLine },
+      {
+        columns: options.columns,
+        ...(options.mapping ? { mapping: options.mapping } : {}),
+        ...(options.unknownColumns ? { unknownColumns: options.unknownColumns } : {}),
+        ...(options.supply ? { supplied: options.supply.columns } : {}),
+        ...(options.supply?.needs ? { suppliedNeeds: options.supply.needs } : {}),
+        ...(options.kind ? { kind: options.kind } : {}),
+      },
+    );
+    const { header, warnings } = resolved;
+    const complete = recordCompleter(resolved, options.supply, dialect);
     first = first.length > 1 ? first.slice(1) : await records.next(rawRecord);
     if (first === null) {
       throw new InputError(FILE_ERROR_CODES.noRows, 'Expected at least one data row after the header, got none', {
@@ -341,7 +358,8 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       });
     }
     const targets = header.map((h) => h.column);
-    const width = targets.length;
+    // The file's own columns; supplied ones (filled by `complete`) come after them.
+    const width = targets.length - resolved.absent.length;
     const toRecord = (line: number, cells: string[]): BatchRecord => {
       const record: Record<string, string> = {};
       const n = width < cells.length ? width : cells.length;
@@ -352,6 +370,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
         if (v !== '') record[name] = v;
       }
       const out: BatchRecord = { line, record, cells };
+      if (complete !== undefined) out.cells = complete(record, cells);
       // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
       if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
         out.problem = {
@@ -631,75 +650,4 @@ async function mixedEncodingError(filePath: string, file: string, evidence: Utf8
     { file, line: at.line },
     { values: { line: at.line, column: at.column, byteOffset: evidence.firstValid, encoding: 'windows-1252' } },
   );
-}
-
-function mapHeader(
-  rawCells: readonly string[],
-  line: number,
-  file: string,
-  options: ReadBatchOptions,
-): { header: HeaderColumn[]; warnings: string[] } {
-  const mapping = options.mapping ?? {};
-  const known = new Map(options.columns.map((c) => [c.name, c.name]));
-  const knownLower = new Map(options.columns.map((c) => [c.name.toLowerCase(), c.name]));
-  const mappingLower = new Map(Object.keys(mapping).map((k) => [k.trim().toLowerCase(), k]));
-  const seen = new Map<string, number>();
-  const header: HeaderColumn[] = [];
-  const warnings: string[] = [];
-  const policy = options.unknownColumns ?? 'reject';
-  rawCells.forEach((raw, i) => {
-    const source = raw.replace(/^\uFEFF/, '').trim();
-    const column = i + 1;
-    let target: string | null;
-    // Mapped headers match exactly, else ignoring case (an ERP may export VALOR one day and Valor the next).
-    const mappedKey = Object.hasOwn(mapping, source) ? source : mappingLower.get(source.toLowerCase());
-    if (mappedKey !== undefined) {
-      const mapped = mapping[mappedKey]!;
-      target = mapped === '' ? null : (known.get(mapped) ?? knownLower.get(mapped.toLowerCase()) ?? mapped);
-      if (target !== null && !known.has(target)) {
-        throw new InputError(
-          FILE_ERROR_CODES.unknownColumn,
-          `Expected the column mapping to name one of this kind's columns, got ${excerpt(mapped)} for header ${describe(source)}`,
-          { file, line, column, columnName: clip(source) },
-        );
-      }
-    } else if (source === '') {
-      // An unnamed column (often a trailing delimiter): nothing can be mapped from it.
-      target = null;
-      if (rawCells.length > 1 && i !== rawCells.length - 1) warnings.push(`column ${column} has no header: ignored`);
-    } else {
-      target = known.get(source) ?? knownLower.get(source.toLowerCase()) ?? null;
-      if (target === null) {
-        if (policy === 'reject') {
-          throw new InputError(
-            FILE_ERROR_CODES.unknownColumn,
-            `Expected a column name of this kind (see docs/batches.md) or a mapped header, got ${describe(source)}`,
-            { file, line, column, columnName: clip(source) },
-          );
-        }
-        warnings.push(`column ${column} ${describe(source)} is not a column of this kind: ignored`);
-      }
-    }
-    if (target !== null) {
-      const before = seen.get(target);
-      if (before !== undefined) {
-        throw new InputError(
-          FILE_ERROR_CODES.duplicateColumn,
-          `Expected each column once, got ${JSON.stringify(target)} again (already column ${before})`,
-          { file, line, column, columnName: clip(source) },
-        );
-      }
-      seen.set(target, column);
-    }
-    header.push({ source, column: target });
-  });
-  const missing = options.columns.filter((c) => c.required && !seen.has(c.name)).map((c) => c.name);
-  if (missing.length > 0) {
-    throw new InputError(
-      FILE_ERROR_CODES.missingColumn,
-      `Expected the required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, got a header without ${missing.length > 1 ? 'them' : 'it'}`,
-      { file, line, columnName: missing[0]! },
-    );
-  }
-  return { header, warnings };
 }

@@ -7,12 +7,18 @@
  *     opening --(bank ready: embedded sandbox started or URL set; store open)--> resuming
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
+ *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
+ *
+ * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
+ * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
+ * holding open resources (folders, bank, sandbox, intake, queue) need a restart, and a reload says so.
  *
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
  * it. A second signal while stopping does not cut that short: a third one exits at once (the store is still safe:
  * every intent is committed before its request leaves).
  */
+import { unwatchFile, watchFile } from 'node:fs';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
@@ -21,6 +27,7 @@ import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
+import { type ConfigReloader, reloadConfig } from './reload.js';
 import { notifySystemd } from './sd-notify.js';
 
 export interface DaemonDeps {
@@ -34,6 +41,10 @@ export interface DaemonDeps {
    */
   retryUncertainEveryMs?: number;
   logger?: Logger;
+  /** Reloads the configuration on SIGHUP and when its file changes; absent = no reload (SIGHUP is ignored). */
+  reload?: ConfigReloader;
+  /** How often the config file is checked for a change, in milliseconds; 0 = SIGHUP only. @defaultValue 2000 */
+  watchConfigEveryMs?: number;
 }
 
 /** Waits for the first SIGTERM/SIGINT; a third signal exits at once. */
@@ -67,6 +78,22 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
   const metrics = options.metricsEndpoint ? new Metrics() : undefined;
+  // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
+  const reloader = deps.reload;
+  const onHangup = () => {
+    if (reloader) reloadConfig(reloader, options, log, 'SIGHUP');
+    else log.warn('SIGHUP: no configuration file to reload');
+  };
+  process.on('SIGHUP', onHangup);
+  const watchMs = deps.watchConfigEveryMs ?? 2_000;
+  const watched = reloader?.file && watchMs > 0 ? reloader.file : undefined;
+  if (watched && reloader) {
+    watchFile(watched, { interval: watchMs, persistent: false }, (now, before) => {
+      if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
+        reloadConfig(reloader, options, log, 'config file changed');
+      }
+    });
+  }
   try {
     pipeline = await openPipeline(metrics ? { ...options, metrics } : options);
     const p = pipeline;
@@ -118,19 +145,19 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         : undefined;
     await ready;
     if (metrics && options.metricsEndpoint) {
-      const watched = intake;
+      const takenFrom = intake;
       metrics.attach({
         storeSnapshot: () => storeSnapshot(p.store),
         queueStats: () => p.queue.stats,
         isPaused: (group) => p.queue.isPaused(group),
-        intakeErrors: () => watched.counts.failed,
+        intakeErrors: () => takenFrom.counts.failed,
       });
       ops = await startOpsServer({
         ...options.metricsEndpoint,
         metrics,
         checks: {
           store: () => checkStoreWritable(p.store),
-          inbox: () => !watched.signal.aborted,
+          inbox: () => !takenFrom.signal.aborted,
           bank: (signal) => p.probeBank(signal),
         },
       });
@@ -152,6 +179,8 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     return 1;
   } finally {
     await ops?.close();
+    process.off('SIGHUP', onHangup);
+    if (watched) unwatchFile(watched);
     await pipeline?.close();
     await lock.release();
   }

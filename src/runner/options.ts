@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { BankClientOptions } from '../bank/client.js';
 import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
+import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
 import type { Logger } from '../log.js';
@@ -76,8 +77,13 @@ export interface RunnerOptions {
   };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
-  /** Per kind: source header -> column. */
+  /** Per kind: source header -> column (wins over the built-in header names). Taken live on a reload. */
   mappings: Partial<Record<KindName, Record<string, string>>>;
+  /**
+   * Per kind: column -> constant used when a sheet has no such column (over the built-in defaults of
+   * src/batches/supply.ts). Taken live on a reload. @defaultValue `{}`
+   */
+  defaults?: Partial<Record<KindName, Record<string, string>>>;
   logger: Logger;
   /** Where command output (validate's errors, status) goes. @defaultValue process.stdout */
   out?: NodeJS.WritableStream;
@@ -94,8 +100,12 @@ export interface RunnerOptions {
 /** The client's options, passed through. */
 export type BankClientOptionsLike = BankClientOptions;
 
-/** Maps the parsed configuration onto the runner's options. */
+/**
+ * Maps the parsed configuration onto the runner's options. Throws ConfigError when `mappings` or `defaults` name a
+ * column a kind does not have.
+ */
 export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerOptions {
+  checkColumnSettings(KINDS, config, config.sourceFile ?? 'config');
   const b = config.bank;
   const client: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'> = {
     accountId: b.accountId,
@@ -157,6 +167,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     },
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
+    defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
     ...(config.metrics.port > 0
@@ -180,11 +191,21 @@ function readFileSyncText(file: string): string {
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
 const KINDS = REGISTERED_KINDS as Readonly<Record<KindName, BatchKind<any>>>;
 
-/** The reader's options for a file of `kind`: the kind's columns, the configured header mapping and dialect. */
-export function readOptions(options: RunnerOptions, kind: KindName, displayName: string): ReadBatchOptions {
+/**
+ * The reader's options for a file of `kind`: the kind's columns with their built-in header names, the configured
+ * header mapping, what the kind fills for absent columns (defaults, derived ids), and the dialect.
+ */
+export function readOptions(
+  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'>,
+  kind: KindName,
+  displayName: string,
+): ReadBatchOptions {
+  const supply = columnSupply(kind, options.defaults?.[kind]);
   return {
-    columns: KINDS[kind].columns,
+    columns: headerColumns(KINDS[kind]),
     mapping: options.mappings[kind] ?? {},
+    kind,
+    ...(supply ? { supply } : {}),
     displayName,
     ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
     ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),

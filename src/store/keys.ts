@@ -8,6 +8,10 @@
  * the namespace so that two accounts never share keys. An explicit `idempotencyKey` column overrides (the kind reads
  * it; see BatchKind.explicitIdempotencyKey).
  *
+ * The natural key may itself be derived: a charges or qr-codes row without a correlationId gets one from its Seu
+ * número or its content (src/batches/supply.ts, DERIVED_ID_NAMESPACE), stored with the row; that derivation is part of
+ * this contract and must never change either.
+ *
  * REMESSA_NAMESPACE must never change: changing it changes every key, and a resend after the change would be a new
  * request to the bank.
  */
