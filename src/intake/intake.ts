@@ -402,7 +402,10 @@ export class Intake {
       return;
     }
     const fp = fingerprintOf(stat);
-    if (this.noted.get(abs) === fingerprintKey(fp)) return;
+    if (this.noted.get(abs) === fingerprintKey(fp)) {
+      this.forget(abs); // could not be taken as it is: noted once; `run` does not wait for it
+      return;
+    }
     if (stat.isSymbolicLink() && path.dirname(abs) === this.options.inboxDir && isKindName(path.basename(abs))) {
       // A kind folder replaced by a link: not followed, and not taken either (it is the operator's, not a batch).
       this.forget(abs);

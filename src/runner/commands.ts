@@ -11,7 +11,14 @@
  * The pipeline glue: a taken file goes to the engine (src/runner/engine.ts), which reads it (src/csv), validates
  * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
  * one answer (src/outbox). A file that cannot be processed as a whole (unknown kind, empty, not text, missing
- * columns) gets a `<name>.rejected.txt` instead.
+ * columns; or answered by the intake itself: a link, a special or unreadable file, a cut-off upload) gets a
+ * `<name>.rejected.txt` instead.
+ *
+ * A file taken by the intake is checked against what was taken (src/intake/intake.ts) before it is read, after its
+ * last byte is read (before any row is sent) and before its answer is written. A change before sending gives the
+ * partial batch up in the store (nothing sent, its natural keys released); a change after sending leaves the rows
+ * sent as they are (the re-read answers them as duplicates of themselves, never sends them again). Either way no
+ * answer is written and FileChangedError makes the intake read the file again once it settles.
  */
 import { setMaxListeners } from 'node:events';
 import fs from 'node:fs/promises';
