@@ -25,7 +25,8 @@ import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../sr
 import type { KindName } from '../src/types.js';
 
 const BR: Dialect = { encoding: 'utf8', bom: false, delimiter: ';', decimalMark: ',' };
-const RUNS = 30;
+/** Rows per kind; `AGREE_RUNS=500 npx vitest run test/validate-vs-bank.test.ts` for a longer search. */
+const RUNS = Number(process.env.AGREE_RUNS ?? 30);
 
 let sandbox: RunningSandbox;
 let client: BankClient;
@@ -340,7 +341,16 @@ describe('validate agrees with the bank, kind by kind (generated rows, real sand
         'account.holder.type': ['NATURAL', 'LEGAL'],
         'account.holder.document': ['123.456.789-09', '11.222.333/0001-81'],
         // 77 characters (the most an e-mail key may have) and 78; unique, since an open claim of a key is state.
-        key: [`${'a'.repeat(57)}{n8}@example.com`, `${'a'.repeat(58)}{n8}@example.com`, 'x@y'],
+        key: [
+          `${'a'.repeat(57)}{n8}@example.com`,
+          `${'a'.repeat(58)}{n8}@example.com`,
+          'x@y',
+          '+55119{n8}',
+          '+5511{n8}',
+          '+55 11 9{n8}',
+          '119{n8}',
+        ],
+        type: ['EMAIL', 'PHONE'],
       }),
     );
   }, 120_000);
