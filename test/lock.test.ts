@@ -96,7 +96,7 @@ async function startHolder(): Promise<Proc> {
       if (daemon.child.exitCode !== null) throw new Error(`daemon exited: ${daemon.stderr()}`);
       return /remessa daemon ready/.test(daemon.stdout() + daemon.stderr());
     },
-    30_000,
+    90_000,
   );
   return daemon;
 }
