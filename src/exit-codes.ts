@@ -19,7 +19,10 @@
 export const EXIT_OK = 0;
 /** The command ran and answered every file, but some row was rejected or failed, or a file was rejected. */
 export const EXIT_NOT_ALL_SUCCEEDED = 1;
-/** The command could not run: bad configuration or arguments, store unusable, bank unreachable at start. */
+/**
+ * The command could not run: bad configuration or arguments, store unusable, bank unreachable at start, or another
+ * process drives the data folder (src/runner/lock.ts).
+ */
 export const EXIT_CANNOT_RUN = 2;
 /** Rows are left unsettled (uncertain, waiting, parked) or a file is not answered yet: a person or a later run acts. */
 export const EXIT_UNSETTLED = 3;

@@ -1,9 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { emptyEvidence, weighUtf8 } from '../src/csv/detect.js';
 import { type BatchRecord, type ReadBatchOptions, readBatch } from '../src/csv/reader.js';
 import { InputError } from '../src/errors.js';
 
@@ -229,6 +231,25 @@ describe('encoding by evidence (issue 8 section 4)', () => {
     const { reader, rows } = await readAll(p);
     expect(reader.dialect.encoding).toBe('windows-1252');
     expect(rows.map((r) => r.record['payer.name'])).toEqual(['Bar “DO ZÉ”', 'Conceição']);
+  });
+
+  it('property: the evidence finds no invalid byte exactly when the bytes are valid UTF-8', () => {
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }),
+      fc.string({ unit: 'binary', maxLength: 32 }).map((t) => new Uint8Array(Buffer.from(t))),
+      fc.string({ unit: 'binary', maxLength: 32 }).map((t) => new Uint8Array(iconv.encode(t, 'windows-1252'))),
+    );
+    fc.assert(
+      fc.property(bytes, (buf) => {
+        const e = emptyEvidence();
+        const end = weighUtf8(buf, 0, e);
+        // An incomplete sequence at the end is left to the caller: count it as invalid, as the end of a file does.
+        const invalid = e.invalid + (end < buf.length ? 1 : 0);
+        expect(invalid === 0).toBe(isUtf8(buf));
+        if (invalid > 0) expect(isUtf8(buf.subarray(0, e.firstInvalid === -1 ? end : e.firstInvalid))).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('property: Portuguese text reads back exactly as written, in UTF-8 and in Windows-1252', async () => {

@@ -6,7 +6,8 @@
  * - 0: everything succeeded (every row `succeeded`, or `duplicate` of a row that did; `validate`: no error).
  * - 1: the command ran, but some row did not succeed, a file was rejected (`run`), or the file is invalid
  *   (`validate`).
- * - 2: the command could not run (bank unreachable at start, store unusable, file missing).
+ * - 2: the command could not run (bank unreachable at start, store unusable, file missing, or the data folder driven
+ *   by another process: `DATA_FOLDER_LOCKED`, see ./lock.ts).
  *
  * The pipeline glue: a taken file goes to the engine (src/runner/engine.ts), which reads it (src/csv), validates
  * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
