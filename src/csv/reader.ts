@@ -120,7 +120,7 @@ export interface BatchReader {
   close(): void;
 }
 
-/** Stable codes of file-level problems (the `code` of the `InputError`). */
+/** Stable codes of file-level problems (the `code` of the `InputError`; the HEADER_ ones come from ./headers.ts). */
 export const FILE_ERROR_CODES = {
   empty: 'FILE_EMPTY',
   noRows: 'FILE_NO_ROWS',
