@@ -135,13 +135,13 @@ describe('hostile inbox entries, one answer each', () => {
 });
 
 describe('`remessa run FILE` on a link in the inbox', () => {
-  it('does not follow it: says it is not a regular file, exit 1, the target never read', async () => {
+  it('does not follow it: says it is not a regular file, exit 2 (a bad argument), the target never read', async () => {
     const ws2 = await makeWorkspace(sandbox.url);
     await fs.mkdir(path.join(ws2.inbox, 'charges'), { recursive: true });
     const link = path.join(ws2.inbox, 'charges', 'link.csv');
     await fs.symlink('/etc/passwd', link);
     const run = await runCli(['run', '--config', ws2.config, link]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stdout).toContain(`${link}: not a regular file (links in the inbox are never followed)`);
     expect(run.stdout + run.stderr).not.toMatch(/root:/);
     expect((await fs.lstat(link)).isSymbolicLink()).toBe(true);

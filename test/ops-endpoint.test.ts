@@ -49,7 +49,7 @@ beforeAll(async () => {
   sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
   ws = await makeWorkspace(sandbox.url, {
     // Slow enough that the 5-row batch runs for a few seconds and logs its progress.
-    queue: { rateLimits: { charges: { requests: 3, intervalMs: 1000 } } },
+    queue: { rateLimits: { charges: { requests: 2, intervalMs: 1000 } } },
   });
   const port = await closedPort();
   const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as Record<string, unknown>;

@@ -19,7 +19,7 @@
  * them into words.
  */
 import type { Dialect } from '../batches/kind.js';
-import { InputError } from '../errors.js';
+import { clip, excerpt, InputError } from '../errors.js';
 
 /** A header name for a column; `sets` are values it implies for other columns of the same row. */
 export type HeaderAliasSpec = string | { readonly header: string; readonly sets: Readonly<Record<string, string>> };
@@ -93,7 +93,7 @@ export class HeaderError extends InputError {
     const first = problems[0]!;
     const location =
       problems.length === 1 && 'column' in first
-        ? { file: where.file, line: where.line, column: first.column, columnName: first.header }
+        ? { file: where.file, line: where.line, column: first.column, columnName: clip(first.header) }
         : problems.length === 1 && first.code === HEADER_PROBLEM_CODES.missing
           ? { file: where.file, line: where.line, columnName: first.target }
           : { file: where.file, line: where.line };
@@ -116,10 +116,10 @@ const MAX_PROBLEMS_SHOWN = 50;
 /** Longest header proposed as a mapping key (a longer one is not a header anybody maps). */
 const MAX_SUGGESTED_HEADER = 100;
 
-/** How a header is quoted: at most 60 characters, so a runaway header cannot flood a note. */
+/** How a header is quoted: an excerpt (src/errors.ts), so a runaway header cannot flood a note. */
 function quote(text: string): string {
   if (text === '') return 'an empty header';
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
+  return excerpt(text);
 }
 
 /** The words for one problem (English; a catalogue per language can replace this function, keyed by `code`). */

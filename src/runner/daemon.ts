@@ -95,7 +95,9 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     });
   }
   try {
-    pipeline = await openPipeline(metrics ? { ...options, metrics } : options);
+    // The same options object, not a copy: a configuration reload (./reload.ts) updates it in place.
+    if (metrics) options.metrics = metrics;
+    pipeline = await openPipeline(options);
     const p = pipeline;
     const progressIntervalMs = options.progressIntervalMs ?? 30_000;
     intake = new Intake(
