@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig } from './config.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
+import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
@@ -43,6 +44,13 @@ function parseKind(value: string): KindName {
     throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
   }
   return value;
+}
+
+function parseProfile(value: string): BankProfileName {
+  if (!(BANK_PROFILES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`Expected a provider profile (${BANK_PROFILES.join(', ')}), got "${value}"`);
+  }
+  return value as BankProfileName;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -148,8 +156,15 @@ function buildProgram(): Command {
     .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
     .addOption(new Option('--fault-seed <n>', 'seed of the fault injector').argParser(parseInteger))
     .option('--allow-loopback-webhooks', 'let webhook urls name localhost (for local receivers)')
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        `dialect to serve: ${BANK_PROFILES.join(' or ')} (default: sandbox.profile, else bank.profile)`,
+      ).argParser(parseProfile),
+    )
     .action(
       (flags: {
+        profile?: BankProfileName;
         port?: number;
         host?: string;
         data?: string;
@@ -166,7 +181,8 @@ function buildProgram(): Command {
             port: flags.port ?? config.sandbox.port,
             ...(flags.data ? { dataFile: flags.data } : {}),
             apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
-            pixPaymentPath: config.bank.pixPaymentPath,
+            profile: flags.profile ?? config.sandbox.profile ?? config.bank.profile,
+            ...(config.bank.paths.pixPayment ? { pixPaymentPath: config.bank.paths.pixPayment } : {}),
             idempotencyModel: config.sandbox.idempotencyModel,
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,

@@ -123,6 +123,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
       host: options.bank.sandboxHost ?? '127.0.0.1',
       port: options.bank.sandboxPort ?? 0,
+      profile: options.bank.sandboxProfile ?? options.bank.client?.profile ?? 'interface',
+      // A payment path the user moved is served there too (the other paths are the profile's own).
+      ...(options.bank.client?.paths?.pixPayment ? { pixPaymentPath: options.bank.client.paths.pixPayment } : {}),
       // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
       logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
     });

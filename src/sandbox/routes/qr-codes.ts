@@ -38,6 +38,7 @@ import {
 } from '../../formats/index.js';
 import { idempotencyFor } from '../idempotency.js';
 import { problem, SandboxHttpError, validationProblem } from '../problems.js';
+import { idempotencyKeyRequired } from '../profiles.js';
 import type { SandboxContext } from '../server.js';
 
 export const DYNAMIC_QR_PATH = '/baas/api/v1/pix/qrcode/dynamic';
@@ -454,13 +455,19 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   app.get(`${DYNAMIC_QR_PATH}/:correlationId`, async (request) => {
     const { correlationId } = request.params as { correlationId: string };
-    const qr = findByCorrelation(ctx, request.sandboxAuth.keyId, 'DYNAMIC', correlationId);
+    // By correlationId, or by txid (the `delbank` clients' GET .../dynamic/{id}).
+    const byTxid = findQrCodeByTxid(ctx, correlationId);
+    const qr =
+      findByCorrelation(ctx, request.sandboxAuth.keyId, 'DYNAMIC', correlationId) ??
+      (byTxid?.kind === 'DYNAMIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
     const { formatResponse } = request.query as { formatResponse?: string };
     return withImage(dynamicToWire(qr), qr.payload, formatResponse, 'qrCodeImageBase64');
   });
 
-  app.post(STATIC_QR_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+  // The `delbank` dialect sends no key here (src/sandbox/profiles.ts): the correlationId is the only guard.
+  const staticKey = { required: idempotencyKeyRequired(ctx.options.profile, 'staticQr') };
+  app.post(STATIC_QR_PATH, { ...idempotencyFor(ctx).hooks(staticKey) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const correlationId = readString(errors, '$.correlationId', body.correlationId);
@@ -546,7 +553,11 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   app.get(`${STATIC_QR_PATH}/:correlationId`, async (request) => {
     const { correlationId } = request.params as { correlationId: string };
-    const qr = findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', correlationId);
+    // By correlationId, or by transactionId (the `delbank` clients' GET .../static/{transactionIdentifier}).
+    const byTxid = findQrCodeByTxid(ctx, correlationId);
+    const qr =
+      findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', correlationId) ??
+      (byTxid?.kind === 'STATIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
     const { formatResponse } = request.query as { formatResponse?: string };
     return withImage(qr.record, qr.payload, formatResponse ?? 'PAYLOAD_AND_QRCODE', 'base64Image');
