@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | status | sandbox`.
+ * The command line: `remessa daemon | run | validate | status | doctor | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
@@ -144,6 +144,22 @@ function buildProgram(): Command {
         const { config, log } = setup(program);
         const { showStatus, runnerOptionsFromConfig } = await pipeline();
         return showStatus(runnerOptionsFromConfig(config, log));
+      }),
+    );
+
+  program
+    .command('doctor')
+    .description(
+      'check the provider profile against the bank with read-only GET requests; report what answered (docs/providers.md)',
+    )
+    .action(() =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const [{ runDoctor }, { runnerOptionsFromConfig }] = await Promise.all([
+          import('./runner/doctor.js'),
+          import('./runner/options.js'),
+        ]);
+        return runDoctor(runnerOptionsFromConfig(config, log));
       }),
     );
 
