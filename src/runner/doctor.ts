@@ -89,7 +89,7 @@ export async function diagnose(
 ): Promise<DoctorReport> {
   const profile = client.profile;
   const made = `remessa-doctor-${randomUUID()}`;
-  const listQuery = `?startDate=${today()}&endDate=${today()}&page=0&limit=1`;
+  const listQuery = `?startDate=${today()}&endDate=${today()}&limit=1`;
   const reads: Array<{ what: BankOperation; path: string; expectFound: boolean }> = [
     { what: 'charges', path: `${client.pathOf('charges')}${listQuery}`, expectFound: true },
     { what: 'webhooks', path: client.pathOf('webhooks'), expectFound: true },
@@ -154,9 +154,13 @@ export async function diagnose(
       }),
     );
   }
+  // A 2xx, or a 400 about the parameters, means the path exists; a 404 on a list means it does not.
   const answeredPath = (path: string) =>
     pathProbes.some(
-      (p) => p.path.startsWith(`${path}?`) && p.status !== undefined && p.status >= 200 && p.status < 300,
+      (p) =>
+        p.path.startsWith(`${path}?`) &&
+        p.status !== undefined &&
+        ((p.status >= 200 && p.status < 300) || p.status === 400),
     );
   const fits = BANK_PROFILES.filter(
     (p) =>
