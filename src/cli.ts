@@ -192,13 +192,17 @@ function buildProgram(): Command {
           const { config, log } = setup(program);
           // Imported here, not at the top: every other command starts faster and smaller without it.
           const { startSandbox } = await import('./sandbox/server.js');
+          const profile = flags.profile ?? config.sandbox.profile ?? config.bank.profile;
           const sandbox = await startSandbox({
             host: flags.host ?? config.sandbox.host,
             port: flags.port ?? config.sandbox.port,
             ...(flags.data ? { dataFile: flags.data } : {}),
             apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
-            profile: flags.profile ?? config.sandbox.profile ?? config.bank.profile,
-            ...(config.bank.paths.pixPayment ? { pixPaymentPath: config.bank.paths.pixPayment } : {}),
+            profile,
+            // The interface does not show the payment path: one the user moved is served there (delbank's is fixed).
+            ...(profile === 'interface' && config.bank.paths.pixPayment
+              ? { pixPaymentPath: config.bank.paths.pixPayment }
+              : {}),
             idempotencyModel: config.sandbox.idempotencyModel,
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,

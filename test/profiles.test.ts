@@ -269,8 +269,14 @@ describe.each(BANK_PROFILES)('the sandbox serving the %s profile', (profile) => 
     });
     expect(paid.status).toBe('PAID');
 
-    const dynamic = await client.qrCodes.createDynamic({ correlationId: randomUUID(), amountCents: 990 });
+    // delbank sends expiresIn as the string "3600"; the sandbox's edge reads it as the number.
+    const dynamic = await client.qrCodes.createDynamic({
+      correlationId: randomUUID(),
+      amountCents: 990,
+      expiresInSeconds: 3600,
+    });
     expect(dynamic.qrCodePayload).toMatch(/^000201/);
+    expect(dynamic.expiresIn).toBe(3600);
     if (profile === 'delbank') expect(dynamic.transactionId).toMatch(/^[0-9a-f]{32}$/);
     const found = await client.qrCodes.getDynamic(dynamic.correlationId!);
     expect(found.qrCodePayload).toBe(dynamic.qrCodePayload);
