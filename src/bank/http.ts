@@ -38,7 +38,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface TransportRequest {
   method: HttpMethod;
-  /** Path of the spec, starting with '/', dynamic segments already encoded (use `segment`). */
+  /** Path of the operation, starting with '/', dynamic segments already encoded (build it with `path()`). */
   path: string;
   query?: Record<string, string | number | undefined>;
   /** Sent as JSON. */

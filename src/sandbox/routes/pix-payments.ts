@@ -1,9 +1,11 @@
 /**
  * Pix QR code payment (spec 4.3, records 2.7 and 2.8): initialize with the BR Code, then pay.
  *
- *   POST /baas/api/v2/pix/qrcode/payment-initialization   parse the code, hand out an endToEndId (IdempotencyKey required)
+ *   POST /baas/api/v2/pix/qrcode/payment-initialization   parse the code, hand out an endToEndId (IdempotencyKey
+ *                                                          required; optional in the `delbank` profile)
  *   POST {pixPaymentPath}                                  pay (IdempotencyKey optional; honoured when sent)
- *   GET  {pixPaymentPath}/{endToEndId}                     the payment (sandbox addition, for unknown outcomes)
+ *   GET  {pixPaymentPath}/{endToEndId or id}               the payment (sandbox addition, for unknown outcomes)
+ * In the `delbank` profile the payment is reached as POST /baas/api/v2/transfers (src/sandbox/profiles.ts).
  *
  * `pixPaymentPath` is a setting (default /baas/api/v2/pix/qrcode/payment, the client's default too): the spec does not
  * show the payment operation's path.

@@ -4,8 +4,11 @@
  *
  *   POST /baas/api/v1/pix/qrcode/dynamic             create a dynamic QR charge (also answered on POST /baas/api/v1/charges)
  *   GET  /baas/api/v1/pix/qrcode/dynamic/{correlationId}   the dynamic QR charge (sandbox addition)
- *   POST /baas/api/v2/pix/qrcode/static              create a static QR code (IdempotencyKey required)
- *   GET  /baas/api/v2/pix/qrcode/static/{correlationId}    the static QR code (sandbox addition)
+ *   POST /baas/api/v2/pix/qrcode/static              create a static QR code (IdempotencyKey required; optional in
+ *                                                    the `delbank` profile, where the correlationId is the guard)
+ *   GET  /baas/api/v2/pix/qrcode/static/{correlationId or transactionId}   the static QR code (sandbox addition)
+ * The GET of a dynamic code takes its txid too. The `delbank` profile reaches the dynamic routes under v2
+ * (src/sandbox/profiles.ts).
  *
  * Dynamic QR charge states (only PENDING is given by the spec; the rest is the sandbox's decision):
  *
