@@ -58,11 +58,6 @@ export interface TransportResponse {
   body: string;
 }
 
-/** Encodes one dynamic path segment (a correlation id could hold '/', '?' or '%'). */
-export function segment(value: string): string {
-  return encodeURIComponent(value);
-}
-
 const USER_AGENT = 'remessa/0.1 (+undici)';
 
 export class HttpTransport {

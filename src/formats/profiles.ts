@@ -184,7 +184,8 @@ export function resolveBankProfile(name: BankProfileName, overrides: BankProfile
 
 /**
  * Fills the `{...}` segments of a path template, in order, with encoded values (positional, so an override may name
- * its segments as it likes). A missing value is a programming error.
+ * its segments as it likes). Encoded, since a correlation id could hold '/', '?' or '%'. A missing value is a
+ * programming error.
  */
 export function fillPath(template: string, ...values: string[]): string {
   let i = 0;
