@@ -38,7 +38,9 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       bank: {
         profile,
         retry: { maxAttempts: 10, baseDelayMs: 10, maxDelayMs: 100, maxRetryAfterMs: 1000 },
-        timeouts: { connectMs: 1000, headersMs: 800, bodyMs: 800 },
+        // A hang costs one timeout; 2 s leaves a slip PDF's rendering room on a loaded machine (800 ms did not: every
+        // attempt of a PDF read timed out under a load average of 20 on 2 cores, rows ended uncertain).
+        timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
       },
     });
     inputs = path.join(ws.dir, 'files');
