@@ -220,6 +220,31 @@ describe('response schemas read both spellings, and never fail an acted-on row f
     expect(paymentCalculationSchema.parse({ chargedAmount: 1, interestAmount: 0.25 }).interestAmountCents).toBe(25);
   });
 
+  it('a charge creation answered without status, amount or correlationId still reads; without its bar code it does not', async () => {
+    let answer: unknown = {
+      barCode: '1'.repeat(44),
+      digitableLine: '2'.repeat(47),
+      ourNumber: '9',
+      amount: 'x',
+      payments: 3,
+    };
+    const { url } = await recorder(() => answer);
+    const client = clientOf(url);
+    const input = {
+      type: 'BANKSLIP' as const,
+      correlationId: 'order-7',
+      dueDate: '2030-01-10',
+      amountCents: 100,
+      payer: { name: 'Maria', document: '52998224725', address: PAYER_ADDRESS },
+    };
+    const created = await client.charges.create(input);
+    expect(created).toMatchObject({ correlationId: 'order-7', ourNumber: '9', barCode: '1'.repeat(44) });
+    expect(created.status).toBeUndefined();
+    expect(created.amountCents).toBeUndefined();
+    answer = { correlationId: 'order-7', status: 'Pending', amount: 1, ourNumber: '9' };
+    await expect(client.charges.create(input)).rejects.toMatchObject({ fieldPath: '$.barCode' });
+  });
+
   it('a payment answer with odd or missing fields it does not need still parses; without its id it does not', () => {
     const odd = {
       id: 'p1',

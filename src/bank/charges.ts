@@ -25,6 +25,7 @@ import type {
   ChargeActionResult,
   ChargePatchInput,
   CreateChargeInput,
+  CreatedCharge,
   ListChargesInput,
   PixCharge,
   PixDynamicChargeInput,
@@ -86,21 +87,27 @@ export class ChargesResource {
     this.#http = http;
   }
 
-  /** POST /v1/charges. The response shape follows the type (spec 2.2 for BANKSLIP, 2.3 for Pix charges). */
+  /**
+   * POST the charge (`bank.paths.charges`). The response shape follows the type (spec 2.2 for BANKSLIP, 2.3 for Pix
+   * charges); only what the pipeline writes is required (see `CreatedCharge`), and an answer without a
+   * correlationId is given the one sent.
+   */
   create(input: BankSlipChargeInput, options?: RequestOptions): Promise<BankSlipCharge>;
-  create(input: BankSlipPixChargeInput, options?: RequestOptions): Promise<Charge>;
+  create(input: BankSlipPixChargeInput, options?: RequestOptions): Promise<CreatedCharge>;
   create(input: PixStaticChargeInput | PixDynamicChargeInput, options?: RequestOptions): Promise<PixCharge>;
-  create(input: CreateChargeInput, options?: RequestOptions): Promise<Charge>;
-  create(input: CreateChargeInput, options: RequestOptions = {}): Promise<Charge> {
+  create(input: CreateChargeInput, options?: RequestOptions): Promise<CreatedCharge>;
+  async create(input: CreateChargeInput, options: RequestOptions = {}): Promise<CreatedCharge> {
     const request = { method: 'POST' as const, path: this.#http.path('charges'), signal: options.signal };
+    const sent = <T extends CreatedCharge>(charge: T): T =>
+      charge.correlationId ? charge : { ...charge, correlationId: input.correlationId };
     switch (input.type) {
       case 'BANKSLIP':
-        return this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipChargeSchema);
+        return sent(await this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipChargeSchema));
       case 'BANKSLIP_PIX':
-        return this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipPixChargeSchema);
+        return sent(await this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipPixChargeSchema));
       case 'PIX_STATIC':
       case 'PIX_DYNAMIC':
-        return this.#http.json({ ...request, body: pixChargeBody(input) }, pixChargeSchema);
+        return sent(await this.#http.json({ ...request, body: pixChargeBody(input) }, pixChargeSchema));
       default: {
         const never: never = input;
         throw new TypeError(`charges.create: unknown type ${JSON.stringify((never as { type?: unknown }).type)}`);

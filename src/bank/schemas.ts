@@ -25,6 +25,7 @@ import type {
   ClaimCancelResult,
   ClaimSearchItem,
   ClaimStartResult,
+  CreatedCharge,
   DynamicQrCode,
   PaymentCalculation,
   PixCharge,
@@ -82,21 +83,50 @@ export const chargeSchema: z.ZodType<Charge> = chargeWire.transform(({ amount, .
   amountCents: amount,
 }));
 
-export const bankSlipChargeSchema: z.ZodType<BankSlipCharge> = chargeWire
-  .extend({ barCode: str, digitableLine: str, ourNumber: str, dueDate: str })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+/**
+ * A creation's answer: every field the pipeline does not write is `lenient` (the charge exists once the bank answered
+ * 2xx). `correlationId` may be absent: `ChargesResource.create` fills in the one it sent.
+ */
+const createdChargeWire = z.looseObject({
+  correlationId: lenient(z.string()),
+  type: lenient(z.string()),
+  status: lenient(z.string()),
+  amount: lenient(wireMoney),
+  yourNumber: lenient(z.string()),
+  ourNumber: lenient(z.string()),
+  dueDate: lenient(z.string()),
+  barCode: lenient(z.string()),
+  digitableLine: lenient(z.string()),
+  qrCode: lenient(z.string()),
+  payments: lenient(z.array(chargePayment)),
+  payer: lenient(looseRecord),
+  expiresIn: lenient(z.number()),
+  createdAt: lenient(z.string()),
+  updatedAt: lenient(z.string()),
+});
 
-export const pixChargeSchema: z.ZodType<PixCharge> = chargeWire
-  .extend({ qrCode: str, payments: z.array(chargePayment) })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+export const bankSlipChargeSchema: z.ZodType<BankSlipCharge> = createdChargeWire
+  .extend({ barCode: str, digitableLine: str, ourNumber: str })
+  .transform((c) => {
+    const { amount, correlationId, ...rest } = c;
+    return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+  });
+
+export const pixChargeSchema: z.ZodType<PixCharge> = createdChargeWire.extend({ qrCode: str }).transform((c) => {
+  const { amount, correlationId, ...rest } = c;
+  return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+});
 
 /** BANKSLIP_PIX creation: the spec shows the Pix record shape; a bank slip shape with a qrCode is accepted too. */
-export const bankSlipPixChargeSchema: z.ZodType<Charge> = chargeWire
+export const bankSlipPixChargeSchema: z.ZodType<CreatedCharge> = createdChargeWire
   .refine((c) => c.qrCode !== undefined || c.barCode !== undefined, {
     message: 'expected qrCode or barCode, got neither',
     path: ['qrCode'],
   })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+  .transform((c) => {
+    const { amount, correlationId, ...rest } = c;
+    return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+  });
 
 export const chargeListSchema: z.ZodType<Charge[]> = z.array(chargeSchema);
 

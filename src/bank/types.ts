@@ -146,18 +146,24 @@ export interface Charge {
   updatedAt?: string;
 }
 
-/** Creation response of a BANKSLIP charge (spec 2.2): bar code, digitable line and our number are always there. */
-export interface BankSlipCharge extends Charge {
+/**
+ * A creation's answer: the charge exists once the bank answered 2xx, so only what the pipeline writes is required;
+ * `status` and `amountCents` are absent when the bank left them out or spelt them unreadably (never a reason to fail
+ * a row whose charge was created). `correlationId` is the one sent when the answer leaves it out.
+ */
+export type CreatedCharge = Omit<Charge, 'status' | 'amountCents'> & { status?: string; amountCents?: Cents };
+
+/** Creation response of a BANKSLIP charge (spec 2.2): bar code, digitable line and our number are what is needed. */
+export interface BankSlipCharge extends CreatedCharge {
   barCode: string;
   digitableLine: string;
   ourNumber: string;
-  dueDate: string;
 }
 
 /** Creation response of a PIX_STATIC / PIX_DYNAMIC charge (spec 2.3). */
-export interface PixCharge extends Charge {
+/** Creation response of a Pix charge (spec 2.3): the payload is what is needed; `payments` is empty on creation. */
+export interface PixCharge extends CreatedCharge {
   qrCode: string;
-  payments: ChargePayment[];
 }
 
 /** A payment received by a charge (shape not shown in the spec; other fields pass through untyped). */

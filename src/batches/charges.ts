@@ -12,7 +12,7 @@
  */
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
-import type { Charge } from '../bank/types.js';
+import type { CreatedCharge } from '../bank/types.js';
 import {
   CHARGE_TYPES,
   CORRELATION_ID_PATTERN,
@@ -455,7 +455,7 @@ function isSlip(type: string): boolean {
 }
 
 /** The outputs of a created (or recovered) charge. */
-export function chargeOutput(charge: Charge): StepOutput {
+export function chargeOutput(charge: CreatedCharge): StepOutput {
   return {
     chargeStatus: charge.status ?? null,
     ourNumber: charge.ourNumber ?? null,
