@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | status | sandbox`.
+ * The command line: `remessa daemon | run | validate | status | doctor | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig } from './config.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
+import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
@@ -50,6 +51,13 @@ function parseKind(value: string): KindName {
     throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
   }
   return value;
+}
+
+function parseProfile(value: string): BankProfileName {
+  if (!(BANK_PROFILES as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`Expected a provider profile (${BANK_PROFILES.join(', ')}), got "${value}"`);
+  }
+  return value as BankProfileName;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -163,6 +171,22 @@ function buildProgram(): Command {
     );
 
   program
+    .command('doctor')
+    .description(
+      'check the provider profile against the bank with read-only GET requests; report what answered (docs/providers.md)',
+    )
+    .action(() =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const [{ runDoctor }, { runnerOptionsFromConfig }] = await Promise.all([
+          import('./runner/doctor.js'),
+          import('./runner/options.js'),
+        ]);
+        return runDoctor(runnerOptionsFromConfig(config, log));
+      }),
+    );
+
+  program
     .command('sandbox')
     .description('start the bank sandbox on its own')
     .addOption(new Option('-p, --port <port>', 'TCP port; 0 picks a free one').argParser(parsePort))
@@ -171,8 +195,15 @@ function buildProgram(): Command {
     .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
     .addOption(new Option('--fault-seed <n>', 'seed of the fault injector').argParser(parseInteger))
     .option('--allow-loopback-webhooks', 'let webhook urls name localhost (for local receivers)')
+    .addOption(
+      new Option(
+        '--profile <profile>',
+        `dialect to serve: ${BANK_PROFILES.join(' or ')} (default: sandbox.profile, else bank.profile)`,
+      ).argParser(parseProfile),
+    )
     .action(
       (flags: {
+        profile?: BankProfileName;
         port?: number;
         host?: string;
         data?: string;
@@ -184,12 +215,17 @@ function buildProgram(): Command {
           const { config, log } = setup(program);
           // Imported here, not at the top: every other command starts faster and smaller without it.
           const { startSandbox } = await import('./sandbox/server.js');
+          const profile = flags.profile ?? config.sandbox.profile ?? config.bank.profile;
           const sandbox = await startSandbox({
             host: flags.host ?? config.sandbox.host,
             port: flags.port ?? config.sandbox.port,
             ...(flags.data ? { dataFile: flags.data } : {}),
             apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
-            pixPaymentPath: config.bank.pixPaymentPath,
+            profile,
+            // The interface does not show the payment path: one the user moved is served there (delbank's is fixed).
+            ...(profile === 'interface' && config.bank.paths.pixPayment
+              ? { pixPaymentPath: config.bank.paths.pixPayment }
+              : {}),
             idempotencyModel: config.sandbox.idempotencyModel,
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,

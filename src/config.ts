@@ -16,6 +16,7 @@ import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { BANK_OPERATIONS, BANK_PROFILES } from './formats/profiles.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
 
@@ -53,13 +54,16 @@ export const configSchema = z.strictObject({
       apiKeyFile: z.string().min(1).optional(),
       accountId: z.string().min(1).optional(),
       accountIdFile: z.string().min(1).optional(),
+      // The provider's dialect (src/formats/profiles.ts, docs/providers.md); headers and paths override it one by one.
+      profile: z.enum(BANK_PROFILES).default('interface'),
       headers: z
         .strictObject({
-          apiKey: z.string().min(1).default('x-service-api-key'),
-          accountId: z.string().min(1).default('x-service-account-id'),
-          idempotencyKey: z.string().min(1).default('IdempotencyKey'),
+          apiKey: z.string().min(1).optional(),
+          accountId: z.string().min(1).optional(),
+          idempotencyKey: z.string().min(1).optional(),
         })
         .prefault({}),
+      paths: z.partialRecord(z.enum(BANK_OPERATIONS), z.string().startsWith('/')).default({}),
       tls: z
         .strictObject({
           certFile: z.string().min(1).optional(),
@@ -83,11 +87,12 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       connections: positiveInt.default(8),
-      pixPaymentPath: z.string().startsWith('/').default('/baas/api/v2/pix/qrcode/payment'),
     })
     .prefault({}),
   sandbox: z
     .strictObject({
+      // The dialect the embedded sandbox serves; absent: bank.profile's.
+      profile: z.enum(BANK_PROFILES).optional(),
       host: z.string().min(1).default('127.0.0.1'),
       port: nonNegativeInt.max(65535).default(0),
       dataFile: z.string().min(1).optional(),
@@ -272,6 +277,9 @@ function readSecretFile(file: string | undefined, cwd: string, setting?: string)
   return value.length > 0 ? value : undefined;
 }
 
+/** Settings that were renamed: the error about the old name says the new one. */
+const MOVED_SETTINGS: Readonly<Record<string, string>> = { 'bank.pixPaymentPath': 'bank.paths.pixPayment' };
+
 function configErrorCode(error: z.ZodError): string {
   return error.issues.some((i) => i.code === 'unrecognized_keys') ? 'CONFIG_UNKNOWN_KEY' : 'CONFIG_INVALID';
 }
@@ -282,7 +290,13 @@ function describeIssues(error: z.ZodError, where: string): string {
     .map((issue) => {
       const at = issue.path.map(String).join('.');
       if (issue.code === 'unrecognized_keys') {
-        return issue.keys.map((k) => `${where}: unknown setting "${at ? `${at}.` : ''}${k}"`).join('\n');
+        return issue.keys
+          .map((k) => {
+            const name = `${at ? `${at}.` : ''}${k}`;
+            const moved = MOVED_SETTINGS[name];
+            return `${where}: unknown setting "${name}"${moved ? ` (it is now "${moved}")` : ''}`;
+          })
+          .join('\n');
       }
       return `${where}: ${at || '(top level)'}: ${expectedGot(issue.message)}`;
     })

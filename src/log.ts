@@ -26,6 +26,9 @@ export const REDACTED = '[REDACTED]';
 const SECRET_FIELDS = [
   'x-service-api-key',
   'X-Service-Api-Key',
+  // The `delbank` profile's name for it (src/formats/profiles.ts); the value is scrubbed in every line anyway.
+  'x-delbank-api-key',
+  'X-Delbank-Api-Key',
   'authorization',
   'Authorization',
   'apiKey',

@@ -144,12 +144,12 @@ describe('headers', () => {
     expect(seen[0]?.headers['x-service-account-id']).toBeUndefined();
   });
 
-  it('honours custom header names, a base path prefix and the Pix payment path setting', async () => {
+  it('honours custom header names, a base path prefix and a path override (bank.paths.pixPayment)', async () => {
     const { url, seen } = await httpServer((_req, res) => json(res, 200, PIX_PAYMENT));
     const { client } = makeClient(`${url}/bank/`, {
       apiKeyHeader: 'X-Api-Key',
       idempotencyKeyHeader: 'Idempotency-Key',
-      pixPaymentPath: '/custom/pix/pay',
+      paths: { pixPayment: '/custom/pix/pay' },
     });
     await client.pixPayments.pay(PIX_REQUEST, KEY);
     expect(seen[0]?.url).toBe('/bank/custom/pix/pay');

@@ -25,13 +25,35 @@ describe('config', () => {
     const config = loadConfig({ cwd, env: {} });
     expect(config.embedded).toBe(true);
     expect(config.sourceFile).toBe(path.join(cwd, 'config/remessa.jsonc'));
-    expect(config.bank.headers.apiKey).toBe('x-service-api-key');
+    expect(config.bank.profile).toBe('interface');
+    // Header names and paths default to the profile's: the shipped file sets none of them.
+    expect(config.bank.headers.apiKey).toBeUndefined();
+    expect(config.bank.paths).toEqual({});
     expect(config.folders.inbox).toBe(path.join(cwd, 'inbox'));
     expect(config.sandbox.dataFile).toBe(path.join(cwd, 'data', 'sandbox.sqlite'));
     expect(Object.isFrozen(config.bank.headers)).toBe(true);
     // Shipped: the operator endpoint on for `npm start` (the default is off).
     expect(config.metrics).toMatchObject({ host: '127.0.0.1', port: 9464 });
     expect(buildConfig({}, { env: {} }).metrics.port).toBe(0);
+  });
+
+  it('bank.profile, bank.paths and sandbox.profile: known values only; the old pixPaymentPath names its new place', () => {
+    const ok = buildConfig(
+      { bank: { profile: 'delbank', paths: { pixPayment: '/x/pay' } }, sandbox: { profile: 'interface' } },
+      { env: {} },
+    );
+    expect(ok.bank.profile).toBe('delbank');
+    expect(ok.bank.paths.pixPayment).toBe('/x/pay');
+    expect(ok.sandbox.profile).toBe('interface');
+    expect(errorOf(() => buildConfig({ bank: { profile: 'itau' } }, { env: {} })).message).toContain('bank.profile');
+    expect(errorOf(() => buildConfig({ bank: { paths: { pixPayment: 'x/pay' } } }, { env: {} })).message).toContain(
+      'bank.paths.pixPayment',
+    );
+    expect(errorOf(() => buildConfig({ bank: { paths: { payBills: '/x' } } }, { env: {} })).message).toContain(
+      'bank.paths',
+    );
+    const moved = errorOf(() => buildConfig({ bank: { pixPaymentPath: '/x' } }, { file: 'c.jsonc', env: {} }));
+    expect(moved.message).toContain('unknown setting "bank.pixPaymentPath" (it is now "bank.paths.pixPayment")');
   });
 
   it('rejects an unknown key and names it, nested or not', () => {

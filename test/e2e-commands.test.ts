@@ -18,6 +18,7 @@ import {
   runCli,
   spawnCli,
   stopDaemon,
+  TEST_PROFILE,
   type Workspace,
   waitFor,
   waitForAnswer,
@@ -38,6 +39,8 @@ beforeEach(async () => {
         archive: path.join(dir, 'archive'),
         data: path.join(dir, 'data'),
       },
+      // The embedded sandbox serves the same profile (REMESSA_TEST_PROFILE; interface by default).
+      bank: { profile: TEST_PROFILE },
       intake: { stableMs: 100 },
       queue: {
         rateLimits: {

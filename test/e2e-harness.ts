@@ -4,6 +4,11 @@
  * The sandbox runs as `tsx src/cli.ts sandbox --port 0 --data FILE` in its own process, so killing the daemon never
  * kills the bank; its admin routes give the effects ledger (proof of "exactly once") and fault settings.
  * The daemon runs as `tsx src/cli.ts daemon --config FILE` with a config written here.
+ *
+ * Provider profile (src/formats/profiles.ts): both run in `TEST_PROFILE` unless told otherwise, which is
+ * REMESSA_TEST_PROFILE (`interface` when unset), so `REMESSA_TEST_PROFILE=delbank npx vitest run test/e2e-*` runs
+ * the whole end-to-end suite against the sandbox serving the provider's dialect (`npm run test:e2e:delbank`).
+ * `E2E_PROFILES` is what the suites that run in every profile iterate over.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -12,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
+import { BANK_PROFILE_DEFINITIONS, BANK_PROFILES, type BankProfileName } from '../src/formats/profiles.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 
@@ -19,6 +25,20 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const CLI = path.join(ROOT, 'src', 'cli.ts');
 export const EXAMPLES = path.join(ROOT, 'examples');
 const TSX_IMPORT = ['--import', 'tsx'];
+
+function profileFromEnv(): BankProfileName | undefined {
+  const value = process.env.REMESSA_TEST_PROFILE;
+  if (value === undefined || value === '') return undefined;
+  if (!(BANK_PROFILES as readonly string[]).includes(value)) {
+    throw new Error(`REMESSA_TEST_PROFILE: expected ${BANK_PROFILES.join(' or ')}, got "${value}"`);
+  }
+  return value as BankProfileName;
+}
+
+/** The profile of the end-to-end runs: REMESSA_TEST_PROFILE, else `interface`. */
+export const TEST_PROFILE: BankProfileName = profileFromEnv() ?? 'interface';
+/** The profiles a suite that runs in every profile iterates over: REMESSA_TEST_PROFILE alone when set, else all. */
+export const E2E_PROFILES: readonly BankProfileName[] = profileFromEnv() ? [TEST_PROFILE] : BANK_PROFILES;
 
 export interface Proc {
   child: ChildProcess;
@@ -75,6 +95,8 @@ export async function waitFor<T>(
 
 export interface SandboxProcess {
   url: string;
+  /** The dialect it serves. */
+  profile: BankProfileName;
   proc: Proc;
   /** Ledger counts: one entry per (kind, key). */
   effects(kind?: string): Promise<Array<{ kind: string; key: string; count: number }>>;
@@ -85,11 +107,17 @@ export interface SandboxProcess {
   stop(): Promise<void>;
 }
 
-async function admin(url: string, method: string, route: string, body?: unknown): Promise<unknown> {
+async function admin(
+  url: string,
+  profile: BankProfileName,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<unknown> {
   const res = await fetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
     method,
     headers: {
-      'x-service-api-key': SANDBOX_PUBLIC_API_KEY,
+      [BANK_PROFILE_DEFINITIONS[profile].headers.apiKey]: SANDBOX_PUBLIC_API_KEY,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -99,8 +127,11 @@ async function admin(url: string, method: string, route: string, body?: unknown)
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startSandboxProcess(dataFile: string): Promise<SandboxProcess> {
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile], {
+export async function startSandboxProcess(
+  dataFile: string,
+  profile: BankProfileName = TEST_PROFILE,
+): Promise<SandboxProcess> {
+  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, '--profile', profile], {
     env: { REMESSA_LOG_LEVEL: 'warn' },
   });
   const url = await waitFor(
@@ -115,15 +146,16 @@ export async function startSandboxProcess(dataFile: string): Promise<SandboxProc
   );
   return {
     url,
+    profile,
     proc,
-    effects: async (kind) => (await admin(url, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
+    effects: async (kind) => (await admin(url, profile, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
     setFaults: async (rules, seed) => {
-      await admin(url, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
+      await admin(url, profile, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
     },
     clearFaults: async () => {
-      await admin(url, 'DELETE', '/faults');
+      await admin(url, profile, 'DELETE', '/faults');
     },
-    admin: (method, route, body) => admin(url, method, route, body),
+    admin: (method, route, body) => admin(url, profile, method, route, body),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
       await proc.exited;
@@ -140,7 +172,10 @@ export interface Workspace {
   config: string;
 }
 
-/** A temp folder with inbox/outbox/archive/data and a config pointing at `bankUrl`. */
+/**
+ * A temp folder with inbox/outbox/archive/data and a config pointing at `bankUrl`, in `TEST_PROFILE` unless
+ * `extra.bank.profile` says otherwise.
+ */
 export async function makeWorkspace(
   bankUrl: string,
   extra: {
@@ -164,6 +199,7 @@ export async function makeWorkspace(
     folders: { inbox: ws.inbox, outbox: ws.outbox, archive: ws.archive, data: ws.data },
     bank: {
       url: bankUrl,
+      profile: TEST_PROFILE,
       apiKey: SANDBOX_PUBLIC_API_KEY,
       accountId: '1234567',
       retry: { maxAttempts: 6, baseDelayMs: 20, maxDelayMs: 200, maxRetryAfterMs: 2000 },

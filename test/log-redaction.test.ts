@@ -105,3 +105,13 @@ describe('log redaction', () => {
     expect(out).not.toContain(API_KEY.slice(0, 16));
   });
 });
+
+describe('log redaction of the delbank profile header', () => {
+  it('a value under x-delbank-api-key is redacted by its header name, even when never registered', () => {
+    const { logger, output } = memoryLogger();
+    const unregistered = `unregistered-${Date.now().toString(36)}`;
+    logger.info({ req: { headers: { 'x-delbank-api-key': unregistered, 'X-Delbank-Api-Key': unregistered } } }, 'req');
+    expect(output()).toContain('req');
+    expect(output()).not.toContain(unregistered);
+  });
+});

@@ -13,7 +13,7 @@
  * and range checks: the first attempt may be what paid the bill, and the bank answers the key with that first outcome.
  */
 import { RequestValidationError } from './errors.js';
-import { type HttpTransport, segment } from './http.js';
+import type { HttpTransport } from './http.js';
 import { billPaymentSchema, billSchema } from './schemas.js';
 import type {
   Bill,
@@ -25,9 +25,6 @@ import type {
   RequestOptions,
 } from './types.js';
 import { billPaymentBody } from './wire.js';
-
-const LOOKUP_PATH = '/baas/api/v1/bill-payments';
-const PAY_PATH = '/baas/api/v1/bill-payments';
 
 const TOKEN = Symbol('LookedUpBill');
 
@@ -127,7 +124,7 @@ export class BillPaymentsResource {
   /** GET /baas/api/v1/bill-payments/{identifier}: bar code (44/48 digits) or digitable line (47/48 digits). */
   async lookup(identifier: string, options: RequestOptions = {}): Promise<LookedUpBill> {
     const record = await this.#http.json(
-      { method: 'GET', path: `${LOOKUP_PATH}/${segment(identifier)}`, signal: options.signal },
+      { method: 'GET', path: this.#http.path('billLookup', identifier), signal: options.signal },
       billSchema,
     );
     return new LookedUpBill(TOKEN, identifier, record, new Date());
@@ -158,8 +155,8 @@ export class BillPaymentsResource {
     return this.#http.json(
       {
         method: 'POST',
-        path: PAY_PATH,
-        idempotencyKey: input.idempotencyKey,
+        path: this.#http.path('billPayment'),
+        idempotencyKey: this.#http.idempotencyKeyFor('billPayment', input.idempotencyKey),
         body: billPaymentBody({
           amountCents: input.amountCents,
           barCode: bill.barCode,

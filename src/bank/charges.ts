@@ -8,7 +8,7 @@
 import { MAX_CHARGES_PAGE_LIMIT } from '../formats/charges.js';
 import { isIsoDate, oneYearAfter } from '../formats/dates.js';
 import { RequestValidationError } from './errors.js';
-import { type HttpTransport, segment } from './http.js';
+import type { HttpTransport } from './http.js';
 import {
   bankSlipChargeSchema,
   bankSlipPixChargeSchema,
@@ -25,6 +25,7 @@ import type {
   ChargeActionResult,
   ChargePatchInput,
   CreateChargeInput,
+  CreatedCharge,
   ListChargesInput,
   PixCharge,
   PixDynamicChargeInput,
@@ -33,8 +34,6 @@ import type {
   StreamedFile,
 } from './types.js';
 import { bankSlipChargeBody, chargePatchBody, pixChargeBody } from './wire.js';
-
-const BASE = '/v1/charges';
 
 /** Checks a list query against spec section 8 before anything is sent. */
 export function checkListChargesInput(input: ListChargesInput): void {
@@ -88,21 +87,27 @@ export class ChargesResource {
     this.#http = http;
   }
 
-  /** POST /v1/charges. The response shape follows the type (spec 2.2 for BANKSLIP, 2.3 for Pix charges). */
+  /**
+   * POST the charge (`bank.paths.charges`). The response shape follows the type (spec 2.2 for BANKSLIP, 2.3 for Pix
+   * charges); only what the pipeline writes is required (see `CreatedCharge`), and an answer without a
+   * correlationId is given the one sent.
+   */
   create(input: BankSlipChargeInput, options?: RequestOptions): Promise<BankSlipCharge>;
-  create(input: BankSlipPixChargeInput, options?: RequestOptions): Promise<Charge>;
+  create(input: BankSlipPixChargeInput, options?: RequestOptions): Promise<CreatedCharge>;
   create(input: PixStaticChargeInput | PixDynamicChargeInput, options?: RequestOptions): Promise<PixCharge>;
-  create(input: CreateChargeInput, options?: RequestOptions): Promise<Charge>;
-  create(input: CreateChargeInput, options: RequestOptions = {}): Promise<Charge> {
-    const request = { method: 'POST' as const, path: BASE, signal: options.signal };
+  create(input: CreateChargeInput, options?: RequestOptions): Promise<CreatedCharge>;
+  async create(input: CreateChargeInput, options: RequestOptions = {}): Promise<CreatedCharge> {
+    const request = { method: 'POST' as const, path: this.#http.path('charges'), signal: options.signal };
+    const sent = <T extends CreatedCharge>(charge: T): T =>
+      charge.correlationId ? charge : { ...charge, correlationId: input.correlationId };
     switch (input.type) {
       case 'BANKSLIP':
-        return this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipChargeSchema);
+        return sent(await this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipChargeSchema));
       case 'BANKSLIP_PIX':
-        return this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipPixChargeSchema);
+        return sent(await this.#http.json({ ...request, body: bankSlipChargeBody(input) }, bankSlipPixChargeSchema));
       case 'PIX_STATIC':
       case 'PIX_DYNAMIC':
-        return this.#http.json({ ...request, body: pixChargeBody(input) }, pixChargeSchema);
+        return sent(await this.#http.json({ ...request, body: pixChargeBody(input) }, pixChargeSchema));
       default: {
         const never: never = input;
         throw new TypeError(`charges.create: unknown type ${JSON.stringify((never as { type?: unknown }).type)}`);
@@ -113,7 +118,7 @@ export class ChargesResource {
   /** GET /v1/charges/{correlationId}: the consolidated charge. Unknown id: NotFoundError. */
   get(correlationId: string, options: RequestOptions = {}): Promise<Charge> {
     return this.#http.json(
-      { method: 'GET', path: `${BASE}/${segment(correlationId)}`, signal: options.signal },
+      { method: 'GET', path: this.#http.path('charge', correlationId), signal: options.signal },
       chargeSchema,
     );
   }
@@ -127,7 +132,7 @@ export class ChargesResource {
     return this.#http.json(
       {
         method: 'GET',
-        path: BASE,
+        path: this.#http.path('charges'),
         query: { startDate: input.startDate, endDate: input.endDate, page: input.page, limit: input.limit },
         signal: options.signal,
       },
@@ -139,7 +144,7 @@ export class ChargesResource {
   async patch(correlationId: string, patch: ChargePatchInput, options: RequestOptions = {}): Promise<string> {
     const res = await this.#http.send({
       method: 'PATCH',
-      path: `${BASE}/${segment(correlationId)}`,
+      path: this.#http.path('charge', correlationId),
       body: chargePatchBody(patch),
       signal: options.signal,
     });
@@ -148,7 +153,7 @@ export class ChargesResource {
 
   /** POST /v1/charges/{correlationId}/void. Does not undo payments already made. Unknown id: NotFoundError. */
   void(correlationId: string, options: RequestOptions = {}): Promise<ChargeActionResult> {
-    return this.#action('POST', correlationId, 'void', options);
+    return this.#action('POST', correlationId, 'chargeVoid', options);
   }
 
   /**
@@ -157,7 +162,7 @@ export class ChargesResource {
    */
   streamPdf(correlationId: string, filePath: string, options: RequestOptions = {}): Promise<StreamedFile> {
     return this.#http.toFile(
-      { method: 'GET', path: `${BASE}/${segment(correlationId)}/stream`, signal: options.signal },
+      { method: 'GET', path: this.#http.path('chargePdf', correlationId), signal: options.signal },
       filePath,
       'application/pdf',
     );
@@ -165,23 +170,23 @@ export class ChargesResource {
 
   /** POST /v1/charges/{correlationId}/pay. Staging only: simulates a payment. */
   stagingPay(correlationId: string, options: RequestOptions = {}): Promise<ChargeActionResult> {
-    return this.#action('POST', correlationId, 'pay', options);
+    return this.#action('POST', correlationId, 'chargeStagingPay', options);
   }
 
   /** PUT /v1/charges/{correlationId}/expire. Staging only: simulates expiry (changes the original due date). */
   stagingExpire(correlationId: string, options: RequestOptions = {}): Promise<ChargeActionResult> {
-    return this.#action('PUT', correlationId, 'expire', options);
+    return this.#action('PUT', correlationId, 'chargeStagingExpire', options);
   }
 
   async #action(
     method: 'POST' | 'PUT',
     correlationId: string,
-    action: string,
+    action: 'chargeVoid' | 'chargeStagingPay' | 'chargeStagingExpire',
     options: RequestOptions,
   ): Promise<ChargeActionResult> {
     const res = await this.#http.send({
       method,
-      path: `${BASE}/${segment(correlationId)}/${action}`,
+      path: this.#http.path(action, correlationId),
       signal: options.signal,
     });
     // Body not shown in the spec: any JSON object; an empty or non-JSON body counts as {}.

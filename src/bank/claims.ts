@@ -1,5 +1,5 @@
 /** Pix key claims (spec 4.5; indirect Pix participants only). Every operation carries the caller's IdempotencyKey. */
-import { type HttpTransport, segment } from './http.js';
+import type { HttpTransport } from './http.js';
 import { claimCancelSchema, claimSearchSchema, claimStartSchema } from './schemas.js';
 import type {
   CancelClaimInput,
@@ -11,8 +11,6 @@ import type {
   StartClaimInput,
 } from './types.js';
 
-const BASE = '/indirect-pix/api/v1/dict/claims';
-
 export class ClaimsResource {
   readonly #http: HttpTransport;
 
@@ -23,7 +21,13 @@ export class ClaimsResource {
   /** POST /indirect-pix/api/v1/dict/claims (spec 2.11). */
   start(input: StartClaimInput, idempotencyKey: string, options: RequestOptions = {}): Promise<ClaimStartResult> {
     return this.#http.json(
-      { method: 'POST', path: BASE, idempotencyKey, body: input, signal: options.signal },
+      {
+        method: 'POST',
+        path: this.#http.path('claims'),
+        idempotencyKey: this.#http.idempotencyKeyFor('claims', idempotencyKey),
+        body: input,
+        signal: options.signal,
+      },
       claimStartSchema,
     );
   }
@@ -31,7 +35,13 @@ export class ClaimsResource {
   /** POST /indirect-pix/api/v1/dict/claims/search: the claims of the account, by flow and status. */
   search(input: SearchClaimsInput, idempotencyKey: string, options: RequestOptions = {}): Promise<ClaimSearchItem[]> {
     return this.#http.json(
-      { method: 'POST', path: `${BASE}/search`, idempotencyKey, body: input, signal: options.signal },
+      {
+        method: 'POST',
+        path: this.#http.path('claimsSearch'),
+        idempotencyKey: this.#http.idempotencyKeyFor('claimsSearch', idempotencyKey),
+        body: input,
+        signal: options.signal,
+      },
       claimSearchSchema,
     );
   }
@@ -49,8 +59,8 @@ export class ClaimsResource {
     return this.#http.json(
       {
         method: 'POST',
-        path: `${BASE}/${segment(claimId)}/cancel`,
-        idempotencyKey,
+        path: this.#http.path('claimCancel', claimId),
+        idempotencyKey: this.#http.idempotencyKeyFor('claimCancel', idempotencyKey),
         body: input,
         signal: options.signal,
       },

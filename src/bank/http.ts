@@ -3,8 +3,10 @@
  * retry loop, and streaming of files.
  *
  * What must hold:
- * - Every request carries the API key header. The IdempotencyKey header is sent only when the caller gave a key,
- *   and every retry of the request sends that same key: the transport never makes one up.
+ * - Every request carries the API key header. The IdempotencyKey header is sent only when the caller gave a key
+ *   (and the profile sends one on that operation: `idempotencyKeyFor`), and every retry of the request sends that
+ *   same key: the transport never makes one up.
+ * - Paths and header names come from the provider profile (src/formats/profiles.ts) with the user's overrides.
  * - Whether to retry is decided only by `decideRetry` (src/bank/retry-policy.ts).
  * - Error statuses become errors only through `errorFromResponse`, thrown failures only through
  *   `errorFromNetworkFailure` (src/bank/errors.ts).
@@ -18,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { rootCertificates } from 'node:tls';
 import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
+import { type BankOperation, type BankProfile, fillPath, type KeyedOperation } from '../formats/profiles.js';
 import { registerSecret } from '../log.js';
 import {
   errorFromNetworkFailure,
@@ -35,14 +38,14 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface TransportRequest {
   method: HttpMethod;
-  /** Path of the spec, starting with '/', dynamic segments already encoded (use `segment`). */
+  /** Path of the operation, starting with '/', dynamic segments already encoded (build it with `path()`). */
   path: string;
   query?: Record<string, string | number | undefined>;
   /** Sent as JSON. */
   body?: unknown;
   /** The caller's key; absent means no IdempotencyKey header. */
   idempotencyKey?: string | undefined;
-  /** Send the account id header (webhook operations). */
+  /** Send the account id header (webhook operations; a profile may send it on every request). */
   withAccountId?: boolean;
   signal?: AbortSignal | undefined;
 }
@@ -53,11 +56,6 @@ export interface TransportResponse {
   headers: Record<string, string | string[] | undefined>;
   contentType: string | undefined;
   body: string;
-}
-
-/** Encodes one dynamic path segment (a correlation id could hold '/', '?' or '%'). */
-export function segment(value: string): string {
-  return encodeURIComponent(value);
 }
 
 const USER_AGENT = 'remessa/0.1 (+undici)';
@@ -150,6 +148,55 @@ export class HttpTransport {
     return this.#pool.close();
   }
 
+  /** The provider profile in use, overrides applied. */
+  get profile(): BankProfile {
+    return this.#options.profile;
+  }
+
+  /** The path of `operation` in the profile, `{...}` segments filled in order with encoded `values`. */
+  path(operation: BankOperation, ...values: string[]): string {
+    return fillPath(this.#options.profile.paths[operation], ...values);
+  }
+
+  /** The key to send on `operation`: the caller's, or undefined where the profile's clients send none. */
+  idempotencyKeyFor(operation: KeyedOperation, key: string | undefined): string | undefined {
+    return this.#options.profile.keyless.has(operation) ? undefined : key;
+  }
+
+  /**
+   * One GET, no retry, never thrown on an HTTP status: for `remessa doctor`. `headers` replace the profile's
+   * authentication headers (to try another header name). Connection failures are returned as `error`.
+   */
+  async probe(
+    path: string,
+    options: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<{ status?: number; contentType?: string; body?: string; error?: string }> {
+    const o = this.#options;
+    const headers: Record<string, string> = options.headers ?? this.#authHeaders();
+    try {
+      const res = await this.#pool.request({
+        method: 'GET',
+        path: `${this.#prefix}${path}`,
+        headers: { ...headers, accept: 'application/json', 'user-agent': USER_AGENT },
+        signal: options.signal,
+      });
+      const body = await res.body.text();
+      const contentType = firstHeader(res.headers['content-type']);
+      return { status: res.statusCode, body: body.slice(0, 2000), ...(contentType ? { contentType } : {}) };
+    } catch (err) {
+      const failure = errorFromNetworkFailure(err, describe('GET', path));
+      return { error: `${failure.code}: ${failure.message}`.replaceAll(o.apiKey, '***') };
+    }
+  }
+
+  /** The API key header, and the account id header where the profile sends it on every request. */
+  #authHeaders(): Record<string, string> {
+    const o = this.#options;
+    const headers: Record<string, string> = { [o.apiKeyHeader]: o.apiKey };
+    if (o.profile.accountIdOn === 'all' && o.accountId !== undefined) headers[o.accountIdHeader] = o.accountId;
+    return headers;
+  }
+
   #pathWithQuery(req: TransportRequest): string {
     let path = `${this.#prefix}${req.path}`;
     if (req.query) {
@@ -164,7 +211,7 @@ export class HttpTransport {
   #headers(req: TransportRequest, accept: string): Record<string, string> {
     const o = this.#options;
     const headers: Record<string, string> = {
-      [o.apiKeyHeader]: o.apiKey,
+      ...this.#authHeaders(),
       accept,
       'user-agent': USER_AGENT,
     };

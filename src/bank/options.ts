@@ -1,10 +1,19 @@
 /**
  * Options of the bank client (`new BankClient(options)`).
  *
- * The header names, TLS material and the Pix payment path are settings because a real provider may differ from the
- * spec in small ways (see docs/service-gaps.md). Everything else has a default that suits a batch daemon talking to
- * one bank: few connections kept alive, bounded timeouts, a handful of retries.
+ * The dialect (header names, every path, which operations carry a key) is a provider profile (src/formats/profiles.ts),
+ * with each header and path overridable one by one, because a real provider differs from the spec (docs/providers.md).
+ * Everything else has a default that suits a batch daemon talking to one bank: few connections kept alive, bounded
+ * timeouts, a handful of retries.
  */
+
+import {
+  BANK_PROFILE_DEFINITIONS,
+  type BankOperation,
+  type BankProfile,
+  type BankProfileName,
+  resolveBankProfile,
+} from '../formats/profiles.js';
 import type { Logger } from '../log.js';
 
 export interface BankClientOptions {
@@ -14,11 +23,15 @@ export interface BankClientOptions {
   apiKey: string;
   /** The bank account number sent on webhook operations (header `accountIdHeader`). Required only for webhooks. */
   accountId?: string;
-  /** Header that carries the API key. @defaultValue 'x-service-api-key' */
+  /** The provider's dialect (src/formats/profiles.ts). @defaultValue 'interface' */
+  profile?: BankProfileName;
+  /** Paths that differ from the profile's, one by one (`{...}` segments are filled in order). @defaultValue {} */
+  paths?: Partial<Record<BankOperation, string>>;
+  /** Header that carries the API key. @defaultValue the profile's ('x-service-api-key' for interface) */
   apiKeyHeader?: string;
-  /** Header that carries the account id on webhook operations. @defaultValue 'x-service-account-id' */
+  /** Header that carries the account id. @defaultValue the profile's ('x-service-account-id' for interface) */
   accountIdHeader?: string;
-  /** Header that carries the caller's idempotency key. @defaultValue 'IdempotencyKey' */
+  /** Header that carries the caller's idempotency key. @defaultValue the profile's ('IdempotencyKey') */
   idempotencyKeyHeader?: string;
   /** Milliseconds to establish a TCP (and TLS) connection. @defaultValue 10000 */
   connectTimeoutMs?: number;
@@ -42,8 +55,6 @@ export interface BankClientOptions {
   maxDelayMs?: number;
   /** Upper bound of a wait asked by Retry-After, in milliseconds; a longer wait is cut to this. @defaultValue 60000 */
   maxRetryAfterMs?: number;
-  /** Path of the Pix QR code payment operation (not shown in the spec). @defaultValue '/baas/api/v2/pix/qrcode/payment' */
-  pixPaymentPath?: string;
   /** Maximum simultaneous connections to the bank's origin. @defaultValue 8 */
   connections?: number;
   /** Where attempts, retries and failures are logged (debug/warn). Secrets are scrubbed by src/log.ts. @defaultValue silent */
@@ -73,15 +84,19 @@ export interface AttemptObservation {
   durationMs: number;
 }
 
-export const DEFAULT_API_KEY_HEADER = 'x-service-api-key';
-export const DEFAULT_ACCOUNT_ID_HEADER = 'x-service-account-id';
-export const DEFAULT_IDEMPOTENCY_KEY_HEADER = 'IdempotencyKey';
-export const DEFAULT_PIX_PAYMENT_PATH = '/baas/api/v2/pix/qrcode/payment';
+export const DEFAULT_API_KEY_HEADER = BANK_PROFILE_DEFINITIONS.interface.headers.apiKey;
+export const DEFAULT_ACCOUNT_ID_HEADER = BANK_PROFILE_DEFINITIONS.interface.headers.accountId;
+export const DEFAULT_IDEMPOTENCY_KEY_HEADER = BANK_PROFILE_DEFINITIONS.interface.headers.idempotencyKey;
+export const DEFAULT_PIX_PAYMENT_PATH = BANK_PROFILE_DEFINITIONS.interface.paths.pixPayment;
 
 /** The options with every default filled in, as the transport uses them. */
 export interface ResolvedBankClientOptions
-  extends Required<Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger' | 'onAttempt'>> {
+  extends Required<
+    Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger' | 'profile' | 'paths' | 'onAttempt'>
+  > {
   onAttempt: ((attempt: AttemptObservation) => void) | undefined;
+  /** The profile with every override applied: the headers above are its headers. */
+  profile: BankProfile;
   accountId: string | undefined;
   tlsCert: string | Buffer | undefined;
   tlsKey: string | Buffer | undefined;
@@ -116,17 +131,27 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
   if (options.tlsCert !== undefined && options.tlsKey === undefined) {
     throw new TypeError('BankClientOptions.tlsKey: expected the private key of tlsCert, got nothing');
   }
-  const pixPaymentPath = options.pixPaymentPath ?? DEFAULT_PIX_PAYMENT_PATH;
-  if (!pixPaymentPath.startsWith('/')) {
-    throw new TypeError(`BankClientOptions.pixPaymentPath: expected a path starting with "/", got ${pixPaymentPath}`);
+  let profile: BankProfile;
+  try {
+    profile = resolveBankProfile(options.profile ?? 'interface', {
+      paths: options.paths,
+      headers: {
+        apiKey: options.apiKeyHeader,
+        accountId: options.accountIdHeader,
+        idempotencyKey: options.idempotencyKeyHeader,
+      },
+    });
+  } catch (err) {
+    throw new TypeError(`BankClientOptions: ${(err as Error).message}`);
   }
   return {
     baseUrl: options.baseUrl,
     apiKey: options.apiKey,
     accountId: options.accountId,
-    apiKeyHeader: options.apiKeyHeader ?? DEFAULT_API_KEY_HEADER,
-    accountIdHeader: options.accountIdHeader ?? DEFAULT_ACCOUNT_ID_HEADER,
-    idempotencyKeyHeader: options.idempotencyKeyHeader ?? DEFAULT_IDEMPOTENCY_KEY_HEADER,
+    profile,
+    apiKeyHeader: profile.headers.apiKey,
+    accountIdHeader: profile.headers.accountId,
+    idempotencyKeyHeader: profile.headers.idempotencyKey,
     connectTimeoutMs: positiveInt('connectTimeoutMs', options.connectTimeoutMs, 10_000),
     headersTimeoutMs: positiveInt('headersTimeoutMs', options.headersTimeoutMs, 30_000),
     bodyTimeoutMs: positiveInt('bodyTimeoutMs', options.bodyTimeoutMs, 30_000),
@@ -138,7 +163,6 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
     baseDelayMs: positiveInt('baseDelayMs', options.baseDelayMs, 500, 0),
     maxDelayMs: positiveInt('maxDelayMs', options.maxDelayMs, 10_000, 0),
     maxRetryAfterMs: positiveInt('maxRetryAfterMs', options.maxRetryAfterMs, 60_000, 0),
-    pixPaymentPath,
     connections: positiveInt('connections', options.connections, 8),
     logger: options.logger,
     onAttempt: options.onAttempt,

@@ -6,15 +6,19 @@
  *   DYNAMIC_IMMEDIATE_PAYMENT and DYNAMIC_PAYMENT_WITH_EXPIRATION;
  * - transactionId and endToEndId are the initialization's (the endToEndId is single use and expires);
  * - the amount is the initialization's, unless it allows a change (allowChangeAmount) and the caller gives one.
+ *
+ * Per profile (src/formats/profiles.ts): `interface` POSTs the spec's body to `pixPayment` (a setting; the spec shows no
+ * path); `delbank` POSTs it as a transfer (`/baas/api/v2/transfers`, body with type "Pix", saveFavorite false, empty
+ * tags and splitInstructions, no transferAt: pay now), as the official clients do. The payment carries the caller's
+ * IdempotencyKey in both. The initialization carries it only in `interface`: in `delbank` it goes without (the
+ * clients send none), which is safe because an initialization moves no money (a resend hands out a new endToEndId).
  */
 import { initiationTypeFor } from '../formats/pix.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
 import type { Cents, PixInitialization, PixPayment, PixPaymentRequest, RequestOptions } from './types.js';
-import { pixPaymentBody } from './wire.js';
-
-const INITIALIZATION_PATH = '/baas/api/v2/pix/qrcode/payment-initialization';
+import { pixPaymentBody, pixTransferBody } from './wire.js';
 
 /**
  * Builds the payment body from an initialization. Refuses (RequestValidationError) an amount different from a fixed
@@ -64,20 +68,21 @@ export function toPixPaymentRequest(
 
 export class PixPaymentsResource {
   readonly #http: HttpTransport;
-  readonly #paymentPath: string;
 
-  constructor(http: HttpTransport, paymentPath: string) {
+  constructor(http: HttpTransport) {
     this.#http = http;
-    this.#paymentPath = paymentPath;
   }
 
-  /** POST /baas/api/v2/pix/qrcode/payment-initialization with the caller's IdempotencyKey. */
+  /**
+   * POST /baas/api/v2/pix/qrcode/payment-initialization, with the caller's IdempotencyKey where the profile sends one
+   * (see the top of this file).
+   */
   initialize(payload: string, idempotencyKey: string, options: RequestOptions = {}): Promise<PixInitialization> {
     return this.#http.json(
       {
         method: 'POST',
-        path: INITIALIZATION_PATH,
-        idempotencyKey,
+        path: this.#http.path('pixPaymentInitialization'),
+        idempotencyKey: this.#http.idempotencyKeyFor('pixPaymentInitialization', idempotencyKey),
         body: { payload },
         signal: options.signal,
       },
@@ -94,16 +99,17 @@ export class PixPaymentsResource {
   }
 
   /**
-   * POST to the payment path (setting `pixPaymentPath`). With an idempotencyKey the request is resent on an unknown
-   * outcome (same key); without one it never is (the single-use endToEndId is then the only guard).
+   * POST to the profile's payment path (`bank.paths.pixPayment`; a transfer in `delbank`). With an idempotencyKey
+   * the request is resent on an unknown outcome (same key); without one it never is (the single-use endToEndId is
+   * then the only guard).
    */
   pay(request: PixPaymentRequest, idempotencyKey?: string, options: RequestOptions = {}): Promise<PixPayment> {
     return this.#http.json(
       {
         method: 'POST',
-        path: this.#paymentPath,
-        idempotencyKey,
-        body: pixPaymentBody(request),
+        path: this.#http.path('pixPayment'),
+        idempotencyKey: this.#http.idempotencyKeyFor('pixPayment', idempotencyKey),
+        body: this.#http.profile.pixPaymentBody === 'transfer' ? pixTransferBody(request) : pixPaymentBody(request),
         signal: options.signal,
       },
       pixPaymentSchema,

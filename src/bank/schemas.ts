@@ -5,6 +5,12 @@
  *
  * Money fields are read with `wireMoney` (src/bank/wire.ts) and renamed `...Cents`; `interesetAmount` (the spec's
  * spelling) becomes `interestAmountCents`.
+ *
+ * Both spellings are read where the spec and the provider's clients disagree (docs/providers.md): `qrCodePayload` /
+ * `payloadPix`, `expiresAt` / `expirationTime`, `interesetAmount` / `interestAmount`. On the answers of requests
+ * that act (payments, creations), only the fields the pipeline needs are strict; every other field is `lenient`
+ * (absent, null or of an unexpected type reads as absent), so a row the bank carried out never fails because of a
+ * field it did not need.
  */
 import { z } from 'zod';
 import { BILL_STATUSES } from '../formats/bills.js';
@@ -19,6 +25,7 @@ import type {
   ClaimCancelResult,
   ClaimSearchItem,
   ClaimStartResult,
+  CreatedCharge,
   DynamicQrCode,
   PaymentCalculation,
   PixCharge,
@@ -34,6 +41,16 @@ const optStr = z.string().optional();
 /** Some services send null for absent values; treat null as absent. */
 const nullish = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 const looseRecord = z.looseObject({});
+/** A field the pipeline does not need: read when well-formed, absent otherwise (never a parse failure). */
+const lenient = <T extends z.ZodType>(schema: T) =>
+  schema
+    .nullish()
+    .catch(undefined)
+    .transform((v) => v ?? undefined);
+/** The first of two spellings that is present. */
+function either<T>(a: T | undefined, b: T | undefined): T | undefined {
+  return a !== undefined ? a : b;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Charges
@@ -66,21 +83,50 @@ export const chargeSchema: z.ZodType<Charge> = chargeWire.transform(({ amount, .
   amountCents: amount,
 }));
 
-export const bankSlipChargeSchema: z.ZodType<BankSlipCharge> = chargeWire
-  .extend({ barCode: str, digitableLine: str, ourNumber: str, dueDate: str })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+/**
+ * A creation's answer: every field the pipeline does not write is `lenient` (the charge exists once the bank answered
+ * 2xx). `correlationId` may be absent: `ChargesResource.create` fills in the one it sent.
+ */
+const createdChargeWire = z.looseObject({
+  correlationId: lenient(z.string()),
+  type: lenient(z.string()),
+  status: lenient(z.string()),
+  amount: lenient(wireMoney),
+  yourNumber: lenient(z.string()),
+  ourNumber: lenient(z.string()),
+  dueDate: lenient(z.string()),
+  barCode: lenient(z.string()),
+  digitableLine: lenient(z.string()),
+  qrCode: lenient(z.string()),
+  payments: lenient(z.array(chargePayment)),
+  payer: lenient(looseRecord),
+  expiresIn: lenient(z.number()),
+  createdAt: lenient(z.string()),
+  updatedAt: lenient(z.string()),
+});
 
-export const pixChargeSchema: z.ZodType<PixCharge> = chargeWire
-  .extend({ qrCode: str, payments: z.array(chargePayment) })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+export const bankSlipChargeSchema: z.ZodType<BankSlipCharge> = createdChargeWire
+  .extend({ barCode: str, digitableLine: str, ourNumber: str })
+  .transform((c) => {
+    const { amount, correlationId, ...rest } = c;
+    return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+  });
+
+export const pixChargeSchema: z.ZodType<PixCharge> = createdChargeWire.extend({ qrCode: str }).transform((c) => {
+  const { amount, correlationId, ...rest } = c;
+  return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+});
 
 /** BANKSLIP_PIX creation: the spec shows the Pix record shape; a bank slip shape with a qrCode is accepted too. */
-export const bankSlipPixChargeSchema: z.ZodType<Charge> = chargeWire
+export const bankSlipPixChargeSchema: z.ZodType<CreatedCharge> = createdChargeWire
   .refine((c) => c.qrCode !== undefined || c.barCode !== undefined, {
     message: 'expected qrCode or barCode, got neither',
     path: ['qrCode'],
   })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+  .transform((c) => {
+    const { amount, correlationId, ...rest } = c;
+    return { ...rest, correlationId: correlationId ?? '', ...(amount !== undefined ? { amountCents: amount } : {}) };
+  });
 
 export const chargeListSchema: z.ZodType<Charge[]> = z.array(chargeSchema);
 
@@ -151,20 +197,21 @@ export const billSchema: z.ZodType<Bill> = z
   })
   .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
 
+/** The payment's answer (spec 2.6): only `id` and `status` are needed. */
 export const billPaymentSchema: z.ZodType<BillPayment> = z
   .looseObject({
-    id: str,
+    id: z.union([z.string(), z.number().transform(String)]),
     status: str,
-    identifierNumber: optStr,
-    barCode: nullish(z.string()),
-    digitableLine: nullish(z.string()),
-    dueDate: nullish(z.string()),
-    createdAt: optStr,
-    originalAmount: nullish(wireMoney),
-    paidAmount: nullish(wireMoney),
-    paymentCalculation: nullish(paymentCalculationSchema),
-    beneficiary: nullish(party),
-    issuer: nullish(issuer),
+    identifierNumber: lenient(z.string()),
+    barCode: lenient(z.string()),
+    digitableLine: lenient(z.string()),
+    dueDate: lenient(z.string()),
+    createdAt: lenient(z.string()),
+    originalAmount: lenient(wireMoney),
+    paidAmount: lenient(wireMoney),
+    paymentCalculation: lenient(paymentCalculationSchema),
+    beneficiary: lenient(party),
+    issuer: lenient(issuer),
   })
   .transform(({ originalAmount, paidAmount, ...rest }) => {
     const out: BillPayment = { ...rest };
@@ -196,66 +243,99 @@ export const pixInitializationSchema: z.ZodType<PixInitialization> = z
     status: str,
     amount: nullish(wireMoney),
     originalAmount: nullish(wireMoney),
-    beneficiary: pixAccount.optional(),
-    additionalInfos: nullish(z.array(z.looseObject({ name: optStr, value: optStr }))),
+    beneficiary: lenient(pixAccount),
+    additionalInfos: lenient(z.array(z.looseObject({ name: optStr, value: optStr }))),
+    expiresAt: lenient(z.string()),
+    expirationTime: lenient(z.string()),
   })
-  .transform(({ amount, originalAmount, ...rest }) => {
+  .transform(({ amount, originalAmount, expiresAt, expirationTime, ...rest }) => {
     const out: PixInitialization = { ...rest };
+    const expires = either(expiresAt, expirationTime);
+    if (expires !== undefined) out.expiresAt = expires;
     if (amount !== undefined) out.amountCents = amount;
     if (originalAmount !== undefined) out.originalAmountCents = originalAmount;
     return out;
   });
 
+/** The payment's answer (spec 2.8), or the transfer's (`delbank`): only `id` and `status` are needed. */
 export const pixPaymentSchema: z.ZodType<PixPayment> = z
   .looseObject({
-    id: str,
-    endToEndId: str,
+    id: z.union([z.string(), z.number().transform(String)]),
+    endToEndId: lenient(z.string()),
     status: str,
-    amount: wireMoney,
-    transactionNsu: z.number().optional(),
-    type: optStr,
-    createdAt: optStr,
-    description: nullish(z.string()),
-    payer: pixAccount.optional(),
-    beneficiary: pixAccount.optional(),
+    amount: lenient(wireMoney),
+    transactionNsu: lenient(z.number()),
+    type: lenient(z.string()),
+    createdAt: lenient(z.string()),
+    description: lenient(z.string()),
+    payer: lenient(pixAccount),
+    beneficiary: lenient(pixAccount),
   })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+  .transform(({ amount, ...rest }) => {
+    const out: PixPayment = { ...rest };
+    if (amount !== undefined) out.amountCents = amount;
+    return out;
+  });
 
 // ---------------------------------------------------------------------------------------------------------------
 // QR code creation
 
+/**
+ * The dynamic QR code: the spec's answer (v1: `qrCodePayload`, `expiresAt`) or the provider's (v2: `payloadPix`,
+ * `transactionId`, `payloadJws`, `expirationTime`). Only the payload is needed.
+ */
 export const dynamicQrSchema: z.ZodType<DynamicQrCode> = z
   .looseObject({
-    correlationId: str,
-    description: nullish(z.string()),
-    amount: wireMoney,
-    status: str,
-    expiresIn: z.number().optional(),
-    createdAt: optStr,
-    updatedAt: optStr,
-    expiresAt: optStr,
-    qrCodePayload: str,
-    qrCodeImageBase64: nullish(z.string()),
-    payer: nullish(looseRecord),
-    city: nullish(looseRecord),
+    correlationId: lenient(z.string()),
+    description: lenient(z.string()),
+    amount: lenient(wireMoney),
+    status: lenient(z.string()),
+    transactionId: lenient(z.string()),
+    payloadJws: lenient(z.string()),
+    expiresIn: lenient(z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)])),
+    createdAt: lenient(z.string()),
+    updatedAt: lenient(z.string()),
+    expiresAt: lenient(z.string()),
+    expirationTime: lenient(z.string()),
+    qrCodePayload: lenient(z.string().min(1)),
+    payloadPix: lenient(z.string().min(1)),
+    qrCodeImageBase64: lenient(z.string()),
+    payer: lenient(looseRecord),
+    city: lenient(looseRecord),
   })
-  .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
+  .refine((q) => q.qrCodePayload !== undefined || q.payloadPix !== undefined, {
+    message: 'expected qrCodePayload or payloadPix, got neither',
+    path: ['qrCodePayload'],
+  })
+  .transform(({ amount, qrCodePayload, payloadPix, expiresAt, expirationTime, ...rest }) => {
+    const out: DynamicQrCode = { ...rest, qrCodePayload: (qrCodePayload ?? payloadPix)! };
+    if (amount !== undefined) out.amountCents = amount;
+    const expires = either(expiresAt, expirationTime);
+    if (expires !== undefined) out.expiresAt = expires;
+    return out;
+  });
 
+/** The static QR code (spec 2.10): only the payload (`payloadPix`, or `qrCodePayload`) is needed. */
 export const staticQrSchema: z.ZodType<StaticQrCode> = z
   .looseObject({
-    transactionId: optStr,
-    correlationId: str,
-    amount: nullish(wireMoney),
-    pixKey: optStr,
-    beneficiaryName: optStr,
-    address: nullish(looseRecord),
-    additionalInfo: nullish(z.string()),
-    createdAt: optStr,
-    payloadPix: str,
-    base64Image: nullish(z.string()),
+    transactionId: lenient(z.union([z.string(), z.number().transform(String)])),
+    correlationId: lenient(z.string()),
+    amount: lenient(wireMoney),
+    pixKey: lenient(z.string()),
+    beneficiaryName: lenient(z.string()),
+    address: lenient(looseRecord),
+    additionalInfo: lenient(z.string()),
+    createdAt: lenient(z.string()),
+    payloadPix: lenient(z.string().min(1)),
+    qrCodePayload: lenient(z.string().min(1)),
+    base64Image: lenient(z.string()),
   })
-  .transform(({ amount, ...rest }) => {
-    const out: StaticQrCode = { ...rest };
+  .refine((q) => q.payloadPix !== undefined || q.qrCodePayload !== undefined, {
+    message: 'expected payloadPix or qrCodePayload, got neither',
+    path: ['payloadPix'],
+  })
+  .transform(({ amount, payloadPix, qrCodePayload, ...rest }) => {
+    const out: StaticQrCode = { ...rest, payloadPix: (payloadPix ?? qrCodePayload)! };
     if (amount !== undefined) out.amountCents = amount;
     return out;
   });

@@ -146,18 +146,24 @@ export interface Charge {
   updatedAt?: string;
 }
 
-/** Creation response of a BANKSLIP charge (spec 2.2): bar code, digitable line and our number are always there. */
-export interface BankSlipCharge extends Charge {
+/**
+ * A creation's answer: the charge exists once the bank answered 2xx, so only what the pipeline writes is required;
+ * `status` and `amountCents` are absent when the bank left them out or spelt them unreadably (never a reason to fail
+ * a row whose charge was created). `correlationId` is the one sent when the answer leaves it out.
+ */
+export type CreatedCharge = Omit<Charge, 'status' | 'amountCents'> & { status?: string; amountCents?: Cents };
+
+/** Creation response of a BANKSLIP charge (spec 2.2): bar code, digitable line and our number are what is needed. */
+export interface BankSlipCharge extends CreatedCharge {
   barCode: string;
   digitableLine: string;
   ourNumber: string;
-  dueDate: string;
 }
 
 /** Creation response of a PIX_STATIC / PIX_DYNAMIC charge (spec 2.3). */
-export interface PixCharge extends Charge {
+/** Creation response of a Pix charge (spec 2.3): the payload is what is needed; `payments` is empty on creation. */
+export interface PixCharge extends CreatedCharge {
   qrCode: string;
-  payments: ChargePayment[];
 }
 
 /** A payment received by a charge (shape not shown in the spec; other fields pass through untyped). */
@@ -304,6 +310,8 @@ export interface PixAccount {
 /** Result of a payment initialization (spec 2.7). */
 export interface PixInitialization {
   key?: string;
+  /** When the endToEndId stops being usable (wire `expiresAt`, or `expirationTime` as the provider's clients read it). */
+  expiresAt?: string;
   /** Single use, expires. */
   endToEndId: string;
   transactionId: string;
@@ -330,9 +338,11 @@ export interface PixPaymentRequest {
 /** A Pix QR code payment (spec 2.8). */
 export interface PixPayment {
   id: string;
-  endToEndId: string;
+  /** Absent when the bank's answer leaves it out (the caller knows it from the initialization). */
+  endToEndId?: string;
   status: string;
-  amountCents: Cents;
+  /** Absent when the bank's answer leaves it out or spells it unreadably: never a reason to fail a paid row. */
+  amountCents?: Cents;
   transactionNsu?: number;
   type?: string;
   createdAt?: string;
@@ -361,14 +371,20 @@ export interface CreateDynamicQrInput {
 }
 
 export interface DynamicQrCode {
-  correlationId: string;
+  correlationId?: string;
   description?: string;
-  amountCents: Cents;
-  status: string;
+  amountCents?: Cents;
+  status?: string;
+  /** The QR code's txid (the provider's v2 answer; not in the spec's). */
+  transactionId?: string;
+  /** The signed payload (the provider's v2 answer). */
+  payloadJws?: string;
   expiresIn?: number;
   createdAt?: string;
   updatedAt?: string;
+  /** Wire `expiresAt`, or `expirationTime`. */
   expiresAt?: string;
+  /** Wire `qrCodePayload` (spec), or `payloadPix` (the provider's v2 answer). */
   qrCodePayload: string;
   /** Base64 PNG, when PAYLOAD_AND_QRCODE was asked. */
   qrCodeImageBase64?: string;
@@ -389,13 +405,14 @@ export interface CreateStaticQrInput {
 
 export interface StaticQrCode {
   transactionId?: string;
-  correlationId: string;
+  correlationId?: string;
   amountCents?: Cents;
   pixKey?: string;
   beneficiaryName?: string;
   address?: Record<string, unknown>;
   additionalInfo?: string;
   createdAt?: string;
+  /** Wire `payloadPix`, or `qrCodePayload`. */
   payloadPix: string;
   /** PNG data URI. */
   base64Image?: string;

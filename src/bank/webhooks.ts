@@ -4,11 +4,9 @@
  * log secret as soon as it is seen, and is dropped from every record the client returns.
  */
 import { registerSecret } from '../log.js';
-import { type HttpTransport, segment } from './http.js';
+import type { HttpTransport } from './http.js';
 import { webhookListSchema, webhookSchema } from './schemas.js';
 import type { RequestOptions, Webhook, WebhookInput } from './types.js';
-
-const BASE = '/baas/api/v1/webhooks';
 
 function body(input: WebhookInput): Record<string, unknown> {
   registerSecret(input.authorization);
@@ -28,7 +26,13 @@ export class WebhooksResource {
   /** POST /baas/api/v1/webhooks. */
   create(input: WebhookInput, options: RequestOptions = {}): Promise<Webhook> {
     return this.#http.json(
-      { method: 'POST', path: BASE, withAccountId: true, body: body(input), signal: options.signal },
+      {
+        method: 'POST',
+        path: this.#http.path('webhooks'),
+        withAccountId: true,
+        body: body(input),
+        signal: options.signal,
+      },
       webhookSchema,
     );
   }
@@ -36,7 +40,7 @@ export class WebhooksResource {
   /** GET /baas/api/v1/webhooks: the webhooks registered with this API key. */
   list(options: RequestOptions = {}): Promise<Webhook[]> {
     return this.#http.json(
-      { method: 'GET', path: BASE, withAccountId: true, signal: options.signal },
+      { method: 'GET', path: this.#http.path('webhooks'), withAccountId: true, signal: options.signal },
       webhookListSchema,
     );
   }
@@ -44,7 +48,7 @@ export class WebhooksResource {
   /** GET /baas/api/v1/webhooks/{id}. Unknown id: NotFoundError. */
   get(id: string, options: RequestOptions = {}): Promise<Webhook> {
     return this.#http.json(
-      { method: 'GET', path: `${BASE}/${segment(id)}`, withAccountId: true, signal: options.signal },
+      { method: 'GET', path: this.#http.path('webhook', id), withAccountId: true, signal: options.signal },
       webhookSchema,
     );
   }
@@ -54,7 +58,7 @@ export class WebhooksResource {
     return this.#http.json(
       {
         method: 'PATCH',
-        path: `${BASE}/${segment(id)}`,
+        path: this.#http.path('webhook', id),
         withAccountId: true,
         body: body(input),
         signal: options.signal,
@@ -67,7 +71,7 @@ export class WebhooksResource {
   async delete(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#http.send({
       method: 'DELETE',
-      path: `${BASE}/${segment(id)}`,
+      path: this.#http.path('webhook', id),
       withAccountId: true,
       signal: options.signal,
     });

@@ -154,15 +154,39 @@ export function pixPaymentBody(request: PixPaymentRequest): Record<string, unkno
   });
 }
 
-/** Body of POST /baas/api/v1/pix/qrcode/dynamic (spec 2.9). */
-export function dynamicQrBody(input: CreateDynamicQrInput): Record<string, unknown> {
+/**
+ * The Pix QR payment as the provider's official clients send it: a transfer (POST /baas/api/v2/transfers). No
+ * `transferAt` (the clients leave it out unless scheduling): the body must be the same on every attempt, since a
+ * resend with the same IdempotencyKey and another body is a different request to the bank.
+ */
+export function pixTransferBody(request: PixPaymentRequest): Record<string, unknown> {
+  return {
+    ...pixPaymentBody(request),
+    type: 'Pix',
+    saveFavorite: false,
+    tags: [],
+    splitInstructions: [],
+  };
+}
+
+/**
+ * Body of the dynamic QR creation (spec 2.9). `expiresIn` is a number in the spec; the provider's clients send a
+ * string of digits ("86400"), hence `expiresInAs`.
+ */
+export function dynamicQrBody(
+  input: CreateDynamicQrInput,
+  expiresInAs: 'number' | 'string' = 'number',
+): Record<string, unknown> {
   return compact({
     type: 'PIX_DYNAMIC',
     correlationId: input.correlationId,
     amount: moneyToWire(input.amountCents),
     description: input.description,
     formatResponse: input.formatResponse,
-    expiresIn: input.expiresInSeconds,
+    expiresIn:
+      input.expiresInSeconds === undefined || expiresInAs === 'number'
+        ? input.expiresInSeconds
+        : String(input.expiresInSeconds),
     payer: input.payer,
     city: input.city,
     additionalInfos: input.additionalInfos,

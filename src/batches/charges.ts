@@ -19,7 +19,7 @@
  */
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
-import type { Charge } from '../bank/types.js';
+import type { CreatedCharge } from '../bank/types.js';
 import { MAX_BANK_SLIP_AMOUNT_CENTS } from '../formats/boleto.js';
 import {
   CHARGE_TYPES,
@@ -558,7 +558,7 @@ function isSlip(type: string): boolean {
 }
 
 /** The outputs of a created (or recovered) charge. */
-export function chargeOutput(charge: Charge): StepOutput {
+export function chargeOutput(charge: CreatedCharge): StepOutput {
   return {
     chargeStatus: charge.status ?? null,
     ourNumber: charge.ourNumber ?? null,

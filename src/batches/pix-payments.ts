@@ -4,12 +4,17 @@
  *
  * Steps and keys:
  * - `initialize` (create, IdempotencyKey = the row's key): POST payment-initialization with the payload. A resend with
- *   the same key gets the same initialization (same endToEndId) back.
+ *   the same key gets the same initialization (same endToEndId) back. In the `delbank` profile (src/formats/profiles.ts)
+ *   the request carries no key, as the provider's clients send none: a resend then hands out a NEW endToEndId. That
+ *   is safe because an initialization moves no money: only the last answered initialization is stored and paid, and
+ *   an endToEndId that is never used simply expires.
  * - `pay` (money): the payment body is mapped from the stored initialization by the client's `toPaymentRequest`
  *   (initiationType from the QR type, transactionId and endToEndId copied, the row's amount and description). It is
  *   sent with its OWN key, UUIDv5("pix-payments/pay", row key): derived, so it is the same on every attempt and run,
  *   and distinct from the initialization's key (one key per request: a bank that remembers keys per operation or
  *   globally sees two different requests). Besides the key, the single-use endToEndId guards against a second payment.
+ *   In the `delbank` profile the payment is a transfer (POST /baas/api/v2/transfers), with the same key: the
+ *   provider's clients send one there too, so exactly-once holds the same way in both profiles.
  *
  * Natural key: payload + amount in cents (the same QR code paid twice with the same amount is one intent; to pay a
  * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
@@ -140,7 +145,8 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
         return {
           paymentId: payment.id,
           paymentStatus: payment.status,
-          paidAmount: payment.amountCents,
+          // The bank paid: an answer without a readable amount leaves the column empty, never fails the row.
+          paidAmount: payment.amountCents ?? null,
         };
       },
     },

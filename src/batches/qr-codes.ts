@@ -3,10 +3,15 @@
  * (spec 2.9, 2.10, 4.4), and saves its PNG when `formatResponse` is PAYLOAD_AND_QRCODE.
  *
  * One step, `create`, whose request depends on the type:
- * - dynamic: POST /baas/api/v1/pix/qrcode/dynamic takes no IdempotencyKey. After an unknown outcome it is recovered
- *   by GET .../dynamic/{correlationId} (`qrCodes.getDynamic`, not in the spec, served by the sandbox;
- *   docs/service-gaps.md) and created only when that says 404. correlationId must be a GUID (spec 2.9).
- * - static: POST /baas/api/v2/pix/qrcode/static with the row's IdempotencyKey: a resend replays the first answer.
+ * - dynamic: POST .../pix/qrcode/dynamic (v1 in `interface`, v2 in `delbank`) takes no IdempotencyKey. After an
+ *   unknown outcome it is recovered by GET .../dynamic/{correlationId} (`qrCodes.getDynamic`, not in the spec, served
+ *   by the sandbox; docs/service-gaps.md) and created only when that says 404. correlationId must be a GUID (spec 2.9).
+ * - static: POST /baas/api/v2/pix/qrcode/static. In `interface` with the row's IdempotencyKey: a resend replays the
+ *   first answer. In `delbank` without (the provider's clients send none): after an unknown outcome it is looked up
+ *   by GET .../static/{correlationId} and created only when that says 404, like the dynamic one
+ *   (`qrCodes.recoverStatic`). Whether the provider finds a static code by correlationId there is not known
+ *   (docs/providers.md): if it answered 404 for a code that exists, a second code would be created (no money moves;
+ *   the bank may also refuse the repeated correlationId, and the row then fails with its answer).
  * The PNG is written inside the step (a local, repeatable effect), so a recovered or replayed creation writes it too.
  *
  * Natural key: the correlationId.
@@ -214,11 +219,9 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
       },
       async recover(ctx) {
         if (ctx.row.type === 'PIX_STATIC') {
-          // Keyed: resending with the same key replays the first answer.
-          return staticOutput(
-            ctx,
-            await ctx.client.qrCodes.createStatic(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal }),
-          );
+          // Keyed profile: a resend with the same key replays the first answer; keyless: a lookup (404 = absent).
+          const qr = await ctx.client.qrCodes.recoverStatic(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal });
+          return qr === undefined ? undefined : staticOutput(ctx, qr);
         }
         try {
           const qr = await ctx.client.qrCodes.getDynamic(ctx.row.input.correlationId, {

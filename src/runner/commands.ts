@@ -140,10 +140,16 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     // Loaded only when embedded: the sandbox (fastify, PDF and barcode libraries) is ~40 MB and ~1 s of start-up
     // that `validate` and runs against a real bank do not need (docs/performance.md).
     const { startSandbox, SANDBOX_PUBLIC_API_KEY } = await import('../sandbox/server.js');
+    const sandboxProfile = options.bank.sandboxProfile ?? options.bank.client?.profile ?? 'interface';
     sandbox = await startSandbox({
       dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
       host: options.bank.sandboxHost ?? '127.0.0.1',
       port: options.bank.sandboxPort ?? 0,
+      profile: sandboxProfile,
+      // The interface does not show the payment path: one the user moved is served there too (delbank's is fixed).
+      ...(sandboxProfile === 'interface' && options.bank.client?.paths?.pixPayment
+        ? { pixPaymentPath: options.bank.client.paths.pixPayment }
+        : {}),
       // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
       logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
     });

@@ -3,7 +3,7 @@
  * ./commands.ts so that `remessa validate` (./validate.ts) loads neither the bank client, the store nor the queue.
  */
 import { readFileSync } from 'node:fs';
-import type { BankClientOptions } from '../bank/client.js';
+import type { BankClientOptions, BankProfileName } from '../bank/client.js';
 import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
@@ -35,6 +35,8 @@ export interface RunnerOptions {
         sandboxHost?: string;
         /** Its port. @defaultValue 0 (a free port) */
         sandboxPort?: number;
+        /** The dialect it serves. @defaultValue the client's profile, else 'interface' */
+        sandboxProfile?: BankProfileName;
         /** Settings of the client talking to it (base URL and key are filled in). */
         client?: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'>;
         /** Account id (idempotency-key namespace). @defaultValue 'sandbox' */
@@ -109,9 +111,11 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
   const b = config.bank;
   const client: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'> = {
     accountId: b.accountId,
-    apiKeyHeader: b.headers.apiKey,
-    accountIdHeader: b.headers.accountId,
-    idempotencyKeyHeader: b.headers.idempotencyKey,
+    profile: b.profile,
+    paths: { ...b.paths },
+    ...(b.headers.apiKey ? { apiKeyHeader: b.headers.apiKey } : {}),
+    ...(b.headers.accountId ? { accountIdHeader: b.headers.accountId } : {}),
+    ...(b.headers.idempotencyKey ? { idempotencyKeyHeader: b.headers.idempotencyKey } : {}),
     connectTimeoutMs: b.timeouts.connectMs,
     headersTimeoutMs: b.timeouts.headersMs,
     bodyTimeoutMs: b.timeouts.bodyMs,
@@ -120,7 +124,6 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     maxDelayMs: b.retry.maxDelayMs,
     maxRetryAfterMs: b.retry.maxRetryAfterMs,
     connections: b.connections,
-    pixPaymentPath: b.pixPaymentPath,
     logger,
   };
   const tls = b.tls as { certFile?: string; keyFile?: string; caFile?: string };
@@ -133,6 +136,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
           sandboxDataFile: config.sandbox.dataFile,
           sandboxHost: config.sandbox.host,
           sandboxPort: config.sandbox.port,
+          sandboxProfile: config.sandbox.profile ?? b.profile,
           client,
           accountId: b.accountId ?? 'sandbox',
         }

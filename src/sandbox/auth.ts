@@ -1,6 +1,7 @@
 /**
  * API key check (spec section 5): every route, admin routes included, needs a known key in `x-service-api-key`
- * (the header name is the `apiKeyHeader` setting). Missing or unknown key: 401 with a problem body.
+ * (the header name is the `apiKeyHeader` setting, by default the profile's: `x-delbank-api-key` for `delbank`).
+ * Missing or unknown key: 401 with a problem body; a key under another profile's header name counts as missing.
  *
  * Known keys are the configured `apiKeys` plus `SANDBOX_PUBLIC_API_KEY` (unless `allowPublicKey` is false). The
  * public key works everywhere except webhook configuration (the webhooks area checks `request.sandboxAuth.isPublic`).

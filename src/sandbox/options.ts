@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { BANK_PROFILE_DEFINITIONS, BANK_PROFILES } from '../formats/profiles.js';
 import { faultRuleSchema } from './faults.js';
 
 /**
@@ -55,8 +56,13 @@ export const sandboxOptionsSchema = z.strictObject({
   apiKeys: z.array(z.string().min(1)).default([]),
   /** Whether `SANDBOX_PUBLIC_API_KEY` is accepted (it can never register webhooks). @defaultValue true */
   allowPublicKey: z.boolean().default(true),
-  /** Header that carries the API key (spec section 5). @defaultValue 'x-service-api-key' */
-  apiKeyHeader: z.string().min(1).default('x-service-api-key'),
+  /**
+   * The dialect served (src/sandbox/profiles.ts): 'interface' (the spec) or 'delbank' (the provider's official
+   * clients). Same rules, ledger, faults and webhooks in both. @defaultValue 'interface'
+   */
+  profile: z.enum(BANK_PROFILES).default('interface'),
+  /** Header that carries the API key. @defaultValue the profile's ('x-service-api-key'; 'x-delbank-api-key') */
+  apiKeyHeader: z.string().min(1).optional(),
   /** Bank code at the start of every bar code the sandbox makes (the service's samples use 435). @defaultValue '435' */
   bankCode: z
     .string()
@@ -141,10 +147,14 @@ export const sandboxOptionsSchema = z.strictObject({
 
 /** Settings as given by a caller: every field optional. */
 export type SandboxOptionsInput = z.input<typeof sandboxOptionsSchema>;
-/** Settings after parsing: defaults filled in, frozen. */
-export type SandboxOptions = Readonly<z.output<typeof sandboxOptionsSchema>>;
+/** Settings after parsing: defaults filled in (the API key header from the profile), frozen. */
+export type SandboxOptions = Readonly<z.output<typeof sandboxOptionsSchema> & { apiKeyHeader: string }>;
 
 /** Parses and freezes the options; an invalid value throws the zod error naming the field. */
 export function parseSandboxOptions(input: SandboxOptionsInput = {}): SandboxOptions {
-  return Object.freeze(sandboxOptionsSchema.parse(input));
+  const parsed = sandboxOptionsSchema.parse(input);
+  return Object.freeze({
+    ...parsed,
+    apiKeyHeader: parsed.apiKeyHeader ?? BANK_PROFILE_DEFINITIONS[parsed.profile].headers.apiKey,
+  });
 }

@@ -31,6 +31,7 @@ import { registerFaults } from './faults.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
+import { fastifyRewriteUrl, installProfileEdge } from './profiles.js';
 import { registerBillPaymentRoutes } from './routes/bill-payments.js';
 import { registerChargeRoutes } from './routes/charges.js';
 import { registerClaimRoutes } from './routes/claims.js';
@@ -96,15 +97,21 @@ export async function buildSandboxApp(
     logger: options.logger,
   };
 
+  // The provider profile is served at the edge (src/sandbox/profiles.ts): URL rewriting before routing.
+  const rewriteUrl = fastifyRewriteUrl(options.profile, options.pixPaymentPath);
   const app: FastifyInstance = options.logger
-    ? (fastify({ loggerInstance: options.logger as FastifyBaseLogger }) as unknown as FastifyInstance)
-    : fastify({ logger: false });
+    ? (fastify({
+        loggerInstance: options.logger as FastifyBaseLogger,
+        ...(rewriteUrl ? { rewriteUrl } : {}),
+      }) as unknown as FastifyInstance)
+    : fastify({ logger: false, ...(rewriteUrl ? { rewriteUrl } : {}) });
   app.addHook('onClose', async () => {
     db.close();
   });
 
   installJsonParsers(app);
   installApiKeyCheck(app, options);
+  installProfileEdge(app, options.profile);
   installErrorHandlers(app);
   registerAdminRoutes(app, ctx);
 

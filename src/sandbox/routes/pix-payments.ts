@@ -1,9 +1,11 @@
 /**
  * Pix QR code payment (spec 4.3, records 2.7 and 2.8): initialize with the BR Code, then pay.
  *
- *   POST /baas/api/v2/pix/qrcode/payment-initialization   parse the code, hand out an endToEndId (IdempotencyKey required)
+ *   POST /baas/api/v2/pix/qrcode/payment-initialization   parse the code, hand out an endToEndId (IdempotencyKey
+ *                                                          required; optional in the `delbank` profile)
  *   POST {pixPaymentPath}                                  pay (IdempotencyKey optional; honoured when sent)
- *   GET  {pixPaymentPath}/{endToEndId}                     the payment (sandbox addition, for unknown outcomes)
+ *   GET  {pixPaymentPath}/{endToEndId or id}               the payment (sandbox addition, for unknown outcomes)
+ * In the `delbank` profile the payment is reached as POST /baas/api/v2/transfers (src/sandbox/profiles.ts).
  *
  * `pixPaymentPath` is a setting (default /baas/api/v2/pix/qrcode/payment, the client's default too): the spec does not
  * show the payment operation's path.
@@ -41,6 +43,7 @@ import {
 import { ChargeStateError, findChargeByTxid, getCharge, markChargePaid, type StoredCharge } from '../charges-store.js';
 import { idempotencyFor } from '../idempotency.js';
 import { problem, SandboxHttpError } from '../problems.js';
+import { idempotencyKeyRequired } from '../profiles.js';
 import type { SandboxContext } from '../server.js';
 import {
   bodyObject,
@@ -170,7 +173,9 @@ interface InitRow {
 export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const paymentPath = ctx.options.pixPaymentPath;
 
-  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+  // The `delbank` dialect sends no key here (src/sandbox/profiles.ts): an initialization moves no money.
+  const initializationKey = { required: idempotencyKeyRequired(ctx.options.profile, 'pixPaymentInitialization') };
+  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotencyFor(ctx).hooks(initializationKey) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const payload = readString(errors, '$.payload', body.payload);
@@ -400,9 +405,10 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
 
   app.get(`${paymentPath}/:endToEndId`, async (request) => {
     const { endToEndId: e2e } = request.params as { endToEndId: string };
+    // By endToEndId, or by the payment's id (what the `delbank` clients' GET /baas/api/v2/transfers/{id} sends).
     const row = ctx.db
-      .prepare('SELECT record, status FROM pix_payments WHERE end_to_end_id = ? AND api_key_id = ?')
-      .get(e2e, request.sandboxAuth.keyId) as { record: string; status: string } | undefined;
+      .prepare('SELECT record, status FROM pix_payments WHERE (end_to_end_id = ? OR id = ?) AND api_key_id = ?')
+      .get(e2e, e2e, request.sandboxAuth.keyId) as { record: string; status: string } | undefined;
     if (!row) {
       throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'PIX_PAYMENT_NOT_FOUND' });
     }

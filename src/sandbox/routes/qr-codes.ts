@@ -4,8 +4,11 @@
  *
  *   POST /baas/api/v1/pix/qrcode/dynamic             create a dynamic QR charge (also answered on POST /baas/api/v1/charges)
  *   GET  /baas/api/v1/pix/qrcode/dynamic/{correlationId}   the dynamic QR charge (sandbox addition)
- *   POST /baas/api/v2/pix/qrcode/static              create a static QR code (IdempotencyKey required)
- *   GET  /baas/api/v2/pix/qrcode/static/{correlationId}    the static QR code (sandbox addition)
+ *   POST /baas/api/v2/pix/qrcode/static              create a static QR code (IdempotencyKey required; optional in
+ *                                                    the `delbank` profile, where the correlationId is the guard)
+ *   GET  /baas/api/v2/pix/qrcode/static/{correlationId or transactionId}   the static QR code (sandbox addition)
+ * The GET of a dynamic code takes its txid too. The `delbank` profile reaches the dynamic routes under v2
+ * (src/sandbox/profiles.ts).
  *
  * Dynamic QR charge states (only PENDING is given by the spec; the rest is the sandbox's decision):
  *
@@ -39,6 +42,7 @@ import {
 } from '../../formats/index.js';
 import { idempotencyFor } from '../idempotency.js';
 import { problem, SandboxHttpError, validationProblem } from '../problems.js';
+import { idempotencyKeyRequired } from '../profiles.js';
 import type { SandboxContext } from '../server.js';
 
 export const DYNAMIC_QR_PATH = '/baas/api/v1/pix/qrcode/dynamic';
@@ -455,13 +459,19 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   app.get(`${DYNAMIC_QR_PATH}/:correlationId`, async (request) => {
     const { correlationId } = request.params as { correlationId: string };
-    const qr = findByCorrelation(ctx, request.sandboxAuth.keyId, 'DYNAMIC', correlationId);
+    // By correlationId, or by txid (the `delbank` clients' GET .../dynamic/{id}).
+    const byTxid = findQrCodeByTxid(ctx, correlationId);
+    const qr =
+      findByCorrelation(ctx, request.sandboxAuth.keyId, 'DYNAMIC', correlationId) ??
+      (byTxid?.kind === 'DYNAMIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
     const { formatResponse } = request.query as { formatResponse?: string };
     return withImage(dynamicToWire(qr), qr.payload, formatResponse, 'qrCodeImageBase64');
   });
 
-  app.post(STATIC_QR_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+  // The `delbank` dialect sends no key here (src/sandbox/profiles.ts): the correlationId is the only guard.
+  const staticKey = { required: idempotencyKeyRequired(ctx.options.profile, 'staticQr') };
+  app.post(STATIC_QR_PATH, { ...idempotencyFor(ctx).hooks(staticKey) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const correlationId = readString(errors, '$.correlationId', body.correlationId);
@@ -547,7 +557,11 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
 
   app.get(`${STATIC_QR_PATH}/:correlationId`, async (request) => {
     const { correlationId } = request.params as { correlationId: string };
-    const qr = findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', correlationId);
+    // By correlationId, or by transactionId (the `delbank` clients' GET .../static/{transactionIdentifier}).
+    const byTxid = findQrCodeByTxid(ctx, correlationId);
+    const qr =
+      findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', correlationId) ??
+      (byTxid?.kind === 'STATIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
     const { formatResponse } = request.query as { formatResponse?: string };
     return withImage(qr.record, qr.payload, formatResponse ?? 'PAYLOAD_AND_QRCODE', 'base64Image');
