@@ -507,4 +507,5 @@ export const chargesKind: BatchKind<ChargeRow> = {
     },
   ],
   resultColumns: ['chargeStatus', 'ourNumber', 'barCode', 'digitableLine', 'qrCode', 'pdfFile'],
+  resultFileColumns: ['pdfFile'],
 };
