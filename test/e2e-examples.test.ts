@@ -159,7 +159,8 @@ describe('examples through the daemon', () => {
     expectAll(rows, 'succeeded');
     for (const r of rows) {
       expect(r.imageFile).not.toBe('');
-      const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'qr-codes', 'qr-codes', r.imageFile!)));
+      const base = (await answersOf(ws, 'qr-codes', 'qr-codes'))[0]!.base;
+      const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'qr-codes', base, r.imageFile!)));
       const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
       expect(decoded?.data).toBe(r.qrCodePayload);
     }
