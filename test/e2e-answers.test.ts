@@ -246,4 +246,28 @@ describe('a row settled after its answer', () => {
     expect((await answersOf(ws, 'charges', 'charges-settle'))[0]!.results).toHaveLength(2);
     for (const e of await sandbox.effects()) expect(e.count, `${e.kind} ${e.key}`).toBe(1);
   }, 120_000);
+
+  it('run FILE outside the inbox, killed before its answer was known: given again, it keeps its one taking', async () => {
+    const ws = await makeWorkspace(sandbox.url);
+    const file = path.join(ws.dir, 'charges-given.csv');
+    await fs.writeFile(file, csv(slip('GIVEN-1', '50.00')));
+    const env = { REMESSA_LOG_LEVEL: 'warn' };
+    const killed = await runCli(['run', '--config', ws.config, file], {
+      env: { ...env, REMESSA_TEST_CRASH_AT: 'answer-renamed' },
+    });
+    expect(killed.code).toBe('SIGKILL');
+    const [answer] = await answersOf(ws, 'charges', 'charges-given');
+    const v1 = await fs.readFile(answer!.results[0]!, 'utf8');
+
+    const again = await runCli(['run', '--config', ws.config, file], { env });
+    expect(again.code, again.stdout + again.stderr.slice(-2000)).toBe(0);
+    expect(again.stdout).toContain(`-> ${answer!.results[0]!}`);
+    const answers = await answersOf(ws, 'charges', 'charges-given');
+    expect(answers).toHaveLength(1);
+    expect(answers[0]!.results).toEqual([answer!.results[0]!]);
+    expect(await fs.readFile(answer!.results[0]!, 'utf8')).toBe(v1);
+    expect(parseResultCsv(v1).map((r) => r.status)).toEqual(['succeeded']);
+    const status = await runCli(['status', '--config', ws.config], { env });
+    expect(status.stdout).toContain(`-> ${answer!.base}`);
+  }, 60_000);
 });

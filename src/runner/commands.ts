@@ -394,6 +394,15 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
     );
   };
   try {
+    // A file given again after a stop or a crash resumes its unanswered batch (looked up before the retries below
+    // finish and answer that batch, which would make it look like a new taking).
+    const given = new Map<string, { id: string; takenAt: string; sha256: string }>();
+    for (const file of files) {
+      const abs = path.resolve(file);
+      if (!path.relative(options.folders.inbox, abs).startsWith('..')) continue;
+      const sha256 = await sha256File(abs).catch(() => undefined);
+      if (sha256 !== undefined) given.set(abs, { ...pipeline.givenIntake(abs, sha256), sha256 });
+    }
     await pipeline.resumeUncertain(abort.signal);
     if (files.length > 0) {
       for (const file of files) {
@@ -414,6 +423,7 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
           relativePath: file,
           takenAt: new Date().toISOString(),
         };
+        const earlier = given.get(abs);
         const sha256 = await sha256File(abs);
         if (!k) {
           meta.unknownKindReason = `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`;
@@ -423,11 +433,11 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
         const inInbox = !path.relative(options.folders.inbox, abs).startsWith('..');
         let item: WorkItem | undefined;
         if (!inInbox) {
-          // Read where it is: the same file given again after a stop or a crash resumes its unanswered batch.
-          const given = pipeline.givenIntake(abs, sha256);
+          // Read where it is, as the taking found above when its bytes did not change since.
+          const intake = earlier?.sha256 === sha256 ? earlier : pipeline.givenIntake(abs, sha256);
           meta.relativePath = abs;
-          meta.takenAt = given.takenAt;
-          item = { id: given.id, dir: path.dirname(abs), file: abs, meta };
+          meta.takenAt = intake.takenAt;
+          item = { id: intake.id, dir: path.dirname(abs), file: abs, meta };
         } else {
           const { takenAt: _, ...rest } = meta;
           item = await takeIntoWorkArea(pipeline.workDir, abs, rest);
@@ -524,8 +534,13 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
+    const intake = intakeForBatch(store, b.id);
+    const answer =
+      intake && intake.answerVersion > 0
+        ? `  -> ${intake.answerName}${intake.answerVersion > 1 ? ` v${intake.answerVersion}` : ''}`
+        : '';
     lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})`,
+      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})${answer}`,
     );
   }
   if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);
