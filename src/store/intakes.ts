@@ -153,11 +153,12 @@ export function unansweredIntakeOf(store: Store, source: string, contentSha256: 
   return r && toIntake(r);
 }
 
-/** The first earlier taking with the same bytes (for the summary of a copy), if any. */
+/** The first earlier taking with the same bytes that was answered with a result (for the summary of a copy). */
 export function earlierSameContent(store: Store, intake: IntakeRecord): IntakeRecord | undefined {
   const r = store.db
     .prepare(
       `SELECT * FROM intakes WHERE content_sha256 = ? AND id <> ? AND (taken_at < ? OR (taken_at = ? AND id < ?))
+         AND answer_type = 'result'
        ORDER BY taken_at, id LIMIT 1`,
     )
     .get(intake.contentSha256, intake.id, intake.takenAt, intake.takenAt, intake.id) as IntakeSql | undefined;
