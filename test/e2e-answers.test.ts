@@ -170,7 +170,7 @@ describe('each file its own answer', () => {
     // The summary keeps the whole name; the input is archived under the answer's name.
     expect(JSON.parse(await fs.readFile(path.join(ws.outbox, 'charges', answer.summary), 'utf8')).file).toBe(name);
     await waitFor('archived', async () => (await fs.readdir(path.join(ws.archive, 'charges'))).includes(`${base}.csv`));
-    expect(await fs.readdir(path.join(ws.data, 'work'))).toEqual([]);
+    await waitFor('the work area emptied', async () => (await fs.readdir(path.join(ws.data, 'work'))).length === 0);
     expect(await created()).toBe(before + 1);
   }, 60_000);
 });
