@@ -150,6 +150,50 @@ describe('each file its own answer', () => {
     for (const e of await sandbox.effects()) expect(e.count, `${e.kind} ${e.key}`).toBe(1);
   }, 60_000);
 
+  it('a copy answered while its original was in flight gets a new version once the original is done', async () => {
+    // Its own daemon, whose time limits outlast the bank's slowness: the original must succeed, late.
+    const ws = await makeWorkspace(sandbox.url, {
+      bank: { timeouts: { connectMs: 2000, headersMs: 15_000, bodyMs: 15_000 } },
+    });
+    const daemon = startDaemon(ws);
+    daemons.push(daemon);
+    await sandbox.setFaults([{ route: 'POST /v1/charges', latencyMs: 4000 }]);
+    try {
+      const bytes = Buffer.from(csv(slip('SLOW-1', '60.00')));
+      await drop(ws, bytes, 'charges/lento.csv');
+      await waitFor(
+        'the original taken',
+        async () => (await fs.readdir(path.join(ws.data, 'work')).catch(() => [])).length === 1,
+      );
+      await drop(ws, bytes, 'charges/lento-copia.csv');
+      const [copy] = await waitFor('the copy answered', async () => {
+        const a = await answersOf(ws, 'charges', 'lento-copia');
+        return a.length === 1 && a[0]!.summaries.length === 1 ? a : undefined;
+      });
+      const v1 = parseResultCsv(await fs.readFile(copy!.results[0]!, 'utf8'));
+      expect(v1.map((r) => r.status)).toEqual(['duplicate']);
+      expect(v1[0]!.errorMessage).toMatch(/\(original: not finished yet\)$/);
+      expect(v1[0]!.digitableLine).toBe('');
+
+      const [after] = await waitFor('the copy answered again', async () => {
+        const a = await answersOf(ws, 'charges', 'lento-copia');
+        return a[0]!.summaries.length === 2 ? a : undefined;
+      });
+      expect(after!.results.map((f) => path.basename(f))).toEqual([
+        `${copy!.base}.result.csv`,
+        `${copy!.base}.result.v2.csv`,
+      ]);
+      const v2 = parseResultCsv(await fs.readFile(after!.results[1]!, 'utf8'));
+      expect(v2[0]!.errorMessage, JSON.stringify(v2)).toMatch(/\(original: succeeded\)$/);
+      expect(v2[0]!.digitableLine).toMatch(/^\d{47}$/);
+      const [original] = await answersOf(ws, 'charges', 'lento');
+      expect(v2[0]!.pdfFile).toBe(`../${original!.base}/SLOW-1.pdf`);
+    } finally {
+      await sandbox.clearFaults();
+      await stopDaemon(daemon);
+    }
+  }, 60_000);
+
   it('a 250-character file name: answered once, under a name that fits the file system', async () => {
     const before = await created();
     const name = `cobranca-${'x'.repeat(250 - 'cobranca-'.length - '.csv'.length)}.csv`;

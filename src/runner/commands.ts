@@ -312,6 +312,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     }
     const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind });
     if (written.written) log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
+    // Rows of this batch that other files' answers show as their originals (duplicates answered while these were
+    // not finished): those answers get their new version now, not at the next retry pass.
+    await answerPending();
     return { state: 'done', answer: 'result', counts, file: written.resultPath };
   }
 
