@@ -320,6 +320,29 @@ describe('answerIntake: versions, never overwritten', () => {
     expect(adopted).toMatchObject({ version: 1, written: false });
     expect(getIntake(store, id2)).toMatchObject({ answerVersion: 1, writingVersion: null });
     expect(readdirSync(path.join(outboxDir(), 'charges')).filter((f) => f.startsWith('mar.'))).toHaveLength(2);
+
+    // A crash between the two renames (the result in place, its summary not): the summary is written, nothing else.
+    const id3 = setUp('20261123T134006Z-00000006', 'abr.csv');
+    store.ingest(id3, [valid(2, 'W-3', 'Cid', 3000)]);
+    store.finishIngest(id3, 'send-valid');
+    store.markBatchRunning(id3);
+    store.recordIntent(id3, 2, 'create');
+    store.recordStepDone(id3, 2, 'create', { ourNumber: '3' }, true);
+    store.markBatchDone(id3);
+    beginAnswer(store, id3, 1, store.getBatch(id3)!.changes);
+    const half = await writeResult(store, id3, { outboxDir: outboxDir(), kind, name: `abr.${id3}` });
+    const resultText = readFileSync(half.resultPath, 'utf8');
+    rmSync(half.summaryPath);
+    expect(await answerIntake(store, id3, { outboxDir: outboxDir(), kind })).toMatchObject({
+      version: 1,
+      written: false,
+    });
+    expect(readdirSync(path.join(outboxDir(), 'charges')).filter((f) => f.startsWith('abr.'))).toEqual([
+      `abr.${id3}.result.csv`,
+      `abr.${id3}.summary.json`,
+    ]);
+    expect(readFileSync(half.resultPath, 'utf8')).toBe(resultText);
+    expect(JSON.parse(readFileSync(half.summaryPath, 'utf8'))).toMatchObject({ version: 1, counts: { succeeded: 1 } });
   });
 
   it('a duplicate of another file: marked stale when its original settles; file columns name the original folder', async () => {

@@ -57,6 +57,8 @@ export interface WriteResultOptions {
   dialect?: Dialect;
   /** Write nothing when the result file would hold exactly these bytes (SHA-256, hex): the current version's. */
   unlessSha256?: string | null;
+  /** The result file of this version is in place (read from the same store state): write only its summary. */
+  summaryOnly?: boolean;
 }
 
 export interface ResultSummary {
@@ -140,10 +142,13 @@ export async function writeResult(
   // that name is free. Leftovers of a crash are dot files ending in .tmp, like the writers' own.
   const staging = path.join(dir, `.${randomBytes(6).toString('hex')}.answer.tmp`);
 
-  const writer = await createResultWriter(staging, {
-    dialect,
-    header: [...batch.header, ...RESULT_STATUS_COLUMNS, ...resultColumns],
-  });
+  // Only the summary is missing (a crash between the two renames): the result stays as it is.
+  const writer = options.summaryOnly
+    ? undefined
+    : await createResultWriter(staging, {
+        dialect,
+        header: [...batch.header, ...RESULT_STATUS_COLUMNS, ...resultColumns],
+      });
   const counts = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
   const cents = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
   let rows = 0;
@@ -159,18 +164,19 @@ export async function writeResult(
         const status = rowOutcome(row.state);
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
-        await writer.write(resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header));
+        await writer?.write(resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header));
       }
     }
-    await writer.close();
-    sha256 = await sha256Of(staging);
-    if (sha256 === options.unlessSha256) {
-      await fs.rm(staging, { force: true });
+    if (!writer) {
+      sha256 = await sha256Of(resultPath);
     } else {
-      await renameNoClobber(staging, resultPath);
+      await writer.close();
+      sha256 = await sha256Of(staging);
+      if (sha256 === options.unlessSha256) await fs.rm(staging, { force: true });
+      else await renameNoClobber(staging, resultPath);
     }
   } catch (error) {
-    await writer.abort();
+    await writer?.abort();
     await fs.rm(staging, { force: true });
     throw error;
   }
@@ -274,9 +280,21 @@ async function answerIntakeNow(
     return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
   }
   // A crash after the files of the version being written were renamed, before the store knew: adopt them when
-  // nothing changed since they were read (they are then exactly what would be written again).
+  // nothing changed since they were read (they are then exactly what would be written again); a crash between the
+  // two renames left the result alone: its summary is written now.
   if (intake.writingVersion !== null && intake.writingChanges === changes) {
     const p = paths(intake.writingVersion);
+    if ((await exists(p.resultPath)) && !(await exists(p.summaryPath))) {
+      await writeResult(store, intake.batchId, {
+        outboxDir: options.outboxDir,
+        kind: options.kind,
+        name: intake.answerName,
+        version: intake.writingVersion,
+        intake,
+        ...withCopyOf(store, intake),
+        summaryOnly: true,
+      });
+    }
     if ((await exists(p.resultPath)) && (await exists(p.summaryPath))) {
       markAnswered(store, intakeId, {
         type: 'result',
@@ -291,14 +309,13 @@ async function answerIntakeNow(
   let version = intake.answerVersion + 1;
   while ((await exists(paths(version).resultPath)) || (await exists(paths(version).summaryPath))) version++;
   beginAnswer(store, intakeId, version, changes);
-  const copyOf = earlierSameContent(store, intake);
   const out = await writeResult(store, intake.batchId, {
     outboxDir: options.outboxDir,
     kind: options.kind,
     name: intake.answerName,
     version,
     intake,
-    ...(copyOf ? { copyOf } : {}),
+    ...withCopyOf(store, intake),
     // A retried row that stays as it was: the current version still says it all; no new version.
     unlessSha256: intake.answerVersion > 0 ? intake.answerSha256 : null,
   });
@@ -320,6 +337,11 @@ async function answerIntakeNow(
     sha256: out.sha256,
   });
   return { resultPath: out.resultPath, summaryPath: out.summaryPath, version, written: true };
+}
+
+function withCopyOf(store: Store, intake: IntakeRecord): { copyOf?: IntakeRecord } {
+  const copyOf = earlierSameContent(store, intake);
+  return copyOf ? { copyOf } : {};
 }
 
 async function exists(file: string): Promise<boolean> {
