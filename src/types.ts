@@ -1,8 +1,13 @@
 /**
  * The nouns of remessa, named once.
  *
- * - **batch**: one input file dropped in the inbox, identified by the SHA-256 of its content. It belongs to one
- *   **kind** (charges, bill-payments, ...), given by its inbox folder or its name prefix.
+ * - **batch**: one input file dropped in the inbox: one **intake** (taking) of it, identified by the intake id
+ *   `<UTC stamp of the take>-<8 hex>` (src/store/intakes.ts), never by its content: the same name or the same bytes
+ *   dropped again is another batch with its own answer (its rows then `duplicate`). The SHA-256 of the content is
+ *   kept, to say that a file repeats an earlier one. It belongs to one **kind** (charges, bill-payments, ...), given by
+ *   its inbox folder or its name prefix.
+ * - **answer**: what a batch gets in the outbox: a result file with its summary (new versions `.vN` when rows change
+ *   afterwards) or a rejection note, all named `<name>.<intake id>...` (src/outbox/names.ts); never overwritten.
  * - **row**: one data line of a batch, addressed by its 1-based line number in the file (the header is line 1).
  *   A row is validated into a typed value of its kind, or rejected with cell errors.
  * - **step**: one call to the bank that a row needs (create, fetch PDF, look up, pay, ...). A kind lists its steps in

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  answersOf,
   EXAMPLES,
   parseResultCsv,
   runCli,
@@ -23,6 +24,8 @@ import {
   waitFor,
   waitForAnswer,
 } from './e2e-harness.js';
+
+const outboxOf = (dir: string) => ({ outbox: path.join(dir, 'outbox') });
 
 let dir: string;
 let config: string;
@@ -127,7 +130,7 @@ describe('remessa run', () => {
     expect(stdout).toMatch(/charges\/charges\.csv: succeeded 5/);
     expect(stdout).toMatch(/bill-payments-nightly\.csv: succeeded 4/);
     const bills = parseResultCsv(
-      await fs.readFile(path.join(dir, 'outbox', 'bill-payments', 'bill-payments-nightly.result.csv')),
+      await fs.readFile((await answersOf(outboxOf(dir), 'bill-payments', 'bill-payments-nightly'))[0]!.results[0]!),
     );
     expect(bills.map((b) => b.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     // Taken files are archived; the partial file stays.
@@ -154,9 +157,10 @@ describe('remessa run', () => {
     const { code, stdout } = await runCli(['run', '--config', config, target], { env });
     expect(code, stdout).toBe(0);
     expect(await fs.readdir(path.dirname(target))).toEqual([]);
-    expect((await fs.readdir(path.join(dir, 'archive', 'qr-codes')))[0]).toMatch(/_qr\.csv$/);
+    const base = (await answersOf(outboxOf(dir), 'qr-codes', 'qr'))[0]!.base;
+    expect(await fs.readdir(path.join(dir, 'archive', 'qr-codes'))).toEqual([`${base}.csv`]);
     expect(await fs.readdir(path.join(dir, 'data', 'work'))).toEqual([]);
-    expect(await fs.readdir(path.join(dir, 'outbox', 'qr-codes', 'qr'))).toHaveLength(2);
+    expect(await fs.readdir(path.join(dir, 'outbox', 'qr-codes', base))).toHaveLength(2);
   });
 
   it('exits 1 when a row did not succeed, and for a rejected file', async () => {
@@ -170,7 +174,7 @@ describe('remessa run', () => {
     const rejected = await runCli(['run', '--config', config, empty], { env });
     expect(rejected.code).toBe(1);
     expect(rejected.stdout).toMatch(/rejected/);
-    expect(await fs.readFile(path.join(dir, 'outbox', 'claims', 'claims-empty.rejected.txt'), 'utf8')).toMatch(
+    expect(await fs.readFile((await answersOf(outboxOf(dir), 'claims', 'claims-empty'))[0]!.rejected!, 'utf8')).toMatch(
       /FILE_EMPTY/,
     );
   });

@@ -14,6 +14,7 @@ import { bankSlipBarCodeToLine, buildBankSlipBarCode } from '../src/formats/inde
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { KIND_NAMES } from '../src/types.js';
 import {
+  answersOf,
   drop,
   E2E_PROFILES,
   EXAMPLES,
@@ -26,6 +27,7 @@ import {
   startSandboxProcess,
   stopDaemon,
   type Workspace,
+  waitFor,
   waitForAnswer,
 } from './e2e-harness.js';
 
@@ -100,7 +102,9 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
         expect(r.barCode).toMatch(/^\d{44}$/);
         expect(r.digitableLine).toMatch(/^\d{47}$/);
         expect(r.pdfFile).toBe(`${r.correlationId}.pdf`);
-        const pdf = await fs.readFile(path.join(ws.outbox, 'charges', 'charges', r.pdfFile!));
+        const pdf = await fs.readFile(
+          path.join(ws.outbox, 'charges', (await answersOf(ws, 'charges', 'charges'))[0]!.base, r.pdfFile!),
+        );
         expect(pdf.subarray(0, 4).toString('latin1')).toBe('%PDF');
         const parser = new PDFParse({ data: new Uint8Array(pdf) });
         try {
@@ -115,14 +119,18 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       for (const r of rows.slice(0, 2)) expect(r.imageFile).toBe('');
       for (const r of rows.slice(2)) {
         expect(r.imageFile).toBe(`${r.correlationId}.png`);
-        const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'charges', 'charges', r.imageFile!)));
+        const chargesBase = (await answersOf(ws, 'charges', 'charges'))[0]!.base;
+        const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'charges', chargesBase, r.imageFile!)));
         expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(r.qrCode);
       }
-      const summary = JSON.parse(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.summary.json'), 'utf8'));
+      const summary = JSON.parse(
+        await fs.readFile((await answersOf(ws, 'charges', 'charges'))[0]!.summaries[0]!, 'utf8'),
+      );
       expect(summary.counts.succeeded).toBe(5);
       // The original is archived, the inbox folder is empty again.
       expect(await fs.readdir(path.join(ws.inbox, 'charges'))).toEqual([]);
-      expect((await fs.readdir(path.join(ws.archive, 'charges'))).some((f) => f.endsWith('_charges.csv'))).toBe(true);
+      const base = (await answersOf(ws, 'charges', 'charges'))[0]!.base;
+      expect(await fs.readdir(path.join(ws.archive, 'charges'))).toContain(`${base}.csv`);
     });
 
     it('charge updates and voids act on the charges created above', async () => {
@@ -161,7 +169,8 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       expectAll(rows, 'succeeded');
       for (const r of rows) {
         expect(r.imageFile).not.toBe('');
-        const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'qr-codes', 'qr-codes', r.imageFile!)));
+        const base = (await answersOf(ws, 'qr-codes', 'qr-codes'))[0]!.base;
+        const png = PNG.sync.read(await fs.readFile(path.join(ws.outbox, 'qr-codes', base, r.imageFile!)));
         const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
         expect(decoded?.data).toBe(r.qrCodePayload);
       }
@@ -217,10 +226,17 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
   describe('nothing twice', () => {
     it('the same file dropped again, and the same rows in another file, make no request that acts', async () => {
       const before = await totalEffects();
-      // Same name: remove the first answer so the second one can be seen arriving.
-      await fs.rm(path.join(ws.outbox, 'bill-payments', 'bill-payments.result.csv'));
+      // Same name, same bytes: its own answer beside the first one, which stays as it was.
+      const [first] = await answersOf(ws, 'bill-payments', 'bill-payments');
+      const firstText = await fs.readFile(first!.results[0]!, 'utf8');
       await drop(ws, path.join(EXAMPLES, 'bill-payments.csv'), 'bill-payments/bill-payments.csv');
+      await waitFor(
+        'the second answer',
+        async () => (await answersOf(ws, 'bill-payments', 'bill-payments')).length === 2,
+      );
       const again = await result('bill-payments', 'bill-payments');
+      expect(again.map((r) => r.status)).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate']);
+      expect(await fs.readFile(first!.results[0]!, 'utf8')).toBe(firstText);
       expect(again).toHaveLength(4);
       for (const r of again) expect(['succeeded', 'duplicate']).toContain(r.status);
       expect(again.map((r) => r.paidAmount)).toEqual(['150.00', '250.00', '490.00', '89.90']);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bankSlipBarCodeToLine, buildBankSlipBarCode } from '../src/formats/index.js';
 import {
+  answersOf,
   E2E_PROFILES,
   makeWorkspace,
   parseResultCsv,
@@ -111,7 +112,7 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       expect(first.code, `${first.stdout}\n${first.stderr.slice(-3000)}\n${JSON.stringify(faults)}`).toBe(0);
 
       const read = async (kind: string, stem: string) =>
-        parseResultCsv(await fs.readFile(path.join(ws.outbox, kind, `${stem}.result.csv`)));
+        parseResultCsv(await fs.readFile((await answersOf(ws, kind, stem)).at(-1)!.results.at(-1)!));
       const bills = await read('bill-payments', 'faulty-bills');
       const charges = await read('charges', 'faulty-charges');
       const qr = await read('qr-codes', 'faulty-qr');

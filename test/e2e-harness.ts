@@ -234,26 +234,74 @@ export async function drop(ws: Workspace, source: string | Buffer, relative: str
   await fs.rename(tmp, target);
 }
 
-/** Waits for the one answer of `<kind>/<stem>`: the result CSV or the rejection. */
+/** One answer in an outbox folder: the base name `<stem>.<intake id>` and its files (src/outbox/names.ts). */
+export interface AnswerFiles {
+  /** `<stem>.<YYYYMMDD>T<HHMMSS>Z-<8 hex>` */
+  base: string;
+  /** Result files, oldest version first (`.result.csv`, `.result.v2.csv`, ...). */
+  results: string[];
+  /** Summaries, oldest version first. */
+  summaries: string[];
+  rejected: string | undefined;
+}
+
+const ANSWER_FILE =
+  /^(.*\.\d{8}T\d{6}Z-[0-9a-f]{8})\.(result(?:\.v(\d+))?\.csv|summary(?:\.v(\d+))?\.json|rejected\.txt)$/;
+
+/** Every answer of files named `<stem>.*` in `outbox/<kindFolder>/`, oldest taking first. */
+export async function answersOf(
+  ws: Pick<Workspace, 'outbox'>,
+  kindFolder: string,
+  stem: string,
+): Promise<AnswerFiles[]> {
+  const dir = path.join(ws.outbox, kindFolder);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const byBase = new Map<string, AnswerFiles & { v: Map<string, number> }>();
+  for (const name of names) {
+    const m = ANSWER_FILE.exec(name);
+    if (!m || m[1]!.slice(0, m[1]!.lastIndexOf('.')) !== stem) continue;
+    const base = m[1]!;
+    let a = byBase.get(base);
+    if (!a) {
+      a = { base, results: [], summaries: [], rejected: undefined, v: new Map() };
+      byBase.set(base, a);
+    }
+    const file = path.join(dir, name);
+    if (m[2]!.startsWith('result')) a.results.push(file);
+    else if (m[2]!.startsWith('summary')) a.summaries.push(file);
+    else a.rejected = file;
+    a.v.set(file, Number(m[3] ?? m[4] ?? 1));
+  }
+  return [...byBase.values()]
+    .sort((x, y) => (x.base < y.base ? -1 : 1))
+    .map(({ v, ...a }) => ({
+      ...a,
+      results: a.results.sort((x, y) => v.get(x)! - v.get(y)!),
+      summaries: a.summaries.sort((x, y) => v.get(x)! - v.get(y)!),
+    }));
+}
+
+/**
+ * Waits for the answer of `<kind>/<stem>` (the latest taking of that name): the result CSV (its latest version) or
+ * the rejection.
+ */
 export async function waitForAnswer(
-  ws: Workspace,
+  ws: Pick<Workspace, 'outbox'>,
   kindFolder: string,
   stem: string,
   timeoutMs = 60_000,
 ): Promise<{ type: 'result' | 'rejected'; file: string; text: string }> {
-  const result = path.join(ws.outbox, kindFolder, `${stem}.result.csv`);
-  const rejected = path.join(ws.outbox, kindFolder, `${stem}.rejected.txt`);
   return waitFor(
     `the answer to ${kindFolder}/${stem}`,
     async () => {
-      for (const [type, file] of [
-        ['result', result],
-        ['rejected', rejected],
-      ] as const) {
-        const text = await fs.readFile(file, 'utf8').catch(() => undefined);
-        if (text !== undefined) return { type, file, text };
-      }
-      return undefined;
+      const latest = (await answersOf(ws, kindFolder, stem)).at(-1);
+      if (!latest) return undefined;
+      const [type, file] = latest.rejected
+        ? (['rejected', latest.rejected] as const)
+        : (['result', latest.results.at(-1)] as const);
+      if (!file) return undefined;
+      const text = await fs.readFile(file, 'utf8').catch(() => undefined);
+      return text === undefined ? undefined : { type, file, text };
     },
     timeoutMs,
   );

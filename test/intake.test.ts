@@ -152,9 +152,9 @@ describe('Intake', () => {
     expect(jan.content).toBe('a,b\n1,2\n');
     const archived = await listArchive();
     expect(archived).toHaveLength(2);
-    expect(archived.some((a) => a.startsWith('charges/') && a.endsWith(`_${jan.sha256.slice(0, 12)}_jan.csv`))).toBe(
-      true,
-    );
+    // Archived under the taking's name (src/outbox/names.ts): the answers' base name and the input's extension.
+    expect(jan.item.id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+    expect(archived).toContain(`charges/jan.${jan.item.id}.csv`);
     // Ignored files stay where they are; the work area is empty.
     expect(await fs.readdir(path.join(opts.inboxDir, 'charges'))).toEqual(['skip.tmp']);
     expect(await fs.readdir(opts.inboxDir)).toContain('.hidden');
@@ -193,7 +193,7 @@ describe('Intake', () => {
     await until(() => seen.length === 1);
     await intake.onIdle();
     await until(async () => (await listArchive()).length === 2);
-    expect((await listArchive()).some((a) => a.endsWith('k.csv.done'))).toBe(true);
+    expect((await listArchive()).some((a) => /^claims\/k\.\d{8}T\d{6}Z-[0-9a-f]{8}\.csv\.done$/.test(a))).toBe(true);
   });
 
   it('polling mode sees new files too', async () => {

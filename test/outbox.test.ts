@@ -1,11 +1,33 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
-import { filesDirFor, writeRejected, writeResult } from '../src/outbox/index.js';
-import { IdempotencyKeys, type IngestRow, openStore, type Store } from '../src/store/index.js';
+import {
+  answerFileNames,
+  answerIntake,
+  answerNameFor,
+  archiveNameFor,
+  cutToBytes,
+  filesDirFor,
+  MAX_ANSWER_NAME_BYTES,
+  writeRejected,
+  writeResult,
+} from '../src/outbox/index.js';
+import {
+  batchIdForIntake,
+  beginAnswer,
+  getIntake,
+  IdempotencyKeys,
+  type IngestRow,
+  intakeForBatch,
+  intakesToAnswer,
+  openDatabase,
+  openStore,
+  registerIntake,
+  type Store,
+} from '../src/store/index.js';
 
 let dir: string;
 let store: Store;
@@ -141,5 +163,272 @@ describe('writeRejected', () => {
       'pagamentos.csv was not processed: nothing was sent to the bank.\n\nHEADER_MISSING_COLUMN: pagamentos.csv line 1: Expected a column "amount", got none\ncolumns found: barCode, payAt\n',
     );
     expect(readdirSync(path.join(dir, 'bill-payments'))).toEqual(['pagamentos.rejected.txt']);
+  });
+});
+
+describe('answer names (src/outbox/names.ts)', () => {
+  const ID = '20261123T134049Z-5f3c9e21';
+
+  it('<name>.<intake id>; the archive keeps the extension', () => {
+    expect(answerNameFor('cobranças.csv', ID)).toBe(`cobranças.${ID}`);
+    expect(archiveNameFor('cobranças.CSV', ID)).toBe(`cobranças.${ID}.CSV`);
+    expect(answerNameFor('sem-extensao', ID)).toBe(`sem-extensao.${ID}`);
+    // Separators and control characters never make a path.
+    expect(answerNameFor('a\\b\u0001.csv', ID)).toBe(`a_b_.${ID}`);
+  });
+
+  it('long names are cut to fit NAME_MAX in UTF-8 bytes, at a character boundary, deterministic and distinct', () => {
+    const ascii = `${'x'.repeat(246)}.csv`;
+    const accented = `${'ã'.repeat(120)}.csv`; // 244 bytes: a name Linux accepts
+    for (const name of [ascii, accented]) {
+      const base = answerNameFor(name, ID);
+      expect(Buffer.byteLength(base)).toBeLessThanOrEqual(MAX_ANSWER_NAME_BYTES);
+      expect(base).toMatch(new RegExp(`~[0-9a-f]{8}\\.${ID}$`));
+      expect(base).not.toContain('\ufffd');
+      expect(answerNameFor(name, ID)).toBe(base);
+      // Every file made from it fits, with a writer's temporary name around the longest of them.
+      const longest = `.${answerFileNames(base, 9999).summary}.${'f'.repeat(12)}.tmp`;
+      expect(Buffer.byteLength(longest)).toBeLessThanOrEqual(255);
+      expect(Buffer.byteLength(archiveNameFor(name, ID))).toBeLessThanOrEqual(255 - 20);
+    }
+    expect(answerNameFor(`${'x'.repeat(246)}.csv`, ID)).not.toBe(answerNameFor(`${'x'.repeat(245)}y.csv`, ID));
+    expect(cutToBytes('aã😀b', 4)).toBe('aã');
+    expect(cutToBytes('aã😀b', 7)).toBe('aã😀');
+  });
+
+  it('a 250-character name is written and read back on this file system', async () => {
+    const name = answerNameFor(`${'é'.repeat(125)}.csv`, ID);
+    store.createBatch({ id: 'long', kind: 'charges', fileName: 'x.csv', dialect: BR, header: ['correlationId'] });
+    const out = await writeResult(store, 'long', { outboxDir: dir, kind, name, version: 12 });
+    expect(path.basename(out.resultPath)).toBe(`${name}.result.v12.csv`);
+    expect(readFileSync(out.summaryPath, 'utf8')).toContain('"version": 12');
+  });
+});
+
+describe('answerIntake: versions, never overwritten', () => {
+  const outboxDir = () => path.join(dir, 'outbox');
+  function setUp(id: string, fileName: string, sha = 'c0ffee') {
+    registerIntake(store, {
+      id,
+      folder: 'charges',
+      fileName,
+      source: `charges/${fileName}`,
+      contentSha256: sha,
+      takenAt: `2026-11-23T13:40:${id.slice(-2)}.000Z`,
+      answerName: answerNameFor(fileName, id),
+    });
+    const batchId = batchIdForIntake(store, getIntake(store, id)!);
+    expect(batchId).toBe(id);
+    store.createBatch({
+      id,
+      kind: 'charges',
+      fileName,
+      dialect: BR,
+      header: ['correlationId', 'payer.name', 'amount'],
+    });
+    return id;
+  }
+
+  it('writes v1; a row settled later makes v2 (v1 untouched); nothing changed: nothing written', async () => {
+    const id = setUp('20261123T134001Z-00000001', 'jan.csv');
+    store.ingest(id, [valid(2, 'V-1', 'Ana', 1000), valid(3, 'V-2', 'Bia', 2000)]);
+    store.finishIngest(id, 'send-valid');
+    store.recordIntent(id, 2, 'create');
+    store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
+    store.recordIntent(id, 3, 'create');
+    store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    store.markBatchDone(id);
+    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+
+    const v1 = await answerIntake(store, id, { outboxDir: outboxDir(), kind });
+    expect(v1).toMatchObject({ version: 1, written: true });
+    expect(path.basename(v1.resultPath)).toBe(`jan.${id}.result.csv`);
+    const v1Text = readFileSync(v1.resultPath, 'utf8');
+    expect(v1Text).toContain('V-2;Bia;20,00;uncertain');
+    expect(intakesToAnswer(store)).toEqual([]);
+    expect(await answerIntake(store, id, { outboxDir: outboxDir(), kind })).toMatchObject({
+      version: 1,
+      written: false,
+    });
+
+    // Retried and still uncertain with the same message: the same bytes, so no new version, and not stale any more.
+    store.markBatchRunning(id);
+    store.transitionRow(id, 3, 'in_flight');
+    store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    store.markBatchDone(id);
+    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+    expect(await answerIntake(store, id, { outboxDir: outboxDir(), kind })).toMatchObject({
+      version: 1,
+      written: false,
+    });
+    expect(intakesToAnswer(store)).toEqual([]);
+
+    // Settled: v2.
+    store.markBatchRunning(id);
+    store.recordStepDone(id, 3, 'create', { ourNumber: '2' }, true);
+    store.markBatchDone(id);
+    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+    const v2 = await answerIntake(store, id, { outboxDir: outboxDir(), kind });
+    expect(v2).toMatchObject({ version: 2, written: true });
+    expect(path.basename(v2.resultPath)).toBe(`jan.${id}.result.v2.csv`);
+    expect(readFileSync(v2.resultPath, 'utf8')).toContain('V-2;Bia;20,00;succeeded;;;2');
+    expect(readFileSync(v1.resultPath, 'utf8')).toBe(v1Text);
+    expect(JSON.parse(readFileSync(v2.summaryPath, 'utf8'))).toMatchObject({
+      version: 2,
+      supersedes: `jan.${id}.result.csv`,
+      file: 'jan.csv',
+      source: 'charges/jan.csv',
+    });
+    expect(readdirSync(path.join(outboxDir(), 'charges')).sort()).toEqual([
+      `jan.${id}.result.csv`,
+      `jan.${id}.result.v2.csv`,
+      `jan.${id}.summary.json`,
+      `jan.${id}.summary.v2.json`,
+    ]);
+  });
+
+  it('a version name already taken is skipped, never replaced; files a crash left complete are adopted', async () => {
+    const id = setUp('20261123T134002Z-00000002', 'fev.csv');
+    store.ingest(id, [valid(2, 'W-1', 'Ana', 1000)]);
+    store.finishIngest(id, 'send-valid');
+    store.markBatchRunning(id);
+    store.recordIntent(id, 2, 'create');
+    store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
+    store.markBatchDone(id);
+    const taken = path.join(outboxDir(), 'charges', `fev.${id}.result.csv`);
+    mkdirSync(path.dirname(taken), { recursive: true });
+    writeFileSync(taken, 'a person put this here\n');
+    await expect(writeResult(store, id, { outboxDir: outboxDir(), kind, name: `fev.${id}` })).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
+    const out = await answerIntake(store, id, { outboxDir: outboxDir(), kind });
+    expect(path.basename(out.resultPath)).toBe(`fev.${id}.result.v2.csv`);
+    expect(readFileSync(taken, 'utf8')).toBe('a person put this here\n');
+
+    // A crash after the files of v1 were renamed, before the store knew: the next writer adopts them.
+    const id2 = setUp('20261123T134003Z-00000003', 'mar.csv');
+    store.ingest(id2, [valid(2, 'W-2', 'Bia', 1000)]);
+    store.finishIngest(id2, 'send-valid');
+    store.markBatchRunning(id2);
+    store.recordIntent(id2, 2, 'create');
+    store.recordStepDone(id2, 2, 'create', { ourNumber: '2' }, true);
+    store.markBatchDone(id2);
+    const changes = store.getBatch(id2)!.changes;
+    beginAnswer(store, id2, 1, changes);
+    await writeResult(store, id2, { outboxDir: outboxDir(), kind, name: `mar.${id2}` });
+    const adopted = await answerIntake(store, id2, { outboxDir: outboxDir(), kind });
+    expect(adopted).toMatchObject({ version: 1, written: false });
+    expect(getIntake(store, id2)).toMatchObject({ answerVersion: 1, writingVersion: null });
+    expect(readdirSync(path.join(outboxDir(), 'charges')).filter((f) => f.startsWith('mar.'))).toHaveLength(2);
+
+    // A crash between the two renames (the result in place, its summary not): the summary is written, nothing else.
+    const id3 = setUp('20261123T134006Z-00000006', 'abr.csv');
+    store.ingest(id3, [valid(2, 'W-3', 'Cid', 3000)]);
+    store.finishIngest(id3, 'send-valid');
+    store.markBatchRunning(id3);
+    store.recordIntent(id3, 2, 'create');
+    store.recordStepDone(id3, 2, 'create', { ourNumber: '3' }, true);
+    store.markBatchDone(id3);
+    beginAnswer(store, id3, 1, store.getBatch(id3)!.changes);
+    const half = await writeResult(store, id3, { outboxDir: outboxDir(), kind, name: `abr.${id3}` });
+    const resultText = readFileSync(half.resultPath, 'utf8');
+    rmSync(half.summaryPath);
+    expect(await answerIntake(store, id3, { outboxDir: outboxDir(), kind })).toMatchObject({
+      version: 1,
+      written: false,
+    });
+    expect(readdirSync(path.join(outboxDir(), 'charges')).filter((f) => f.startsWith('abr.'))).toEqual([
+      `abr.${id3}.result.csv`,
+      `abr.${id3}.summary.json`,
+    ]);
+    expect(readFileSync(half.resultPath, 'utf8')).toBe(resultText);
+    expect(JSON.parse(readFileSync(half.summaryPath, 'utf8'))).toMatchObject({ version: 1, counts: { succeeded: 1 } });
+  });
+
+  it('a duplicate of another file: marked stale when its original settles; file columns name the original folder', async () => {
+    const a = setUp('20261123T134004Z-00000004', 'a.csv', 'same');
+    store.ingest(a, [valid(2, 'D-1', 'Ana', 1000)]);
+    store.finishIngest(a, 'send-valid');
+    store.markBatchRunning(a);
+    store.recordIntent(a, 2, 'create');
+    store.recordRowUncertain(a, 2, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    store.markBatchDone(a);
+    const b = setUp('20261123T134005Z-00000005', 'b.csv', 'same');
+    store.ingest(b, [valid(2, 'D-1', 'Ana', 1000)]);
+    store.finishIngest(b, 'send-valid');
+    store.markBatchDone(b);
+    const fileKind = { ...kind, resultColumns: ['ourNumber', 'pdfFile'], resultFileColumns: ['pdfFile'] };
+    await answerIntake(store, a, { outboxDir: outboxDir(), kind: fileKind });
+    const b1 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind });
+    expect(readFileSync(b1.resultPath, 'utf8')).toContain(
+      `duplicate;DUPLICATE_NATURAL_KEY;Same charges natural key as line 2 of a.csv (answered in a.${a}.result.csv): not sent again (original: uncertain)`,
+    );
+    expect(JSON.parse(readFileSync(b1.summaryPath, 'utf8')).copyOf).toEqual({
+      file: 'a.csv',
+      takenAt: '2026-11-23T13:40:04.000Z',
+      resultFile: `a.${a}.result.csv`,
+    });
+
+    // The original settles: both answers are stale, in the same transaction as the row.
+    store.markBatchRunning(a);
+    store.recordStepDone(a, 2, 'create', { ourNumber: '7', pdfFile: 'D-1.pdf' }, true);
+    store.markBatchDone(a);
+    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([a, b]);
+    const b2 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind });
+    expect(b2.version).toBe(2);
+    expect(readFileSync(b2.resultPath, 'utf8')).toContain(`(original: succeeded);7;../a.${a}/D-1.pdf`);
+  });
+});
+
+describe('migration 003', () => {
+  it('batches from before get one intake each, named as their answers were, and are resumed by a new taking', () => {
+    const old = mkdtempSync(path.join(tmpdir(), 'remessa-mig-'));
+    try {
+      const migrations = path.join(old, 'migrations');
+      mkdirSync(migrations);
+      const source = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'src', 'store', 'migrations');
+      writeFileSync(
+        path.join(migrations, '001-batches-rows-steps.sql'),
+        readFileSync(path.join(source, '001-batches-rows-steps.sql')),
+      );
+      const file = path.join(old, 'state.sqlite');
+      // Written as the code before 003 wrote them (id = the content's SHA-256).
+      const before = openDatabase(file, { migrationsDir: migrations });
+      const insert = before.prepare(
+        `INSERT INTO batches (id, kind, file_name, dialect, header, status, created_at)
+         VALUES (?, 'charges', ?, '{}', '[]', ?, '2026-11-01T00:00:00.000Z')`,
+      );
+      insert.run('a'.repeat(64), 'jan.csv', 'done');
+      insert.run('b'.repeat(64), 'fev.txt', 'ingesting');
+      before.close();
+
+      const after = openStore(file);
+      try {
+        expect(intakeForBatch(after, 'a'.repeat(64))).toMatchObject({
+          answerName: 'jan',
+          answerType: 'result',
+          answerVersion: 1,
+          contentSha256: 'a'.repeat(64),
+        });
+        expect(intakeForBatch(after, 'b'.repeat(64))).toMatchObject({ answerName: 'fev.txt', answerVersion: 0 });
+        // The unfinished one is taken over by the new taking of the same bytes (a work folder resumed after an
+        // upgrade): its stored rows are not answered as duplicates of themselves.
+        const intake = registerIntake(after, {
+          id: '20261123T134049Z-5f3c9e21',
+          folder: 'charges',
+          fileName: 'fev.txt',
+          source: 'charges/fev.txt',
+          contentSha256: 'b'.repeat(64),
+          takenAt: '2026-11-23T13:40:49.000Z',
+          answerName: answerNameFor('fev.txt', '20261123T134049Z-5f3c9e21'),
+        });
+        expect(batchIdForIntake(after, intake)).toBe('b'.repeat(64));
+        expect(intakeForBatch(after, 'b'.repeat(64))?.id).toBe(intake.id);
+      } finally {
+        after.close();
+      }
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+    }
   });
 });

@@ -616,4 +616,5 @@ export const chargesKind: BatchKind<ChargeRow> = {
     },
   ],
   resultColumns: ['chargeStatus', 'ourNumber', 'barCode', 'digitableLine', 'qrCode', 'pdfFile', 'imageFile'],
+  resultFileColumns: ['pdfFile', 'imageFile'],
 };

@@ -88,9 +88,11 @@ optional column must not silently drop a value.
   request) and shown in the result file as extra columns right after the file's own (e.g. \`type\`,
   \`correlationId\`): the correlationId a charge got is what charge-updates and charge-voids need.
 
-The result file \`outbox/<kind>/<name>.result.csv\` has the input columns, then \`status\` (succeeded, rejected,
+The result file \`outbox/<kind>/<name>.<taken>-<tag>.result.csv\` (named in the README, "How answers are named") has the input columns, then \`status\` (succeeded, rejected,
 failed, duplicate, uncertain), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
-like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`.
+like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`. A file output
+(\`pdfFile\`, \`imageFile\`) names a file in the answer's folder \`outbox/<kind>/<name>.<taken>-<tag>/\`; a duplicate of a
+row of another file names the original's file from there (\`../<original's name>/X.pdf\`).
 
 ## Kinds
 

@@ -120,6 +120,12 @@ export interface BatchKind<Row = unknown> {
    * @defaultValue none
    */
   resultMoneyColumns?: readonly string[];
+  /**
+   * Result columns naming a file in the batch's files folder (`outbox/<kind>/<answer name>/`). A duplicate of a row
+   * of another file shows the original's file, as a path from that folder (`../<its answer name>/X.pdf`).
+   * @defaultValue none
+   */
+  resultFileColumns?: readonly string[];
   /** Amount of the row in cents, for the batch summary (absent when the row has none). */
   amountCents?(row: Row): Cents | undefined;
 }

@@ -237,4 +237,5 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
     },
   ],
   resultColumns: ['qrCodePayload', 'transactionId', 'qrStatus', 'expiresAt', 'imageFile'],
+  resultFileColumns: ['imageFile'],
 };

@@ -99,7 +99,7 @@ export function classifyInboxPath(relativePath: string): InboxEntry {
   };
 }
 
-/** The name without its last extension: `jan.csv` -> `jan`; used to name answers (`jan.result.csv`). */
+/** The name without its last extension: `jan.csv` -> `jan` (matches `.done` markers; answers: src/outbox/names.ts). */
 export function stemOf(name: string): string {
   const ext = path.extname(name);
   return ext && ext !== name ? name.slice(0, -ext.length) : name;

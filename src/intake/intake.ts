@@ -117,9 +117,12 @@ export interface IntakeOptions {
 /** A taken file, ready to be processed. */
 export interface TakenBatch {
   item: WorkItem;
-  /** SHA-256 of the content (hex): the batch identity. */
+  /**
+   * SHA-256 of the content (hex): no longer the batch identity (that is `item.id`, the taking), kept to tell that a
+   * file repeats an earlier one.
+   */
   sha256: string;
-  /** Name to give answers: the dropped name without its extension (`jan.csv` -> `jan`). */
+  /** The dropped name without its extension (`jan.csv` -> `jan`); answers are named by src/outbox/names.ts. */
   stem: string;
   /**
    * Whether the file is still what was taken and read (same inode, size, mtime). The handler asks before it sends

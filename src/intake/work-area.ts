@@ -3,7 +3,11 @@
  *
  * Life of a dropped file (each arrow is one rename, so a crash leaves it in exactly one place):
  *
- *     inbox/<kind>/jan.csv --take--> <data>/work/<id>/jan.csv --archive--> archive/<kind>/<stamp>_<sha12>_jan.csv
+ *     inbox/<kind>/jan.csv --take--> <data>/work/<id>/jan.csv --archive--> archive/<kind>/jan.<id>.csv
+ *
+ * `<id>` (`<UTC stamp of the take>-<8 hex>`) is the intake id: the identity of the batch, and the tail of every name
+ * its answers and its archived input get (src/outbox/names.ts), so `archive/charges/jan.<id>.csv` is answered by
+ * `outbox/charges/jan.<id>.result.csv`.
  *
  * `<id>/meta.json` is written (temp name, then rename) before the file is moved in, so a work folder that holds the
  * file always knows where the file came from. What must hold: a file is never in two of these places and never in
@@ -20,6 +24,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../atomic-file.js';
 import { RemessaError } from '../errors.js';
+import { archiveNameFor } from '../outbox/names.js';
 import type { KindName } from '../types.js';
 
 /** What the work area remembers about a taken file. */
@@ -132,7 +137,8 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-function newWorkId(): string {
+/** A new intake id: `<UTC stamp>-<8 hex>` (the name of its work folder, and the tail of its answers' names). */
+export function newWorkId(): string {
   const stamp = new Date()
     .toISOString()
     .replace(/[-:]/g, '')
@@ -230,19 +236,26 @@ async function removeIfOnlyOurs(dir: string): Promise<void> {
   }
 }
 
-/** `archive/<kind or folder or _unknown>/<UTC stamp>_<sha12>_<name>`: unique, sortable, still shows the name. */
-export function archivePathFor(archiveDir: string, item: WorkItem, sha256: string): string {
+/**
+ * `archive/<kind or folder or _unknown>/<name>.<intake id><ext>` (src/outbox/names.ts): the same base name as its
+ * answers, unique per taking, sorted by name then time of the take, short enough for the file system.
+ */
+export function archivePathFor(archiveDir: string, item: WorkItem): string {
   const sub = item.meta.kind ?? item.meta.folder ?? '_unknown';
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return path.join(archiveDir, sub, `${stamp}_${sha256.slice(0, 12)}_${item.meta.name}`);
+  return path.join(archiveDir, sub, archiveNameFor(item.meta.name, item.id));
 }
 
-/** Moves the file (and its marker) to the archive and removes the emptied work folder. Returns the archive path. */
-export async function archiveWorkItem(archiveDir: string, item: WorkItem, sha256: string): Promise<string> {
-  const target = archivePathFor(archiveDir, item, sha256);
+/**
+ * Moves the file (and its marker) to the archive and removes the emptied work folder. Returns the archive path.
+ * Never replaces an archived file: a name that is taken (only by a file put there by hand) gets `-2`, `-3`, ...
+ */
+export async function archiveWorkItem(archiveDir: string, item: WorkItem, _sha256?: string): Promise<string> {
+  const first = archivePathFor(archiveDir, item);
+  let target = first;
+  for (let n = 2; await exists(target); n++) {
+    const ext = path.extname(first);
+    target = `${first.slice(0, first.length - ext.length)}-${n}${ext}`;
+  }
   await fs.mkdir(path.dirname(target), { recursive: true });
   await moveFile(item.file, target);
   if (item.meta.marker) {

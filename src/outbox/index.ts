@@ -1,4 +1,16 @@
 export {
+  answerFileNames,
+  answerNameFor,
+  archiveNameFor,
+  cutToBytes,
+  MAX_ANSWER_NAME_BYTES,
+  splitFileName,
+} from './names.js';
+export {
+  type AnswerIntakeOptions,
+  type AnswerIntakeOutput,
+  answerIntake,
+  answerPaths,
   filesDirFor,
   RESULT_STATUS_COLUMNS,
   type ResultSummary,

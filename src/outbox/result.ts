@@ -1,13 +1,39 @@
-import { mkdir } from 'node:fs/promises';
+/**
+ * The answers: result CSVs with their summaries, and rejection notes. Names are formed in ./names.ts.
+ *
+ * Versions of a result (the rule, with the store's side in src/store/intakes.ts):
+ * - the first answer of a taking is `<base>.result.csv` + `<base>.summary.json`;
+ * - when a row's outcome changes after that (an `uncertain` row settled by a later run, or the original of a
+ *   duplicate), the answer is written again as the next version, `<base>.result.vN.csv` + `<base>.summary.vN.json`,
+ *   whose summary names the version it supersedes. The highest version is the current answer.
+ * - Nothing is ever overwritten or removed: every file is written under a temporary name, flushed, then linked to a
+ *   name that must not exist yet (src/atomic-file.ts `noClobber`). A version whose name is taken is skipped.
+ * - Crash at any instant: the store's mark that the answer is stale is cleared only after both files of the new
+ *   version are in place (`answerIntake`); a crash before that leaves it stale, and the next pass writes it (or adopts
+ *   the files a crash left complete, when nothing changed since they were read).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs, { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../atomic-file.js';
+import { renameNoClobber, writeFileAtomic } from '../atomic-file.js';
 import type { BatchKind, Dialect } from '../batches/kind.js';
+import { crashPoint } from '../crash-point.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
 import { formatAmount } from '../formats/money.js';
+import {
+  batchChanges,
+  beginAnswer,
+  earlierSameContent,
+  getIntake,
+  type IntakeRecord,
+  markAnswered,
+} from '../store/intakes.js';
 import { type RowState, rowOutcome } from '../store/rows.js';
 import type { ResultRowRecord, Store } from '../store/store.js';
 import { ROW_OUTCOMES, type RowOutcome } from '../types.js';
+import { answerFileNames } from './names.js';
 
 /** The columns every result file has after the input's own. */
 export const RESULT_STATUS_COLUMNS = ['status', 'errorCode', 'errorMessage'] as const;
@@ -18,18 +44,39 @@ export interface WriteResultOptions {
   /** The outbox root; the result goes to `<outboxDir>/<kind>/`. */
   outboxDir: string;
   // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
-  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns'>;
-  /** Base name of the answer files (`<name>.result.csv`), usually the input file's name without `.csv`. */
+  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns'>;
+  /** Base name of the answer files (`<name>.result.csv`): the intake's answer name (./names.ts). */
   name: string;
+  /** Version of the answer: 1 `<name>.result.csv`, N > 1 `<name>.result.vN.csv`. @defaultValue 1 */
+  version?: number;
+  /** The taking answered, for the summary. */
+  intake?: IntakeRecord;
+  /** An earlier taking with the same bytes, for the summary. */
+  copyOf?: IntakeRecord;
   /** @defaultValue the batch's input dialect, as stored */
   dialect?: Dialect;
+  /** Write nothing when the result file would hold exactly these bytes (SHA-256, hex): the current version's. */
+  unlessSha256?: string | null;
+  /** The result file of this version is in place (read from the same store state): write only its summary. */
+  summaryOnly?: boolean;
 }
 
 export interface ResultSummary {
   batchId: string;
   kind: string;
+  /** The input file's name, as dropped. */
   file: string;
+  /** Where it was dropped (relative to the inbox) or given, when known. */
+  source?: string;
+  /** When it was taken, when known. */
+  takenAt?: string;
   resultFile: string;
+  /** 1 for `<name>.result.csv`; N for `<name>.result.vN.csv`, written when a row's outcome changed after version N-1. */
+  version: number;
+  /** The result file this version replaces as the current answer (null for the first). */
+  supersedes: string | null;
+  /** The file is a byte-identical copy of an earlier one: that one's name, take and result. */
+  copyOf?: { file: string; takenAt: string; resultFile: string };
   rows: number;
   counts: Record<RowOutcome, number>;
   /** Sum of the rows' amounts by status (rows without an amount left out). */
@@ -43,6 +90,10 @@ export interface WriteResultOutput {
   resultPath: string;
   summaryPath: string;
   summary: ResultSummary;
+  /** SHA-256 (hex) of the result file's bytes. */
+  sha256: string;
+  /** The result would have held the bytes of `unlessSha256`: nothing was written. */
+  unchanged: boolean;
 }
 
 /** `outbox/<kind>/<name>/`: where a batch's steps write their files. */
@@ -50,7 +101,27 @@ export function filesDirFor(outboxDir: string, kind: string, name: string): stri
   return path.join(outboxDir, safeName(kind, 'kind'), safeName(name, 'name'));
 }
 
-/** Writes `<name>.result.csv` and `<name>.summary.json` for the batch, from the store. */
+/** Paths of the answer files of `name` (version `version`) in `<outboxDir>/<folder>/`. */
+export function answerPaths(
+  outboxDir: string,
+  folder: string,
+  name: string,
+  version = 1,
+): { resultPath: string; summaryPath: string; rejectedPath: string; filesDir: string } {
+  const dir = path.join(outboxDir, safeName(folder, 'kind'));
+  const names = answerFileNames(safeName(name, 'name'), version);
+  return {
+    resultPath: path.join(dir, names.result),
+    summaryPath: path.join(dir, names.summary),
+    rejectedPath: path.join(dir, names.rejected),
+    filesDir: path.join(dir, names.files),
+  };
+}
+
+/**
+ * Writes `<name>.result.csv` and `<name>.summary.json` (or version N's `.vN` names) for the batch, from the store.
+ * Never replaces a file: throws (code EEXIST) when a name is taken.
+ */
 export async function writeResult(
   store: Store,
   batchId: string,
@@ -58,23 +129,30 @@ export async function writeResult(
 ): Promise<WriteResultOutput> {
   const batch = store.getBatch(batchId);
   if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
-  const dir = path.join(options.outboxDir, safeName(options.kind.name, 'kind'));
+  const version = options.version ?? 1;
+  const { resultPath, summaryPath } = answerPaths(options.outboxDir, options.kind.name, options.name, version);
+  const dir = path.dirname(resultPath);
   await mkdir(dir, { recursive: true });
-  const name = safeName(options.name, 'name');
-  const resultPath = path.join(dir, `${name}.result.csv`);
-  const summaryPath = path.join(dir, `${name}.summary.json`);
   const dialect = options.dialect ?? batch.dialect;
   const resultColumns = options.kind.resultColumns;
   const moneyColumns = new Set(options.kind.resultMoneyColumns ?? []);
+  const fileColumns = new Set(options.kind.resultFileColumns ?? []);
   const width = batch.header.length;
+  // The writer renames its own temp file to this staging name; the staging file then takes the final name only if
+  // that name is free. Leftovers of a crash are dot files ending in .tmp, like the writers' own.
+  const staging = path.join(dir, `.${randomBytes(6).toString('hex')}.answer.tmp`);
 
-  const writer = await createResultWriter(resultPath, {
-    dialect,
-    header: [...batch.header, ...RESULT_STATUS_COLUMNS, ...resultColumns],
-  });
+  // Only the summary is missing (a crash between the two renames): the result stays as it is.
+  const writer = options.summaryOnly
+    ? undefined
+    : await createResultWriter(staging, {
+        dialect,
+        header: [...batch.header, ...RESULT_STATUS_COLUMNS, ...resultColumns],
+      });
   const counts = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
   const cents = Object.fromEntries(ROW_OUTCOMES.map((s) => [s, 0])) as Record<RowOutcome, number>;
   let rows = 0;
+  let sha256 = '';
   try {
     let after = 0;
     for (;;) {
@@ -86,20 +164,44 @@ export async function writeResult(
         const status = rowOutcome(row.state);
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
-        await writer.write(resultLine(row, status, width, resultColumns, moneyColumns, batch.header));
+        await writer?.write(resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header));
       }
     }
-    await writer.close();
+    if (!writer) {
+      sha256 = await sha256Of(resultPath);
+    } else {
+      await writer.close();
+      sha256 = await sha256Of(staging);
+      if (sha256 === options.unlessSha256) await fs.rm(staging, { force: true });
+      else await renameNoClobber(staging, resultPath);
+    }
   } catch (error) {
-    await writer.abort();
+    await writer?.abort();
+    await fs.rm(staging, { force: true });
     throw error;
   }
 
+  const intake = options.intake;
   const summary: ResultSummary = {
     batchId,
     kind: options.kind.name,
     file: batch.fileName,
+    ...(intake ? { source: intake.source, takenAt: intake.takenAt } : {}),
     resultFile: path.basename(resultPath),
+    version,
+    supersedes:
+      version > 1
+        ? path.basename(answerPaths(options.outboxDir, options.kind.name, options.name, version - 1).resultPath)
+        : null,
+    ...(options.copyOf
+      ? {
+          copyOf: {
+            file: options.copyOf.fileName,
+            takenAt: options.copyOf.takenAt,
+            resultFile: answerFileNames(options.copyOf.answerName).result,
+          },
+        }
+      : {}),
     rows,
     counts,
     amounts: Object.fromEntries(
@@ -109,8 +211,144 @@ export async function writeResult(
     finishedAt: batch.finishedAt,
     writtenAt: new Date().toISOString(),
   };
-  await writeFileAtomic(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
-  return { resultPath, summaryPath, summary };
+  if (sha256 === options.unlessSha256) return { resultPath, summaryPath, summary, sha256, unchanged: true };
+  await writeFileAtomic(summaryPath, `${JSON.stringify(summary, null, 2)}\n`, { noClobber: true });
+  return { resultPath, summaryPath, summary, sha256, unchanged: false };
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export interface AnswerIntakeOptions {
+  outboxDir: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
+  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns'>;
+}
+
+export interface AnswerIntakeOutput {
+  resultPath: string;
+  summaryPath: string;
+  version: number;
+  /** false: the current version was already written (and is current); nothing new was written. */
+  written: boolean;
+}
+
+/** Per store: answers being written now, so one taking's versions are written one at a time. */
+const answering = new WeakMap<Store, Map<string, Promise<unknown>>>();
+
+/**
+ * Brings the result of the taking `intakeId` up to date: writes its first version, or the next one when a row's
+ * outcome changed since the current one was read (see the top of this file); otherwise writes nothing and returns
+ * the current version's paths. The batch should be finished (no row pending or in flight).
+ */
+export async function answerIntake(
+  store: Store,
+  intakeId: string,
+  options: AnswerIntakeOptions,
+): Promise<AnswerIntakeOutput> {
+  let perStore = answering.get(store);
+  if (!perStore) {
+    perStore = new Map();
+    answering.set(store, perStore);
+  }
+  const before = perStore.get(intakeId);
+  const mine = (async () => {
+    if (before) await before.catch(() => undefined);
+    return answerIntakeNow(store, intakeId, options);
+  })();
+  perStore.set(intakeId, mine);
+  try {
+    return await mine;
+  } finally {
+    if (perStore.get(intakeId) === mine) perStore.delete(intakeId);
+  }
+}
+
+async function answerIntakeNow(
+  store: Store,
+  intakeId: string,
+  options: AnswerIntakeOptions,
+): Promise<AnswerIntakeOutput> {
+  const intake = getIntake(store, intakeId);
+  if (!intake?.batchId) throw new RemessaError('OUTBOX_NO_BATCH', `No batch read for intake ${intakeId}`);
+  const paths = (version: number) => answerPaths(options.outboxDir, intake.folder, intake.answerName, version);
+  const changes = batchChanges(store, intake.batchId);
+  if (intake.answerType === 'result' && intake.answerVersion > 0 && intake.answeredChanges === changes) {
+    return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
+  }
+  // A crash after the files of the version being written were renamed, before the store knew: adopt them when
+  // nothing changed since they were read (they are then exactly what would be written again); a crash between the
+  // two renames left the result alone: its summary is written now.
+  if (intake.writingVersion !== null && intake.writingChanges === changes) {
+    const p = paths(intake.writingVersion);
+    if ((await exists(p.resultPath)) && !(await exists(p.summaryPath))) {
+      await writeResult(store, intake.batchId, {
+        outboxDir: options.outboxDir,
+        kind: options.kind,
+        name: intake.answerName,
+        version: intake.writingVersion,
+        intake,
+        ...withCopyOf(store, intake),
+        summaryOnly: true,
+      });
+    }
+    if ((await exists(p.resultPath)) && (await exists(p.summaryPath))) {
+      markAnswered(store, intakeId, {
+        type: 'result',
+        version: intake.writingVersion,
+        changes,
+        at: new Date().toISOString(),
+        sha256: await sha256Of(p.resultPath),
+      });
+      return { ...p, version: intake.writingVersion, written: false };
+    }
+  }
+  let version = intake.answerVersion + 1;
+  while ((await exists(paths(version).resultPath)) || (await exists(paths(version).summaryPath))) version++;
+  beginAnswer(store, intakeId, version, changes);
+  const out = await writeResult(store, intake.batchId, {
+    outboxDir: options.outboxDir,
+    kind: options.kind,
+    name: intake.answerName,
+    version,
+    intake,
+    ...withCopyOf(store, intake),
+    // A retried row that stays as it was: the current version still says it all; no new version.
+    unlessSha256: intake.answerVersion > 0 ? intake.answerSha256 : null,
+  });
+  if (out.unchanged) {
+    markAnswered(store, intakeId, {
+      type: 'result',
+      version: intake.answerVersion,
+      changes,
+      at: out.summary.writtenAt,
+    });
+    return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
+  }
+  crashPoint('answer-renamed');
+  markAnswered(store, intakeId, {
+    type: 'result',
+    version,
+    changes,
+    at: out.summary.writtenAt,
+    sha256: out.sha256,
+  });
+  return { resultPath: out.resultPath, summaryPath: out.summaryPath, version, written: true };
+}
+
+function withCopyOf(store: Store, intake: IntakeRecord): { copyOf?: IntakeRecord } {
+  const copyOf = earlierSameContent(store, intake);
+  return copyOf ? { copyOf } : {};
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.lstat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function resultLine(
@@ -119,6 +357,7 @@ function resultLine(
   width: number,
   resultColumns: readonly string[],
   moneyColumns: ReadonlySet<string>,
+  fileColumns: ReadonlySet<string>,
   header: readonly string[],
 ): ResultCell[] {
   // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
@@ -129,6 +368,15 @@ function resultLine(
   if (row.state === 'duplicate' && row.owner) {
     outputs = row.owner.outputs;
     message = `${message ?? 'Duplicate'} (original: ${describeOwner(row.owner.state)})`;
+    const ownerFolder = row.owner.answerName;
+    if (ownerFolder && row.duplicateOf && row.duplicateOf.batchId !== row.batchId && fileColumns.size > 0) {
+      // The original's files are in the original's folder: named from this batch's folder, where file columns point.
+      outputs = { ...outputs };
+      for (const col of fileColumns) {
+        const value = outputs[col];
+        if (typeof value === 'string' && value !== '') outputs[col] = `../${ownerFolder}/${value}`;
+      }
+    }
   }
   const code = status === 'succeeded' ? null : row.errorCode;
   cells.push(status, code, status === 'succeeded' ? null : message);
@@ -160,11 +408,13 @@ export interface WriteRejectedOptions {
   details?: readonly string[];
 }
 
-/** Writes `<outboxDir>/<kind>/<name>.rejected.txt` saying why the file as a whole was not processed. */
+/**
+ * Writes `<outboxDir>/<kind>/<name>.rejected.txt` saying why the file as a whole was not processed. The name is the
+ * taking's own: when it exists already (written before a crash), it is kept as it is and its path returned.
+ */
 export async function writeRejected(options: WriteRejectedOptions): Promise<string> {
-  const dir = path.join(options.outboxDir, safeName(options.kind, 'kind'));
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${safeName(options.name, 'name')}.rejected.txt`);
+  const file = answerPaths(options.outboxDir, options.kind, options.name).rejectedPath;
+  await mkdir(path.dirname(file), { recursive: true });
   const lines = [
     `${options.fileName} was not processed: nothing was sent to the bank.`,
     '',
@@ -172,7 +422,11 @@ export async function writeRejected(options: WriteRejectedOptions): Promise<stri
     ...(options.details ?? []),
     '',
   ];
-  await writeFileAtomic(file, lines.join('\n'));
+  try {
+    await writeFileAtomic(file, lines.join('\n'), { noClobber: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
   return file;
 }
 

@@ -29,6 +29,7 @@ import { NotFoundError, ServiceError } from '../bank/errors.js';
 import type { RetrySettings } from '../bank/retry-policy.js';
 import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
+import { crashPoint } from '../crash-point.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
@@ -43,10 +44,25 @@ import {
   type WorkItem,
   type WorkMeta,
 } from '../intake/index.js';
-import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
+import { newWorkId } from '../intake/work-area.js';
+import { answerNameFor } from '../outbox/names.js';
+import { answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import type { RunningSandbox } from '../sandbox/server.js';
-import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
+import {
+  batchIdForIntake,
+  type IntakeRecord,
+  intakeForBatch,
+  intakesToAnswer,
+  markAnswered,
+  openStore,
+  type RowCounts,
+  type RowState,
+  registerIntake,
+  rowOutcome,
+  type Store,
+  unansweredIntakeOf,
+} from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   type BatchInput,
@@ -89,7 +105,10 @@ export interface Pipeline {
   handleBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<'done' | 'parked'>;
   /** Like handleBatch, but returns the counts (for `run`). */
   processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
-  /** Retries rows left uncertain (or in flight by a crash) in earlier batches. */
+  /**
+   * Answers what a crash left stale, retries rows left uncertain (or in flight by a crash) in earlier batches, then
+   * writes a new version of every answer whose rows changed (src/store/intakes.ts).
+   */
   resumeUncertain(signal: AbortSignal): Promise<void>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
@@ -100,6 +119,11 @@ export interface Pipeline {
    * there and knows our key (404 included), rejects with a reason a person reads otherwise.
    */
   probeBank(signal: AbortSignal): Promise<void>;
+  /**
+   * The intake id and take time for a file given to `run` outside the inbox: those of its earlier taking when that
+   * one was never answered (stopped or killed: resumed), else new ones.
+   */
+  givenIntake(source: string, sha256: string): { id: string; takenAt: string };
   close(): Promise<void>;
 }
 
@@ -196,21 +220,65 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   );
   const common = { store, client, queue, accountId, retry, logger: log };
 
+  /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
+  function intakeOf(batch: TakenBatch): IntakeRecord {
+    const { meta } = batch.item;
+    return registerIntake(store, {
+      id: batch.item.id,
+      folder: meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER,
+      fileName: meta.name,
+      source: meta.relativePath,
+      contentSha256: batch.sha256,
+      takenAt: meta.takenAt,
+      answerName: answerNameFor(meta.name, batch.item.id),
+    });
+  }
+
   async function reject(
     batch: TakenBatch,
-    folder: string,
+    intake: IntakeRecord,
     error: { code: string; message: string },
   ): Promise<BatchAnswer> {
     await checkUnchanged(batch);
     const file = await writeRejected({
       outboxDir: folders.outbox,
-      kind: folder,
-      name: batch.stem,
+      kind: intake.folder,
+      name: intake.answerName,
       fileName: batch.item.meta.name,
       error,
     });
+    markAnswered(store, intake.id, { type: 'rejected', version: 1, changes: 0, at: new Date().toISOString() });
     log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
     return { state: 'done', answer: 'rejected', counts: {}, file };
+  }
+
+  /** The files folder of a batch: `outbox/<kind>/<answer name>/`. */
+  function filesDirOf(batchId: string, kind: KindName, fileName: string): string {
+    const name = intakeForBatch(store, batchId)?.answerName ?? stemOf(fileName);
+    return answerPaths(folders.outbox, kind, name).filesDir;
+  }
+
+  /**
+   * Writes the first answer of every finished batch that has none yet, and a new version of every answer whose rows
+   * changed since it was written (src/store/intakes.ts): also those a crash left stale.
+   */
+  async function answerPending(): Promise<void> {
+    for (const intake of intakesToAnswer(store)) {
+      const batch = store.getBatch(intake.batchId!);
+      const kind = batch && KINDS[batch.kind];
+      if (!batch || !kind) continue;
+      try {
+        const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind });
+        if (written.written) {
+          log.info(
+            { batch: intake.fileName, version: written.version, answer: written.resultPath },
+            written.version > 1 ? 'rows changed since the answer: new version written' : 'batch answered',
+          );
+        }
+      } catch (err) {
+        log.error({ err, batch: intake.fileName }, 'could not write the answer; tried again on the next pass');
+      }
+    }
   }
 
   async function processTaken(
@@ -218,10 +286,16 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     opts: { signal: AbortSignal; progress?: Progress | undefined },
   ): Promise<BatchAnswer> {
     const { meta } = batch.item;
+    const intake = intakeOf(batch);
+    if (intake.answerType === 'rejected') {
+      // Answered before a crash that came before the archive: the answer stands.
+      const file = answerPaths(folders.outbox, intake.folder, intake.answerName).rejectedPath;
+      return { state: 'done', answer: 'rejected', counts: {}, file };
+    }
     // The intake answered the file as a whole (a link, a special or unreadable file, a cut-off upload): never read.
-    if (meta.rejection) return reject(batch, meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER, meta.rejection);
+    if (meta.rejection) return reject(batch, intake, meta.rejection);
     if (meta.kind === null) {
-      return reject(batch, meta.folder ?? UNKNOWN_KIND_FOLDER, {
+      return reject(batch, intake, {
         code: 'UNKNOWN_KIND',
         message: meta.unknownKindReason ?? `Expected a known batch kind, got "${meta.name}"`,
       });
@@ -229,13 +303,14 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     const kindName = meta.kind;
     const kind = KINDS[kindName];
     let reader: BatchReader | undefined;
-    const known = store.getBatch(batch.sha256);
+    const batchId = batchIdForIntake(store, intake);
+    const known = store.getBatch(batchId);
     // A batch whose rows are all stored needs no reading (same content dropped again, or resumed after a crash).
     if (!known || known.status === 'ingesting') {
       try {
         reader = await readBatch(batch.item.file, readOptions(options, kindName, meta.name));
       } catch (err) {
-        if (err instanceof InputError) return reject(batch, kindName, { code: err.code, message: err.message });
+        if (err instanceof InputError) return reject(batch, intake, { code: err.code, message: err.message });
         throw err;
       }
     }
@@ -246,10 +321,10 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       result = await processBatch({
         ...common,
         kind,
-        batchId: batch.sha256,
+        batchId,
         fileName: meta.name,
         input: reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader,
-        filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
+        filesDir: answerPaths(folders.outbox, kindName, intake.answerName).filesDir,
         policy: options.policy[kindName],
         signal: opts.signal,
         onProgress: opts.progress
@@ -263,7 +338,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       });
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
-        return reject(batch, kindName, { code: err.code, message: err.message });
+        return reject(batch, intake, { code: err.code, message: err.message });
       }
       throw err;
     } finally {
@@ -276,8 +351,11 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
     // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
     await checkUnchanged(batch);
-    const written = await writeResult(store, batch.sha256, { outboxDir: folders.outbox, kind, name: batch.stem });
-    log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
+    const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind });
+    if (written.written) log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
+    // Rows of this batch that other files' answers show as their originals (duplicates answered while these were
+    // not finished): those answers get their new version now, not at the next retry pass.
+    await answerPending();
     return { state: 'done', answer: 'result', counts, file: written.resultPath };
   }
 
@@ -301,24 +379,24 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     processBatch: processTaken,
     handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
     async resumeUncertain(signal) {
-      const { results, errors } = await resumeUnfinishedBatches({
+      // First what a crash left stale (a bank that stays down must not keep those answers wrong), then the retries.
+      await answerPending();
+      const { errors } = await resumeUnfinishedBatches({
         ...common,
         signal,
         kindFor: (name) => kindByName(name),
-        filesDirFor: (b) => filesDirFor(folders.outbox, b.kind, stemOf(b.fileName)),
+        filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
       });
-      for (const r of results) {
-        if (!r.complete) continue;
-        const kind = KINDS[r.batch.kind];
-        const name = stemOf(r.batch.fileName);
-        const written = await writeResult(store, r.batch.id, { outboxDir: folders.outbox, kind, name });
-        log.info(
-          { batch: r.batch.fileName, counts: describeOutcomeCounts(r.counts), answer: written.resultPath },
-          'resumed batch answered again',
-        );
-      }
       for (const e of errors) log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+      crashPoint('after-resume');
+      await answerPending();
+    },
+    givenIntake(source, sha256) {
+      const earlier = unansweredIntakeOf(store, source, sha256);
+      return earlier
+        ? { id: earlier.id, takenAt: earlier.takenAt }
+        : { id: newWorkId(), takenAt: new Date().toISOString() };
     },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
@@ -435,6 +513,15 @@ export async function runOnce(
     );
   };
   try {
+    // A file given again after a stop or a crash resumes its unanswered batch (looked up before the retries below
+    // finish and answer that batch, which would make it look like a new taking).
+    const given = new Map<string, { id: string; takenAt: string; sha256: string }>();
+    for (const file of files) {
+      const abs = path.resolve(file);
+      if (!path.relative(options.folders.inbox, abs).startsWith('..')) continue;
+      const sha256 = await sha256File(abs).catch(() => undefined);
+      if (sha256 !== undefined) given.set(abs, { ...pipeline.givenIntake(abs, sha256), sha256 });
+    }
     await pipeline.resumeUncertain(abort.signal);
     if (files.length > 0) {
       for (const file of files) {
@@ -459,13 +546,21 @@ export async function runOnce(
           relativePath: file,
           takenAt: new Date().toISOString(),
         };
+        const earlier = given.get(abs);
+        const sha256 = await sha256File(abs);
         if (!k) {
           meta.unknownKindReason = `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`;
         }
         // A file given from the inbox is taken like the daemon takes it (moved to the work area, archived once
         // answered), so it is not found and answered again later; a file elsewhere is read where it is.
-        let item: WorkItem | undefined = { id: 'given', dir: path.dirname(abs), file: abs, meta };
-        if (inInbox) {
+        let item: WorkItem | undefined;
+        if (!inInbox) {
+          // Read where it is, as the taking found above when its bytes did not change since.
+          const intake = earlier?.sha256 === sha256 ? earlier : pipeline.givenIntake(abs, sha256);
+          meta.relativePath = abs;
+          meta.takenAt = intake.takenAt;
+          item = { id: intake.id, dir: path.dirname(abs), file: abs, meta };
+        } else {
           const { takenAt: _, ...rest } = meta;
           item = await takeIntoWorkArea(pipeline.workDir, abs, rest);
           if (!item) {
@@ -473,7 +568,7 @@ export async function runOnce(
             continue;
           }
         }
-        const batch: TakenBatch = { item, sha256: await sha256File(item.file), stem: stemOf(name) };
+        const batch: TakenBatch = { item, sha256, stem: stemOf(name) };
         const progress = createProgress({ stream });
         progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(item.file) : undefined);
         try {
@@ -566,8 +661,13 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
+    const intake = intakeForBatch(store, b.id);
+    const answer =
+      intake && intake.answerVersion > 0
+        ? `  -> ${intake.answerName}${intake.answerVersion > 1 ? ` v${intake.answerVersion}` : ''}`
+        : '';
     lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})`,
+      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})${answer}`,
     );
   }
   if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);

@@ -96,7 +96,7 @@ export interface ProcessBatchOptions {
   store: Store;
   // biome-ignore lint/suspicious/noExplicitAny: a registry holds kinds of every row type
   kind: BatchKind<any>;
-  /** SHA-256 (hex) of the file's content. */
+  /** The batch: its intake's id (src/store/intakes.ts); SHA-256 of the content for batches stored before 003. */
   batchId: string;
   /** The file name as dropped (kept in the store, shown in duplicate messages). */
   fileName: string;

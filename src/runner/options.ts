@@ -18,7 +18,7 @@ export interface RunnerOptions {
   folders: {
     /** Watched for batches. */
     inbox: string;
-    /** Answers: `<kind>/<name>.result.csv`, `.rejected.txt`, `.summary.json`, PDFs and PNGs. */
+    /** Answers: `<kind>/<name>.<intake id>.result.csv`, `.rejected.txt`, `.summary.json`, PDFs and PNGs (src/outbox/names.ts). */
     outbox: string;
     /** Taken originals end here. */
     archive: string;

@@ -14,6 +14,11 @@
  * which turns N fsyncs into one. `write` resolves only after the commit, so "await store.write(intent)" means the
  * intent is on disk (synchronous=FULL) before the request leaves.
  *
+ * Answers: a batch is one taking of a file (src/store/intakes.ts). Every row change that a result file shows (a row
+ * reaching succeeded, failed, uncertain or rejected) bumps `batches.changes` of its batch, and of every batch holding a
+ * duplicate of it, in the same transaction: an answer written at an older `changes` is stale, and is written again as a
+ * new version by the next pass (src/outbox/result.ts), even after a crash between the row change and the rewrite.
+ *
  * Durability per commit: the connection is `synchronous = FULL`, and so is every grouped commit that holds at least
  * one write not marked `{ durable: false }`. The engine marks only the storing of a step's answer so: a group made only
  * of answers is committed with `synchronous = NORMAL` (no fsync; WAL keeps it atomic and in order), then FULL is set
@@ -44,7 +49,10 @@ export type BatchStatus = 'ingesting' | 'ready' | 'running' | 'done' | 'rejected
 export type BatchPolicy = 'all-or-nothing' | 'send-valid';
 
 export interface NewBatch {
-  /** SHA-256 (hex) of the file's content. */
+  /**
+   * The taking of the file it was read from (src/store/intakes.ts): each file dropped is its own batch, even with the
+   * bytes of an earlier one. Batches stored before migration 003 have the SHA-256 of their content as id.
+   */
   id: string;
   kind: KindName;
   fileName: string;
@@ -65,6 +73,8 @@ export interface BatchRecord extends NewBatch {
   counts: RowCounts | null;
   /** Why the file as a whole was rejected (status `rejected`). */
   error: RowError | null;
+  /** Bumped with every change of what the batch's result shows (the answer is stale while above the answered one). */
+  changes: number;
 }
 
 export type RowCounts = Record<RowState, number>;
@@ -120,7 +130,14 @@ export interface RowRecord {
 
 /** A row as the result file shows it: a duplicate carries its owner's state and outputs. */
 export interface ResultRowRecord extends RowRecord {
-  owner: { state: RowState; outputs: Record<string, OutputValue>; fileName: string; line: number } | null;
+  owner: {
+    state: RowState;
+    outputs: Record<string, OutputValue>;
+    fileName: string;
+    line: number;
+    /** Base name of the owner's answers (src/store/intakes.ts), when its batch came through an intake. */
+    answerName: string | null;
+  } | null;
 }
 
 export interface StepRecord {
@@ -140,6 +157,9 @@ export interface RowError {
 
 /** Code of valid rows of an all-or-nothing batch that has invalid rows: nothing was sent. */
 export const BATCH_HAS_INVALID_ROWS = 'BATCH_HAS_INVALID_ROWS';
+/** Row states whose reaching changes what an answer shows: they mark the answers of the batch stale. */
+const ANSWERED_ROW_STATES: readonly RowState[] = ['succeeded', 'failed', 'uncertain', 'rejected'];
+
 /** Code of a row whose natural key is owned by an earlier row. */
 export const DUPLICATE_NATURAL_KEY = 'DUPLICATE_NATURAL_KEY';
 
@@ -207,6 +227,7 @@ interface BatchSql {
   counts: string | null;
   error_code: string | null;
   error_message: string | null;
+  changes: number;
 }
 
 /** Opens the store file (WAL, synchronous=FULL, migrations applied). */
@@ -432,7 +453,9 @@ export class Store {
            @errorMessage, @amountCents, @dupBatch, @dupLine, @now)`,
       );
       const owner = this.db.prepare(
-        `SELECT k.batch_id, k.line, r.state, b.file_name FROM natural_keys k
+        `SELECT k.batch_id, k.line, r.state, b.file_name,
+           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
+         FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
            LEFT JOIN batches b ON b.id = k.batch_id
          WHERE k.kind = ? AND k.natural_key = ?`,
@@ -475,7 +498,13 @@ export class Store {
           continue;
         }
         const own = owner.get(batch.kind, row.naturalKey) as
-          | { batch_id: string; line: number; state: RowState | null; file_name: string | null }
+          | {
+              batch_id: string;
+              line: number;
+              state: RowState | null;
+              file_name: string | null;
+              answer_name: string | null;
+            }
           | undefined;
         const isDuplicate = own?.state != null && OWNING_ROW_STATES.includes(own.state);
         insert.run({
@@ -491,7 +520,7 @@ export class Store {
           errorMessage: isDuplicate
             ? own!.batch_id === batchId
               ? `Same ${batch.kind} natural key as line ${own!.line} of this file: not sent again`
-              : `Same ${batch.kind} natural key as line ${own!.line} of ${own!.file_name ?? own!.batch_id}: not sent again`
+              : `Same ${batch.kind} natural key as line ${own!.line} of ${own!.file_name ?? own!.batch_id}${own!.answer_name ? ` (answered in ${own!.answer_name}.result.csv)` : ''}: not sent again`
             : null,
           amountCents: row.amountCents ?? null,
           dupBatch: isDuplicate ? own!.batch_id : null,
@@ -636,14 +665,20 @@ export class Store {
   resultRowsAfter(batchId: string, afterLine: number, limit: number): ResultRowRecord[] {
     const rows = this.db
       .prepare(
-        `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file
+        `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file,
+           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = r.duplicate_of_batch LIMIT 1) AS owner_answer
          FROM rows r
            LEFT JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
            LEFT JOIN batches ob ON ob.id = r.duplicate_of_batch
          WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
       )
       .all(batchId, afterLine, limit) as Array<
-      RowSql & { owner_state: RowState | null; owner_outputs: string | null; owner_file: string | null }
+      RowSql & {
+        owner_state: RowState | null;
+        owner_outputs: string | null;
+        owner_file: string | null;
+        owner_answer: string | null;
+      }
     >;
     return rows.map((r) => ({
       ...toRow(r),
@@ -655,6 +690,7 @@ export class Store {
               outputs: parseJson(r.owner_outputs) ?? {},
               fileName: r.owner_file ?? '',
               line: r.duplicate_of_line!,
+              answerName: r.owner_answer,
             },
     }));
   }
@@ -734,6 +770,21 @@ export class Store {
       params.outputs = JSON.stringify({ ...(parseJson(cur.outputs) ?? {}), ...patch.outputs });
     }
     this.db.prepare(`UPDATE rows SET ${sets.join(', ')} WHERE batch_id = @batchId AND line = @line`).run(params);
+    if (ANSWERED_ROW_STATES.includes(to)) this.markAnswersStale(batchId, line);
+  }
+
+  /**
+   * The durable "answer is stale" mark (src/store/intakes.ts), in the same transaction as the row's change: bumps the
+   * `changes` of the row's batch and of every batch holding a duplicate of the row (their result lines show it).
+   */
+  private markAnswersStale(batchId: string, line: number): void {
+    this.db.prepare('UPDATE batches SET changes = changes + 1 WHERE id = ?').run(batchId);
+    this.db
+      .prepare(
+        `UPDATE batches SET changes = changes + 1 WHERE id IN (
+           SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
+      )
+      .run(batchId, line, batchId);
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -836,6 +887,7 @@ function toBatch(r: BatchSql): BatchRecord {
     finishedAt: r.finished_at,
     counts: parseJson(r.counts),
     error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+    changes: r.changes,
   };
 }
 
