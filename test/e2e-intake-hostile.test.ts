@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  answersOf,
   CLI,
   makeWorkspace,
   type Proc,
@@ -114,12 +115,16 @@ describe('hostile inbox entries, one answer each', () => {
     }
     // Long enough for a 60 s-style retry loop to show itself at the intake's pace, and for a second answer.
     await new Promise((r) => setTimeout(r, 2000));
-    const outbox = (await fs.readdir(path.join(ws.outbox, 'charges'))).sort();
-    expect(outbox).toEqual(
-      Object.keys(expected)
-        .map((stem) => `${stem}.rejected.txt`)
-        .sort(),
-    );
+    // One answer each, a rejection note, and nothing else in the outbox.
+    for (const stem of Object.keys(expected)) {
+      const answers = await answersOf(ws, 'charges', stem);
+      expect(answers, stem).toHaveLength(1);
+      expect(answers[0]!.rejected, stem).toBeDefined();
+      expect(answers[0]!.results, stem).toEqual([]);
+    }
+    const outbox = await fs.readdir(path.join(ws.outbox, 'charges'));
+    expect(outbox.filter((f) => !f.endsWith('.rejected.txt'))).toEqual([]);
+    expect(outbox).toHaveLength(Object.keys(expected).length);
     expect(await fs.readdir(path.join(ws.inbox, 'charges'))).toEqual([]);
     expect((await fs.readdir(ws.inbox)).filter((f) => f.endsWith('.csv'))).toEqual([]);
     expect(await sandbox.effects()).toEqual([]);

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chargesKind } from '../src/batches/charges.js';
 import { readBatch } from '../src/csv/reader.js';
 import { clip, EXCERPT_MAX_CHARS, excerpt, InputError } from '../src/errors.js';
-import { runCli } from './e2e-harness.js';
+import { answersOf, runCli } from './e2e-harness.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -101,7 +101,7 @@ describe('the rejection note of a hostile file', () => {
     await fs.writeFile(file, `type,${'H'.repeat(600_000)}\nPIX_STATIC,x\n`);
     const run = await runCli(['run', '--config', config, file], { env: { REMESSA_LOG_LEVEL: 'warn' } });
     expect(run.code).toBe(1);
-    const note = await fs.readFile(path.join(outbox, 'charges', 'charges-huge.rejected.txt'), 'utf8');
+    const note = await fs.readFile((await answersOf({ outbox }, 'charges', 'charges-huge'))[0]!.rejected!, 'utf8');
     expect(note).toContain('HEADER_UNKNOWN_COLUMN');
     expect(note).toContain('(600000 characters)');
     expect(note.length).toBeLessThan(2000);

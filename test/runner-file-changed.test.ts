@@ -23,6 +23,7 @@ import { silentLogger } from '../src/log.js';
 import { openPipeline, type Pipeline, runnerOptionsFromConfig } from '../src/runner/commands.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import { openStore } from '../src/store/index.js';
+import { answersOf } from './e2e-harness.js';
 
 const HEADER = 'type,correlationId,description,amount\n';
 const row = (n: number) => `PIX_STATIC,CHG-FILE-${n},Pedido ${n},10.00\n`;
@@ -98,7 +99,7 @@ describe('a taken file that changes while it is read', () => {
       unchanged: async () => sameFingerprint(fingerprintOf(await fs.lstat(item.file)), item.meta.taken),
     };
     expect(await pipeline.handleBatch(second, { signal: new AbortController().signal })).toBe('done');
-    const result = await fs.readFile(path.join(folders.outbox, 'charges', 'open.result.csv'), 'utf8');
+    const result = await fs.readFile((await answersOf(folders, 'charges', 'open'))[0]!.results[0]!, 'utf8');
     const lines = result.trim().split('\n').slice(1);
     expect(lines).toHaveLength(4);
     for (const line of lines) expect(line).toMatch(/succeeded/);
