@@ -125,6 +125,10 @@ export const configSchema = z.strictObject({
           claims: rateLimitSchema.default({ requests: 5, intervalMs: 1_000 }),
         })
         .prefault({}),
+      /** All groups together (0 = only the group limits apply). */
+      overallRateLimit: rateLimitSchema.default({ requests: 0, intervalMs: 1_000 }),
+      /** Whether a group that keeps getting 429 lowers its rate and raises it again slowly. */
+      adaptiveRateLimits: z.boolean().default(true),
     })
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),

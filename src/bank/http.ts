@@ -72,11 +72,13 @@ export class HttpTransport {
     this.#options = options;
     registerSecret(options.apiKey);
     if (typeof options.tlsKey === 'string') registerSecret(options.tlsKey);
+    if (options.tlsPassphrase !== undefined) registerSecret(options.tlsPassphrase);
     const url = new URL(options.baseUrl);
     this.#prefix = url.pathname.replace(/\/+$/, '');
     const connect: Record<string, unknown> = { timeout: options.connectTimeoutMs };
     if (options.tlsCert !== undefined) connect.cert = options.tlsCert;
     if (options.tlsKey !== undefined) connect.key = options.tlsKey;
+    if (options.tlsPassphrase !== undefined) connect.passphrase = options.tlsPassphrase;
     if (options.tlsCa !== undefined) {
       // `ca` replaces Node's roots; the setting is an EXTRA CA, so keep the built-in ones too.
       connect.ca = [...rootCertificates, ...(Array.isArray(options.tlsCa) ? options.tlsCa : [options.tlsCa])];
@@ -190,6 +192,9 @@ export class HttpTransport {
     const log = this.#options.logger;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(req.signal);
+      // The rate limiter's gate: the request must leave in the same tick as it opens (src/queue/request-queue.ts).
+      const gate = this.#options.beforeSend?.({ method: req.method, path, signal: req.signal });
+      if (gate) await gate;
       const started = performance.now();
       let failure: ServiceError;
       let response: { status: number; headers: Record<string, string | string[] | undefined> } | undefined;

@@ -142,6 +142,18 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     maxDelayMs: clientOptions.maxDelayMs ?? DEFAULT_ENGINE_RETRY.maxDelayMs,
     maxRetryAfterMs: clientOptions.maxRetryAfterMs ?? DEFAULT_ENGINE_RETRY.maxRetryAfterMs,
   };
+  const queue = new RequestQueue(
+    queueOptionsFromConfig({
+      concurrency: options.queue.concurrency,
+      maxRowsInFlight: options.queue.maxRowsInFlight,
+      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
+      overallRateLimit: options.queue.overallRateLimit,
+      adaptiveRateLimits: options.queue.adaptiveRateLimits,
+    }),
+  );
+  queue.onCeilingLowered((group, requests) =>
+    log.warn({ group, requests }, 'the bank keeps answering 429: rate limit of the group lowered for a while'),
+  );
   const client = new BankClient({
     ...clientOptions,
     baseUrl,
@@ -150,6 +162,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     maxAttempts: 1,
     connections: Math.max(clientOptions.connections ?? 8, options.queue.concurrency),
     logger: log.child({ component: 'bank' }),
+    // Every request passes the queue's gate as it leaves: the rate limits count real request starts.
+    beforeSend: queue.beforeSend,
   });
   let store: Store;
   try {
@@ -159,13 +173,6 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     await sandbox?.close();
     throw err;
   }
-  const queue = new RequestQueue(
-    queueOptionsFromConfig({
-      concurrency: options.queue.concurrency,
-      maxRowsInFlight: options.queue.maxRowsInFlight,
-      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
-    }),
-  );
   const common = { store, client, queue, accountId, retry, logger: log };
 
   async function reject(

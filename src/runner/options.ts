@@ -68,8 +68,12 @@ export interface RunnerOptions {
     concurrency: number;
     /** Rows read ahead and queued at once. */
     maxRowsInFlight: number;
-    /** Per endpoint group: at most `requests` per `intervalMs` (0 = unlimited). */
+    /** Per endpoint group: at most `requests` started in any `intervalMs` (0 = unlimited). */
     rateLimits: Record<string, { requests: number; intervalMs: number }>;
+    /** All groups together: at most `requests` started in any `intervalMs` (0 = unlimited). @defaultValue unlimited */
+    overallRateLimit?: { requests: number; intervalMs: number };
+    /** Whether a group that gets 429s lowers its rate for a while (AIMD, src/queue/rate-limit.ts). @defaultValue true */
+    adaptiveRateLimits?: boolean;
   };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
@@ -144,6 +148,8 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       concurrency: config.queue.concurrency,
       maxRowsInFlight: config.queue.maxRowsInFlight,
       rateLimits: { ...config.queue.rateLimits },
+      overallRateLimit: { ...config.queue.overallRateLimit },
+      adaptiveRateLimits: config.queue.adaptiveRateLimits,
     },
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
