@@ -7,7 +7,8 @@
  * could not run (bad configuration, bad arguments, bank unreachable).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { type Config, loadConfig } from './config.js';
+import { type Config, loadConfig, sandboxTlsFrom } from './config.js';
+import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
@@ -148,6 +149,12 @@ function buildProgram(): Command {
     .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
     .addOption(new Option('--fault-seed <n>', 'seed of the fault injector').argParser(parseInteger))
     .option('--allow-loopback-webhooks', 'let webhook urls name localhost (for local receivers)')
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; default: sandbox.tls.certFile)')
+    .option('--tls-key <file>', 'private key of --tls-cert (PEM, unencrypted; default: sandbox.tls.keyFile)')
+    .option(
+      '--tls-client-ca <file>',
+      'require client certificates issued by this CA (mutual TLS; default: sandbox.tls.clientCaFile)',
+    )
     .action(
       (flags: {
         port?: number;
@@ -156,9 +163,21 @@ function buildProgram(): Command {
         apiKey: string[];
         faultSeed?: number;
         allowLoopbackWebhooks?: boolean;
+        tlsCert?: string;
+        tlsKey?: string;
+        tlsClientCa?: string;
       }) =>
         guard(async () => {
           const { config, log } = setup(program);
+          const tls =
+            flags.tlsCert || flags.tlsKey || flags.tlsClientCa
+              ? sandboxTlsFrom(
+                  readIfSet('--tls-cert', flags.tlsCert, process.cwd()),
+                  readIfSet('--tls-key', flags.tlsKey, process.cwd()),
+                  readIfSet('--tls-client-ca', flags.tlsClientCa, process.cwd()),
+                  { cert: '--tls-cert', key: '--tls-key' },
+                )
+              : config.sandboxTls;
           // Imported here, not at the top: every other command starts faster and smaller without it.
           const { startSandbox } = await import('./sandbox/server.js');
           const sandbox = await startSandbox({
@@ -171,6 +190,7 @@ function buildProgram(): Command {
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
             webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
+            ...(tls ? { tls } : {}),
             logger: log.child({ component: 'sandbox' }),
           });
           process.stdout.write(`sandbox listening on ${sandbox.url}\n`);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
+import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 
@@ -85,8 +86,22 @@ export interface SandboxProcess {
   stop(): Promise<void>;
 }
 
-async function admin(url: string, method: string, route: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
+/** A client certificate (and the CA that signed the server's) for a sandbox that requires mutual TLS. PEM text. */
+export interface ClientTlsPem {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+async function admin(
+  url: string,
+  method: string,
+  route: string,
+  body?: unknown,
+  dispatcher?: Dispatcher,
+): Promise<unknown> {
+  const res = await undiciFetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
+    ...(dispatcher ? { dispatcher } : {}),
     method,
     headers: {
       'x-service-api-key': SANDBOX_PUBLIC_API_KEY,
@@ -99,14 +114,23 @@ async function admin(url: string, method: string, route: string, body?: unknown)
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startSandboxProcess(dataFile: string): Promise<SandboxProcess> {
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile], {
+/**
+ * Starts `remessa sandbox` as a child process. `args` are extra flags (e.g. `--tls-cert`); `clientTls` is what the
+ * admin calls present when those flags make it require a client certificate.
+ */
+export async function startSandboxProcess(
+  dataFile: string,
+  options: { args?: string[]; clientTls?: ClientTlsPem } = {},
+): Promise<SandboxProcess> {
+  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, ...(options.args ?? [])], {
     env: { REMESSA_LOG_LEVEL: 'warn' },
   });
+  const tls = options.clientTls;
+  const dispatcher = tls ? new Agent({ connect: { cert: tls.cert, key: tls.key, ca: tls.ca } }) : undefined;
   const url = await waitFor(
     'the sandbox to listen',
     async () => {
-      const m = /sandbox listening on (http:\/\/[^\s]+)/.exec(proc.stdout() + proc.stderr());
+      const m = /sandbox listening on (https?:\/\/[^\s]+)/.exec(proc.stdout() + proc.stderr());
       if (m) return m[1]!;
       if (proc.child.exitCode !== null) throw new Error(`sandbox exited: ${proc.stderr()}`);
       return undefined;
@@ -116,17 +140,19 @@ export async function startSandboxProcess(dataFile: string): Promise<SandboxProc
   return {
     url,
     proc,
-    effects: async (kind) => (await admin(url, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
+    effects: async (kind) =>
+      (await admin(url, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`, undefined, dispatcher)) as never,
     setFaults: async (rules, seed) => {
-      await admin(url, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
+      await admin(url, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) }, dispatcher);
     },
     clearFaults: async () => {
-      await admin(url, 'DELETE', '/faults');
+      await admin(url, 'DELETE', '/faults', undefined, dispatcher);
     },
-    admin: (method, route, body) => admin(url, method, route, body),
+    admin: (method, route, body) => admin(url, method, route, body, dispatcher),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
       await proc.exited;
+      await dispatcher?.close();
     },
   };
 }

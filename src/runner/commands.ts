@@ -123,6 +123,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       dataFile: options.bank.sandboxDataFile ?? path.join(folders.data, 'sandbox.sqlite'),
       host: options.bank.sandboxHost ?? '127.0.0.1',
       port: options.bank.sandboxPort ?? 0,
+      ...(options.bank.sandboxTls ? { tls: options.bank.sandboxTls } : {}),
       // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
       logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
     });

@@ -2,11 +2,10 @@
  * The runner's options, mapped from the configuration, and what the commands derive from them. Kept apart from
  * ./commands.ts so that `remessa validate` (./validate.ts) loads neither the bank client, the store nor the queue.
  */
-import { readFileSync } from 'node:fs';
 import type { BankClientOptions } from '../bank/client.js';
 import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
-import type { Config } from '../config.js';
+import type { Config, SandboxTls } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
 import type { Logger } from '../log.js';
 import type { KindName } from '../types.js';
@@ -33,6 +32,8 @@ export interface RunnerOptions {
         sandboxHost?: string;
         /** Its port. @defaultValue 0 (a free port) */
         sandboxPort?: number;
+        /** HTTPS (and client certificates) for it; the client then needs `tlsCa` (and `tlsCert`/`tlsKey`). @defaultValue plain HTTP */
+        sandboxTls?: SandboxTls;
         /** Settings of the client talking to it (base URL and key are filled in). */
         client?: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'>;
         /** Account id (idempotency-key namespace). @defaultValue 'sandbox' */
@@ -108,8 +109,12 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     pixPaymentPath: b.pixPaymentPath,
     logger,
   };
-  const tls = b.tls as { certFile?: string; keyFile?: string; caFile?: string };
-  const readPem = (f: string | undefined) => (f ? readFileSyncText(f) : undefined);
+  // Read and checked by the config (src/config.ts): a file missing or wrong never gets this far.
+  const tls = config.bankTls;
+  if (tls.cert !== undefined) client.tlsCert = tls.cert;
+  if (tls.key !== undefined) client.tlsKey = tls.key;
+  if (tls.ca !== undefined) client.tlsCa = tls.ca;
+  if (tls.passphrase !== undefined) client.tlsPassphrase = tls.passphrase;
   return {
     folders: { ...config.folders },
     bank: config.embedded
@@ -118,6 +123,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
           sandboxDataFile: config.sandbox.dataFile,
           sandboxHost: config.sandbox.host,
           sandboxPort: config.sandbox.port,
+          ...(config.sandboxTls ? { sandboxTls: config.sandboxTls } : {}),
           client,
           accountId: b.accountId ?? 'sandbox',
         }
@@ -127,9 +133,6 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
             ...client,
             baseUrl: b.url,
             apiKey: b.apiKey!,
-            tlsCert: readPem(tls.certFile),
-            tlsKey: readPem(tls.keyFile),
-            tlsCa: readPem(tls.caFile),
           },
           accountId: b.accountId ?? '',
         },
@@ -155,11 +158,6 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     logger,
   };
-}
-
-function readFileSyncText(file: string): string {
-  // Certificates are read once at start-up; sync keeps the mapping a plain function.
-  return readFileSync(file, 'utf8');
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
