@@ -192,9 +192,10 @@ export class HttpTransport {
     const log = this.#options.logger;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(req.signal);
-      // The rate limiter's gate: the request must leave in the same tick as it opens (src/queue/request-queue.ts).
-      const gate = this.#options.beforeSend?.({ method: req.method, path, signal: req.signal });
-      if (gate) await gate;
+      // The rate limiter's gate: undefined means "start now", in this same synchronous run; a promise means wait, then
+      // ask again (src/queue/request-queue.ts).
+      const gate = { method: req.method, path, signal: req.signal };
+      for (let wait = this.#options.beforeSend?.(gate); wait; wait = this.#options.beforeSend?.(gate)) await wait;
       const started = performance.now();
       let failure: ServiceError;
       let response: { status: number; headers: Record<string, string | string[] | undefined> } | undefined;

@@ -49,9 +49,10 @@ export interface BankClientOptions {
   /** Maximum simultaneous connections to the bank's origin. @defaultValue 8 */
   connections?: number;
   /**
-   * Called right before each HTTP request leaves (every attempt); the request is handed to the connection pool as
-   * soon as it returns (or its promise resolves). The request queue's rate limiter (`RequestQueue.beforeSend`) plugs
-   * in here, so that what it counts is the moment requests start. A rejection is thrown as is: nothing was sent.
+   * Called right before each HTTP request leaves (every attempt). Undefined: the request is handed to the connection
+   * pool in the same synchronous run. A promise: the transport waits for it and calls again. The request queue's rate
+   * limiter (`RequestQueue.beforeSend`) plugs in here, so that what it counts is the moment requests start. A
+   * rejection is thrown as is: nothing was sent.
    * @defaultValue none
    */
   beforeSend?: (request: {

@@ -11,8 +11,9 @@
  *                       that names the task;
  *   task() ─► ... ─► the bank client calls `beforeSend` right before each HTTP request leaves (every attempt):
  *                       the task's reservation is confirmed (its start time is logged) and the request goes out in the
- *                       same tick; a second request of the same task (a lookup, then a payment) must find room in
- *                       the limits again, and waits at the gate if there is none.
+ *                       same synchronous run; a second request of the same task (a lookup, then a payment) must find
+ *                       room in the limits again: it waits at the gate, room is reserved for it when found, and it
+ *                       calls the gate again and starts when it actually runs.
  *
  * What must hold:
  * - Rate: at most `requests` request STARTS in ANY window of `intervalMs`, per group and overall (the sliding log and
@@ -123,8 +124,8 @@ interface TaskContext {
   group: GroupState;
   /** Holds a reservation in the limits not yet confirmed by a request. */
   reserved: boolean;
-  /** When it was admitted (its reservation made). */
-  admittedAt: number;
+  /** When that reservation was made (at admission, or when a waiting request was granted room). */
+  reservedAt: number;
   /** When its last request started (for telling a 429 episode from its echoes). */
   lastStartAt: number | undefined;
 }
@@ -234,15 +235,18 @@ export class RequestQueue {
   }
 
   /**
-   * The gate of every HTTP request (the bank client's `beforeSend`): called right before a request leaves, its
-   * request must be handed to the pool in the same tick as this returns (or as the promise it returns settles).
+   * The gate of every HTTP request (the bank client's `beforeSend`), called right before a request leaves.
+   * Returns undefined: the request starts NOW (its start is logged at this instant) and must be handed to the pool
+   * in the same synchronous run. Returns a promise: wait for it, then call again (room was set aside meanwhile, so the
+   * next call returns undefined unless a pause began): the start is logged when the request really goes, not when
+   * room was found, so a busy event loop between the two cannot squeeze starts together.
    * Inside a task: confirms the task's reservation, or waits for room (and for the group's pause to end).
-   * Rejects with the signal's reason if it aborts while waiting: nothing was sent.
+   * The promise rejects with the signal's reason if it aborts while waiting: nothing was sent.
    */
   readonly beforeSend = (request: OutgoingRequest = {}): Promise<void> | undefined => {
     const task = this.context.getStore();
     if (!task || task.queue !== this) return undefined;
-    if (this.gateWaiters.length === 0 && this.tryPass(task, this.clock.now())) return undefined;
+    if (this.tryPass(task, this.clock.now(), this.gateWaiters.length === 0)) return undefined;
     const signal = request.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
@@ -321,8 +325,16 @@ export class RequestQueue {
     return (state.limit?.canStart(now) ?? true) && (this.overall?.canStart(now) ?? true);
   }
 
-  /** A request of `task` leaves now if it may: a confirmed reservation, or fresh room. */
-  private tryPass(task: TaskContext, now: number): boolean {
+  /** `beforeSend` in a loop until the request may leave: for callers that are not the bank client (tests, bench). */
+  async gate(request: OutgoingRequest = {}): Promise<void> {
+    for (let wait = this.beforeSend(request); wait; wait = this.beforeSend(request)) await wait;
+  }
+
+  /**
+   * A request of `task` starts now if it may: its reservation is confirmed, or (when `mayTakeRoom`: no other request
+   * waits ahead) fresh room is taken.
+   */
+  private tryPass(task: TaskContext, now: number, mayTakeRoom: boolean): boolean {
     const state = task.group;
     if (this.paused(state, now)) return false;
     if (task.reserved) {
@@ -330,7 +342,7 @@ export class RequestQueue {
       state.limit?.confirm(now);
       this.overall?.confirm(now);
     } else {
-      if (!this.hasRoom(state, now)) return false;
+      if (!mayTakeRoom || !this.hasRoom(state, now)) return false;
       state.limit?.record(now);
       this.overall?.record(now);
     }
@@ -350,12 +362,20 @@ export class RequestQueue {
       do {
         this.pumpAgain = false;
         const now = this.clock.now();
-        // Requests of running tasks first: their rows have intents written.
+        // Requests of running tasks first: their rows have intents written. Room found is reserved for the request,
+        // which calls the gate again when it runs and starts then (see beforeSend).
         for (let i = 0; i < this.gateWaiters.length; ) {
           const w = this.gateWaiters[i]!;
-          if (!this.tryPass(w.task, now)) {
+          const state = w.task.group;
+          if (this.paused(state, now) || (!w.task.reserved && !this.hasRoom(state, now))) {
             i++;
             continue;
+          }
+          if (!w.task.reserved) {
+            state.limit?.reserve(now);
+            this.overall?.reserve(now);
+            w.task.reserved = true;
+            w.task.reservedAt = now;
           }
           this.gateWaiters.splice(i, 1);
           w.signal?.removeEventListener('abort', w.onAbort!);
@@ -383,14 +403,15 @@ export class RequestQueue {
   private start(waiter: Waiter): void {
     if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
     const state = waiter.group;
-    state.limit?.reserve();
-    this.overall?.reserve();
+    const now = this.clock.now();
+    state.limit?.reserve(now);
+    this.overall?.reserve(now);
     this.running++;
     const task: TaskContext = {
       queue: this,
       group: state,
       reserved: true,
-      admittedAt: this.clock.now(),
+      reservedAt: now,
       lastStartAt: undefined,
     };
     let promise: Promise<unknown>;
@@ -416,8 +437,8 @@ export class RequestQueue {
     if (task.reserved) {
       // No request passed the gate: count one start at admission (a client without `beforeSend` still sends one).
       task.reserved = false;
-      task.group.limit?.settle(task.admittedAt);
-      this.overall?.settle(task.admittedAt);
+      task.group.limit?.settle(task.reservedAt);
+      this.overall?.settle(task.reservedAt);
     }
     // A gated request of this task can no longer be pending (its task has settled), so nothing else to drop.
     this.running--;
