@@ -19,8 +19,9 @@
  * - Rate: at most `requests` request STARTS in ANY window of `intervalMs`, per group and overall (the sliding log and
  *   its reservations, src/queue/rate-limit.ts), whatever the concurrency, the latency, or a pause. A start is the
  *   moment `beforeSend` returns, i.e. the moment the request is handed to the HTTP pool: the admission is only a
- *   reservation, so the engine's intent write between admission and request does not shift requests together. Over
- *   a long saturated run the rate is the setting (the log frees each place exactly one window after its start).
+ *   reservation, so the engine's intent write between admission and request does not shift requests together.
+ *   Starts are also paced (one per window / N, up to 3 at once) and each holds its place 1% beyond its window
+ *   (rate-limit.ts says why): over a long saturated run the rate is about 99% of the setting.
  * - A 429 (RateLimitedError) pauses ONLY its group, for its Retry-After (capped by `maxPauseMs`; `defaultPauseMs`
  *   when the bank gave none), and lowers that group's ceiling (AIMD, see rate-limit.ts). The other groups go on. A
  *   task of a paused group is not admitted; a task admitted before the pause whose request has not left yet waits at
