@@ -15,7 +15,12 @@
  * Wall time includes process start-up for remessa and baselines alike. The machine may be shared: the load average
  * is printed, and CPU time (user + system of the measured process) is reported beside wall time.
  *
- * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8) | --only validate|bills
+ * (c) rate limit (bench/rate-limit.ts): the request queue on the real clock, saturated for --rate-seconds (default 20)
+ *     at 50 requests per 1,000 ms: mean rate / setting (target within 2%), busiest window / setting (target <= 1), and
+ *     how many windows went over; the queue as it was before (p-queue fixed windows) is measured in the same run.
+ *
+ * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8)
+ * | --only validate|bills|rate | --rate-seconds N
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
@@ -38,6 +43,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { writeBillsFile, writeChargesFile } from './generate.js';
 import { type Measured, runMeasured } from './measure.js';
+import { benchRateLimit, rateTable } from './rate-limit.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SANDBOX_KEY = 'sandbox-public-test-key';
@@ -50,7 +56,8 @@ interface Args {
   rows: number;
   bills: number;
   concurrency: number;
-  only: 'validate' | 'bills' | undefined;
+  only: 'validate' | 'bills' | 'rate' | undefined;
+  rateSeconds: number;
   tsx: boolean;
   build: boolean;
   cpuProf: boolean;
@@ -65,6 +72,7 @@ function parseArgs(argv: readonly string[]): Args {
     bills: 20_000,
     concurrency: 8,
     only: undefined,
+    rateSeconds: 20,
     tsx: false,
     build: true,
     cpuProf: false,
@@ -88,8 +96,11 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--concurrency') args.concurrency = count(a, argv[++i]);
     else if (a === '--only') {
       const v = argv[++i];
-      if (v !== 'validate' && v !== 'bills') throw new Error(`--only: expected validate or bills, got ${v}`);
+      if (v !== 'validate' && v !== 'bills' && v !== 'rate')
+        throw new Error(`--only: expected validate, bills or rate, got ${v}`);
       args.only = v;
+    } else if (a === '--rate-seconds') {
+      args.rateSeconds = count(a, argv[++i]);
     } else if (a === '--tsx') args.tsx = true;
     else if (a === '--no-build') args.build = false;
     else if (a === '--cpu-prof') args.cpuProf = true;
@@ -489,6 +500,13 @@ function table(results: readonly Row[]): string {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   mkdirSync(args.dir, { recursive: true });
+  const rateOptions = { seconds: args.rateSeconds, requests: 50, windowMs: 1000, concurrency: 16 };
+  if (args.only === 'rate') {
+    log(`rate limit: ${args.rateSeconds} s before, ${args.rateSeconds} s now`);
+    const text = rateTable(rateOptions, await benchRateLimit(rateOptions));
+    process.stdout.write(`\n${text}\n`);
+    return;
+  }
   const dist = args.tsx ? undefined : args.build ? build(args.dir) : path.join(args.dir, 'dist');
   if (dist && !existsSync(path.join(dist, 'cli.js'))) throw new Error(`--no-build: no ${dist}/cli.js; build first`);
   const remessa = remessaCommand(args, dist);
@@ -497,6 +515,11 @@ async function main(): Promise<void> {
   const started = new Date();
   if (args.only !== 'bills') await benchValidate(args, remessa, results);
   if (args.only !== 'validate') await benchBills(args, remessa, results);
+  let rateText = '';
+  if (args.only === undefined) {
+    log(`rate limit: ${args.rateSeconds} s before, ${args.rateSeconds} s now`);
+    rateText = `\n${rateTable(rateOptions, await benchRateLimit(rateOptions))}\n`;
+  }
 
   const cpu = os.cpus();
   const header = [
@@ -510,7 +533,7 @@ async function main(): Promise<void> {
     .filter((r) => (r.all?.length ?? 0) > 1)
     .map((r) => `  ${r.name}: ${r.all!.map((m) => `${(m.wallMs / 1000).toFixed(1)} s`).join(', ')}`);
   if (runs.length > 0) header.push(`repeats (wall; the table shows the fastest of each):\n${runs.join('\n')}`);
-  const text = `${header.join('\n')}\n\n${table(results)}\n`;
+  const text = `${header.join('\n')}\n\n${table(results)}\n${rateText}`;
   process.stdout.write(`\n${text}`);
   const resultFile = path.join(args.dir, `results-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(resultFile, `${JSON.stringify({ started, args, results, text }, null, 2)}\n`);

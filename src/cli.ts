@@ -7,7 +7,8 @@
  * could not run (bad configuration, bad arguments, bank unreachable).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { type Config, loadConfig } from './config.js';
+import { type Config, loadConfig, sandboxTlsFrom } from './config.js';
+import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
@@ -201,6 +202,12 @@ function buildProgram(): Command {
         `dialect to serve: ${BANK_PROFILES.join(' or ')} (default: sandbox.profile, else bank.profile)`,
       ).argParser(parseProfile),
     )
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; default: sandbox.tls.certFile)')
+    .option('--tls-key <file>', 'private key of --tls-cert (PEM, unencrypted; default: sandbox.tls.keyFile)')
+    .option(
+      '--tls-client-ca <file>',
+      'require client certificates issued by this CA (mutual TLS; default: sandbox.tls.clientCaFile)',
+    )
     .action(
       (flags: {
         profile?: BankProfileName;
@@ -210,9 +217,21 @@ function buildProgram(): Command {
         apiKey: string[];
         faultSeed?: number;
         allowLoopbackWebhooks?: boolean;
+        tlsCert?: string;
+        tlsKey?: string;
+        tlsClientCa?: string;
       }) =>
         guard(async () => {
           const { config, log } = setup(program);
+          const tls =
+            flags.tlsCert || flags.tlsKey || flags.tlsClientCa
+              ? sandboxTlsFrom(
+                  readIfSet('--tls-cert', flags.tlsCert, process.cwd()),
+                  readIfSet('--tls-key', flags.tlsKey, process.cwd()),
+                  readIfSet('--tls-client-ca', flags.tlsClientCa, process.cwd()),
+                  { cert: '--tls-cert', key: '--tls-key' },
+                )
+              : config.sandboxTls;
           // Imported here, not at the top: every other command starts faster and smaller without it.
           const { startSandbox } = await import('./sandbox/server.js');
           const profile = flags.profile ?? config.sandbox.profile ?? config.bank.profile;
@@ -230,6 +249,7 @@ function buildProgram(): Command {
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
             webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
+            ...(tls ? { tls } : {}),
             logger: log.child({ component: 'sandbox' }),
           });
           process.stdout.write(`sandbox listening on ${sandbox.url}\n`);

@@ -4,17 +4,29 @@
  * Sources, in order of precedence for each value:
  * 1. environment variables for secrets: REMESSA_API_KEY, REMESSA_ACCOUNT_ID (and REMESSA_BANK_URL for the URL);
  * 2. secret files: `bank.apiKeyFile` / `bank.accountIdFile`, or systemd credentials `remessa-api-key` and
- *    `remessa-account-id` in $CREDENTIALS_DIRECTORY (LoadCredential=);
+ *    `remessa-account-id` in $CREDENTIALS_DIRECTORY (LoadCredential=); the client certificate and key from
+ *    `bank.tls.certFile` / `keyFile` or the credentials `remessa-tls-cert` / `remessa-tls-key`, the key's passphrase
+ *    from REMESSA_TLS_PASSPHRASE, `bank.tls.passphraseFile` or the credential `remessa-tls-passphrase`;
  * 3. the config file (`--config`, REMESSA_CONFIG, or `config/remessa.jsonc` when it exists);
  * 4. the defaults below.
  *
- * Unknown keys are an error that names the key: a misspelt setting must never be silently ignored.
+ * Unknown keys are an error that names the key: a misspelt setting must never be silently ignored. Every file a
+ * setting names is read and checked here, once (src/config-files.ts): a missing, unreadable or wrong file is one
+ * line naming the setting, never a stack trace at the first request.
  * Every setting is documented where it stands, in config/remessa.jsonc.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
+import {
+  checkCertificates,
+  checkTlsPair,
+  readCredential,
+  readIfSet,
+  readSettingFile,
+  type SettingText,
+} from './config-files.js';
 import { ConfigError } from './errors.js';
 import { BANK_OPERATIONS, BANK_PROFILES } from './formats/profiles.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
@@ -69,6 +81,7 @@ export const configSchema = z.strictObject({
           certFile: z.string().min(1).optional(),
           keyFile: z.string().min(1).optional(),
           caFile: z.string().min(1).optional(),
+          passphraseFile: z.string().min(1).optional(),
         })
         .prefault({}),
       timeouts: z
@@ -101,6 +114,13 @@ export const configSchema = z.strictObject({
       pixEndToEndIdTtlSeconds: positiveInt.default(900),
       faultSeed: z.number().int().default(1),
       webhookAllowLoopbackUrls: z.boolean().default(false),
+      tls: z
+        .strictObject({
+          certFile: z.string().min(1).optional(),
+          keyFile: z.string().min(1).optional(),
+          clientCaFile: z.string().min(1).optional(),
+        })
+        .prefault({}),
     })
     .prefault({}),
   intake: z
@@ -132,6 +152,10 @@ export const configSchema = z.strictObject({
           claims: rateLimitSchema.default({ requests: 5, intervalMs: 1_000 }),
         })
         .prefault({}),
+      /** All groups together (0 = only the group limits apply). */
+      overallRateLimit: rateLimitSchema.default({ requests: 0, intervalMs: 1_000 }),
+      /** Whether a group that keeps getting 429 lowers its rate and raises it again slowly. */
+      adaptiveRateLimits: z.boolean().default(true),
     })
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
@@ -156,13 +180,33 @@ export const configSchema = z.strictObject({
 
 type ParsedConfig = z.infer<typeof configSchema>;
 
-/** The configuration after parsing, secrets resolved and folders made absolute. Frozen. */
+/** The client's TLS material (PEM text), read and checked at start-up. Every field absent: no client certificate. */
+export interface ClientTls {
+  cert?: string;
+  key?: string;
+  /** Extra CA(s) trusted besides Node's roots. */
+  ca?: string;
+  passphrase?: string;
+}
+
+/** The sandbox's TLS material (PEM text): it serves HTTPS, and requires a client certificate when `clientCa` is set. */
+export interface SandboxTls {
+  cert: string;
+  key: string;
+  clientCa?: string;
+}
+
+/** The configuration after parsing, secrets resolved, files read and folders made absolute. Frozen. */
 export type Config = Readonly<
   ParsedConfig & {
     /** The file it came from, or undefined when only defaults were used. */
     sourceFile: string | undefined;
     /** Whether the bank is the embedded sandbox. */
     embedded: boolean;
+    /** `bank.tls` read: certificate and key (files or systemd credentials), extra CA, key passphrase. */
+    bankTls: ClientTls;
+    /** `sandbox.tls` read, or undefined when the sandbox serves plain HTTP. */
+    sandboxTls: SandboxTls | undefined;
   }
 >;
 
@@ -188,7 +232,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   } else if (existsSync(path.resolve(cwd, DEFAULT_CONFIG_FILE))) {
     file = path.resolve(cwd, DEFAULT_CONFIG_FILE);
   }
-  if (file) raw = parseConfigText(readFileSync(file, 'utf8'), file);
+  if (file) raw = parseConfigText(readSettingFile('--config', file), file);
   return buildConfig(raw, { file, env, cwd });
 }
 
@@ -263,18 +307,96 @@ export function buildConfig(
     ...parsed.sandbox,
     dataFile: path.resolve(cwd, parsed.sandbox.dataFile ?? path.join(folders.data, 'sandbox.sqlite')),
   };
-  return deepFreeze({ ...parsed, folders, bank, sandbox, sourceFile: context.file, embedded });
+  const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
+  const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
+  return deepFreeze({ ...parsed, folders, bank, sandbox, sourceFile: context.file, embedded, bankTls, sandboxTls });
 }
 
+/** A secret from a file setting (its absence an error naming the setting) or an optional systemd credential. */
 function readSecretFile(file: string | undefined, cwd: string, setting?: string): string | undefined {
   if (!file) return undefined;
-  const full = path.resolve(cwd, file);
-  if (!existsSync(full)) {
-    if (setting) throw new ConfigError(`${setting}: file ${full} does not exist`, { code: 'CONFIG_NOT_FOUND' });
+  if (!setting && !existsSync(path.resolve(cwd, file))) return undefined; // an optional credential
+  const value = readSettingFile(setting ?? `systemd credential ${path.basename(file)}`, file, cwd).trim();
+  return value.length > 0 ? value : undefined;
+}
+
+const PASSPHRASE_HINT =
+  'bank.tls.passphraseFile, REMESSA_TLS_PASSPHRASE or the systemd credential remessa-tls-passphrase';
+
+/**
+ * `bank.tls`: certificate and key from their file settings, else from the systemd credentials remessa-tls-cert and
+ * remessa-tls-key; the key's passphrase from REMESSA_TLS_PASSPHRASE, `passphraseFile`, or the credential
+ * remessa-tls-passphrase. Checked here (PEM, passphrase, key matching the certificate), once, with the setting named.
+ */
+function resolveBankTls(tls: ParsedConfig['bank']['tls'], env: NodeJS.ProcessEnv, cwd: string): ClientTls {
+  const credentials = env.CREDENTIALS_DIRECTORY;
+  const cert = readIfSet('bank.tls.certFile', tls.certFile, cwd) ?? readCredential(credentials, 'remessa-tls-cert');
+  const key = readIfSet('bank.tls.keyFile', tls.keyFile, cwd) ?? readCredential(credentials, 'remessa-tls-key');
+  const ca = readIfSet('bank.tls.caFile', tls.caFile, cwd);
+  const passphrase =
+    env.REMESSA_TLS_PASSPHRASE ||
+    readSecretFile(tls.passphraseFile, cwd, 'bank.tls.passphraseFile') ||
+    readSecretFile(credentials && path.join(credentials, 'remessa-tls-passphrase'), cwd) ||
+    undefined;
+  registerSecret(passphrase);
+  if (cert && !key) {
+    throw new ConfigError(
+      `bank.tls.keyFile: ${cert.setting} is set, so its private key is needed: set bank.tls.keyFile or the systemd credential remessa-tls-key`,
+      { code: 'CONFIG_INVALID' },
+    );
+  }
+  if (key && !cert) {
+    throw new ConfigError(
+      `bank.tls.certFile: ${key.setting} is set, so its certificate is needed: set bank.tls.certFile or the systemd credential remessa-tls-cert`,
+      { code: 'CONFIG_INVALID' },
+    );
+  }
+  if (ca) checkCertificates(ca);
+  const out: ClientTls = {};
+  if (cert && key) {
+    checkTlsPair(cert, key, passphrase, PASSPHRASE_HINT);
+    registerSecret(key.text);
+    out.cert = cert.text;
+    out.key = key.text;
+    if (passphrase !== undefined) out.passphrase = passphrase;
+  }
+  if (ca) out.ca = ca.text;
+  return out;
+}
+
+/** `sandbox.tls`: certificate and key (both or neither), and the CA its clients' certificates must come from. */
+function resolveSandboxTls(tls: ParsedConfig['sandbox']['tls'], cwd: string): SandboxTls | undefined {
+  const cert = readIfSet('sandbox.tls.certFile', tls.certFile, cwd);
+  const key = readIfSet('sandbox.tls.keyFile', tls.keyFile, cwd);
+  const clientCa = readIfSet('sandbox.tls.clientCaFile', tls.clientCaFile, cwd);
+  return sandboxTlsFrom(cert, key, clientCa, {
+    cert: 'sandbox.tls.certFile',
+    key: 'sandbox.tls.keyFile',
+  });
+}
+
+/**
+ * Checks the sandbox's TLS files (from settings or `remessa sandbox` flags; `names` are the names to put in messages).
+ * Undefined when neither certificate nor key is given.
+ */
+export function sandboxTlsFrom(
+  cert: SettingText | undefined,
+  key: SettingText | undefined,
+  clientCa: SettingText | undefined,
+  names: { cert: string; key: string },
+): SandboxTls | undefined {
+  if (!cert || !key) {
+    if (cert || key || clientCa) {
+      const missing = cert ? names.key : names.cert;
+      throw new ConfigError(`${missing}: HTTPS needs both a certificate (${names.cert}) and its key (${names.key})`, {
+        code: 'CONFIG_INVALID',
+      });
+    }
     return undefined;
   }
-  const value = readFileSync(full, 'utf8').trim();
-  return value.length > 0 ? value : undefined;
+  checkTlsPair(cert, key, undefined, 'the sandbox takes an unencrypted key');
+  if (clientCa) checkCertificates(clientCa);
+  return { cert: cert.text, key: key.text, ...(clientCa ? { clientCa: clientCa.text } : {}) };
 }
 
 /** Settings that were renamed: the error about the old name says the new one. */

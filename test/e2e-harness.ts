@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
+import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import { BANK_PROFILE_DEFINITIONS, BANK_PROFILES, type BankProfileName } from '../src/formats/profiles.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
@@ -107,14 +108,23 @@ export interface SandboxProcess {
   stop(): Promise<void>;
 }
 
+/** A client certificate (and the CA that signed the server's) for a sandbox that requires mutual TLS. PEM text. */
+export interface ClientTlsPem {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
 async function admin(
   url: string,
   profile: BankProfileName,
   method: string,
   route: string,
   body?: unknown,
+  dispatcher?: Dispatcher,
 ): Promise<unknown> {
-  const res = await fetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
+  const res = await undiciFetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
+    ...(dispatcher ? { dispatcher } : {}),
     method,
     headers: {
       [BANK_PROFILE_DEFINITIONS[profile].headers.apiKey]: SANDBOX_PUBLIC_API_KEY,
@@ -127,17 +137,26 @@ async function admin(
   return text ? JSON.parse(text) : undefined;
 }
 
+/**
+ * Starts `remessa sandbox` as a child process, serving `options.profile` (the suite's profile by default). `args` are
+ * extra flags (e.g. `--tls-cert`); `clientTls` is what the admin calls present when those flags make it require a
+ * client certificate.
+ */
 export async function startSandboxProcess(
   dataFile: string,
-  profile: BankProfileName = TEST_PROFILE,
+  options: BankProfileName | { args?: string[]; clientTls?: ClientTlsPem; profile?: BankProfileName } = {},
 ): Promise<SandboxProcess> {
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, '--profile', profile], {
+  const o = typeof options === 'string' ? { profile: options } : options;
+  const profile = o.profile ?? TEST_PROFILE;
+  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, '--profile', profile, ...(o.args ?? [])], {
     env: { REMESSA_LOG_LEVEL: 'warn' },
   });
+  const tls = o.clientTls;
+  const dispatcher = tls ? new Agent({ connect: { cert: tls.cert, key: tls.key, ca: tls.ca } }) : undefined;
   const url = await waitFor(
     'the sandbox to listen',
     async () => {
-      const m = /sandbox listening on (http:\/\/[^\s]+)/.exec(proc.stdout() + proc.stderr());
+      const m = /sandbox listening on (https?:\/\/[^\s]+)/.exec(proc.stdout() + proc.stderr());
       if (m) return m[1]!;
       if (proc.child.exitCode !== null) throw new Error(`sandbox exited: ${proc.stderr()}`);
       return undefined;
@@ -148,17 +167,19 @@ export async function startSandboxProcess(
     url,
     profile,
     proc,
-    effects: async (kind) => (await admin(url, profile, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
+    effects: async (kind) =>
+      (await admin(url, profile, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`, undefined, dispatcher)) as never,
     setFaults: async (rules, seed) => {
-      await admin(url, profile, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
+      await admin(url, profile, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) }, dispatcher);
     },
     clearFaults: async () => {
-      await admin(url, profile, 'DELETE', '/faults');
+      await admin(url, profile, 'DELETE', '/faults', undefined, dispatcher);
     },
-    admin: (method, route, body) => admin(url, profile, method, route, body),
+    admin: (method, route, body) => admin(url, profile, method, route, body, dispatcher),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
       await proc.exited;
+      await dispatcher?.close();
     },
   };
 }

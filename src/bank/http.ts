@@ -70,11 +70,13 @@ export class HttpTransport {
     this.#options = options;
     registerSecret(options.apiKey);
     if (typeof options.tlsKey === 'string') registerSecret(options.tlsKey);
+    if (options.tlsPassphrase !== undefined) registerSecret(options.tlsPassphrase);
     const url = new URL(options.baseUrl);
     this.#prefix = url.pathname.replace(/\/+$/, '');
     const connect: Record<string, unknown> = { timeout: options.connectTimeoutMs };
     if (options.tlsCert !== undefined) connect.cert = options.tlsCert;
     if (options.tlsKey !== undefined) connect.key = options.tlsKey;
+    if (options.tlsPassphrase !== undefined) connect.passphrase = options.tlsPassphrase;
     if (options.tlsCa !== undefined) {
       // `ca` replaces Node's roots; the setting is an EXTRA CA, so keep the built-in ones too.
       connect.ca = [...rootCertificates, ...(Array.isArray(options.tlsCa) ? options.tlsCa : [options.tlsCa])];
@@ -237,6 +239,10 @@ export class HttpTransport {
     const log = this.#options.logger;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(req.signal);
+      // The rate limiter's gate: undefined means "start now", in this same synchronous run; a promise means wait, then
+      // ask again (src/queue/request-queue.ts).
+      const gate = { method: req.method, path, signal: req.signal };
+      for (let wait = this.#options.beforeSend?.(gate); wait; wait = this.#options.beforeSend?.(gate)) await wait;
       const started = performance.now();
       let failure: ServiceError;
       let response: { status: number; headers: Record<string, string | string[] | undefined> } | undefined;

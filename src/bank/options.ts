@@ -47,6 +47,8 @@ export interface BankClientOptions {
   tlsKey?: string | Buffer;
   /** Extra CA certificate(s) (PEM) trusted in addition to Node's built-in roots (e.g. the bank's private CA). */
   tlsCa?: string | Buffer | Array<string | Buffer>;
+  /** Passphrase of an encrypted `tlsKey`. Registered as a secret. @defaultValue none (the key is not encrypted) */
+  tlsPassphrase?: string;
   /** Maximum attempts of one request, the first included (1 disables retries). @defaultValue 4 */
   maxAttempts?: number;
   /** Base of the exponential backoff, in milliseconds (full jitter: a delay is random in [0, min(max, base * 2^n))). @defaultValue 500 */
@@ -57,6 +59,18 @@ export interface BankClientOptions {
   maxRetryAfterMs?: number;
   /** Maximum simultaneous connections to the bank's origin. @defaultValue 8 */
   connections?: number;
+  /**
+   * Called right before each HTTP request leaves (every attempt). Undefined: the request is handed to the connection
+   * pool in the same synchronous run. A promise: the transport waits for it and calls again. The request queue's rate
+   * limiter (`RequestQueue.beforeSend`) plugs in here, so that what it counts is the moment requests start. A
+   * rejection is thrown as is: nothing was sent.
+   * @defaultValue none
+   */
+  beforeSend?: (request: {
+    method: string;
+    path: string;
+    signal?: AbortSignal | undefined;
+  }) => Promise<void> | undefined;
   /** Where attempts, retries and failures are logged (debug/warn). Secrets are scrubbed by src/log.ts. @defaultValue silent */
   logger?: Logger;
   /**
@@ -92,7 +106,19 @@ export const DEFAULT_PIX_PAYMENT_PATH = BANK_PROFILE_DEFINITIONS.interface.paths
 /** The options with every default filled in, as the transport uses them. */
 export interface ResolvedBankClientOptions
   extends Required<
-    Omit<BankClientOptions, 'accountId' | 'tlsCert' | 'tlsKey' | 'tlsCa' | 'logger' | 'profile' | 'paths' | 'onAttempt'>
+    Omit<
+      BankClientOptions,
+      | 'accountId'
+      | 'tlsCert'
+      | 'tlsKey'
+      | 'tlsCa'
+      | 'tlsPassphrase'
+      | 'logger'
+      | 'profile'
+      | 'paths'
+      | 'onAttempt'
+      | 'beforeSend'
+    >
   > {
   onAttempt: ((attempt: AttemptObservation) => void) | undefined;
   /** The profile with every override applied: the headers above are its headers. */
@@ -101,7 +127,9 @@ export interface ResolvedBankClientOptions
   tlsCert: string | Buffer | undefined;
   tlsKey: string | Buffer | undefined;
   tlsCa: string | Buffer | Array<string | Buffer> | undefined;
+  tlsPassphrase: string | undefined;
   logger: Logger | undefined;
+  beforeSend: BankClientOptions['beforeSend'];
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
@@ -159,6 +187,7 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
     tlsCert: options.tlsCert,
     tlsKey: options.tlsKey,
     tlsCa: options.tlsCa,
+    tlsPassphrase: options.tlsPassphrase,
     maxAttempts: positiveInt('maxAttempts', options.maxAttempts, 4),
     baseDelayMs: positiveInt('baseDelayMs', options.baseDelayMs, 500, 0),
     maxDelayMs: positiveInt('maxDelayMs', options.maxDelayMs, 10_000, 0),
@@ -166,6 +195,7 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
     connections: positiveInt('connections', options.connections, 8),
     logger: options.logger,
     onAttempt: options.onAttempt,
+    beforeSend: options.beforeSend,
     random: options.random ?? Math.random,
     sleep: options.sleep ?? defaultSleep,
   };

@@ -1,5 +1,8 @@
+export type { QueueClock } from './clock.js';
+export { AIMD_DECREASE_FACTOR, AIMD_INCREASE_FRACTION, PACING_BURST, WINDOW_GUARD_FRACTION } from './rate-limit.js';
 export {
   type GroupRateLimit,
+  type OutgoingRequest,
   queueOptionsFromConfig,
   RequestQueue,
   type RequestQueueOptions,

@@ -1,33 +1,51 @@
 /**
  * The request queue: every request to the bank goes through it.
  *
- * Shape (p-queue underneath):
+ * Shape (one scheduler, no p-queue):
  *
- *   run(group, task) ─► group queue (one per endpoint group: rate limit `intervalCap` per `interval`, pausable)
- *                         └─► global queue (`concurrency` requests in flight, all groups together) ─► task()
+ *   run(group, task) ─► waits in its group's FIFO ─► admitted when ALL hold at the same instant:
+ *                         - a slot is free (`concurrency` tasks running, all groups together),
+ *                         - its group is not paused,
+ *                         - its group's limit and the overall limit have room (src/queue/rate-limit.ts);
+ *                       admission reserves one start in both limits and calls task() at once, inside an async context
+ *                       that names the task;
+ *   task() ─► ... ─► the bank client calls `beforeSend` right before each HTTP request leaves (every attempt):
+ *                       the task's reservation is confirmed (its start time is logged) and the request goes out in the
+ *                       same synchronous run; a second request of the same task (a lookup, then a payment) must find
+ *                       room in the limits again: it waits at the gate, room is reserved for it when found, and it
+ *                       calls the gate again and starts when it actually runs.
  *
  * What must hold:
+ * - Rate: at most `requests` request STARTS in ANY window of `intervalMs`, per group and overall (the sliding log and
+ *   its reservations, src/queue/rate-limit.ts), whatever the concurrency, the latency, or a pause. A start is the
+ *   moment `beforeSend` returns, i.e. the moment the request is handed to the HTTP pool: the admission is only a
+ *   reservation, so the engine's intent write between admission and request does not shift requests together.
+ *   Starts are also paced (one per window / N, up to 3 at once) and each holds its place 1% beyond its window
+ *   (rate-limit.ts says why): over a long saturated run the rate is about 99% of the setting.
  * - A 429 (RateLimitedError) pauses ONLY its group, for its Retry-After (capped by `maxPauseMs`; `defaultPauseMs`
- *   when the bank gave none). The other groups go on. A task of a paused group that already waits in the global queue
- *   does not go out when its turn comes: it gives its slot back and queues again in its group.
- * - Waiting for a rate limit or a pause never holds a global slot (the group queue admits first), so a slow or paused
- *   group cannot starve the others.
+ *   when the bank gave none), and lowers that group's ceiling (AIMD, see rate-limit.ts). The other groups go on. A
+ *   task of a paused group is not admitted; a task admitted before the pause whose request has not left yet waits at
+ *   the gate until the pause ends (it keeps its slot: its row's intent is already written, the request must follow).
+ * - Waiting for a rate limit or a pause never holds a slot for a task not yet admitted, so a slow or paused group
+ *   cannot starve the others. Admission is FIFO over all groups, skipping a group that cannot go now.
+ * - Requests made outside a task of this queue are not limited by it (there are none in the pipeline). A task that
+ *   ends without passing the gate (a client built without `beforeSend`) counts as one start at its admission.
  * - The queue does not retry: `run` rejects with the task's error (after pausing the group on a 429) and the caller
  *   decides (src/runner/engine.ts uses src/bank/retry-policy.ts). One layer of retries, never two.
  * - Rows in memory are bounded: `acquireRow` hands out at most `maxRowsInFlight` row slots (all batches together), and
  *   one endpoint group holds at most half of them when the limit is 2 or more, so a paused group cannot take every
  *   slot from the batches of the other groups.
- *
- * The rate limit counts admissions into the global queue; when the global queue is saturated, admitted tasks may go
- * out a little later than admitted, so a burst slightly above the cap in one window is possible then. The cap is an
- * upper bound on the rate the bank sees over any two consecutive windows.
  */
-import PQueue from 'p-queue';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { RateLimitedError } from '../bank/errors.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from '../types.js';
+import { type QueueClock, REAL_CLOCK } from './clock.js';
+import { SlidingWindowLimit } from './rate-limit.js';
+
+export type { QueueClock } from './clock.js';
 
 export interface GroupRateLimit {
-  /** Requests started per interval; 0 = unlimited. */
+  /** Requests started per interval (any interval of this length); 0 = unlimited. */
   intervalCap: number;
   /** Interval length in milliseconds. */
   intervalMs: number;
@@ -38,12 +56,23 @@ export interface RequestQueueOptions {
   concurrency?: number;
   /** Rows held in memory or queued at once, all batches together. @defaultValue 1000 */
   maxRowsInFlight?: number;
-  /** Rate limit per endpoint group; a missing group is unlimited. @defaultValue {} */
+  /** Rate limit per endpoint group; a missing group is unlimited (but counts toward `overallRateLimit`). @defaultValue {} */
   rateLimits?: Partial<Record<EndpointGroup, GroupRateLimit>>;
+  /** Rate limit over all groups together. @defaultValue none */
+  overallRateLimit?: GroupRateLimit;
+  /** Whether a group that gets 429s lowers its own ceiling and raises it again slowly (AIMD). @defaultValue true */
+  adaptive?: boolean;
   /** Longest pause one 429 may cause, in milliseconds. @defaultValue 120000 */
   maxPauseMs?: number;
   /** Pause after a 429 without Retry-After, in milliseconds. @defaultValue 1000 */
   defaultPauseMs?: number;
+  /** Time source and timers. Tests pass a virtual clock. @defaultValue performance.now() and setTimeout */
+  clock?: QueueClock;
+}
+
+/** What the bank client tells the gate about the request about to leave. */
+export interface OutgoingRequest {
+  signal?: AbortSignal | undefined;
 }
 
 /** Builds the options from the config's `queue` section (`requests`/`intervalMs` per group). */
@@ -51,22 +80,63 @@ export function queueOptionsFromConfig(queue: {
   concurrency: number;
   maxRowsInFlight: number;
   rateLimits: Record<EndpointGroup, { requests: number; intervalMs: number }>;
+  overallRateLimit?: { requests: number; intervalMs: number } | undefined;
+  adaptiveRateLimits?: boolean | undefined;
 }): RequestQueueOptions {
   const rateLimits: Partial<Record<EndpointGroup, GroupRateLimit>> = {};
   for (const g of ENDPOINT_GROUPS) {
     const r = queue.rateLimits[g];
     if (r && r.requests > 0) rateLimits[g] = { intervalCap: r.requests, intervalMs: r.intervalMs };
   }
-  return { concurrency: queue.concurrency, maxRowsInFlight: queue.maxRowsInFlight, rateLimits };
+  const overall = queue.overallRateLimit;
+  return {
+    concurrency: queue.concurrency,
+    maxRowsInFlight: queue.maxRowsInFlight,
+    rateLimits,
+    ...(overall && overall.requests > 0
+      ? { overallRateLimit: { intervalCap: overall.requests, intervalMs: overall.intervalMs } }
+      : {}),
+    ...(queue.adaptiveRateLimits === undefined ? {} : { adaptive: queue.adaptiveRateLimits }),
+  };
 }
 
-const PAUSED = Symbol('paused');
-const ABORTED = Symbol('aborted');
+interface Waiter {
+  seq: number;
+  group: GroupState;
+  task: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/** A request of a running task waiting at the gate for room or for its group's pause to end. */
+interface GateWaiter {
+  task: TaskContext;
+  resolve: () => void;
+  reject: (reason: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/** The async context of one admitted task. */
+interface TaskContext {
+  queue: RequestQueue;
+  group: GroupState;
+  /** Holds a reservation in the limits not yet confirmed by a request. */
+  reserved: boolean;
+  /** When that reservation was made (at admission, or when a waiting request was granted room). */
+  reservedAt: number;
+  /** When its last request started (for telling a 429 episode from its echoes). */
+  lastStartAt: number | undefined;
+}
 
 interface GroupState {
-  queue: PQueue;
+  name: EndpointGroup;
+  limit: SlidingWindowLimit | undefined;
+  waiters: Waiter[];
   pausedUntil: number;
-  timer: NodeJS.Timeout | undefined;
+  timer: unknown;
   rowsHeld: number;
 }
 
@@ -83,84 +153,142 @@ export class RequestQueue {
   readonly maxRowsInFlight: number;
   private readonly maxPauseMs: number;
   private readonly defaultPauseMs: number;
-  private readonly global: PQueue;
+  private readonly clock: QueueClock;
+  private readonly overall: SlidingWindowLimit | undefined;
   private readonly groups = new Map<EndpointGroup, GroupState>();
+  private readonly context = new AsyncLocalStorage<TaskContext>();
+  private readonly gateWaiters: GateWaiter[] = [];
+  private running = 0;
+  private seq = 0;
+  private pumping = false;
+  private pumpAgain = false;
+  private timer: unknown;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private idleWaiters: Array<() => void> = [];
   private rowsHeld = 0;
   private readonly rowWaiters: RowWaiter[] = [];
   private readonly pauseListeners = new Set<(group: EndpointGroup, ms: number) => void>();
+  private readonly startListeners = new Set<(group: EndpointGroup, atMs: number) => void>();
+  private readonly ceilingListeners = new Set<(group: EndpointGroup, requests: number) => void>();
 
   constructor(options: RequestQueueOptions = {}) {
     this.concurrency = checkInt('concurrency', options.concurrency ?? 8, 1);
     this.maxRowsInFlight = checkInt('maxRowsInFlight', options.maxRowsInFlight ?? 1000, 1);
     this.maxPauseMs = checkInt('maxPauseMs', options.maxPauseMs ?? 120_000, 0);
     this.defaultPauseMs = checkInt('defaultPauseMs', options.defaultPauseMs ?? 1000, 0);
-    this.global = new PQueue({ concurrency: this.concurrency });
+    this.clock = options.clock ?? REAL_CLOCK;
+    const adaptive = options.adaptive ?? true;
+    const o = options.overallRateLimit;
+    if (o && o.intervalCap !== 0) {
+      this.overall = new SlidingWindowLimit(
+        checkInt('overallRateLimit.intervalCap', o.intervalCap, 1),
+        checkInt('overallRateLimit.intervalMs', o.intervalMs, 1),
+        false,
+      );
+    }
     for (const g of ENDPOINT_GROUPS) {
-      const limit = options.rateLimits?.[g];
-      const queue =
-        limit && limit.intervalCap > 0
-          ? new PQueue({
-              concurrency: this.concurrency,
-              intervalCap: checkInt(`rateLimits.${g}.intervalCap`, limit.intervalCap, 1),
-              interval: checkInt(`rateLimits.${g}.intervalMs`, limit.intervalMs, 1),
-            })
-          : new PQueue({ concurrency: this.concurrency });
-      this.groups.set(g, { queue, pausedUntil: 0, timer: undefined, rowsHeld: 0 });
+      const l = options.rateLimits?.[g];
+      const limit =
+        l && l.intervalCap !== 0
+          ? new SlidingWindowLimit(
+              checkInt(`rateLimits.${g}.intervalCap`, l.intervalCap, 1),
+              checkInt(`rateLimits.${g}.intervalMs`, l.intervalMs, 1),
+              adaptive,
+            )
+          : undefined;
+      this.groups.set(g, { name: g, limit, waiters: [], pausedUntil: 0, timer: undefined, rowsHeld: 0 });
     }
   }
 
   /**
-   * Runs `task` (one request) when its group admits it and a global slot is free. Rejects with the task's error; a
-   * RateLimitedError first pauses the group. Aborting `signal` drops a task that has not started (rejects with the
-   * signal's reason); a task already started is never cut short: its outcome is what the caller must store.
-   * (p-queue's own `signal` option would reject a running task's promise and lose its answer, hence this wrapper.)
+   * Runs `task` (one row step: one request, or a few in sequence) when its group admits it and a slot is free.
+   * Rejects with the task's error; a RateLimitedError first pauses the group. Aborting `signal` drops a task that has
+   * not started (rejects with the signal's reason); a task already started is never cut short: its outcome is what
+   * the caller must store.
    */
-  async run<T>(group: EndpointGroup, task: () => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+  run<T>(group: EndpointGroup, task: () => Promise<T>, options: { signal?: AbortSignal | undefined } = {}): Promise<T> {
     const state = this.group(group);
     const signal = options.signal;
-    for (;;) {
-      signal?.throwIfAborted();
-      let started = false;
-      const queued = state.queue.add(() =>
-        this.global.add(async (): Promise<{ value: T } | typeof PAUSED | typeof ABORTED> => {
-          // Stopped while waiting: do not send; the caller has already been told.
-          if (signal?.aborted) return ABORTED;
-          // Paused after this task was admitted: do not send; give the slot back and queue again.
-          if (this.isPaused(group)) return PAUSED;
-          started = true;
-          try {
-            return { value: await task() };
-          } catch (error) {
-            if (error instanceof RateLimitedError) this.pauseGroup(group, error.retryAfterMs ?? this.defaultPauseMs);
-            throw error;
-          }
-        }),
-      );
-      const result = signal ? await untilStartedOrAborted(queued, signal, () => started) : await queued;
-      if (result === ABORTED) throw signal?.reason ?? new Error('aborted');
-      if (result !== PAUSED) return result.value;
-    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+      const waiter: Waiter = {
+        seq: this.seq++,
+        group: state,
+        task,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
+      if (signal) {
+        waiter.onAbort = () => {
+          const i = state.waiters.indexOf(waiter);
+          if (i < 0) return; // already started: never cut short
+          state.waiters.splice(i, 1);
+          reject(signal.reason);
+          this.checkIdle();
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      state.waiters.push(waiter);
+      this.pump();
+    });
   }
+
+  /**
+   * The gate of every HTTP request (the bank client's `beforeSend`), called right before a request leaves.
+   * Returns undefined: the request starts NOW (its start is logged at this instant) and must be handed to the pool
+   * in the same synchronous run. Returns a promise: wait for it, then call again (room was set aside meanwhile, so the
+   * next call returns undefined unless a pause began): the start is logged when the request really goes, not when
+   * room was found, so a busy event loop between the two cannot squeeze starts together.
+   * Inside a task: confirms the task's reservation, or waits for room (and for the group's pause to end).
+   * The promise rejects with the signal's reason if it aborts while waiting: nothing was sent.
+   */
+  readonly beforeSend = (request: OutgoingRequest = {}): Promise<void> | undefined => {
+    const task = this.context.getStore();
+    if (!task || task.queue !== this) return undefined;
+    if (this.tryPass(task, this.clock.now(), this.gateWaiters.length === 0)) return undefined;
+    const signal = request.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const waiter: GateWaiter = { task, resolve, reject, signal, onAbort: undefined };
+      if (signal) {
+        waiter.onAbort = () => {
+          const i = this.gateWaiters.indexOf(waiter);
+          if (i < 0) return;
+          this.gateWaiters.splice(i, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.gateWaiters.push(waiter);
+      this.pump();
+    });
+  };
 
   /** Pauses the group for `ms` (capped at maxPauseMs); a longer pause already running is kept. */
   pauseGroup(group: EndpointGroup, ms: number): void {
     const state = this.group(group);
     const wait = Math.min(Math.max(0, ms), this.maxPauseMs);
-    const until = Date.now() + wait;
+    const until = this.clock.now() + wait;
     if (until <= state.pausedUntil) return;
     state.pausedUntil = until;
-    state.queue.pause();
-    if (state.timer) clearTimeout(state.timer);
-    state.timer = setTimeout(() => {
+    if (state.timer !== undefined) this.clock.clearTimeout(state.timer);
+    state.timer = this.clock.setTimeout(() => {
       state.timer = undefined;
       state.pausedUntil = 0;
-      state.queue.start();
+      this.pump();
     }, wait);
     for (const l of this.pauseListeners) l(group, wait);
   }
 
   isPaused(group: EndpointGroup): boolean {
-    return this.group(group).pausedUntil > Date.now();
+    return this.paused(this.group(group), this.clock.now());
+  }
+
+  /** The group's current ceiling (requests per interval; lower than the setting after 429s), or undefined if unlimited. */
+  currentLimit(group: EndpointGroup): number | undefined {
+    return this.group(group).limit?.ceilingAt(this.clock.now());
   }
 
   /** Called with (group, ms) whenever a group is paused (for logs and progress). Returns an unsubscribe function. */
@@ -169,11 +297,197 @@ export class RequestQueue {
     return () => this.pauseListeners.delete(listener);
   }
 
-  /** Requests waiting (not started) and running, all groups. */
+  /** Called with (group, time) at every request start, on the queue's clock (for metrics, tests and the bench). */
+  onStart(listener: (group: EndpointGroup, atMs: number) => void): () => void {
+    this.startListeners.add(listener);
+    return () => this.startListeners.delete(listener);
+  }
+
+  /** Called with (group, requests per interval) when 429s lower a group's ceiling. */
+  onCeilingLowered(listener: (group: EndpointGroup, requests: number) => void): () => void {
+    this.ceilingListeners.add(listener);
+    return () => this.ceilingListeners.delete(listener);
+  }
+
+  /** Tasks and gated requests waiting, tasks running, and row slots held. */
   get stats(): { waiting: number; running: number; rowsHeld: number } {
-    let waiting = this.global.size;
-    for (const s of this.groups.values()) waiting += s.queue.size;
-    return { waiting, running: this.global.pending, rowsHeld: this.rowsHeld };
+    let waiting = this.gateWaiters.length;
+    for (const s of this.groups.values()) waiting += s.waiters.length;
+    return { waiting, running: this.running, rowsHeld: this.rowsHeld };
+  }
+
+  // ------------------------------------------------------------------ scheduling
+
+  private paused(state: GroupState, now: number): boolean {
+    return state.pausedUntil > now;
+  }
+
+  private hasRoom(state: GroupState, now: number): boolean {
+    return (state.limit?.canStart(now) ?? true) && (this.overall?.canStart(now) ?? true);
+  }
+
+  /** `beforeSend` in a loop until the request may leave: for callers that are not the bank client (tests, bench). */
+  async gate(request: OutgoingRequest = {}): Promise<void> {
+    for (let wait = this.beforeSend(request); wait; wait = this.beforeSend(request)) await wait;
+  }
+
+  /**
+   * A request of `task` starts now if it may: its reservation is confirmed, or (when `mayTakeRoom`: no other request
+   * waits ahead) fresh room is taken.
+   */
+  private tryPass(task: TaskContext, now: number, mayTakeRoom: boolean): boolean {
+    const state = task.group;
+    if (this.paused(state, now)) return false;
+    if (task.reserved) {
+      task.reserved = false;
+      state.limit?.confirm(now);
+      this.overall?.confirm(now);
+    } else {
+      if (!mayTakeRoom || !this.hasRoom(state, now)) return false;
+      state.limit?.record(now);
+      this.overall?.record(now);
+    }
+    task.lastStartAt = now;
+    for (const l of this.startListeners) l(state.name, now);
+    return true;
+  }
+
+  /** Lets through every gated request and admits every task that can go now; arms a timer for the next chance. */
+  private pump(): void {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        const now = this.clock.now();
+        // Requests of running tasks first: their rows have intents written. Room found is reserved for the request,
+        // which calls the gate again when it runs and starts then (see beforeSend).
+        for (let i = 0; i < this.gateWaiters.length; ) {
+          const w = this.gateWaiters[i]!;
+          const state = w.task.group;
+          if (this.paused(state, now) || (!w.task.reserved && !this.hasRoom(state, now))) {
+            i++;
+            continue;
+          }
+          if (!w.task.reserved) {
+            state.limit?.reserve(now);
+            this.overall?.reserve(now);
+            w.task.reserved = true;
+            w.task.reservedAt = now;
+          }
+          this.gateWaiters.splice(i, 1);
+          w.signal?.removeEventListener('abort', w.onAbort!);
+          w.resolve();
+        }
+        while (this.running < this.concurrency) {
+          let next: Waiter | undefined;
+          for (const state of this.groups.values()) {
+            const head = state.waiters[0];
+            if (!head || (next && next.seq < head.seq)) continue;
+            if (this.paused(state, now) || !this.hasRoom(state, now)) continue;
+            next = head;
+          }
+          if (!next) break;
+          next.group.waiters.shift();
+          this.start(next);
+        }
+      } while (this.pumpAgain);
+      this.armTimer();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private start(waiter: Waiter): void {
+    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    const state = waiter.group;
+    const now = this.clock.now();
+    state.limit?.reserve(now);
+    this.overall?.reserve(now);
+    this.running++;
+    const task: TaskContext = {
+      queue: this,
+      group: state,
+      reserved: true,
+      reservedAt: now,
+      lastStartAt: undefined,
+    };
+    let promise: Promise<unknown>;
+    try {
+      promise = this.context.run(task, waiter.task);
+    } catch (error) {
+      promise = Promise.reject(error);
+    }
+    promise.then(
+      (value) => {
+        this.finish(task);
+        waiter.resolve(value);
+      },
+      (error: unknown) => {
+        if (error instanceof RateLimitedError) this.rateLimited(task, error);
+        this.finish(task);
+        waiter.reject(error);
+      },
+    );
+  }
+
+  private finish(task: TaskContext): void {
+    if (task.reserved) {
+      // No request passed the gate: count one start at admission (a client without `beforeSend` still sends one).
+      task.reserved = false;
+      task.group.limit?.settle(task.reservedAt);
+      this.overall?.settle(task.reservedAt);
+    }
+    // A gated request of this task can no longer be pending (its task has settled), so nothing else to drop.
+    this.running--;
+    this.pump();
+    this.checkIdle();
+  }
+
+  private rateLimited(task: TaskContext, error: RateLimitedError): void {
+    const state = task.group;
+    this.pauseGroup(state.name, error.retryAfterMs ?? this.defaultPauseMs);
+    const resumeAt = Math.max(state.pausedUntil, this.clock.now());
+    const lowered = state.limit?.onRateLimited(task.lastStartAt, resumeAt);
+    if (lowered !== undefined) for (const l of this.ceilingListeners) l(state.name, lowered);
+  }
+
+  /** One timer for the earliest moment a waiting task or request may find room (pauses have their own timers). */
+  private armTimer(): void {
+    const now = this.clock.now();
+    let at = Number.POSITIVE_INFINITY;
+    const consider = (state: GroupState) => {
+      if (this.paused(state, now)) return;
+      const a = state.limit && !state.limit.canStart(now) ? state.limit.nextFreeAt(now) : undefined;
+      const b = this.overall && !this.overall.canStart(now) ? this.overall.nextFreeAt(now) : undefined;
+      for (const t of [a, b]) if (t !== undefined) at = Math.min(at, Math.max(t, now));
+    };
+    for (const w of this.gateWaiters) consider(w.task.group);
+    if (this.running < this.concurrency) for (const s of this.groups.values()) if (s.waiters.length > 0) consider(s);
+    if (at === this.timerAt) return;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = at;
+    if (at === Number.POSITIVE_INFINITY) return;
+    // A timer may fire a little early on the clock's scale: pump re-checks and arms again (at least 1 ms on).
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.pump();
+      },
+      Math.max(1, Math.ceil(at - now)),
+    );
+  }
+
+  private checkIdle(): void {
+    if (this.running > 0 || this.stats.waiting > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   // ------------------------------------------------------------------ row slots (memory bound)
@@ -242,20 +556,23 @@ export class RequestQueue {
     }
   }
 
-  /** Resolves when no request waits or runs. */
-  async onIdle(): Promise<void> {
-    await Promise.all([...[...this.groups.values()].map((s) => s.queue.onIdle()), this.global.onIdle()]);
-    await this.global.onIdle();
+  /** Resolves when no task or request waits or runs. */
+  onIdle(): Promise<void> {
+    if (this.running === 0 && this.stats.waiting === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Clears pause timers (the queue can still be used; paused groups resume at once). */
+  /** Clears timers (the queue can still be used; paused groups resume at once). */
   close(): void {
     for (const s of this.groups.values()) {
-      if (s.timer) clearTimeout(s.timer);
+      if (s.timer !== undefined) this.clock.clearTimeout(s.timer);
       s.timer = undefined;
       s.pausedUntil = 0;
-      s.queue.start();
     }
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.pump();
   }
 
   private group(group: EndpointGroup): GroupState {
@@ -270,24 +587,4 @@ function checkInt(name: string, value: number, min: number): number {
     throw new TypeError(`RequestQueueOptions.${name}: Expected an integer >= ${min}, got ${String(value)}`);
   }
   return value;
-}
-
-/** Settles with `p`, or rejects with the signal's reason if it aborts before the task has started. */
-function untilStartedOrAborted<R>(p: Promise<R>, signal: AbortSignal, started: () => boolean): Promise<R> {
-  return new Promise<R>((resolve, reject) => {
-    const onAbort = () => {
-      if (!started()) reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

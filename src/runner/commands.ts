@@ -174,6 +174,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       ...(sandboxProfile === 'interface' && options.bank.client?.paths?.pixPayment
         ? { pixPaymentPath: options.bank.client.paths.pixPayment }
         : {}),
+      ...(options.bank.sandboxTls ? { tls: options.bank.sandboxTls } : {}),
       // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
       logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
     });
@@ -193,6 +194,18 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     maxDelayMs: clientOptions.maxDelayMs ?? DEFAULT_ENGINE_RETRY.maxDelayMs,
     maxRetryAfterMs: clientOptions.maxRetryAfterMs ?? DEFAULT_ENGINE_RETRY.maxRetryAfterMs,
   };
+  const queue = new RequestQueue(
+    queueOptionsFromConfig({
+      concurrency: options.queue.concurrency,
+      maxRowsInFlight: options.queue.maxRowsInFlight,
+      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
+      overallRateLimit: options.queue.overallRateLimit,
+      adaptiveRateLimits: options.queue.adaptiveRateLimits,
+    }),
+  );
+  queue.onCeilingLowered((group, requests) =>
+    log.warn({ group, requests }, 'the bank keeps answering 429: rate limit of the group lowered for a while'),
+  );
   const client = new BankClient({
     ...clientOptions,
     baseUrl,
@@ -202,6 +215,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     connections: Math.max(clientOptions.connections ?? 8, options.queue.concurrency),
     logger: log.child({ component: 'bank' }),
     ...(options.metrics ? { onAttempt: (a) => options.metrics?.observeRequest(a) } : {}),
+    // Every request passes the queue's gate as it leaves: the rate limits count real request starts.
+    beforeSend: queue.beforeSend,
   });
   let store: Store;
   try {
@@ -211,13 +226,6 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     await sandbox?.close();
     throw err;
   }
-  const queue = new RequestQueue(
-    queueOptionsFromConfig({
-      concurrency: options.queue.concurrency,
-      maxRowsInFlight: options.queue.maxRowsInFlight,
-      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
-    }),
-  );
   const common = { store, client, queue, accountId, retry, logger: log };
 
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */

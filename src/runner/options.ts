@@ -2,12 +2,11 @@
  * The runner's options, mapped from the configuration, and what the commands derive from them. Kept apart from
  * ./commands.ts so that `remessa validate` (./validate.ts) loads neither the bank client, the store nor the queue.
  */
-import { readFileSync } from 'node:fs';
 import type { BankClientOptions, BankProfileName } from '../bank/client.js';
 import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
-import type { Config } from '../config.js';
+import type { Config, SandboxTls } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -37,6 +36,8 @@ export interface RunnerOptions {
         sandboxPort?: number;
         /** The dialect it serves. @defaultValue the client's profile, else 'interface' */
         sandboxProfile?: BankProfileName;
+        /** HTTPS (and client certificates) for it; the client then needs `tlsCa` (and `tlsCert`/`tlsKey`). @defaultValue plain HTTP */
+        sandboxTls?: SandboxTls;
         /** Settings of the client talking to it (base URL and key are filled in). */
         client?: Omit<BankClientOptionsLike, 'baseUrl' | 'apiKey'>;
         /** Account id (idempotency-key namespace). @defaultValue 'sandbox' */
@@ -74,8 +75,12 @@ export interface RunnerOptions {
     concurrency: number;
     /** Rows read ahead and queued at once. */
     maxRowsInFlight: number;
-    /** Per endpoint group: at most `requests` per `intervalMs` (0 = unlimited). */
+    /** Per endpoint group: at most `requests` started in any `intervalMs` (0 = unlimited). */
     rateLimits: Record<string, { requests: number; intervalMs: number }>;
+    /** All groups together: at most `requests` started in any `intervalMs` (0 = unlimited). @defaultValue unlimited */
+    overallRateLimit?: { requests: number; intervalMs: number };
+    /** Whether a group that gets 429s lowers its rate for a while (AIMD, src/queue/rate-limit.ts). @defaultValue true */
+    adaptiveRateLimits?: boolean;
   };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
@@ -126,8 +131,12 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     connections: b.connections,
     logger,
   };
-  const tls = b.tls as { certFile?: string; keyFile?: string; caFile?: string };
-  const readPem = (f: string | undefined) => (f ? readFileSyncText(f) : undefined);
+  // Read and checked by the config (src/config.ts): a file missing or wrong never gets this far.
+  const tls = config.bankTls;
+  if (tls.cert !== undefined) client.tlsCert = tls.cert;
+  if (tls.key !== undefined) client.tlsKey = tls.key;
+  if (tls.ca !== undefined) client.tlsCa = tls.ca;
+  if (tls.passphrase !== undefined) client.tlsPassphrase = tls.passphrase;
   return {
     folders: { ...config.folders },
     bank: config.embedded
@@ -137,6 +146,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
           sandboxHost: config.sandbox.host,
           sandboxPort: config.sandbox.port,
           sandboxProfile: config.sandbox.profile ?? b.profile,
+          ...(config.sandboxTls ? { sandboxTls: config.sandboxTls } : {}),
           client,
           accountId: b.accountId ?? 'sandbox',
         }
@@ -146,9 +156,6 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
             ...client,
             baseUrl: b.url,
             apiKey: b.apiKey!,
-            tlsCert: readPem(tls.certFile),
-            tlsKey: readPem(tls.keyFile),
-            tlsCa: readPem(tls.caFile),
           },
           accountId: b.accountId ?? '',
         },
@@ -168,6 +175,8 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       concurrency: config.queue.concurrency,
       maxRowsInFlight: config.queue.maxRowsInFlight,
       rateLimits: { ...config.queue.rateLimits },
+      overallRateLimit: { ...config.queue.overallRateLimit },
+      adaptiveRateLimits: config.queue.adaptiveRateLimits,
     },
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
@@ -185,11 +194,6 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
         }
       : {}),
   };
-}
-
-function readFileSyncText(file: string): string {
-  // Certificates are read once at start-up; sync keeps the mapping a plain function.
-  return readFileSync(file, 'utf8');
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type

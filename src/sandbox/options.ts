@@ -48,6 +48,19 @@ export const sandboxOptionsSchema = z.strictObject({
   /** TCP port; 0 picks a free port (read it back from `RunningSandbox.port`). @defaultValue 0 */
   port: z.number().int().min(0).max(65535).default(0),
   /**
+   * HTTPS: the server's certificate and key (PEM text), and `clientCa`, the CA whose client certificates are
+   * accepted: with it, a client without a certificate from that CA is refused during the TLS handshake (mutual TLS,
+   * as a bank's production gateway does). It is a property of the listener only: every route, profile and admin
+   * route is served the same way over it. @defaultValue undefined (plain HTTP)
+   */
+  tls: z
+    .strictObject({
+      cert: z.string().min(1),
+      key: z.string().min(1),
+      clientCa: z.string().min(1).optional(),
+    })
+    .optional(),
+  /**
    * SQLite file that holds the sandbox's state, so it survives a restart. Absent: an in-memory database, lost on close.
    * @defaultValue undefined (in memory)
    */

@@ -21,6 +21,7 @@
  * - `GET /__sandbox/effects?kind=&key=` -> `[{ kind, key, count }]` (the effects ledger, for "exactly once" tests)
  * - `GET /__sandbox/events?afterSeq=&type=&limit=` -> recorded events, oldest first
  */
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { installApiKeyCheck } from './auth.js';
@@ -70,7 +71,7 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
 ];
 
 export interface RunningSandbox {
-  /** Base URL, e.g. `http://127.0.0.1:54321` (no trailing slash). */
+  /** Base URL, e.g. `http://127.0.0.1:54321`, or `https://...` with `tls` (no trailing slash). */
   url: string;
   port: number;
   /** Stops listening, runs onClose hooks (webhook delivery stops there), then closes the database. */
@@ -97,14 +98,14 @@ export async function buildSandboxApp(
     logger: options.logger,
   };
 
-  // The provider profile is served at the edge (src/sandbox/profiles.ts): URL rewriting before routing.
+  // The provider profile is served at the edge (src/sandbox/profiles.ts): URL rewriting before routing. TLS is the
+  // listener's (one setting for every profile).
   const rewriteUrl = fastifyRewriteUrl(options.profile, options.pixPaymentPath);
-  const app: FastifyInstance = options.logger
-    ? (fastify({
-        loggerInstance: options.logger as FastifyBaseLogger,
-        ...(rewriteUrl ? { rewriteUrl } : {}),
-      }) as unknown as FastifyInstance)
-    : fastify({ logger: false, ...(rewriteUrl ? { rewriteUrl } : {}) });
+  const app: FastifyInstance = fastify({
+    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ...(rewriteUrl ? { rewriteUrl } : {}),
+    ...(options.tls ? { https: httpsOptions(options.tls) } : {}),
+  }) as unknown as FastifyInstance;
   app.addHook('onClose', async () => {
     db.close();
   });
@@ -132,12 +133,25 @@ export async function startSandbox(input: SandboxOptionsInput = {}): Promise<Run
   const port = typeof address === 'object' && address ? address.port : ctx.options.port;
   const host = ctx.options.host.includes(':') ? `[${ctx.options.host}]` : ctx.options.host;
   return {
-    url: `http://${host}:${port}`,
+    url: `${ctx.options.tls ? 'https' : 'http'}://${host}:${port}`,
     port,
     db: ctx.db,
     app,
     ctx,
     close: () => app.close(),
+  };
+}
+
+/**
+ * The listener's TLS: the server certificate, and with `clientCa` a client certificate required and checked during
+ * the handshake (`rejectUnauthorized`), before any route, hook or profile sees the request: a client without one, or
+ * with one from another CA, gets no HTTP answer at all, as at a bank's mutual-TLS gateway.
+ */
+function httpsOptions(tls: NonNullable<SandboxOptions['tls']>): HttpsServerOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
   };
 }
 
