@@ -134,7 +134,7 @@ describe('hostile inbox entries, one answer each', () => {
     // The links were archived as links: the key file and /etc/passwd were never moved or copied.
     expect(await fs.readFile(path.join(dir, 'api-key'), 'utf8')).toBe(`${SECRET}\n`);
     const archived = await fs.readdir(path.join(ws.archive, 'charges'));
-    const keyLink = archived.find((f) => f.endsWith('_key-link.csv'))!;
+    const keyLink = archived.find((f) => /^key-link\.\d{8}T\d{6}Z-[0-9a-f]{8}\.csv$/.test(f))!;
     expect((await fs.lstat(path.join(ws.archive, 'charges', keyLink))).isSymbolicLink()).toBe(true);
   }, 60_000);
 });

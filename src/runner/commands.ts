@@ -59,6 +59,7 @@ import {
   type RowCounts,
   type RowState,
   registerIntake,
+  retakeIntake,
   rowOutcome,
   type Store,
   unansweredIntakeOf,
@@ -231,7 +232,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
   function intakeOf(batch: TakenBatch): IntakeRecord {
     const { meta } = batch.item;
-    return registerIntake(store, {
+    const intake = registerIntake(store, {
       id: batch.item.id,
       folder: meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER,
       fileName: meta.name,
@@ -240,6 +241,11 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       takenAt: meta.takenAt,
       answerName: answerNameFor(meta.name, batch.item.id),
     });
+    // Read again after its file changed (FileChangedError): the new content is a new batch of the same taking.
+    if (intake.contentSha256 !== batch.sha256 && intake.answerVersion === 0) {
+      return retakeIntake(store, intake.id, batch.sha256);
+    }
+    return intake;
   }
 
   async function reject(

@@ -133,10 +133,26 @@ export function batchIdForIntake(store: Store, intake: IntakeRecord): string {
     if (legacy && intake.contentSha256 !== intake.id) {
       batchId = legacy.id;
       store.db.prepare('UPDATE intakes SET batch_id = NULL WHERE id = ?').run(legacy.id);
+    } else {
+      // A taking read again after its file changed (retakeIntake) left its first batch behind under its own id.
+      for (let n = 2; store.getBatch(batchId) !== undefined; n++) batchId = `${intake.id}~${n}`;
     }
     store.db.prepare('UPDATE intakes SET batch_id = ? WHERE id = ?').run(batchId, intake.id);
     return batchId;
   })();
+}
+
+/**
+ * The same taking read again after its file changed under it (its writer was still at work): the content it now has
+ * gets a batch of its own. The first batch is left behind, never answered: it was given up before a row was sent, or
+ * its rows already sent are known by their natural keys and answered as duplicates in the new batch. An answered
+ * taking is never retaken.
+ */
+export function retakeIntake(store: Store, id: string, contentSha256: string): IntakeRecord {
+  store.db
+    .prepare('UPDATE intakes SET content_sha256 = ?, batch_id = NULL WHERE id = ? AND answer_version = 0')
+    .run(contentSha256, id);
+  return getIntake(store, id)!;
 }
 
 /**
