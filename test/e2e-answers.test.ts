@@ -232,7 +232,7 @@ describe('a row settled after its answer', () => {
     await sandbox.setFaults([{ route: 'POST /v1/charges', errorRate: 1, errorStatuses: [503] }]);
     const first = await runCli(['run', '--config', ws.config, file], { env });
     await sandbox.clearFaults();
-    expect(first.code, first.stdout + first.stderr.slice(-2000)).toBe(1);
+    expect(first.code, first.stdout + first.stderr.slice(-2000)).toBe(3); // rows left uncertain: EXIT_UNSETTLED (src/exit-codes.ts)
     const [answer] = await answersOf(ws, 'charges', 'charges-settle');
     expect(answer!.base).toMatch(INTAKE_TAIL);
     expect(answer!.results).toHaveLength(1);
