@@ -171,6 +171,10 @@ function buildProgram(): Command {
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
             webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
+            // Crash tests (test/sandbox-crash.test.ts): die after a matching request committed, before answering.
+            ...(process.env.REMESSA_SANDBOX_CRASH_AFTER_COMMIT
+              ? { crashAfterCommit: process.env.REMESSA_SANDBOX_CRASH_AFTER_COMMIT }
+              : {}),
             logger: log.child({ component: 'sandbox' }),
           });
           process.stdout.write(`sandbox listening on ${sandbox.url}\n`);

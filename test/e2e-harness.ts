@@ -99,9 +99,12 @@ async function admin(url: string, method: string, route: string, body?: unknown)
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startSandboxProcess(dataFile: string): Promise<SandboxProcess> {
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile], {
-    env: { REMESSA_LOG_LEVEL: 'warn' },
+export async function startSandboxProcess(
+  dataFile: string,
+  options: { port?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<SandboxProcess> {
+  const proc = spawnCli(['sandbox', '--port', String(options.port ?? 0), '--data', dataFile], {
+    env: { REMESSA_LOG_LEVEL: 'warn', ...options.env },
   });
   const url = await waitFor(
     'the sandbox to listen',

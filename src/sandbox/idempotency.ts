@@ -16,9 +16,16 @@
  * - key known and done: the stored response byte for byte (status, content type, body) plus the header
  *   `Idempotent-Replayed: true`. The handler does not run again.
  *
- * What must hold: a key is claimed (row inserted) in one synchronous SQLite transaction before the handler runs, so two
- * concurrent requests can never both execute; the stored body is exactly the bytes the first client was sent.
- * Records survive a restart; 'processing' rows left by a crash are dropped at start (nothing is running any more).
+ * What must hold:
+ * - A key is claimed (row inserted) in one synchronous SQLite transaction before the handler runs, so two concurrent
+ *   requests can never both execute; the stored body is exactly the bytes the first client was sent.
+ * - A handler that commits an effect stores its answer IN THE SAME TRANSACTION (`commitAnswer`, called inside the
+ *   transaction that performs the effect), as a real bank does: however the process dies, either the effect and its
+ *   answer are both on disk (a keyed resend replays the first outcome) or neither is (the resend runs afresh). A
+ *   handler that stored its answer this way sends exactly those bytes. Answers without an effect (refusals, searches)
+ *   are stored when sent (`onSend`): losing one in a crash only lets the resend run again, which changes nothing.
+ * - Records survive a restart; 'processing' rows left by a crash are dropped at start (nothing is running any more,
+ *   and by the rule above a 'processing' key has no committed effect).
  *
  * The model (setting `idempotencyModel`): 'all-outcomes' (default) stores every response produced once the key was
  * claimed, errors included (Stripe's model); 'successes-only' stores only 2xx responses and frees the key otherwise,
@@ -102,6 +109,12 @@ export interface Idempotency {
   complete(ref: IdempotencyKeyRef, response: StoredResponse): void;
   /** Frees a claimed key whose request produced no response. */
   release(ref: IdempotencyKeyRef): void;
+  /**
+   * Stores `body` (as JSON, with `statusCode`) as the answer of the request's claimed key. Call it INSIDE the
+   * transaction that commits the request's effect, so both commit together; the same bytes are then sent. A request
+   * without a claimed key (optional key absent) is left alone. Returns `body`.
+   */
+  commitAnswer<T>(request: FastifyRequest, body: T, statusCode?: number): T;
   /** Route hooks that apply idempotency; spread them into the route options. */
   hooks(options?: IdempotencyRouteOptions): Pick<RouteShorthandOptions, 'preHandler' | 'onSend' | 'onResponse'>;
 }
@@ -133,7 +146,12 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
 interface RequestState {
   ref: IdempotencyKeyRef;
   completed: boolean;
+  /** The answer stored with the effect (`commitAnswer`): these bytes are what is sent. */
+  committed?: Buffer;
 }
+
+/** Content type of the JSON answers fastify sends (and `commitAnswer` stores). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 interface Row {
   fingerprint: string;
@@ -204,6 +222,19 @@ export function createIdempotency(db: SandboxDb, clock: Clock, options: Idempote
     release(ref) {
       remove.run(ref.scope, ref.route, ref.key);
     },
+    commitAnswer(request, body, statusCode = 200) {
+      const state = states.get(request);
+      if (!state || state.completed) return body;
+      if (!db.inTransaction) {
+        // A bug in a route: the answer would not commit with the effect. Never silently store it apart.
+        throw new Error('commitAnswer must be called inside the transaction that commits the effect');
+      }
+      const bytes = Buffer.from(JSON.stringify(body) ?? 'null', 'utf8');
+      api.complete(state.ref, { statusCode, contentType: JSON_CONTENT_TYPE, body: bytes });
+      state.completed = true;
+      state.committed = bytes;
+      return body;
+    },
     hooks(routeOptions = {}) {
       const required = routeOptions.required ?? true;
       const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -267,6 +298,11 @@ export function createIdempotency(db: SandboxDb, clock: Clock, options: Idempote
 
       const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const state = states.get(request);
+        if (state?.committed) {
+          // Stored with the effect: send exactly the bytes a replay will send.
+          reply.header('content-type', JSON_CONTENT_TYPE);
+          return state.committed;
+        }
         if (!state || state.completed) return payload;
         state.completed = true;
         let body: Buffer | undefined;

@@ -169,8 +169,9 @@ interface InitRow {
 
 export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const paymentPath = ctx.options.pixPaymentPath;
+  const idempotency = idempotencyFor(ctx);
 
-  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotency.hooks() }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const payload = readString(errors, '$.payload', body.payload);
@@ -229,13 +230,14 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
     };
     const sourceRef =
       source.kind === 'QR_CODE' ? source.qr.txid : source.kind === 'CHARGE' ? source.charge.correlationId : null;
-    ctx.db
-      .prepare(
-        `INSERT INTO pix_initializations (end_to_end_id, api_key_id, qr_type, transaction_id, amount_cents,
-           allow_change_amount, source_kind, source_ref, record, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    const insertInitialization = ctx.db.prepare(
+      `INSERT INTO pix_initializations (end_to_end_id, api_key_id, qr_type, transaction_id, amount_cents,
+         allow_change_amount, source_kind, source_ref, record, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // The initialization and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+    return ctx.db.transaction(() => {
+      insertInitialization.run(
         e2e,
         request.sandboxAuth.keyId,
         type,
@@ -248,10 +250,11 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
         now.toISOString(),
         expiresAt,
       );
-    return record;
+      return idempotency.commitAnswer(request, record);
+    })();
   });
 
-  app.post(paymentPath, { ...idempotencyFor(ctx).hooks({ required: false }) }, async (request) => {
+  app.post(paymentPath, { ...idempotency.hooks({ required: false }) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const amountCents = readAmount(errors, '$.amount', body.amount, { required: true });
@@ -394,7 +397,8 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
       );
       const key = request.headers.idempotencykey;
       ctx.ledger.record('pix_paid', typeof key === 'string' ? key.toLowerCase() : e2e!, id);
-      return record;
+      // The payment and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+      return idempotency.commitAnswer(request, record);
     })();
   });
 
