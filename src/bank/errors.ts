@@ -53,6 +53,8 @@ export interface ServiceErrorDetails extends RequestDescription {
   /** Response content type. */
   contentType?: string;
   mayHaveReachedServer?: boolean;
+  /** The answer is the bank's replay of the first answer to this IdempotencyKey (`Idempotent-Replayed: true`). */
+  replayed?: boolean;
   cause?: unknown;
 }
 
@@ -73,6 +75,11 @@ export class ServiceError extends RemessaError {
   readonly contentType: string | undefined;
   /** Whether the bank may have acted on the request (always true when it answered). */
   readonly mayHaveReachedServer: boolean;
+  /**
+   * The bank said this answer is the replay of the first answer to the request's IdempotencyKey (header
+   * `Idempotent-Replayed: true`): a refusal replayed is the first attempt's own refusal, so that attempt did nothing.
+   */
+  readonly replayed: boolean;
 
   constructor(code: string, message: string, details: ServiceErrorDetails) {
     super(code, scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
@@ -88,6 +95,7 @@ export class ServiceError extends RemessaError {
     this.raw = scrubSecrets((details.raw ?? '').slice(0, RAW_BODY_LIMIT));
     this.contentType = details.contentType;
     this.mayHaveReachedServer = details.mayHaveReachedServer ?? details.status !== undefined;
+    this.replayed = details.replayed ?? false;
   }
 }
 
@@ -268,6 +276,8 @@ export function parseErrorBody(body: string, contentType: string | undefined): P
 }
 
 const IDEMPOTENCY_WORDS = /idempot/i;
+/** Response header (lower-case) by which the bank says an answer is the replay of a key's first answer. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 
 function describeBody(parsed: ParsedBody, contentType: string | undefined, length: number): string {
   switch (parsed.kind) {
@@ -297,6 +307,7 @@ export function errorFromResponse(response: ErrorResponse): ServiceError {
     messages: parsed.messages,
     raw: response.body,
     mayHaveReachedServer: true,
+    replayed: header(response.headers, IDEMPOTENT_REPLAYED_HEADER)?.trim().toLowerCase() === 'true',
   };
   if (parsed.title !== undefined) details.title = parsed.title;
   if (parsed.traceId !== undefined) details.traceId = parsed.traceId;

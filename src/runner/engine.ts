@@ -26,6 +26,10 @@
  * - a step may decide its row's outcome itself by throwing StepOutcomeError (`failed`: a check says the request must
  *   not go; `uncertain`: it cannot tell whether an earlier attempt took effect): no retry. A resend after an unknown
  *   outcome runs the step with `ctx.resend = true`.
+ * - a refusal (4xx, or a step's `failed`) after an attempt of unknown outcome: rule 5 of rows.ts. `failed` only on
+ *   proof that the first attempt did nothing (a replayed refusal; the step's `settleRefusal` evidence); the step's
+ *   evidence of the row's own effect makes it done; else `uncertain` (REFUSED_AFTER_UNKNOWN_OUTCOME) with the
+ *   refusal and the evidence in the message. A not-sent or 429 attempt after an unknown one keeps the step unknown.
  *
  * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
  * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
@@ -55,6 +59,7 @@ import {
   type BatchKind,
   type CellError,
   type Dialect,
+  type RefusalEvidence,
   type StepContext,
   StepOutcomeError,
   type StepOutput,
@@ -181,6 +186,11 @@ export const ENGINE_CODES = {
   rowUnparsable: 'ROW_UNPARSABLE',
   /** A step failed with an error that is not the bank's (a bug, a full disk). */
   stepError: 'STEP_ERROR',
+  /**
+   * The bank refused a resend after an attempt of unknown outcome, and that attempt may explain the refusal (bill
+   * already paid, QR code already used, ...): never `failed` on a guess; the evidence is in the message.
+   */
+  refusedAfterUnknown: 'REFUSED_AFTER_UNKNOWN_OUTCOME',
 } as const;
 
 const PAGE_ROWS = 256;
@@ -668,7 +678,10 @@ class BatchRun {
         const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
         if (error instanceof StepOutcomeError) {
           // The step decided the row's outcome itself (a check said no; or it cannot tell whether an earlier attempt
-          // took effect and must not guess): no retry.
+          // took effect and must not guess): no retry. A check's no after an unknown outcome: rule 5 of rows.ts.
+          if (error.outcome === 'failed' && hasEffect && unknown) {
+            return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
+          }
           if (error.outcome === 'uncertain' && hasEffect && !unknown) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
           }
@@ -676,8 +689,9 @@ class BatchRun {
         }
         const verdict = classify(error, step);
         if (verdict === 'rate-limited') {
-          // Not processed by the bank. The queue has paused the group; the next attempt waits for it.
-          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+          // Not processed by the bank. The queue has paused the group; the next attempt waits for it. An earlier
+          // attempt of unknown outcome stays unknown: this one not being sent says nothing about that one.
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
           rateLimited++;
           attempt--;
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
@@ -689,11 +703,15 @@ class BatchRun {
           continue;
         }
         if (verdict === 'failed') {
-          // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify.
+          // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify. A no after an
+          // attempt of unknown outcome may be that attempt's own trace: rule 5 of rows.ts.
+          if (hasEffect && unknown) {
+            return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
+          }
           return end('failed', rowError);
         }
         if (verdict === 'not-sent') {
-          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
         } else if (verdict === 'unknown') {
           if (hasEffect) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
@@ -745,7 +763,85 @@ class BatchRun {
     }
   }
 
-  /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
+  /**
+   * An attempt that certainly did not act (not sent, or 429). The step is `not_sent`, unless an earlier attempt's
+   * outcome is unknown: then it stays `unknown` with that attempt's reason, so no later run takes it as never sent.
+   */
+  private recordNotSent(line: number, step: string, error: RowError, unknown: boolean, lastUnknown?: RowError): void {
+    const { store, batchId } = this.o;
+    if (unknown) store.recordStepUnknown(batchId, line, step, lastUnknown ?? error);
+    else store.recordStepNotSent(batchId, line, step, error);
+  }
+
+  /**
+   * Rule 5 of src/store/rows.ts: the bank refused an attempt of a step whose earlier attempt has an unknown outcome.
+   * The row fails only when the refusal is certainly not that attempt's trace: the bank replayed the first answer
+   * (a refusal: the first attempt did nothing), or the step's evidence shows the earlier attempt did nothing. The
+   * evidence may instead show the effect done by this row (the step is done); otherwise the row is `uncertain`, with
+   * the refusal and the evidence in its message, for a person to check before acting by hand.
+   */
+  private async refusedAfterUnknown(
+    step: StepSpec<unknown>,
+    ctx: StepContext<unknown>,
+    line: number,
+    refusal: RowError,
+    error: unknown,
+    lastUnknown: RowError | undefined,
+    end: (to: 'failed' | 'uncertain', error: RowError) => Promise<StepResult>,
+    done: (output: StepOutput) => Promise<StepResult>,
+  ): Promise<StepResult> {
+    const { store, batchId } = this.o;
+    // A replayed refusal proves the first attempt did nothing, unless the bank already refused this key after an
+    // unknown outcome (it had lost the key then): what it replays now is that refusal, not the first answer.
+    const refusedBefore = lastUnknown?.code === ENGINE_CODES.refusedAfterUnknown;
+    if (error instanceof ServiceError && error.replayed && !refusedBefore) {
+      return end('failed', {
+        code: refusal.code,
+        message: `${refusal.message} (the bank's replay of its first answer to this IdempotencyKey: the first attempt was refused too, nothing was done)`,
+      });
+    }
+    let evidence: RefusalEvidence | undefined;
+    if (step.settleRefusal) {
+      try {
+        this.attempts++;
+        const serviceCode = error instanceof ServiceError ? error.serviceCode : undefined;
+        evidence = await this.o.queue.run(
+          this.kind.group,
+          () => step.settleRefusal!(ctx, { ...refusal, serviceCode }),
+          {
+            signal: this.signal,
+          },
+        );
+      } catch (lookupError) {
+        if (this.signal?.aborted) {
+          return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);
+        }
+        evidence = { kind: 'unclear', evidence: `looking for evidence failed: ${errorMessage(lookupError)}` };
+      }
+    }
+    this.log.info(
+      { line, step: step.name, code: refusal.code, evidence: evidence?.kind ?? 'none' },
+      'refusal after an attempt of unknown outcome',
+    );
+    if (evidence?.kind === 'done') return done(evidence.output);
+    if (evidence?.kind === 'not-done') {
+      return end('failed', { code: refusal.code, message: `${refusal.message} (${evidence.evidence})` });
+    }
+    // The step stays unknown, marked as refused once after it (for the replay rule above), with the first cause.
+    const cause = lastUnknown?.message ?? 'its outcome is unknown';
+    await store.write(() =>
+      store.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
+    );
+    return end('uncertain', {
+      code: ENGINE_CODES.refusedAfterUnknown,
+      message:
+        `Step ${step.name}: the bank refused the resend (${refusal.code}: ${refusal.message}), but an earlier attempt ` +
+        `of this row may have been carried out (${cause}) and would explain ` +
+        `that refusal, so the row is not marked failed.${evidence ? ` Evidence: ${evidence.evidence}.` : ''} ` +
+        `Check at the bank (IdempotencyKey ${ctx.idempotencyKey}) before doing it by hand; retried by the next run.`,
+    });
+  }
+
   /** `decideRetry` after a failed attempt: judged by the service's status when it answered, else by the error. */
   private retryDecision(
     attempt: number,
@@ -766,6 +862,7 @@ class BatchRun {
     });
   }
 
+  /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
   private async recover(
     step: StepSpec<unknown>,
     ctx: StepContext<unknown>,

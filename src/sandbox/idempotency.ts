@@ -37,11 +37,12 @@
  * or, where the key is optional (the QR payment), `ctx.idempotency.hooks({ required: false })`.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { isGuid } from '../formats/ids.js';
 import { apiKeyId } from './auth.js';
 import type { Clock } from './clock.js';
 import type { SandboxDb } from './db.js';
+import { SANDBOX_ADMIN_PREFIX } from './options.js';
 import { problem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
 import type { SandboxContext } from './server.js';
 
@@ -358,4 +359,22 @@ export function idempotencyFor(ctx: SandboxContext): Idempotency {
     perContext.set(ctx, store);
   }
   return store;
+}
+
+/**
+ * Route module: `DELETE {admin}/idempotency-keys` forgets every stored answer (or only `?key=GUID`), as a bank does
+ * once its key retention has run out. A keyed resend then runs afresh: tests use it to show what a client does when
+ * the bank no longer replays (a payment refused as already paid, perhaps by the client's own first attempt).
+ * Answers `{ forgotten: n }`.
+ */
+export function registerIdempotencyAdmin(app: FastifyInstance, ctx: SandboxContext): void {
+  app.delete(`${SANDBOX_ADMIN_PREFIX}/idempotency-keys`, async (request) => {
+    const { key } = request.query as { key?: string };
+    const result = key
+      ? ctx.db
+          .prepare(`DELETE FROM idempotency_keys WHERE state = 'done' AND idempotency_key = ?`)
+          .run(key.toLowerCase())
+      : ctx.db.prepare(`DELETE FROM idempotency_keys WHERE state = 'done'`).run();
+    return { forgotten: result.changes };
+  });
 }

@@ -20,6 +20,7 @@
  * - `GET /__sandbox/health` -> `{ ok: true }`
  * - `GET /__sandbox/effects?kind=&key=` -> `[{ kind, key, count }]` (the effects ledger, for "exactly once" tests)
  * - `GET /__sandbox/events?afterSeq=&type=&limit=` -> recorded events, oldest first
+ * - `DELETE /__sandbox/idempotency-keys?key=` -> forgets stored answers of IdempotencyKeys (src/sandbox/idempotency.ts)
  */
 import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -28,6 +29,7 @@ import { type Clock, createClock } from './clock.js';
 import { openSandboxDb, type SandboxDb } from './db.js';
 import { createEventLog, type EventLog } from './events.js';
 import { registerFaults } from './faults.js';
+import { registerIdempotencyAdmin } from './idempotency.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
@@ -66,6 +68,7 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
   ['qr-codes', registerQrCodeRoutes], // H4
   ['claims', registerClaimRoutes], // H5
   ['webhooks', registerWebhookRoutes], // H5 (also starts webhook delivery; stopped in preClose)
+  ['idempotency-admin', registerIdempotencyAdmin],
 ];
 
 export interface RunningSandbox {

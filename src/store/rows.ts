@@ -25,6 +25,7 @@
  *   (none) ──intent committed (FULL sync)──► intent ──answer──► done | failed
  *                                              │  └──timeout / dropped connection / 5xx──► unknown
  *                                              └──429, or certainly nothing sent──► not_sent ──► intent (again)
+ *                                                 (unless an earlier attempt is unknown: then ──► unknown, rule 6)
  *   unknown ──recover() found it──► done       unknown ──recover() says absent / keyed resend──► intent
  *   intent (left by a crash) is handled exactly like unknown, hence also intent ──► intent
  *   (none) | not_sent ──read step answered──► done | failed   (read steps have no effect: no intent needed)
@@ -42,6 +43,15 @@
  *    throws `IllegalTransitionError`.
  * 4. At most one row owns a natural key of a kind (the `natural_keys` table): the owner while it is pending, in flight,
  *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it.
+ * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
+ *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
+ *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did
+ *    nothing: the bank replays a refusal as the first answer to the key (`Idempotent-Replayed`, and the key was not
+ *    refused after an unknown outcome before), or the step's `settleRefusal` evidence says so (a bill still unpaid).
+ *    Evidence of the row's own effect makes the step `done`; anything else leaves the row `uncertain` with the refusal
+ *    and the evidence in its message, and its step `unknown` (code REFUSED_AFTER_UNKNOWN_OUTCOME).
+ * 6. An attempt that certainly did not act (not sent, 429) never erases an earlier unknown outcome: the step stays
+ *    `unknown` (`not_sent` only when no earlier attempt of it may have acted).
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';
