@@ -38,6 +38,7 @@ import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js'
 import type { RunningSandbox } from '../sandbox/server.js';
 import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
+import { DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
 import {
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
@@ -104,8 +105,15 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
   return o;
 }
 
-/** Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue. */
-export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
+/**
+ * Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue.
+ * `waitForBank.maxWaitMs`: how long rows wait for an unreachable bank before they are left `waiting` (`run`); absent,
+ * they wait until it is back or the process stops (the daemon).
+ */
+export async function openPipeline(
+  options: RunnerOptions,
+  waitForBank: { maxWaitMs?: number } = {},
+): Promise<Pipeline> {
   const log = options.logger;
   const { folders } = options;
   await fs.mkdir(folders.data, { recursive: true });
@@ -166,7 +174,11 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
     }),
   );
-  const common = { store, client, queue, accountId, retry, logger: log };
+  const unreachable = {
+    retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],
+    maxWaitMs: waitForBank.maxWaitMs,
+  };
+  const common = { store, client, queue, accountId, retry, unreachable, logger: log };
 
   async function reject(
     batch: TakenBatch,
@@ -275,7 +287,12 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
 
 /** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
 export function allSucceeded(counts: OutcomeCounts): boolean {
-  return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
+  return (
+    (counts.rejected ?? 0) === 0 &&
+    (counts.failed ?? 0) === 0 &&
+    (counts.uncertain ?? 0) === 0 &&
+    (counts.waiting ?? 0) === 0
+  );
 }
 
 function formatCounts(counts: OutcomeCounts): string {
@@ -296,7 +313,7 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
   const log = options.logger;
   let pipeline: Pipeline;
   try {
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000 });
   } catch (err) {
     log.error({ err }, 'cannot start');
     return EXIT_CANNOT_RUN;
@@ -313,9 +330,14 @@ export async function runOnce(options: RunnerOptions, files: readonly string[] =
   const report = (name: string, answer: BatchAnswer) => {
     if (answer.answer === 'rejected') ok = false;
     if (!allSucceeded(answer.counts) || answer.state === 'parked') ok = false;
+    const waiting = answer.counts.waiting ?? 0;
+    const parked =
+      waiting > 0
+        ? ` (${waiting} row(s) waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them)`
+        : ' (stopped early: not answered yet, resumes on the next run)';
     out(options).write(
       `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
-        `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,
+        `${answer.state === 'parked' ? parked : ` -> ${answer.file}`}\n`,
     );
   };
   try {
@@ -455,6 +477,11 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   lines.push(`Rows: ${totals || 'none'}`);
+  if ((total.waiting ?? 0) > 0) {
+    lines.push(
+      `Waiting rows: ${total.waiting} (the bank could not be reached; nothing of them was sent; sent when it is back)`,
+    );
+  }
   const uncertain = store.uncertainRows(limits.uncertain ?? 100);
   lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
   for (const r of uncertain) {

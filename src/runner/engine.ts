@@ -31,6 +31,13 @@
  *   evidence of the row's own effect makes it done; else `uncertain` (REFUSED_AFTER_UNKNOWN_OUTCOME) with the
  *   refusal and the evidence in the message. A not-sent or 429 attempt after an unknown one keeps the step unknown.
  *
+ * - the bank unreachable (certainly nothing sent: refused, DNS, TLS handshake; src/bank/errors.ts): not an outcome
+ *   and no attempt used up. The row shows `waiting` (unless its step's outcome is already unknown: it keeps that),
+ *   and waits at the bank gate (./bank-gate.ts): one probe per `unreachable.retryDelaysMs` step until an attempt
+ *   reaches the bank, then every waiting row goes. With `unreachable.maxWaitMs` (the `run` command), rows still
+ *   waiting at the limit stay `waiting` and the batch is not complete: its file is NOT answered until every row has
+ *   an outcome (a `waiting` row has none yet); the next run or the daemon sends them. The daemon waits without limit.
+ *
  * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
  * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
  * attempts multiply (still safe, since the client only resends what is safe, but a 429 would then be slept on inside
@@ -38,7 +45,8 @@
  *
  * Graceful stop (the `signal`): no new row is taken; rows waiting in the queue leave it untouched (no intent was
  * committed); a request already sent is let finish and its answer stored; a row between steps is parked (`pending`);
- * a row whose last attempt is unknown is left `uncertain`. The batch stays unfinished and the next run resumes it.
+ * a row waiting for an unreachable bank stays `waiting`; a row whose last attempt is unknown is left `uncertain`. The
+ * batch stays unfinished and the next run resumes it.
  *
  * Several batches may run at once (they share the queue and its row slots); each batch's errors stay in it.
  */
@@ -47,6 +55,7 @@ import path from 'node:path';
 import type { BankClient } from '../bank/client.js';
 import {
   IdempotencyError,
+  isCertainlyNotSent,
   RateLimitedError,
   ServerError,
   ServiceConnectionError,
@@ -80,6 +89,7 @@ import type {
   StepRecord,
   Store,
 } from '../store/store.js';
+import { BankGate, type UnreachableWaitSettings } from './bank-gate.js';
 
 /** One record as H6's reader gives it (src/csv/reader.ts BatchRecord). */
 export interface InputRecord {
@@ -124,6 +134,12 @@ export interface ProcessBatchOptions {
   maxRateLimitedAttempts?: number;
   /** Rows stored per transaction during ingestion. @defaultValue 500 */
   ingestChunkRows?: number;
+  /**
+   * While the bank cannot be reached (certainly nothing sent): when to try again, and how long to wait at most
+   * before leaving the rows `waiting` (config `bank.unreachable`; `run` gives a limit, the daemon none).
+   * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS, no limit
+   */
+  unreachable?: UnreachableWaitSettings | undefined;
   /** Graceful stop: see the top of this file. */
   signal?: AbortSignal | undefined;
   logger?: Logger;
@@ -149,7 +165,7 @@ export interface BatchProgress {
 export interface ProcessBatchResult {
   batch: BatchRecord;
   counts: RowCounts;
-  /** No row is pending or in flight (uncertain rows may remain: they are retried by the next run). */
+  /** No row is pending, in flight or waiting (uncertain rows may remain: they are retried by the next run). */
   complete: boolean;
   /** The signal stopped the run before it completed. */
   stopped: boolean;
@@ -180,6 +196,8 @@ export const ENGINE_CODES = {
   unknownNotResent: 'UNKNOWN_OUTCOME_NOT_RESENT',
   /** Retries spent while the outcome stays unknown. */
   unknownAfterRetries: 'UNKNOWN_OUTCOME',
+  /** The bank could not be reached; certainly nothing of the row was sent: it waits (row state `waiting`). */
+  bankUnreachable: 'BANK_UNREACHABLE',
   /** Stopped while the outcome of the last attempt was unknown. */
   stoppedUnknown: 'STOPPED_OUTCOME_UNKNOWN',
   /** The row's stored record no longer parses (the kind changed between runs). */
@@ -194,7 +212,19 @@ export const ENGINE_CODES = {
 } as const;
 
 const PAGE_ROWS = 256;
-const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
+
+/** Per queue (so per process): whether the bank can be reached (src/runner/bank-gate.ts). */
+const gates = new WeakMap<RequestQueue, BankGate>();
+
+function gateFor(queue: RequestQueue, settings: UnreachableWaitSettings | undefined): BankGate {
+  let gate = gates.get(queue);
+  if (!gate) {
+    gate = new BankGate(settings?.retryDelaysMs);
+    gates.set(queue, gate);
+  }
+  return gate;
+}
 
 /** Per store: batches being processed now, so the same batch is never driven twice at once. */
 const running = new WeakMap<Store, Map<string, Promise<unknown>>>();
@@ -286,6 +316,7 @@ class BatchRun {
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly signal: AbortSignal | undefined;
+  private readonly gate: BankGate;
   private dialect!: Dialect;
   private filesDirReady = false;
   private attempts = 0;
@@ -305,6 +336,7 @@ class BatchRun {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
+    this.gate = gateFor(options.queue, options.unreachable);
   }
 
   async process(): Promise<ProcessBatchResult> {
@@ -350,7 +382,7 @@ class BatchRun {
     store.markBatchRunning(batchId);
     await this.run();
     const counts = store.countRows(batchId);
-    const stopped = counts.pending + counts.in_flight > 0;
+    const stopped = counts.pending + counts.in_flight + counts.waiting > 0;
     if (!stopped) store.markBatchDone(batchId);
     return this.result(stopped);
   }
@@ -361,7 +393,7 @@ class BatchRun {
     return {
       batch,
       counts,
-      complete: counts.pending + counts.in_flight === 0 && batch.status !== 'ingesting',
+      complete: counts.pending + counts.in_flight + counts.waiting === 0 && batch.status !== 'ingesting',
       stopped,
       attempts: this.attempts,
     };
@@ -654,6 +686,11 @@ class BatchRun {
       }
       if (this.signal?.aborted)
         return this.stopRow(line, unknown ? (rec ?? stepRec(step.name, 'unknown')) : undefined, lastUnknown);
+      if (this.gate.isDown) {
+        // The bank is unreachable: wait for the probe (or its return) instead of adding to the refused connections.
+        const waited = await this.waitForBank(line, step.name, unknown, undefined);
+        if (waited) return waited;
+      }
 
       attempt++;
       let sent = false;
@@ -668,8 +705,21 @@ class BatchRun {
           },
           { signal: this.signal },
         );
+        this.gate.reached();
         return await done(output);
       } catch (error) {
+        if (sent && isCertainlyNotSent(error)) {
+          // The bank is unreachable; nothing of this attempt was sent. Not an outcome: the row waits for the bank
+          // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
+          const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
+          attempt--;
+          this.gate.failed();
+          const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
+          if (waited) return waited;
+          continue;
+        }
+        if (sent) this.gate.reached();
         if (!sent) {
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
@@ -761,6 +811,51 @@ class BatchRun {
         }
       }
     }
+  }
+
+  /**
+   * Waits at the bank gate. A row of which nothing may have been sent shows `waiting` meanwhile (with why and when the
+   * next try is); a row whose step's outcome is unknown keeps its state. Undefined: go on and try; else how the step
+   * ended (stopped; or `run`'s limit reached: the row stays waiting, or `uncertain` when its outcome is unknown).
+   */
+  private async waitForBank(
+    line: number,
+    step: string,
+    unknown: boolean,
+    cause: RowError | undefined,
+    lastUnknown?: RowError,
+  ): Promise<StepResult | undefined> {
+    const { store, batchId } = this.o;
+    if (!unknown) {
+      const reason = cause?.message ?? 'another request found it unreachable just before';
+      const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
+      await store.write(() =>
+        store.recordRowWaiting(batchId, line, step, {
+          code: ENGINE_CODES.bankUnreachable,
+          message: `The bank could not be reached (${reason}); nothing of this row was sent. Waiting: it is sent when the bank is back (next try within ${nextS} s)`,
+        }),
+      );
+    }
+    const result = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
+    if (result === 'go') return undefined;
+    if (result === 'stopped') {
+      return this.stopRow(line, unknown ? stepRec(step, 'unknown') : undefined, lastUnknown);
+    }
+    // `run`'s limit: leave it for the next run or the daemon.
+    if (unknown) {
+      return this.endUncertain(line, step, {
+        code: ENGINE_CODES.unknownAfterRetries,
+        message: `Step ${step}: outcome unknown (${lastUnknown?.message ?? 'an earlier attempt'}), and the bank cannot be reached now to resend it with the same key; retried by the next run`,
+      });
+    }
+    this.log.warn({ line, step }, 'bank unreachable: row left waiting');
+    return { kind: 'stopped' };
+  }
+
+  private async endUncertain(line: number, step: string, error: RowError): Promise<StepResult> {
+    const { store, batchId } = this.o;
+    await store.write(() => store.recordRowUncertain(batchId, line, step, error));
+    return { kind: 'ended' };
   }
 
   /**
@@ -879,6 +974,7 @@ class BatchRun {
       try {
         this.attempts++;
         const output = await this.o.queue.run(this.kind.group, () => step.recover!(ctx), { signal: this.signal });
+        this.gate.reached();
         this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
       } catch (error) {
@@ -890,6 +986,18 @@ class BatchRun {
           attempt--;
           continue;
         }
+        if (isCertainlyNotSent(error)) {
+          // The bank is unreachable: the lookup waits for it like any attempt (the row keeps its unknown outcome).
+          this.gate.failed();
+          const waited = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
+          if (waited === 'stopped') return { kind: 'stopped' };
+          if (waited === 'timeout') {
+            return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
+          }
+          attempt--;
+          continue;
+        }
+        this.gate.reached();
         const decision = this.retryDecision(attempt, 'GET', false, error);
         if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
         try {

@@ -71,6 +71,11 @@ export interface RunnerOptions {
     /** Per endpoint group: at most `requests` per `intervalMs` (0 = unlimited). */
     rateLimits: Record<string, { requests: number; intervalMs: number }>;
   };
+  /**
+   * While the bank cannot be reached (config `bank.unreachable`): the waits between tries, and how long `run` waits.
+   * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS (src/runner/bank-gate.ts), run waits 300000 ms
+   */
+  unreachable?: { retryDelaysMs: number[]; runMaxWaitMs: number };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
   /** Per kind: source header -> column. */
@@ -145,6 +150,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       maxRowsInFlight: config.queue.maxRowsInFlight,
       rateLimits: { ...config.queue.rateLimits },
     },
+    unreachable: { retryDelaysMs: [...b.unreachable.retryDelaysMs], runMaxWaitMs: b.unreachable.runMaxWaitMs },
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     logger,

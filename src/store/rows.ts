@@ -13,12 +13,20 @@
  *      │                                      │  ├──outcome unknown after budget► uncertain
  *      │                                      │  └──stopped between steps───────► pending   (parked; resumes)
  *      ├──a lookup said no───────────────────► failed
- *      └──could not reach the bank───────────► uncertain
+ *      └──could not be driven (a bug)────────► uncertain
+ *
+ *   pending | in_flight | uncertain ──the bank unreachable, certainly nothing sent──► waiting
+ *   waiting ──the bank is back: sent──► in_flight | succeeded | failed       waiting ──still unreachable──► waiting
+ *   waiting ──a lookup said no──► failed     waiting ──gave up waiting (`run`'s limit) or stopped──► waiting (stays)
  *
  *   uncertain ──next run: recover / resend with the same key / go on──► in_flight | succeeded | failed | uncertain
  *
- *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight` and `uncertain` rows are picked up by
- *   the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown outcome).
+ *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight`, `waiting` and `uncertain` rows are
+ *   picked up by the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown
+ *   outcome). `waiting` is for a row of which certainly nothing was sent while the bank cannot be reached (connection
+ *   refused, DNS, TLS handshake: src/bank/errors.ts `isCertainlyNotSent`); a row whose step has an unknown outcome
+ *   never becomes `waiting` (it stays in flight, and `uncertain` if it stops so). A batch with a waiting row is not
+ *   finished: its file is not answered until every row has an outcome (src/runner/engine.ts).
  *
  * STEP STATES (one record per row and step; absent = never attempted)
  *
@@ -64,6 +72,7 @@ export const ROW_STATES = [
   'rejected',
   'duplicate',
   'uncertain',
+  'waiting',
 ] as const;
 export type RowState = (typeof ROW_STATES)[number];
 
@@ -71,16 +80,17 @@ export const STEP_STATES = ['intent', 'done', 'failed', 'unknown', 'not_sent'] a
 export type StepState = (typeof STEP_STATES)[number];
 
 /** Row states that still have work: the next run of the batch picks them up. */
-export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
 /** Row states that own their natural key (a later row with the same key is a duplicate). */
-export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain', 'succeeded'];
+export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain', 'succeeded'];
 
 /** `null` is the row/step before it exists (insertion). */
 const ROW_TRANSITIONS: ReadonlyMap<RowState | null, readonly RowState[]> = new Map<RowState | null, RowState[]>([
   [null, ['pending', 'rejected', 'duplicate']],
-  ['pending', ['in_flight', 'failed', 'rejected', 'uncertain']],
-  ['in_flight', ['in_flight', 'succeeded', 'failed', 'uncertain', 'pending']],
-  ['uncertain', ['in_flight', 'succeeded', 'failed', 'uncertain']],
+  ['pending', ['in_flight', 'failed', 'rejected', 'uncertain', 'waiting']],
+  ['in_flight', ['in_flight', 'succeeded', 'failed', 'uncertain', 'pending', 'waiting']],
+  ['waiting', ['in_flight', 'failed', 'uncertain', 'waiting']],
+  ['uncertain', ['in_flight', 'succeeded', 'failed', 'uncertain', 'waiting']],
   ['succeeded', []],
   ['failed', []],
   ['rejected', []],
@@ -135,6 +145,7 @@ export function rowOutcome(state: RowState): RowOutcome {
     case 'rejected':
     case 'duplicate':
     case 'uncertain':
+    case 'waiting':
       return state;
     default:
       return 'uncertain';
