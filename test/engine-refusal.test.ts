@@ -12,7 +12,9 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { billPaymentsKind } from '../src/batches/bill-payments.js';
+import { claimsKind } from '../src/batches/claims.js';
 import type { BatchKind } from '../src/batches/kind.js';
+import { pixPaymentsKind } from '../src/batches/pix-payments.js';
 import { readBatch } from '../src/csv/reader.js';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import { RequestQueue } from '../src/queue/index.js';
@@ -59,17 +61,22 @@ async function admin(method: string, route: string): Promise<unknown> {
 }
 
 /** One bill payment row through the engine; `between` runs in the wait between two attempts. */
-async function payOneBill(between: () => Promise<void> = async () => undefined) {
-  const file = path.join(dir, 'bills.csv');
-  writeFileSync(file, `barCode,amount\n${BAR_CODE},43.21\n`);
+function payOneBill(between: () => Promise<void> = async () => undefined) {
+  return runOne(billPaymentsKind as BatchKind<never>, `barCode,amount\n${BAR_CODE},43.21\n`, between);
+}
+
+/** One row of `kind` (the file `csv`) through the engine; `between` runs in the wait between two attempts. */
+async function runOne(kind: BatchKind<never>, csv: string, between: () => Promise<void> = async () => undefined) {
+  const file = path.join(dir, `${kind.name}.csv`);
+  writeFileSync(file, csv);
   const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
-  const reader = await readBatch(file, { columns: billPaymentsKind.columns });
+  const reader = await readBatch(file, { columns: kind.columns });
   try {
     const result = await processBatch({
       store,
-      kind: billPaymentsKind as BatchKind<never>,
+      kind,
       batchId,
-      fileName: 'bills.csv',
+      fileName: path.basename(file),
       input: reader,
       client,
       queue,
@@ -141,5 +148,45 @@ describe('a refusal after an attempt of unknown outcome', () => {
     expect(sandbox.ctx.ledger.counts({ kind: 'bill_paid' })).toEqual([
       { kind: 'bill_paid', key: '0f3a4b5c-6d7e-4f80-9a1b-2c3d4e5f6a7b', count: 1 },
     ]);
+  });
+
+  it('Pix QR payment paid by our first attempt, answer lost, key forgotten: the lookup by endToEndId settles it', async () => {
+    const qr = await client.qrCodes.createDynamic({
+      correlationId: '7c1e5b0a-3f2d-4e8a-9b6c-1d2e3f4a5b6c',
+      amountCents: 2500,
+      description: 'refusal test',
+    });
+    faultsFor(sandbox.ctx).set([{ route: 'POST /baas/api/v2/pix/qrcode/payment', dropAfterCommitRate: 1, times: 1 }]);
+    const { row } = await runOne(
+      pixPaymentsKind as BatchKind<never>,
+      `payload,amount\n${qr.qrCodePayload},25.00\n`,
+      async () => {
+        await admin('DELETE', '/idempotency-keys');
+      },
+    );
+    // The resend was refused (END_TO_END_ID_ALREADY_USED: by our own first attempt); the payment made with the row's
+    // own endToEndId is the evidence: succeeded, with that payment. Before: failed, and paid again by hand.
+    expect(row.state, String(row.errorMessage)).toBe('succeeded');
+    const paid = sandbox.ctx.ledger.counts({ kind: 'pix_paid' });
+    expect(paid).toHaveLength(1);
+    expect(paid[0]!.count).toBe(1);
+    expect(row.outputs.paymentStatus).toBeTruthy();
+  });
+
+  it('claim started by our first attempt, answer lost, key forgotten: the open claim of the key settles it', async () => {
+    faultsFor(sandbox.ctx).set([{ route: 'POST /indirect-pix/api/v1/dict/claims', dropAfterCommitRate: 1, times: 1 }]);
+    const { row } = await runOne(
+      claimsKind as BatchKind<never>,
+      'type,key,account.number,account.branch,account.type,account.holder.document,account.holder.name,account.holder.type\n' +
+        'EMAIL,refusal@example.com,123456-7,0001,CURRENT,123.456.789-09,Maria da Silva,NATURAL\n',
+      async () => {
+        await admin('DELETE', '/idempotency-keys');
+      },
+    );
+    // The resend was refused CLAIM_ALREADY_OPEN (by our own claim): found by the search, the row has that claim.
+    expect(row.state, String(row.errorMessage)).toBe('succeeded');
+    const created = sandbox.ctx.ledger.counts({ kind: 'claim_created' });
+    expect(created).toEqual([{ kind: 'claim_created', key: row.idempotencyKey, count: 1 }]);
+    expect(typeof row.outputs.claimId).toBe('string');
   });
 });

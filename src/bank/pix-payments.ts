@@ -9,7 +9,7 @@
  */
 import { initiationTypeFor } from '../formats/pix.js';
 import { RequestValidationError } from './errors.js';
-import type { HttpTransport } from './http.js';
+import { type HttpTransport, segment } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
 import type { Cents, PixInitialization, PixPayment, PixPaymentRequest, RequestOptions } from './types.js';
 import { pixPaymentBody } from './wire.js';
@@ -106,6 +106,18 @@ export class PixPaymentsResource {
         body: pixPaymentBody(request),
         signal: options.signal,
       },
+      pixPaymentSchema,
+    );
+  }
+
+  /**
+   * GET `{pixPaymentPath}/{endToEndId}`: the payment made with that endToEndId, or NotFoundError. Not in the spec
+   * (served by the sandbox; docs/service-gaps.md): the evidence, after a refused resend, of whether our own first
+   * attempt paid (an endToEndId is single-use and comes from our own initialization).
+   */
+  getByEndToEndId(endToEndId: string, options: RequestOptions = {}): Promise<PixPayment> {
+    return this.#http.json(
+      { method: 'GET', path: `${this.#paymentPath}/${segment(endToEndId)}`, signal: options.signal },
       pixPaymentSchema,
     );
   }

@@ -4,7 +4,7 @@
  * The row and step state machines, and the rules that must hold, are drawn in ./rows.ts. This file applies them.
  *
  * Batch status: ingesting (rows being stored from the file) -> ready (every row stored, policy applied) -> running
- * -> done (no row left pending or in flight; `uncertain` rows may remain and are retried by the next run, which
+ * -> done (no row left pending, in flight or waiting; `uncertain` rows may remain and are retried by the next run, which
  * moves the batch back to running). ingesting -> rejected when the file turns out to be broken further down: nothing
  * was sent (sending starts only once every row is stored), and its rows give their natural keys up.
  *
