@@ -122,8 +122,9 @@ export interface StepSpec<Row> {
    * After an attempt of this step whose outcome is unknown, the bank refused a later attempt (bill already PAID, QR
    * code already used, claim already open, ...): a refusal that the earlier attempt itself may explain. Looks for
    * evidence (a lookup that would show this row's effect). Never called for a refusal the bank says is the replay of
-   * the first answer (that attempt did nothing). Without it, such a refusal leaves the row `uncertain`: it is never
-   * `failed` on a guess (src/store/rows.ts, rule 5).
+   * the first answer (that attempt did nothing). Without it, `recover` (if any) is the evidence (found: done; certainly
+   * absent: not done); without either, such a refusal leaves the row `uncertain`: it is never `failed` on a guess
+   * (src/store/rows.ts, rule 5).
    */
   settleRefusal?(ctx: StepContext<Row>, refusal: StepRefusal): Promise<RefusalEvidence>;
 }

@@ -534,7 +534,7 @@ class BatchRun {
     if (!parsed.ok) {
       const message = `The stored row no longer parses: ${parsed.errors.map((e) => e.message).join('; ')}`;
       await store.write(() => {
-        if (row.state === 'in_flight')
+        if (row.state === 'in_flight' || row.state === 'waiting')
           store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
         else if (row.state === 'pending')
           store.recordRowFailed(batchId, row.line, null, { code: ENGINE_CODES.rowUnparsable, message });
@@ -634,6 +634,9 @@ class BatchRun {
     const hasEffect = step.effect !== 'read';
     // Rule 2 of src/store/rows.ts: an earlier attempt (this run or a crashed one) may have acted at the bank.
     let unknown = hasEffect && (rec?.state === 'intent' || rec?.state === 'unknown');
+    // An attempt of this step in this run or before may have acted, even if a lookup since said it did not (rule 5:
+    // a refusal may still be that attempt's trace, e.g. a lookup that lags behind the bank's writes).
+    let everUnknown = unknown;
     let lastUnknown: RowError | undefined = unknown
       ? {
           code: rec?.errorCode ?? ENGINE_CODES.unknownAfterRetries,
@@ -729,7 +732,7 @@ class BatchRun {
         if (error instanceof StepOutcomeError) {
           // The step decided the row's outcome itself (a check said no; or it cannot tell whether an earlier attempt
           // took effect and must not guess): no retry. A check's no after an unknown outcome: rule 5 of rows.ts.
-          if (error.outcome === 'failed' && hasEffect && unknown) {
+          if (error.outcome === 'failed' && hasEffect && everUnknown) {
             return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
           }
           if (error.outcome === 'uncertain' && hasEffect && !unknown) {
@@ -755,7 +758,7 @@ class BatchRun {
         if (verdict === 'failed') {
           // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify. A no after an
           // attempt of unknown outcome may be that attempt's own trace: rule 5 of rows.ts.
-          if (hasEffect && unknown) {
+          if (hasEffect && everUnknown) {
             return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
           }
           return end('failed', rowError);
@@ -766,6 +769,7 @@ class BatchRun {
           if (hasEffect) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
+            everUnknown = true;
             lastUnknown = rowError;
           }
         } else {
@@ -773,6 +777,7 @@ class BatchRun {
           if (hasEffect) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
+            everUnknown = true;
             lastUnknown = rowError;
           }
           return end('uncertain', { code: ENGINE_CODES.stepError, message: rowError.message });
@@ -896,17 +901,22 @@ class BatchRun {
       });
     }
     let evidence: RefusalEvidence | undefined;
-    if (step.settleRefusal) {
+    const serviceCode = error instanceof ServiceError ? error.serviceCode : undefined;
+    // The step's own evidence; else its `recover` lookup (found: done; certainly absent: the attempt did nothing).
+    const settle = step.settleRefusal
+      ? () => step.settleRefusal!(ctx, { ...refusal, serviceCode })
+      : step.recover
+        ? async (): Promise<RefusalEvidence> => {
+            const found = await step.recover!(ctx);
+            return found === undefined
+              ? { kind: 'not-done', evidence: 'looked up at the bank: it was not done' }
+              : { kind: 'done', output: found, evidence: 'looked up at the bank: it was done' };
+          }
+        : undefined;
+    if (settle) {
       try {
         this.attempts++;
-        const serviceCode = error instanceof ServiceError ? error.serviceCode : undefined;
-        evidence = await this.o.queue.run(
-          this.kind.group,
-          () => step.settleRefusal!(ctx, { ...refusal, serviceCode }),
-          {
-            signal: this.signal,
-          },
-        );
+        evidence = await this.o.queue.run(this.kind.group, settle, { signal: this.signal });
       } catch (lookupError) {
         if (this.signal?.aborted) {
           return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);

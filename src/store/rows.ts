@@ -55,7 +55,9 @@
  *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
  *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did
  *    nothing: the bank replays a refusal as the first answer to the key (`Idempotent-Replayed`, and the key was not
- *    refused after an unknown outcome before), or the step's `settleRefusal` evidence says so (a bill still unpaid).
+ *    refused after an unknown outcome before), or the step's evidence says so (`settleRefusal`, else its `recover`
+ *    lookup: a bill still unpaid, no payment with the row's endToEndId, the charge not there). This holds even when a
+ *    lookup since said "absent" and the step was sent again (a lookup may lag behind the bank's writes).
  *    Evidence of the row's own effect makes the step `done`; anything else leaves the row `uncertain` with the refusal
  *    and the evidence in its message, and its step `unknown` (code REFUSED_AFTER_UNKNOWN_OUTCOME).
  * 6. An attempt that certainly did not act (not sent, 429) never erases an earlier unknown outcome: the step stays
