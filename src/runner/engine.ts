@@ -722,7 +722,8 @@ class BatchRun {
           if (waited) return waited;
           continue;
         }
-        if (sent) this.gate.reached();
+        // A connection was made (an answer, or a break after the request left): the bank is reachable.
+        if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         if (!sent) {
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
@@ -1007,7 +1008,7 @@ class BatchRun {
           attempt--;
           continue;
         }
-        this.gate.reached();
+        if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         const decision = this.retryDecision(attempt, 'GET', false, error);
         if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
         try {
