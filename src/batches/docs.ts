@@ -35,7 +35,8 @@ How files are read:
   same business facts but different keys are both sent (a row that repeats one already done is a \`duplicate\`).
 
 The result file \`outbox/<kind>/<name>.result.csv\` has the input columns, then \`status\` (succeeded, rejected,
-failed, duplicate, uncertain), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
+failed, duplicate, uncertain; a row \`waiting\` for an unreachable bank has no outcome yet, and a file is answered only
+once none of its rows waits), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
 like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`.
 
 Examples below are written for a \`;\` file with a decimal comma.
