@@ -1,9 +1,10 @@
 /**
- * Issue 8 §3, the case seen four times in three crash runs, made deterministic for every kind whose effect is keyed:
+ * Issue 8 §3, the case seen four times in three crash runs, made deterministic for every kind with an effect:
  * the bank commits the effect, dies before answering (REMESSA_SANDBOX_CRASH_AFTER_COMMIT), and is restarted on the
  * same port and data file a moment later. The daemon hears a dropped connection (outcome unknown), then a refused
  * connection while the bank is down (the outcome stays unknown, the row waits), then resends with the same key once
- * the bank is back: the bank replays the first outcome. Every row `succeeded`, every effect once, never `failed`.
+ * the bank is back: the bank replays the first outcome (keyed kinds), or the lookup finds the effect (charges, voids).
+ * Every row `succeeded`, every effect once, never `failed`.
  * Before: the row said `failed / BILL_NOT_PAYABLE: got PAID` while the ledger showed it paid under its own key.
  */
 import { randomUUID } from 'node:crypto';
@@ -83,10 +84,77 @@ const CASES: KindCase[] = [
       'type,key,account.number,account.branch,account.type,account.holder.document,account.holder.name,account.holder.type\n' +
       'EMAIL,bank-crash@example.com,123456-7,0001,CURRENT,123.456.789-09,Maria da Silva,NATURAL\n',
   },
+  // Kinds without an IdempotencyKey: the step is looked up (recover) once the bank is back, never sent blind.
+  {
+    kind: 'charges',
+    crashRoute: 'POST /v1/charges',
+    effect: 'charge_created',
+    csv: async () => 'type,correlationId,amount\nPIX_STATIC,CRASH-CHARGE-1,3.21\n',
+  },
+  {
+    kind: 'charge-voids',
+    crashRoute: 'POST /v1/charges/:correlation_id/void',
+    effect: 'charge_voided',
+    csv: async (url) => {
+      const res = await api(url, 'POST', '/v1/charges', {
+        type: 'PIX_STATIC',
+        correlationId: 'CRASH-VOID-1',
+        amount: 4.56,
+      });
+      expect(res.status).toBe(200);
+      return 'correlationId\nCRASH-VOID-1\n';
+    },
+  },
+  {
+    kind: 'claim-cancellations',
+    crashRoute: 'POST /indirect-pix/api/v1/dict/claims/:claimId/cancel',
+    effect: 'claim_cancelled',
+    csv: async (url) => {
+      const started = await api(
+        url,
+        'POST',
+        '/indirect-pix/api/v1/dict/claims',
+        {
+          type: 'EMAIL',
+          key: 'bank-crash-cancel@example.com',
+          account: {
+            number: '123456-7',
+            branch: '0001',
+            type: 'CURRENT',
+            holder: { document: '12345678909', name: 'Maria da Silva', type: 'NATURAL' },
+          },
+        },
+        randomUUID(),
+      );
+      const id = String((started.json as { id: string }).id);
+      expect((await api(url, 'PATCH', `/__sandbox/claims/${id}`, { status: 'AWAITING_RESOLUTION' })).status).toBe(200);
+      return `claimId,participationFlowType,reason\n${id},CLAIMANT,USER_REQUESTED\n`;
+    },
+  },
 ];
 
+async function api(
+  url: string,
+  method: string,
+  route: string,
+  body: unknown,
+  key?: string,
+): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${url}${route}`, {
+    method,
+    headers: {
+      'x-service-api-key': SANDBOX_PUBLIC_API_KEY,
+      'content-type': 'application/json',
+      ...(key ? { IdempotencyKey: key } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
 describe('the bank dies between its commit and its answer, and comes back', () => {
-  it('every keyed kind: the row succeeds from the replayed first outcome, never failed, effect once', async () => {
+  it('every kind with an effect: the row succeeds (replayed, or looked up), never failed, effect once', async () => {
     const port = await closedPort();
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-bank-crash-'));
     const dataFile = path.join(dir, 'sandbox.sqlite');
@@ -122,5 +190,5 @@ describe('the bank dies between its commit and its answer, and comes back', () =
       await back.stop();
     }
     expect(await stopDaemon(daemon)).toBe(0);
-  }, 150_000);
+  }, 240_000);
 });
