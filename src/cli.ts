@@ -250,6 +250,10 @@ function buildProgram(): Command {
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
             webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
             ...(tls ? { tls } : {}),
+            // Crash tests (test/sandbox-crash.test.ts): die after a matching request committed, before answering.
+            ...(process.env.REMESSA_SANDBOX_CRASH_AFTER_COMMIT
+              ? { crashAfterCommit: process.env.REMESSA_SANDBOX_CRASH_AFTER_COMMIT }
+              : {}),
             logger: log.child({ component: 'sandbox' }),
           });
           process.stdout.write(`sandbox listening on ${sandbox.url}\n`);

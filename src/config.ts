@@ -100,6 +100,13 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       connections: positiveInt.default(8),
+      // While the bank cannot be reached (nothing sent): rows wait (status `waiting`); see src/runner/bank-gate.ts.
+      unreachable: z
+        .strictObject({
+          retryDelaysMs: z.array(positiveInt).min(1).default([1000, 2000, 5000, 10_000, 30_000, 60_000]),
+          runMaxWaitMs: nonNegativeInt.default(300_000),
+        })
+        .prefault({}),
     })
     .prefault({}),
   sandbox: z

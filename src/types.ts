@@ -16,7 +16,8 @@
  *   idempotency key.
  * - **outcome**: how a row ended: succeeded, rejected (invalid input, nothing sent), failed (the bank said no),
  *   duplicate (the same natural key already succeeded earlier: nothing sent), uncertain (we cannot tell whether the
- *   bank acted; retried on the next run).
+ *   bank acted; retried on the next run), waiting (not an end: the bank could not be reached, certainly nothing of the
+ *   row was sent; it is sent when the bank is back).
  * - **natural key**: the business identity of a row within its kind (a charge's correlationId; a bill's 44 bar code
  *   digits + amount + payAt; ...). Two rows with the same natural key are the same intent. A sheet without a
  *   correlationId column gets one derived from the row (its Seu número, else its content: src/batches/supply.ts), so
@@ -47,7 +48,7 @@ export const ENDPOINT_GROUPS = ['charges', 'bill-payments', 'pix', 'claims'] as 
 export type EndpointGroup = (typeof ENDPOINT_GROUPS)[number];
 
 /** The final status of a row, as written in the result file's `status` column. */
-export const ROW_OUTCOMES = ['succeeded', 'rejected', 'failed', 'duplicate', 'uncertain'] as const;
+export const ROW_OUTCOMES = ['succeeded', 'rejected', 'failed', 'duplicate', 'uncertain', 'waiting'] as const;
 export type RowOutcome = (typeof ROW_OUTCOMES)[number];
 
 /** Money inside the program: an integer number of centavos. Convert only at the edges (CSV, wire). */

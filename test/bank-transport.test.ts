@@ -247,7 +247,7 @@ describe('failures without a response come out as the right class', () => {
     const { client, sleeps } = makeClient(`http://127.0.0.1:${port}`);
     const err = await client.pixPayments.pay(PIX_REQUEST).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceConnectionError);
-    expect((err as ServiceConnectionError).code).toBe('SERVICE_CONNECTION');
+    expect((err as ServiceConnectionError).code).toBe('SERVICE_UNREACHABLE');
     expect((err as ServiceConnectionError).mayHaveReachedServer).toBe(false);
     expect(sleeps).toHaveLength(2);
   });

@@ -140,16 +140,25 @@ async function admin(
 /**
  * Starts `remessa sandbox` as a child process, serving `options.profile` (the suite's profile by default). `args` are
  * extra flags (e.g. `--tls-cert`); `clientTls` is what the admin calls present when those flags make it require a
- * client certificate.
+ * client certificate; `port` a fixed port (a bank restarted where it was); `env` extra environment.
  */
 export async function startSandboxProcess(
   dataFile: string,
-  options: BankProfileName | { args?: string[]; clientTls?: ClientTlsPem; profile?: BankProfileName } = {},
+  options:
+    | BankProfileName
+    | {
+        args?: string[];
+        clientTls?: ClientTlsPem;
+        profile?: BankProfileName;
+        port?: number;
+        env?: NodeJS.ProcessEnv;
+      } = {},
 ): Promise<SandboxProcess> {
   const o = typeof options === 'string' ? { profile: options } : options;
   const profile = o.profile ?? TEST_PROFILE;
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, '--profile', profile, ...(o.args ?? [])], {
-    env: { REMESSA_LOG_LEVEL: 'warn' },
+  const args = ['sandbox', '--port', String(o.port ?? 0), '--data', dataFile, '--profile', profile, ...(o.args ?? [])];
+  const proc = spawnCli(args, {
+    env: { REMESSA_LOG_LEVEL: 'warn', ...o.env },
   });
   const tls = o.clientTls;
   const dispatcher = tls ? new Agent({ connect: { cert: tls.cert, key: tls.key, ca: tls.ca } }) : undefined;

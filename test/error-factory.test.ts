@@ -14,6 +14,7 @@ import {
   ServiceConnectionError,
   ServiceError,
   ServiceTimeoutError,
+  ServiceUnreachableError,
   ValidationError,
 } from '../src/bank/errors.js';
 import { RemessaError } from '../src/errors.js';
@@ -219,7 +220,9 @@ describe('errorFromNetworkFailure', () => {
     const err = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     const e = errorFromNetworkFailure(err, get);
     expect(e).toBeInstanceOf(ServiceConnectionError);
-    expect(e.code).toBe('SERVICE_CONNECTION');
+    expect(e).toBeInstanceOf(ServiceUnreachableError);
+    expect(e.code).toBe('SERVICE_UNREACHABLE');
+    expect((e as ServiceUnreachableError).reason).toBe('refused');
     expect(e.mayHaveReachedServer).toBe(false);
     expect(e.cause).toBe(err);
   });

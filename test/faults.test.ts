@@ -153,7 +153,7 @@ describe('each fault as the client sees it', () => {
     expect(err.mayHaveReachedServer).toBe(true);
   });
 
-  it('latency delays without failing; responseLatencyMs holds the key in processing so a duplicate gets 409', async () => {
+  it('latency delays without failing; a duplicate sent while the answer is held gets that committed answer', async () => {
     const s = await start({ faults: [{ route: PAY, latencyMs: 20, responseLatencyMs: 400 }] });
     const key = randomUUID();
     const send = () =>
@@ -169,9 +169,14 @@ describe('each fault as the client sees it', () => {
     const first = send();
     await new Promise((r) => setTimeout(r, 150));
     const second = await send();
-    expect(second.statusCode).toBe(409);
-    expect(((await second.body.json()) as { code: string }).code).toBe('IDEMPOTENCY_KEY_IN_USE');
-    expect((await first).statusCode).toBe(200);
+    // The payment and its key's answer committed together (src/sandbox/idempotency.ts): the duplicate is answered
+    // with the first outcome at once, not told to wait, and nothing is paid twice.
+    expect(second.statusCode).toBe(200);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    const replayed = await second.body.text();
+    const answered = await first;
+    expect(answered.statusCode).toBe(200);
+    expect(await answered.body.text()).toBe(replayed);
   });
 });
 

@@ -97,7 +97,7 @@ describe('log redaction', () => {
       await client.close();
     }
     const out = output();
-    expect(out).toContain('SERVICE_CONNECTION');
+    expect(out).toContain('SERVICE_UNREACHABLE');
     // The client logged its retry too.
     expect(out).toContain('retrying');
     expect(out).not.toContain(API_KEY);

@@ -110,7 +110,12 @@ describe('a taken file that changes while it is read', () => {
     const store = openStore(path.join(folders.data, 'remessa.sqlite'));
     try {
       // One taking, two batches: the given-up partial reading, then the whole file (src/store/intakes.ts retakeIntake).
-      expect(store.listBatches().map((b) => b.status).sort()).toEqual(['done', 'rejected']);
+      expect(
+        store
+          .listBatches()
+          .map((b) => b.status)
+          .sort(),
+      ).toEqual(['done', 'rejected']);
     } finally {
       store.close();
     }

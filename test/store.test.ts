@@ -138,6 +138,14 @@ describe('row state machine', () => {
       'uncertain>succeeded',
       'uncertain>failed',
       'uncertain>uncertain',
+      // The bank unreachable, nothing sent (src/store/rows.ts): waiting, then sent when it is back.
+      'pending>waiting',
+      'in_flight>waiting',
+      'uncertain>waiting',
+      'waiting>waiting',
+      'waiting>in_flight',
+      'waiting>failed',
+      'waiting>uncertain',
     ]);
     for (const from of [null, ...ROW_STATES]) {
       for (const to of ROW_STATES) {

@@ -12,16 +12,23 @@
  * │   ├── RateLimitedError         SERVICE_RATE_LIMITED 429 (retryAfterMs)
  * │   ├── ServerError              SERVICE_SERVER_ERROR 5xx
  * │   ├── UnexpectedResponseError  SERVICE_UNEXPECTED_RESPONSE  a success whose body fails its schema
- * │   ├── ServiceConnectionError   SERVICE_CONNECTION   no response: refused, reset, closed, DNS, TLS
- * │   └── ServiceTimeoutError      SERVICE_TIMEOUT      no (complete) response in time
+ * │   ├── ServiceConnectionError   SERVICE_CONNECTION   no response: the connection broke (reset, closed) after it
+ * │   │   │                                             was made: the request may have been processed
+ * │   │   └── ServiceUnreachableError SERVICE_UNREACHABLE the connection was never made (refused, DNS, network,
+ * │   │                                                 TLS handshake): certainly nothing was sent
+ * │   └── ServiceTimeoutError      SERVICE_TIMEOUT      no (complete) response in time (phase `connect`: nothing sent)
  * └── RequestValidationError       BANK_*               the client refused to send (limit > 100, ...)
  * ```
  *
  * Rules that must hold:
  * - `code` is remessa's stable code (above); the bank's own code (e.g. CLAIM_NOT_FOUND) is `serviceCode`.
  * - `mayHaveReachedServer` says whether the bank may have acted on the request. It is false only when we know
- *   nothing was sent (connection refused, connect timeout, DNS, TLS handshake, reset before a byte was written).
- *   A money-moving request without an idempotency key is never resent while this is true.
+ *   nothing was sent: the failure happened while the connection was being made (the transport's connector tags it:
+ *   refused, DNS, unreachable network, TLS handshake, connect timeout), or the socket wrote no byte. A TLS error
+ *   AFTER the handshake (a TLS 1.3 alert once the request was written) may have reached the server. A money-moving
+ *   request without an idempotency key is never resent while this is true. `isCertainlyNotSent` is the one test.
+ * - "certainly not sent" means the bank is unreachable, not that it said no: the engine keeps such rows `waiting`
+ *   and sends them when it is back (src/runner/engine.ts).
  * - No secret in any field: the path carries no credentials, and the raw body and messages pass through the log
  *   scrubber's `scrubSecrets` before they are stored.
  */
@@ -53,6 +60,8 @@ export interface ServiceErrorDetails extends RequestDescription {
   /** Response content type. */
   contentType?: string;
   mayHaveReachedServer?: boolean;
+  /** The answer is the bank's replay of the first answer to this IdempotencyKey (`Idempotent-Replayed: true`). */
+  replayed?: boolean;
   cause?: unknown;
 }
 
@@ -73,6 +82,11 @@ export class ServiceError extends RemessaError {
   readonly contentType: string | undefined;
   /** Whether the bank may have acted on the request (always true when it answered). */
   readonly mayHaveReachedServer: boolean;
+  /**
+   * The bank said this answer is the replay of the first answer to the request's IdempotencyKey (header
+   * `Idempotent-Replayed: true`): a refusal replayed is the first attempt's own refusal, so that attempt did nothing.
+   */
+  readonly replayed: boolean;
 
   constructor(code: string, message: string, details: ServiceErrorDetails) {
     super(code, scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
@@ -88,6 +102,7 @@ export class ServiceError extends RemessaError {
     this.raw = scrubSecrets((details.raw ?? '').slice(0, RAW_BODY_LIMIT));
     this.contentType = details.contentType;
     this.mayHaveReachedServer = details.mayHaveReachedServer ?? details.status !== undefined;
+    this.replayed = details.replayed ?? false;
   }
 }
 
@@ -124,11 +139,35 @@ export class UnexpectedResponseError extends ServiceError {
   }
 }
 
-/** No response: the connection could not be made, or broke. */
+/** No response: the connection broke, or (the subclass) could not be made. */
 export class ServiceConnectionError extends ServiceError {
-  constructor(message: string, details: ServiceErrorDetails & { mayHaveReachedServer: boolean }) {
-    super('SERVICE_CONNECTION', message, details);
+  constructor(
+    message: string,
+    details: ServiceErrorDetails & { mayHaveReachedServer: boolean },
+    code = 'SERVICE_CONNECTION',
+  ) {
+    super(code, message, details);
   }
+}
+
+/** Why a connection could not be made. */
+export type UnreachableReason = 'refused' | 'dns' | 'network' | 'tls' | 'connect';
+
+/** The connection to the bank could not be made: certainly nothing of the request was sent. */
+export class ServiceUnreachableError extends ServiceConnectionError {
+  readonly reason: UnreachableReason;
+
+  constructor(message: string, details: ServiceErrorDetails & { reason: UnreachableReason }) {
+    super(message, { ...details, mayHaveReachedServer: false }, 'SERVICE_UNREACHABLE');
+    this.reason = details.reason;
+  }
+}
+
+/** Whether a failed attempt certainly sent nothing (the bank is unreachable; not a refusal, not a lost answer). */
+export function isCertainlyNotSent(error: unknown): boolean {
+  return (
+    (error instanceof ServiceConnectionError || error instanceof ServiceTimeoutError) && !error.mayHaveReachedServer
+  );
 }
 
 /** Which wait ran out. */
@@ -268,6 +307,8 @@ export function parseErrorBody(body: string, contentType: string | undefined): P
 }
 
 const IDEMPOTENCY_WORDS = /idempot/i;
+/** Response header (lower-case) by which the bank says an answer is the replay of a key's first answer. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 
 function describeBody(parsed: ParsedBody, contentType: string | undefined, length: number): string {
   switch (parsed.kind) {
@@ -297,6 +338,7 @@ export function errorFromResponse(response: ErrorResponse): ServiceError {
     messages: parsed.messages,
     raw: response.body,
     mayHaveReachedServer: true,
+    replayed: header(response.headers, IDEMPOTENT_REPLAYED_HEADER)?.trim().toLowerCase() === 'true',
   };
   if (parsed.title !== undefined) details.title = parsed.title;
   if (parsed.traceId !== undefined) details.traceId = parsed.traceId;
@@ -341,7 +383,43 @@ export function errorFromResponse(response: ErrorResponse): ServiceError {
 // ---------------------------------------------------------------------------------------------------------------
 // Failures without a response
 
-/** Error codes (Node and undici) that mean nothing reached the server. */
+/**
+ * Failures of the connector (the connection being made) carry this mark (`markConnectFailure`, set by the transport):
+ * whatever their code, no byte of the request was written.
+ */
+const CONNECT_FAILURES = new WeakSet<object>();
+
+/** Marks an error thrown while the connection was being made (src/bank/http.ts wraps undici's connector). */
+export function markConnectFailure(err: unknown): void {
+  if (err !== null && typeof err === 'object') CONNECT_FAILURES.add(err);
+}
+
+function isConnectFailure(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false;
+  if (CONNECT_FAILURES.has(err)) return true;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== err && isConnectFailure(cause);
+}
+
+function unreachableReason(code: string | undefined): UnreachableReason {
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (code?.startsWith('ERR_TLS') || code?.startsWith('ERR_SSL') || (code !== undefined && TLS_CERT_CODES.has(code)))
+    return 'tls';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'network';
+  return 'connect';
+}
+
+/** Certificate verification codes (OpenSSL): raised during the handshake. */
+const TLS_CERT_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
+
+/** Error codes (Node and undici) that can only come from making the connection: nothing reached the server. */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -397,17 +475,10 @@ export function errorFromNetworkFailure(err: unknown, request: RequestDescriptio
         phase: 'body',
       });
   }
-  if (code !== undefined && NOT_SENT_CODES.has(code)) {
-    return new ServiceConnectionError(`${where}: could not connect (${code}); nothing was sent`, {
-      ...base,
-      mayHaveReachedServer: false,
-    });
-  }
-  if (code?.startsWith('ERR_TLS') || code?.startsWith('ERR_SSL')) {
-    return new ServiceConnectionError(`${where}: TLS handshake failed (${code}); nothing was sent`, {
-      ...base,
-      mayHaveReachedServer: false,
-    });
+  if (isConnectFailure(err) || (code !== undefined && NOT_SENT_CODES.has(code))) {
+    const reason = unreachableReason(code);
+    const what = reason === 'tls' ? 'TLS handshake failed' : 'could not connect';
+    return new ServiceUnreachableError(`${where}: ${what} (${code ?? text}); nothing was sent`, { ...base, reason });
   }
   // Reset or closed: the request may have been written and acted on, unless the socket says it wrote nothing.
   const written = bytesWritten(err);

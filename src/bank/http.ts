@@ -9,7 +9,8 @@
  * - Paths and header names come from the provider profile (src/formats/profiles.ts) with the user's overrides.
  * - Whether to retry is decided only by `decideRetry` (src/bank/retry-policy.ts).
  * - Error statuses become errors only through `errorFromResponse`, thrown failures only through
- *   `errorFromNetworkFailure` (src/bank/errors.ts).
+ *   `errorFromNetworkFailure` (src/bank/errors.ts). Failures while the connection is being made are marked by the
+ *   connector (`markingConnectFailures`): that is how "certainly nothing was sent" is known, not by error codes alone.
  * - A streamed file appears under its final name only when complete (temp name in the same folder, then rename).
  */
 import { randomBytes } from 'node:crypto';
@@ -18,7 +19,7 @@ import { rename, rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { rootCertificates } from 'node:tls';
-import { type Dispatcher, Pool } from 'undici';
+import { buildConnector, type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type BankOperation, type BankProfile, fillPath, type KeyedOperation } from '../formats/profiles.js';
 import { registerSecret } from '../log.js';
@@ -26,6 +27,7 @@ import {
   errorFromNetworkFailure,
   errorFromResponse,
   IdempotencyError,
+  markConnectFailure,
   type RequestDescription,
   type ServiceError,
   UnexpectedResponseError,
@@ -86,7 +88,7 @@ export class HttpTransport {
       keepAliveTimeout: options.keepAliveTimeoutMs,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.bodyTimeoutMs,
-      connect,
+      connect: markingConnectFailures(buildConnector(connect)),
     });
     this.#retry = {
       maxAttempts: options.maxAttempts,
@@ -313,6 +315,18 @@ export class HttpTransport {
       await this.#options.sleep(decision.delayMs, req.signal);
     }
   }
+}
+
+/**
+ * undici's connector, with every failure to make the connection (refused, DNS, TLS handshake, connect timeout) marked
+ * as such: no byte of the request can have been written then, whatever the error's code (src/bank/errors.ts).
+ */
+function markingConnectFailures(connector: buildConnector.connector): buildConnector.connector {
+  return (opts, callback) =>
+    connector(opts, (...args) => {
+      if (args[0]) markConnectFailure(args[0]);
+      callback(...args);
+    });
 }
 
 /** A failure writing a streamed file on our side (folder missing, disk full): not the bank's, never retried. */

@@ -115,4 +115,16 @@ export class PixPaymentsResource {
       pixPaymentSchema,
     );
   }
+
+  /**
+   * GET `{pixPaymentPath}/{endToEndId}`: the payment made with that endToEndId, or NotFoundError. Not in the spec
+   * (served by the sandbox; docs/service-gaps.md): the evidence, after a refused resend, of whether our own first
+   * attempt paid (an endToEndId is single-use and comes from our own initialization).
+   */
+  getByEndToEndId(endToEndId: string, options: RequestOptions = {}): Promise<PixPayment> {
+    return this.#http.json(
+      { method: 'GET', path: this.#http.path('pixPaymentGet', endToEndId), signal: options.signal },
+      pixPaymentSchema,
+    );
+  }
 }

@@ -16,8 +16,11 @@
  *   bill up again: the client pays only a looked-up bill) and resends the payment with the
  *   SAME IdempotencyKey, without the status and range checks (`resendOfUnknownOutcome`): our first attempt may be
  *   what paid the bill, so it may now read PAID or SCHEDULED, and the bank answers the repeated key with that first
- *   outcome instead of paying again. If the first attempt never reached the bank and someone else paid the bill
- *   meanwhile, the bank refuses the payment and the row fails: never a second payment.
+ *   outcome instead of paying again. If the bank refuses that resend anyway (it lost or expired the key, and the bill
+ *   now reads PAID: by our first attempt, or by someone else?), the row is NOT failed (src/store/rows.ts rule 5):
+ *   `settleRefusal` looks the bill up; a bill still PENDING_PAYMENT (and no payAt) proves no payment went through
+ *   (row `failed`); anything else leaves the row `uncertain`, with the bill's status in its message, for a person to
+ *   check before paying by hand. Never a second payment, never a `failed` that was paid.
  *
  * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
  * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
@@ -234,6 +237,26 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
           paymentId: payment.id,
           paymentStatus: payment.status,
           paidAmount: payment.paidAmountCents ?? null,
+        };
+      },
+      async settleRefusal(ctx, refusal) {
+        // The bank offers no lookup of a payment by IdempotencyKey: the bill's status is the only evidence.
+        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        const shown = `the bill ${ctx.row.barCode} now reads ${bill.status}`;
+        if (
+          bill.status === 'PENDING_PAYMENT' &&
+          ctx.row.payAt === undefined &&
+          refusal.serviceCode !== 'BILL_PAYMENT_ALREADY_SCHEDULED'
+        ) {
+          // Unpaid, and this row schedules nothing: no payment of it went through, ours included.
+          return { kind: 'not-done', evidence: `${shown}: no payment of it went through` };
+        }
+        return {
+          kind: 'unclear',
+          evidence:
+            bill.status === 'PAID' || bill.status === 'PENDING_PAYMENT'
+              ? `${shown}; the earlier attempt of this row may be the payment (the bank offers no lookup of a payment by IdempotencyKey): do not pay it again before checking the account statement`
+              : shown,
         };
       },
     },

@@ -2,12 +2,16 @@
  * Kind `claims`: one row starts one Pix key claim (portability or ownership) for an indirect Pix participant
  * (spec 2.11, 4.5).
  *
- * Step: `start` (create, IdempotencyKey = the row's key: a resend replays the first answer).
+ * Step: `start` (create, IdempotencyKey = the row's key: a resend replays the first answer). A refusal of a resend
+ * after an attempt of unknown outcome (CLAIM_ALREADY_OPEN: by our first attempt?) is settled by `settleRefusal`
+ * (src/store/rows.ts rule 5): an open claim of the row's key for the row's account, searched, is the row's claim;
+ * none found leaves the row `uncertain`.
  * Natural key: key type + key (for DOCUMENT the key is the holder's document): one open claim per key is the intent.
  * Keys are read in their DICT canonical form: e-mail lower-cased (at most 77 characters), phone as +55 + DDD + 9
  * digits, document unmasked; a NATURAL holder has a CPF, a LEGAL holder a CNPJ.
  */
-import type { StartClaimInput } from '../bank/client.js';
+import { randomUUID } from 'node:crypto';
+import type { ClaimStatus, StartClaimInput } from '../bank/client.js';
 import {
   ACCOUNT_TYPES,
   type AccountType,
@@ -22,6 +26,8 @@ import type { BatchKind, ColumnSpec } from './kind.js';
 import { bareDocument } from './validators.js';
 
 export const EMAIL_KEY_MAX_LENGTH = 77;
+/** Statuses of an open claim searched for as evidence (the spec spells the first PENDIG). */
+const SEARCHED_OPEN_STATUSES: readonly ClaimStatus[] = ['PENDIG', 'AWAITING_RESOLUTION', 'CONFIRMED'];
 const ACCOUNT_NUMBER = /^\d{1,20}(-[\dXx])?$/;
 const BRANCH = /^\d{1,5}(-[\dXx])?$/;
 const PHONE_KEY = /^\+55\d{2}9\d{8}$/;
@@ -123,6 +129,41 @@ export const claimsKind: BatchKind<ClaimRow> = {
           resolutionDeadline: claim.resolutionDeadline ?? null,
           donorParticipant: claim.donorParticipant?.name ?? null,
         };
+      },
+      async settleRefusal(ctx) {
+        // An open claim of this row's key (its natural key) for this row's account: the one our first attempt started.
+        const { account, key } = ctx.row.input;
+        for (const status of SEARCHED_OPEN_STATUSES) {
+          const items = await ctx.client.claims.search(
+            {
+              participationFlowType: 'CLAIMANT',
+              status,
+              account: {
+                number: account.number,
+                branch: account.branch,
+                type: account.type,
+                holder: { document: account.holder.document, type: account.holder.type },
+              },
+            },
+            // A search changes nothing: a fresh key, so the bank answers today's claims, not a replay.
+            randomUUID(),
+            { signal: ctx.signal },
+          );
+          const mine = items.find((c) => c.entry?.key === key);
+          if (mine) {
+            return {
+              kind: 'done',
+              evidence: `the open claim ${mine.id} (${mine.status}) of key ${key} for this account`,
+              output: {
+                claimId: mine.id,
+                claimStatus: mine.status,
+                resolutionDeadline: mine.resolutionDeadline ?? null,
+                donorParticipant: mine.donorParticipant?.name ?? null,
+              },
+            };
+          }
+        }
+        return { kind: 'unclear', evidence: `no open claim of key ${key} for this account was found` };
       },
     },
   ],

@@ -89,7 +89,8 @@ optional column must not silently drop a value.
   \`correlationId\`): the correlationId a charge got is what charge-updates and charge-voids need.
 
 The result file \`outbox/<kind>/<name>.<taken>-<tag>.result.csv\` (named in the README, "How answers are named") has the input columns, then \`status\` (succeeded, rejected,
-failed, duplicate, uncertain), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
+failed, duplicate, uncertain; a row \`waiting\` for an unreachable bank has no outcome yet, and a file is answered only
+once none of its rows waits), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
 like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`. A file output
 (\`pdfFile\`, \`imageFile\`) names a file in the answer's folder \`outbox/<kind>/<name>.<taken>-<tag>/\`; a duplicate of a
 row of another file names the original's file from there (\`../<original's name>/X.pdf\`).

@@ -81,6 +81,27 @@ export class StepOutcomeError extends RemessaError {
   }
 }
 
+/**
+ * What a step found out about an earlier attempt of unknown outcome, after the bank refused a later attempt
+ * (`StepSpec.settleRefusal`). `evidence` says, for a person, what was looked at and what it showed.
+ */
+export type RefusalEvidence =
+  /** The effect is there and it is this row's (it matches the row's key or natural key): the step is done. */
+  | { kind: 'done'; output: StepOutput; evidence: string }
+  /** The earlier attempt certainly did nothing: the refusal stands and the row fails. */
+  | { kind: 'not-done'; evidence: string }
+  /** Cannot tell: the row ends `uncertain`, with the evidence in its message. */
+  | { kind: 'unclear'; evidence: string };
+
+/** A refusal as `settleRefusal` gets it. */
+export interface StepRefusal {
+  /** remessa's code (the result's errorCode). */
+  code: string;
+  message: string;
+  /** The bank's own code when it gave one (BILL_NOT_PAYABLE, END_TO_END_ID_ALREADY_USED, CLAIM_ALREADY_OPEN, ...). */
+  serviceCode?: string | undefined;
+}
+
 export interface StepSpec<Row> {
   name: string;
   /**
@@ -97,6 +118,15 @@ export interface StepSpec<Row> {
    * (e.g. get the charge by correlationId). Returns the output if it did, `undefined` if it certainly did not.
    */
   recover?(ctx: StepContext<Row>): Promise<StepOutput | undefined>;
+  /**
+   * After an attempt of this step whose outcome is unknown, the bank refused a later attempt (bill already PAID, QR
+   * code already used, claim already open, ...): a refusal that the earlier attempt itself may explain. Looks for
+   * evidence (a lookup that would show this row's effect). Never called for a refusal the bank says is the replay of
+   * the first answer (that attempt did nothing). Without it, `recover` (if any) is the evidence (found: done; certainly
+   * absent: not done); without either, such a refusal leaves the row `uncertain`: it is never `failed` on a guess
+   * (src/store/rows.ts, rule 5).
+   */
+  settleRefusal?(ctx: StepContext<Row>, refusal: StepRefusal): Promise<RefusalEvidence>;
 }
 
 export interface BatchKind<Row = unknown> {

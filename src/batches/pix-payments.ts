@@ -19,9 +19,12 @@
  * Natural key: payload + amount in cents (the same QR code paid twice with the same amount is one intent; to pay a
  * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
  * An endToEndId expires: a row resumed long after its initialization may be refused by the bank (row `failed`).
+ * A refusal of the payment after an attempt of unknown outcome (END_TO_END_ID_ALREADY_USED, QR_CODE_NOT_ACTIVE: by
+ * our first attempt?) is settled by `settleRefusal` (src/store/rows.ts rule 5): the payment made with the row's own
+ * single-use endToEndId, looked up, makes the step done; none (404) proves the first attempt did not pay (`failed`).
  */
 import type { PixInitialization, PixQrType } from '../bank/client.js';
-import { RequestValidationError } from '../bank/errors.js';
+import { NotFoundError, RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import { formatAmount } from '../formats/money.js';
 import type { Cents } from '../types.js';
@@ -36,6 +39,9 @@ export interface PixPaymentRow {
   description?: string;
   idempotencyKey?: string;
 }
+
+/** The code of the payment lookup's 404 when no payment used the endToEndId (docs/service-gaps.md). */
+const PIX_PAYMENT_NOT_FOUND = 'PIX_PAYMENT_NOT_FOUND';
 
 /** Name of the derived key of the `pay` step (see the top of this file). Never change it. */
 export const PIX_PAY_KEY_NAME = 'pix-payments/pay';
@@ -148,6 +154,26 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
           // The bank paid: an answer without a readable amount leaves the column empty, never fails the row.
           paidAmount: payment.amountCents ?? null,
         };
+      },
+      async settleRefusal(ctx) {
+        // The endToEndId is single-use and came from this row's own initialization: a payment made with it is ours.
+        const e2e = ctx.previous.initialize?.endToEndId;
+        if (typeof e2e !== 'string') return { kind: 'unclear', evidence: 'no stored initialization to look up' };
+        try {
+          const payment = await ctx.client.pixPayments.getByEndToEndId(e2e, { signal: ctx.signal });
+          return {
+            kind: 'done',
+            evidence: `the payment ${payment.id} was made with this row's endToEndId ${e2e}`,
+            output: { paymentId: payment.id, paymentStatus: payment.status, paidAmount: payment.amountCents ?? null },
+          };
+        } catch (err) {
+          // Only the lookup's own "no such payment" proves it: a bare 404 may be a bank without this route (it is
+          // not in the spec), which proves nothing.
+          if (err instanceof NotFoundError && err.serviceCode === PIX_PAYMENT_NOT_FOUND) {
+            return { kind: 'not-done', evidence: `no payment was made with this row's endToEndId ${e2e}` };
+          }
+          throw err;
+        }
       },
     },
   ],

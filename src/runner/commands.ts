@@ -65,6 +65,7 @@ import {
   unansweredIntakeOf,
 } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
+import { DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
 import {
   type BatchInput,
   BatchRejectedError,
@@ -150,8 +151,15 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
   return o;
 }
 
-/** Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue. */
-export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
+/**
+ * Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue.
+ * `waitForBank.maxWaitMs`: how long rows wait for an unreachable bank before they are left `waiting` (`run`); absent,
+ * they wait until it is back or the process stops (the daemon).
+ */
+export async function openPipeline(
+  options: RunnerOptions,
+  waitForBank: { maxWaitMs?: number } = {},
+): Promise<Pipeline> {
   const log = options.logger;
   const { folders } = options;
   await fs.mkdir(folders.data, { recursive: true });
@@ -227,7 +235,11 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     await sandbox?.close();
     throw err;
   }
-  const common = { store, client, queue, accountId, retry, logger: log };
+  const unreachable = {
+    retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],
+    maxWaitMs: waitForBank.maxWaitMs,
+  };
+  const common = { store, client, queue, accountId, retry, unreachable, logger: log };
 
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
   function intakeOf(batch: TakenBatch): IntakeRecord {
@@ -459,7 +471,12 @@ async function checkUnchanged(batch: TakenBatch): Promise<void> {
 
 /** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
 export function allSucceeded(counts: OutcomeCounts): boolean {
-  return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
+  return (
+    (counts.rejected ?? 0) === 0 &&
+    (counts.failed ?? 0) === 0 &&
+    (counts.uncertain ?? 0) === 0 &&
+    (counts.waiting ?? 0) === 0
+  );
 }
 
 function formatCounts(counts: OutcomeCounts): string {
@@ -499,7 +516,7 @@ export async function runOnce(
   });
   let pipeline: Pipeline;
   try {
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000 });
   } catch (err) {
     log.error({ err }, 'cannot start');
     await lock.release();
@@ -521,9 +538,14 @@ export async function runOnce(
     if (answer.answer === 'rejected') ok = false;
     if (!allSucceeded(answer.counts)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
+    const waiting = answer.counts.waiting ?? 0;
+    const parked =
+      waiting > 0
+        ? ` (${waiting} row(s) waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them)`
+        : ' (stopped early: not answered yet, resumes on the next run)';
     out(options).write(
       `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
-        `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,
+        `${answer.state === 'parked' ? parked : ` -> ${answer.file}`}\n`,
     );
   };
   try {
@@ -693,6 +715,11 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   lines.push(`Rows: ${totals || 'none'}`);
+  if ((total.waiting ?? 0) > 0) {
+    lines.push(
+      `Waiting rows: ${total.waiting} (the bank could not be reached; nothing of them was sent; sent when it is back)`,
+    );
+  }
   const uncertain = store.uncertainRows(limits.uncertain ?? 100);
   lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
   for (const r of uncertain) {

@@ -13,6 +13,10 @@
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
  * holding open resources (folders, bank, sandbox, intake, queue) need a restart, and a reload says so.
  *
+ * While the bank cannot be reached (certainly nothing sent), rows wait (`waiting`) and their files stay unanswered;
+ * one row tries again on the schedule `bank.unreachable.retryDelaysMs` and, once it gets through, every waiting row
+ * goes (src/runner/bank-gate.ts). The daemon waits so without limit; a stop leaves them `waiting` for the next start.
+ *
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
  * it. A second signal while stopping does not cut that short: a third one exits at once (the store is still safe:

@@ -26,6 +26,17 @@
  * - a step may decide its row's outcome itself by throwing StepOutcomeError (`failed`: a check says the request must
  *   not go; `uncertain`: it cannot tell whether an earlier attempt took effect): no retry. A resend after an unknown
  *   outcome runs the step with `ctx.resend = true`.
+ * - a refusal (4xx, or a step's `failed`) after an attempt of unknown outcome: rule 5 of rows.ts. `failed` only on
+ *   proof that the first attempt did nothing (a replayed refusal; the step's `settleRefusal` evidence); the step's
+ *   evidence of the row's own effect makes it done; else `uncertain` (REFUSED_AFTER_UNKNOWN_OUTCOME) with the
+ *   refusal and the evidence in the message. A not-sent or 429 attempt after an unknown one keeps the step unknown.
+ *
+ * - the bank unreachable (certainly nothing sent: refused, DNS, TLS handshake; src/bank/errors.ts): not an outcome
+ *   and no attempt used up. The row shows `waiting` (unless its step's outcome is already unknown: it keeps that),
+ *   and waits at the bank gate (./bank-gate.ts): one probe per `unreachable.retryDelaysMs` step until an attempt
+ *   reaches the bank, then every waiting row goes. With `unreachable.maxWaitMs` (the `run` command), rows still
+ *   waiting at the limit stay `waiting` and the batch is not complete: its file is NOT answered until every row has
+ *   an outcome (a `waiting` row has none yet); the next run or the daemon sends them. The daemon waits without limit.
  *
  * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
  * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
@@ -34,7 +45,8 @@
  *
  * Graceful stop (the `signal`): no new row is taken; rows waiting in the queue leave it untouched (no intent was
  * committed); a request already sent is let finish and its answer stored; a row between steps is parked (`pending`);
- * a row whose last attempt is unknown is left `uncertain`. The batch stays unfinished and the next run resumes it.
+ * a row waiting for an unreachable bank stays `waiting`; a row whose last attempt is unknown is left `uncertain`. The
+ * batch stays unfinished and the next run resumes it.
  *
  * Several batches may run at once (they share the queue and its row slots); each batch's errors stay in it.
  */
@@ -43,6 +55,7 @@ import path from 'node:path';
 import type { BankClient } from '../bank/client.js';
 import {
   IdempotencyError,
+  isCertainlyNotSent,
   RateLimitedError,
   ServerError,
   ServiceConnectionError,
@@ -55,6 +68,7 @@ import {
   type BatchKind,
   type CellError,
   type Dialect,
+  type RefusalEvidence,
   type StepContext,
   StepOutcomeError,
   type StepOutput,
@@ -75,6 +89,7 @@ import type {
   StepRecord,
   Store,
 } from '../store/store.js';
+import { BankGate, type UnreachableWaitSettings } from './bank-gate.js';
 
 /** One record as H6's reader gives it (src/csv/reader.ts BatchRecord). */
 export interface InputRecord {
@@ -119,6 +134,12 @@ export interface ProcessBatchOptions {
   maxRateLimitedAttempts?: number;
   /** Rows stored per transaction during ingestion. @defaultValue 500 */
   ingestChunkRows?: number;
+  /**
+   * While the bank cannot be reached (certainly nothing sent): when to try again, and how long to wait at most
+   * before leaving the rows `waiting` (config `bank.unreachable`; `run` gives a limit, the daemon none).
+   * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS, no limit
+   */
+  unreachable?: UnreachableWaitSettings | undefined;
   /** Graceful stop: see the top of this file. */
   signal?: AbortSignal | undefined;
   logger?: Logger;
@@ -144,7 +165,7 @@ export interface BatchProgress {
 export interface ProcessBatchResult {
   batch: BatchRecord;
   counts: RowCounts;
-  /** No row is pending or in flight (uncertain rows may remain: they are retried by the next run). */
+  /** No row is pending, in flight or waiting (uncertain rows may remain: they are retried by the next run). */
   complete: boolean;
   /** The signal stopped the run before it completed. */
   stopped: boolean;
@@ -175,16 +196,35 @@ export const ENGINE_CODES = {
   unknownNotResent: 'UNKNOWN_OUTCOME_NOT_RESENT',
   /** Retries spent while the outcome stays unknown. */
   unknownAfterRetries: 'UNKNOWN_OUTCOME',
+  /** The bank could not be reached; certainly nothing of the row was sent: it waits (row state `waiting`). */
+  bankUnreachable: 'BANK_UNREACHABLE',
   /** Stopped while the outcome of the last attempt was unknown. */
   stoppedUnknown: 'STOPPED_OUTCOME_UNKNOWN',
   /** The row's stored record no longer parses (the kind changed between runs). */
   rowUnparsable: 'ROW_UNPARSABLE',
   /** A step failed with an error that is not the bank's (a bug, a full disk). */
   stepError: 'STEP_ERROR',
+  /**
+   * The bank refused a resend after an attempt of unknown outcome, and that attempt may explain the refusal (bill
+   * already paid, QR code already used, ...): never `failed` on a guess; the evidence is in the message.
+   */
+  refusedAfterUnknown: 'REFUSED_AFTER_UNKNOWN_OUTCOME',
 } as const;
 
 const PAGE_ROWS = 256;
-const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
+
+/** Per queue (so per process): whether the bank can be reached (src/runner/bank-gate.ts). */
+const gates = new WeakMap<RequestQueue, BankGate>();
+
+function gateFor(queue: RequestQueue, settings: UnreachableWaitSettings | undefined): BankGate {
+  let gate = gates.get(queue);
+  if (!gate) {
+    gate = new BankGate(settings?.retryDelaysMs);
+    gates.set(queue, gate);
+  }
+  return gate;
+}
 
 /** Per store: batches being processed now, so the same batch is never driven twice at once. */
 const running = new WeakMap<Store, Map<string, Promise<unknown>>>();
@@ -276,6 +316,7 @@ class BatchRun {
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly signal: AbortSignal | undefined;
+  private readonly gate: BankGate;
   private dialect!: Dialect;
   private filesDirReady = false;
   private attempts = 0;
@@ -295,6 +336,7 @@ class BatchRun {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
+    this.gate = gateFor(options.queue, options.unreachable);
   }
 
   async process(): Promise<ProcessBatchResult> {
@@ -340,7 +382,7 @@ class BatchRun {
     store.markBatchRunning(batchId);
     await this.run();
     const counts = store.countRows(batchId);
-    const stopped = counts.pending + counts.in_flight > 0;
+    const stopped = counts.pending + counts.in_flight + counts.waiting > 0;
     if (!stopped) store.markBatchDone(batchId);
     return this.result(stopped);
   }
@@ -351,7 +393,7 @@ class BatchRun {
     return {
       batch,
       counts,
-      complete: counts.pending + counts.in_flight === 0 && batch.status !== 'ingesting',
+      complete: counts.pending + counts.in_flight + counts.waiting === 0 && batch.status !== 'ingesting',
       stopped,
       attempts: this.attempts,
     };
@@ -492,7 +534,7 @@ class BatchRun {
     if (!parsed.ok) {
       const message = `The stored row no longer parses: ${parsed.errors.map((e) => e.message).join('; ')}`;
       await store.write(() => {
-        if (row.state === 'in_flight')
+        if (row.state === 'in_flight' || row.state === 'waiting')
           store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
         else if (row.state === 'pending')
           store.recordRowFailed(batchId, row.line, null, { code: ENGINE_CODES.rowUnparsable, message });
@@ -592,6 +634,9 @@ class BatchRun {
     const hasEffect = step.effect !== 'read';
     // Rule 2 of src/store/rows.ts: an earlier attempt (this run or a crashed one) may have acted at the bank.
     let unknown = hasEffect && (rec?.state === 'intent' || rec?.state === 'unknown');
+    // An attempt of this step in this run or before may have acted, even if a lookup since said it did not (rule 5:
+    // a refusal may still be that attempt's trace, e.g. a lookup that lags behind the bank's writes).
+    let everUnknown = unknown;
     let lastUnknown: RowError | undefined = unknown
       ? {
           code: rec?.errorCode ?? ENGINE_CODES.unknownAfterRetries,
@@ -644,6 +689,11 @@ class BatchRun {
       }
       if (this.signal?.aborted)
         return this.stopRow(line, unknown ? (rec ?? stepRec(step.name, 'unknown')) : undefined, lastUnknown);
+      if (this.gate.isDown) {
+        // The bank is unreachable: wait for the probe (or its return) instead of adding to the refused connections.
+        const waited = await this.waitForBank(line, step.name, unknown, undefined);
+        if (waited) return waited;
+      }
 
       attempt++;
       let sent = false;
@@ -658,8 +708,22 @@ class BatchRun {
           },
           { signal: this.signal },
         );
+        this.gate.reached();
         return await done(output);
       } catch (error) {
+        if (sent && isCertainlyNotSent(error)) {
+          // The bank is unreachable; nothing of this attempt was sent. Not an outcome: the row waits for the bank
+          // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
+          const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
+          attempt--;
+          this.gate.failed();
+          const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
+          if (waited) return waited;
+          continue;
+        }
+        // A connection was made (an answer, or a break after the request left): the bank is reachable.
+        if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         if (!sent) {
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
@@ -668,7 +732,10 @@ class BatchRun {
         const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
         if (error instanceof StepOutcomeError) {
           // The step decided the row's outcome itself (a check said no; or it cannot tell whether an earlier attempt
-          // took effect and must not guess): no retry.
+          // took effect and must not guess): no retry. A check's no after an unknown outcome: rule 5 of rows.ts.
+          if (error.outcome === 'failed' && hasEffect && everUnknown) {
+            return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
+          }
           if (error.outcome === 'uncertain' && hasEffect && !unknown) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
           }
@@ -676,8 +743,9 @@ class BatchRun {
         }
         const verdict = classify(error, step);
         if (verdict === 'rate-limited') {
-          // Not processed by the bank. The queue has paused the group; the next attempt waits for it.
-          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+          // Not processed by the bank. The queue has paused the group; the next attempt waits for it. An earlier
+          // attempt of unknown outcome stays unknown: this one not being sent says nothing about that one.
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
           rateLimited++;
           attempt--;
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
@@ -689,15 +757,20 @@ class BatchRun {
           continue;
         }
         if (verdict === 'failed') {
-          // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify.
+          // A keyed resend answered 409 "in progress"/422 is about the key, not a no: see classify. A no after an
+          // attempt of unknown outcome may be that attempt's own trace: rule 5 of rows.ts.
+          if (hasEffect && everUnknown) {
+            return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
+          }
           return end('failed', rowError);
         }
         if (verdict === 'not-sent') {
-          if (hasEffect) await store.write(() => store.recordStepNotSent(batchId, line, step.name, rowError));
+          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
         } else if (verdict === 'unknown') {
           if (hasEffect) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
+            everUnknown = true;
             lastUnknown = rowError;
           }
         } else {
@@ -705,6 +778,7 @@ class BatchRun {
           if (hasEffect) {
             await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
+            everUnknown = true;
             lastUnknown = rowError;
           }
           return end('uncertain', { code: ENGINE_CODES.stepError, message: rowError.message });
@@ -745,7 +819,135 @@ class BatchRun {
     }
   }
 
-  /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
+  /**
+   * Waits at the bank gate. A row of which nothing may have been sent shows `waiting` meanwhile (with why and when the
+   * next try is); a row whose step's outcome is unknown keeps its state. Undefined: go on and try; else how the step
+   * ended (stopped; or `run`'s limit reached: the row stays waiting, or `uncertain` when its outcome is unknown).
+   */
+  private async waitForBank(
+    line: number,
+    step: string,
+    unknown: boolean,
+    cause: RowError | undefined,
+    lastUnknown?: RowError,
+  ): Promise<StepResult | undefined> {
+    const { store, batchId } = this.o;
+    if (!unknown) {
+      const reason = cause?.message ?? 'another request found it unreachable just before';
+      const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
+      await store.write(() =>
+        store.recordRowWaiting(batchId, line, step, {
+          code: ENGINE_CODES.bankUnreachable,
+          message: `The bank could not be reached (${reason}); nothing of this row was sent. Waiting: it is sent when the bank is back (next try within ${nextS} s)`,
+        }),
+      );
+    }
+    const result = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
+    if (result === 'go') return undefined;
+    if (result === 'stopped') {
+      return this.stopRow(line, unknown ? stepRec(step, 'unknown') : undefined, lastUnknown);
+    }
+    // `run`'s limit: leave it for the next run or the daemon.
+    if (unknown) {
+      return this.endUncertain(line, step, {
+        code: ENGINE_CODES.unknownAfterRetries,
+        message: `Step ${step}: outcome unknown (${lastUnknown?.message ?? 'an earlier attempt'}), and the bank cannot be reached now to resend it with the same key; retried by the next run`,
+      });
+    }
+    this.log.warn({ line, step }, 'bank unreachable: row left waiting');
+    return { kind: 'stopped' };
+  }
+
+  private async endUncertain(line: number, step: string, error: RowError): Promise<StepResult> {
+    const { store, batchId } = this.o;
+    await store.write(() => store.recordRowUncertain(batchId, line, step, error));
+    return { kind: 'ended' };
+  }
+
+  /**
+   * An attempt that certainly did not act (not sent, or 429). The step is `not_sent`, unless an earlier attempt's
+   * outcome is unknown: then it stays `unknown` with that attempt's reason, so no later run takes it as never sent.
+   */
+  private recordNotSent(line: number, step: string, error: RowError, unknown: boolean, lastUnknown?: RowError): void {
+    const { store, batchId } = this.o;
+    if (unknown) store.recordStepUnknown(batchId, line, step, lastUnknown ?? error);
+    else store.recordStepNotSent(batchId, line, step, error);
+  }
+
+  /**
+   * Rule 5 of src/store/rows.ts: the bank refused an attempt of a step whose earlier attempt has an unknown outcome.
+   * The row fails only when the refusal is certainly not that attempt's trace: the bank replayed the first answer
+   * (a refusal: the first attempt did nothing), or the step's evidence shows the earlier attempt did nothing. The
+   * evidence may instead show the effect done by this row (the step is done); otherwise the row is `uncertain`, with
+   * the refusal and the evidence in its message, for a person to check before acting by hand.
+   */
+  private async refusedAfterUnknown(
+    step: StepSpec<unknown>,
+    ctx: StepContext<unknown>,
+    line: number,
+    refusal: RowError,
+    error: unknown,
+    lastUnknown: RowError | undefined,
+    end: (to: 'failed' | 'uncertain', error: RowError) => Promise<StepResult>,
+    done: (output: StepOutput) => Promise<StepResult>,
+  ): Promise<StepResult> {
+    const { store, batchId } = this.o;
+    // A replayed refusal proves the first attempt did nothing, unless the bank already refused this key after an
+    // unknown outcome (it had lost the key then): what it replays now is that refusal, not the first answer.
+    const refusedBefore = lastUnknown?.code === ENGINE_CODES.refusedAfterUnknown;
+    if (error instanceof ServiceError && error.replayed && !refusedBefore) {
+      return end('failed', {
+        code: refusal.code,
+        message: `${refusal.message} (the bank's replay of its first answer to this IdempotencyKey: the first attempt was refused too, nothing was done)`,
+      });
+    }
+    let evidence: RefusalEvidence | undefined;
+    const serviceCode = error instanceof ServiceError ? error.serviceCode : undefined;
+    // The step's own evidence; else its `recover` lookup (found: done; certainly absent: the attempt did nothing).
+    const settle = step.settleRefusal
+      ? () => step.settleRefusal!(ctx, { ...refusal, serviceCode })
+      : step.recover
+        ? async (): Promise<RefusalEvidence> => {
+            const found = await step.recover!(ctx);
+            return found === undefined
+              ? { kind: 'not-done', evidence: 'looked up at the bank: it was not done' }
+              : { kind: 'done', output: found, evidence: 'looked up at the bank: it was done' };
+          }
+        : undefined;
+    if (settle) {
+      try {
+        this.attempts++;
+        evidence = await this.o.queue.run(this.kind.group, settle, { signal: this.signal });
+      } catch (lookupError) {
+        if (this.signal?.aborted) {
+          return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);
+        }
+        evidence = { kind: 'unclear', evidence: `looking for evidence failed: ${errorMessage(lookupError)}` };
+      }
+    }
+    this.log.info(
+      { line, step: step.name, code: refusal.code, evidence: evidence?.kind ?? 'none' },
+      'refusal after an attempt of unknown outcome',
+    );
+    if (evidence?.kind === 'done') return done(evidence.output);
+    if (evidence?.kind === 'not-done') {
+      return end('failed', { code: refusal.code, message: `${refusal.message} (${evidence.evidence})` });
+    }
+    // The step stays unknown, marked as refused once after it (for the replay rule above), with the first cause.
+    const cause = lastUnknown?.message ?? 'its outcome is unknown';
+    await store.write(() =>
+      store.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
+    );
+    return end('uncertain', {
+      code: ENGINE_CODES.refusedAfterUnknown,
+      message:
+        `Step ${step.name}: the bank refused the resend (${refusal.code}: ${refusal.message}), but an earlier attempt ` +
+        `of this row may have been carried out (${cause}) and would explain ` +
+        `that refusal, so the row is not marked failed.${evidence ? ` Evidence: ${evidence.evidence}.` : ''} ` +
+        `Check at the bank (IdempotencyKey ${ctx.idempotencyKey}) before doing it by hand; retried by the next run.`,
+    });
+  }
+
   /** `decideRetry` after a failed attempt: judged by the service's status when it answered, else by the error. */
   private retryDecision(
     attempt: number,
@@ -766,6 +968,7 @@ class BatchRun {
     });
   }
 
+  /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
   private async recover(
     step: StepSpec<unknown>,
     ctx: StepContext<unknown>,
@@ -782,6 +985,7 @@ class BatchRun {
       try {
         this.attempts++;
         const output = await this.o.queue.run(this.kind.group, () => step.recover!(ctx), { signal: this.signal });
+        this.gate.reached();
         this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
       } catch (error) {
@@ -793,6 +997,18 @@ class BatchRun {
           attempt--;
           continue;
         }
+        if (isCertainlyNotSent(error)) {
+          // The bank is unreachable: the lookup waits for it like any attempt (the row keeps its unknown outcome).
+          this.gate.failed();
+          const waited = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
+          if (waited === 'stopped') return { kind: 'stopped' };
+          if (waited === 'timeout') {
+            return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
+          }
+          attempt--;
+          continue;
+        }
+        if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         const decision = this.retryDecision(attempt, 'GET', false, error);
         if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
         try {

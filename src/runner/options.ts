@@ -82,6 +82,11 @@ export interface RunnerOptions {
     /** Whether a group that gets 429s lowers its rate for a while (AIMD, src/queue/rate-limit.ts). @defaultValue true */
     adaptiveRateLimits?: boolean;
   };
+  /**
+   * While the bank cannot be reached (config `bank.unreachable`): the waits between tries, and how long `run` waits.
+   * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS (src/runner/bank-gate.ts), run waits 300000 ms
+   */
+  unreachable?: { retryDelaysMs: number[]; runMaxWaitMs: number };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
   /** Per kind: source header -> column (wins over the built-in header names). Taken live on a reload. */
@@ -178,6 +183,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       overallRateLimit: { ...config.queue.overallRateLimit },
       adaptiveRateLimits: config.queue.adaptiveRateLimits,
     },
+    unreachable: { retryDelaysMs: [...b.unreachable.retryDelaysMs], runMaxWaitMs: b.unreachable.runMaxWaitMs },
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,

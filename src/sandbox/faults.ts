@@ -13,8 +13,11 @@
  *   dropAfterCommit  the request is processed and its effect committed (idempotency record stored too), then the
  *                    connection is destroyed instead of answering: the client never hears
  *
+ * The option `crashAfterCommit` (crash tests of a sandbox in its own process) kills the process after a matching
+ * request's handler committed, before its answer is sent (src/sandbox/options.ts).
+ *
  * Independently, `latencyMs` delays the request before processing and `responseLatencyMs` delays the answer after
- * processing (while an idempotency key is still "processing": a concurrent duplicate then gets 409).
+ * processing (the effect and its key's answer are committed by then: a concurrent duplicate gets that answer).
  * `times` limits a rule to the next N matching requests (each matching request uses one, faulted or not).
  *
  * What must hold: the same seed and the same sequence of requests give the same faults, so a failing test replays.
@@ -179,7 +182,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Installs the fault hooks on every route and the admin routes `GET|PUT|DELETE {adminPrefix}/faults`.
  * Call after the API key check is installed (faults apply to authenticated requests) and before routes.
  */
-export function installFaults(app: FastifyInstance, injector: FaultInjector, adminPrefix: string): void {
+export function installFaults(
+  app: FastifyInstance,
+  injector: FaultInjector,
+  adminPrefix: string,
+  crashAfterCommit?: string,
+): void {
   const decisions = new WeakMap<FastifyRequest, FaultDecision>();
   const hung = new Set<Socket>();
 
@@ -229,6 +237,17 @@ export function installFaults(app: FastifyInstance, injector: FaultInjector, adm
   // Global onSend hooks run before route-level ones, and the chain goes on after the socket is gone: the
   // idempotency record (a route-level onSend) is still stored after a drop, as a committed effect must be.
   app.addHook('onSend', async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+    if (crashAfterCommit !== undefined) {
+      const path = request.url.split('?')[0] ?? request.url;
+      if (
+        !path.startsWith(adminPrefix) &&
+        routeMatches(crashAfterCommit, request.method, request.routeOptions.url, path)
+      ) {
+        // The crash point of the option `crashAfterCommit`: the handler has committed; the answer never leaves.
+        process.kill(process.pid, 'SIGKILL');
+        await new Promise(() => undefined);
+      }
+    }
     const decision = decisions.get(request);
     if (!decision) return payload;
     if (decision.rule.responseLatencyMs > 0) await sleep(decision.rule.responseLatencyMs);
@@ -282,5 +301,5 @@ export function faultsFor(ctx: SandboxContext): FaultInjector {
 
 /** Route module (first in server.ts's list): the fault hooks and `{admin}/faults`. */
 export function registerFaults(app: FastifyInstance, ctx: SandboxContext): void {
-  installFaults(app, faultsFor(ctx), FAULTS_ADMIN_PREFIX);
+  installFaults(app, faultsFor(ctx), FAULTS_ADMIN_PREFIX, ctx.options.crashAfterCommit);
 }

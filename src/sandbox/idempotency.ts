@@ -16,9 +16,16 @@
  * - key known and done: the stored response byte for byte (status, content type, body) plus the header
  *   `Idempotent-Replayed: true`. The handler does not run again.
  *
- * What must hold: a key is claimed (row inserted) in one synchronous SQLite transaction before the handler runs, so two
- * concurrent requests can never both execute; the stored body is exactly the bytes the first client was sent.
- * Records survive a restart; 'processing' rows left by a crash are dropped at start (nothing is running any more).
+ * What must hold:
+ * - A key is claimed (row inserted) in one synchronous SQLite transaction before the handler runs, so two concurrent
+ *   requests can never both execute; the stored body is exactly the bytes the first client was sent.
+ * - A handler that commits an effect stores its answer IN THE SAME TRANSACTION (`commitAnswer`, called inside the
+ *   transaction that performs the effect), as a real bank does: however the process dies, either the effect and its
+ *   answer are both on disk (a keyed resend replays the first outcome) or neither is (the resend runs afresh). A
+ *   handler that stored its answer this way sends exactly those bytes. Answers without an effect (refusals, searches)
+ *   are stored when sent (`onSend`): losing one in a crash only lets the resend run again, which changes nothing.
+ * - Records survive a restart; 'processing' rows left by a crash are dropped at start (nothing is running any more,
+ *   and by the rule above a 'processing' key has no committed effect).
  *
  * The model (setting `idempotencyModel`): 'all-outcomes' (default) stores every response produced once the key was
  * claimed, errors included (Stripe's model); 'successes-only' stores only 2xx responses and frees the key otherwise,
@@ -30,11 +37,12 @@
  * or, where the key is optional (the QR payment), `ctx.idempotency.hooks({ required: false })`.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { isGuid } from '../formats/ids.js';
 import { apiKeyId } from './auth.js';
 import type { Clock } from './clock.js';
 import type { SandboxDb } from './db.js';
+import { SANDBOX_ADMIN_PREFIX } from './options.js';
 import { problem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
 import type { SandboxContext } from './server.js';
 
@@ -102,6 +110,12 @@ export interface Idempotency {
   complete(ref: IdempotencyKeyRef, response: StoredResponse): void;
   /** Frees a claimed key whose request produced no response. */
   release(ref: IdempotencyKeyRef): void;
+  /**
+   * Stores `body` (as JSON, with `statusCode`) as the answer of the request's claimed key. Call it INSIDE the
+   * transaction that commits the request's effect, so both commit together; the same bytes are then sent. A request
+   * without a claimed key (optional key absent) is left alone. Returns `body`.
+   */
+  commitAnswer<T>(request: FastifyRequest, body: T, statusCode?: number): T;
   /** Route hooks that apply idempotency; spread them into the route options. */
   hooks(options?: IdempotencyRouteOptions): Pick<RouteShorthandOptions, 'preHandler' | 'onSend' | 'onResponse'>;
 }
@@ -133,7 +147,12 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
 interface RequestState {
   ref: IdempotencyKeyRef;
   completed: boolean;
+  /** The answer stored with the effect (`commitAnswer`): these bytes are what is sent. */
+  committed?: Buffer;
 }
+
+/** Content type of the JSON answers fastify sends (and `commitAnswer` stores). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 interface Row {
   fingerprint: string;
@@ -204,6 +223,19 @@ export function createIdempotency(db: SandboxDb, clock: Clock, options: Idempote
     release(ref) {
       remove.run(ref.scope, ref.route, ref.key);
     },
+    commitAnswer(request, body, statusCode = 200) {
+      const state = states.get(request);
+      if (!state || state.completed) return body;
+      if (!db.inTransaction) {
+        // A bug in a route: the answer would not commit with the effect. Never silently store it apart.
+        throw new Error('commitAnswer must be called inside the transaction that commits the effect');
+      }
+      const bytes = Buffer.from(JSON.stringify(body) ?? 'null', 'utf8');
+      api.complete(state.ref, { statusCode, contentType: JSON_CONTENT_TYPE, body: bytes });
+      state.completed = true;
+      state.committed = bytes;
+      return body;
+    },
     hooks(routeOptions = {}) {
       const required = routeOptions.required ?? true;
       const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -267,6 +299,11 @@ export function createIdempotency(db: SandboxDb, clock: Clock, options: Idempote
 
       const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const state = states.get(request);
+        if (state?.committed) {
+          // Stored with the effect: send exactly the bytes a replay will send.
+          reply.header('content-type', JSON_CONTENT_TYPE);
+          return state.committed;
+        }
         if (!state || state.completed) return payload;
         state.completed = true;
         let body: Buffer | undefined;
@@ -322,4 +359,22 @@ export function idempotencyFor(ctx: SandboxContext): Idempotency {
     perContext.set(ctx, store);
   }
   return store;
+}
+
+/**
+ * Route module: `DELETE {admin}/idempotency-keys` forgets every stored answer (or only `?key=GUID`), as a bank does
+ * once its key retention has run out. A keyed resend then runs afresh: tests use it to show what a client does when
+ * the bank no longer replays (a payment refused as already paid, perhaps by the client's own first attempt).
+ * Answers `{ forgotten: n }`.
+ */
+export function registerIdempotencyAdmin(app: FastifyInstance, ctx: SandboxContext): void {
+  app.delete(`${SANDBOX_ADMIN_PREFIX}/idempotency-keys`, async (request) => {
+    const { key } = request.query as { key?: string };
+    const result = key
+      ? ctx.db
+          .prepare(`DELETE FROM idempotency_keys WHERE state = 'done' AND idempotency_key = ?`)
+          .run(key.toLowerCase())
+      : ctx.db.prepare(`DELETE FROM idempotency_keys WHERE state = 'done'`).run();
+    return { forgotten: result.changes };
+  });
 }

@@ -114,6 +114,14 @@ export const sandboxOptionsSchema = z.strictObject({
   faults: z.array(faultRuleSchema).default([]),
   /** Seed of the fault PRNG: the same seed and request sequence give the same faults. @defaultValue 1 */
   faultSeed: z.number().int().default(1),
+  /**
+   * Crash tests only: the first request matching this route (a fault rule's `route`: '*', a pattern, or 'METHOD
+   * pattern') that produced its answer kills the whole process (SIGKILL) before the answer is sent: its effect and
+   * stored answer are committed, the client hears nothing, and the bank restarts from its data file. The `sandbox`
+   * command sets it from the environment variable REMESSA_SANDBOX_CRASH_AFTER_COMMIT; never set it on a sandbox
+   * embedded in another process. @defaultValue undefined (never)
+   */
+  crashAfterCommit: z.string().min(1).optional(),
   /** How long the endToEndId of a QR payment initialization stays usable, in seconds. @defaultValue 900 */
   pixEndToEndIdTtlSeconds: z.number().int().min(1).default(900),
   /**

@@ -20,6 +20,7 @@
  * - `GET /__sandbox/health` -> `{ ok: true }`
  * - `GET /__sandbox/effects?kind=&key=` -> `[{ kind, key, count }]` (the effects ledger, for "exactly once" tests)
  * - `GET /__sandbox/events?afterSeq=&type=&limit=` -> recorded events, oldest first
+ * - `DELETE /__sandbox/idempotency-keys?key=` -> forgets stored answers of IdempotencyKeys (src/sandbox/idempotency.ts)
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
@@ -29,6 +30,7 @@ import { type Clock, createClock } from './clock.js';
 import { openSandboxDb, type SandboxDb } from './db.js';
 import { createEventLog, type EventLog } from './events.js';
 import { registerFaults } from './faults.js';
+import { registerIdempotencyAdmin } from './idempotency.js';
 import { createLedger, type Ledger } from './ledger.js';
 import { parseSandboxOptions, SANDBOX_ADMIN_PREFIX, type SandboxOptions, type SandboxOptionsInput } from './options.js';
 import { httpErrors, notFoundProblem, SandboxHttpError, sendHttpError, validationProblem } from './problems.js';
@@ -68,6 +70,7 @@ const ROUTE_MODULES: ReadonlyArray<readonly [name: string, register: SandboxRout
   ['qr-codes', registerQrCodeRoutes], // H4
   ['claims', registerClaimRoutes], // H5
   ['webhooks', registerWebhookRoutes], // H5 (also starts webhook delivery; stopped in preClose)
+  ['idempotency-admin', registerIdempotencyAdmin],
 ];
 
 export interface RunningSandbox {

@@ -13,18 +13,27 @@
  *      │                                      │  ├──outcome unknown after budget► uncertain
  *      │                                      │  └──stopped between steps───────► pending   (parked; resumes)
  *      ├──a lookup said no───────────────────► failed
- *      └──could not reach the bank───────────► uncertain
+ *      └──could not be driven (a bug)────────► uncertain
+ *
+ *   pending | in_flight | uncertain ──the bank unreachable, certainly nothing sent──► waiting
+ *   waiting ──the bank is back: sent──► in_flight | succeeded | failed       waiting ──still unreachable──► waiting
+ *   waiting ──a lookup said no──► failed     waiting ──gave up waiting (`run`'s limit) or stopped──► waiting (stays)
  *
  *   uncertain ──next run: recover / resend with the same key / go on──► in_flight | succeeded | failed | uncertain
  *
- *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight` and `uncertain` rows are picked up by
- *   the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown outcome).
+ *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight`, `waiting` and `uncertain` rows are
+ *   picked up by the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown
+ *   outcome). `waiting` is for a row of which certainly nothing was sent while the bank cannot be reached (connection
+ *   refused, DNS, TLS handshake: src/bank/errors.ts `isCertainlyNotSent`); a row whose step has an unknown outcome
+ *   never becomes `waiting` (it stays in flight, and `uncertain` if it stops so). A batch with a waiting row is not
+ *   finished: its file is not answered until every row has an outcome (src/runner/engine.ts).
  *
  * STEP STATES (one record per row and step; absent = never attempted)
  *
  *   (none) ──intent committed (FULL sync)──► intent ──answer──► done | failed
  *                                              │  └──timeout / dropped connection / 5xx──► unknown
  *                                              └──429, or certainly nothing sent──► not_sent ──► intent (again)
+ *                                                 (unless an earlier attempt is unknown: then ──► unknown, rule 6)
  *   unknown ──recover() found it──► done       unknown ──recover() says absent / keyed resend──► intent
  *   intent (left by a crash) is handled exactly like unknown, hence also intent ──► intent
  *   (none) | not_sent ──read step answered──► done | failed   (read steps have no effect: no intent needed)
@@ -42,6 +51,17 @@
  *    throws `IllegalTransitionError`.
  * 4. At most one row owns a natural key of a kind (the `natural_keys` table): the owner while it is pending, in flight,
  *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it.
+ * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
+ *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
+ *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did
+ *    nothing: the bank replays a refusal as the first answer to the key (`Idempotent-Replayed`, and the key was not
+ *    refused after an unknown outcome before), or the step's evidence says so (`settleRefusal`, else its `recover`
+ *    lookup: a bill still unpaid, no payment with the row's endToEndId, the charge not there). This holds even when a
+ *    lookup since said "absent" and the step was sent again (a lookup may lag behind the bank's writes).
+ *    Evidence of the row's own effect makes the step `done`; anything else leaves the row `uncertain` with the refusal
+ *    and the evidence in its message, and its step `unknown` (code REFUSED_AFTER_UNKNOWN_OUTCOME).
+ * 6. An attempt that certainly did not act (not sent, 429) never erases an earlier unknown outcome: the step stays
+ *    `unknown` (`not_sent` only when no earlier attempt of it may have acted).
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';
@@ -54,6 +74,7 @@ export const ROW_STATES = [
   'rejected',
   'duplicate',
   'uncertain',
+  'waiting',
 ] as const;
 export type RowState = (typeof ROW_STATES)[number];
 
@@ -61,16 +82,17 @@ export const STEP_STATES = ['intent', 'done', 'failed', 'unknown', 'not_sent'] a
 export type StepState = (typeof STEP_STATES)[number];
 
 /** Row states that still have work: the next run of the batch picks them up. */
-export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain'];
+export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
 /** Row states that own their natural key (a later row with the same key is a duplicate). */
-export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'uncertain', 'succeeded'];
+export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain', 'succeeded'];
 
 /** `null` is the row/step before it exists (insertion). */
 const ROW_TRANSITIONS: ReadonlyMap<RowState | null, readonly RowState[]> = new Map<RowState | null, RowState[]>([
   [null, ['pending', 'rejected', 'duplicate']],
-  ['pending', ['in_flight', 'failed', 'rejected', 'uncertain']],
-  ['in_flight', ['in_flight', 'succeeded', 'failed', 'uncertain', 'pending']],
-  ['uncertain', ['in_flight', 'succeeded', 'failed', 'uncertain']],
+  ['pending', ['in_flight', 'failed', 'rejected', 'uncertain', 'waiting']],
+  ['in_flight', ['in_flight', 'succeeded', 'failed', 'uncertain', 'pending', 'waiting']],
+  ['waiting', ['in_flight', 'failed', 'uncertain', 'waiting']],
+  ['uncertain', ['in_flight', 'succeeded', 'failed', 'uncertain', 'waiting']],
   ['succeeded', []],
   ['failed', []],
   ['rejected', []],
@@ -125,6 +147,7 @@ export function rowOutcome(state: RowState): RowOutcome {
     case 'rejected':
     case 'duplicate':
     case 'uncertain':
+    case 'waiting':
       return state;
     default:
       return 'uncertain';

@@ -4,7 +4,7 @@
  * The row and step state machines, and the rules that must hold, are drawn in ./rows.ts. This file applies them.
  *
  * Batch status: ingesting (rows being stored from the file) -> ready (every row stored, policy applied) -> running
- * -> done (no row left pending or in flight; `uncertain` rows may remain and are retried by the next run, which
+ * -> done (no row left pending, in flight or waiting; `uncertain` rows may remain and are retried by the next run, which
  * moves the batch back to running). ingesting -> rejected when the file turns out to be broken further down: nothing
  * was sent (sending starts only once every row is stored), and its rows give their natural keys up.
  *
@@ -405,7 +405,8 @@ export class Store {
       this.db
         .prepare(
           `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
-             OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.state IN ('pending', 'in_flight', 'uncertain'))
+             OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id
+                        AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain'))
            ORDER BY b.created_at, b.id`,
         )
         .all() as BatchSql[]
@@ -589,14 +590,14 @@ export class Store {
       .run(this.ts(), batchId);
   }
 
-  /** Marks the batch done and records its counts. Throws if a row is still pending or in flight. */
+  /** Marks the batch done and records its counts. Throws if a row is still pending, in flight or waiting. */
   markBatchDone(batchId: string): BatchRecord {
     return this.db.transaction(() => {
       const counts = this.countRows(batchId);
-      if (counts.pending + counts.in_flight > 0) {
+      if (counts.pending + counts.in_flight + counts.waiting > 0) {
         throw new StoreError(
           'STORE_BATCH_NOT_FINISHED',
-          `Batch ${batchId} still has ${counts.pending} pending and ${counts.in_flight} in-flight rows`,
+          `Batch ${batchId} still has ${counts.pending} pending, ${counts.in_flight} in-flight and ${counts.waiting} waiting rows`,
         );
       }
       this.db
@@ -616,6 +617,7 @@ export class Store {
       rejected: 0,
       duplicate: 0,
       uncertain: 0,
+      waiting: 0,
     };
     for (const r of this.db
       .prepare('SELECT state, COUNT(*) AS n FROM rows WHERE batch_id = ? GROUP BY state')
@@ -861,6 +863,14 @@ export class Store {
   /** The row could not be finished in this run; it is retried by the next one. */
   recordRowUncertain(batchId: string, line: number, step: string | null, error: RowError): void {
     this.transitionRow(batchId, line, 'uncertain', { error, currentStep: step });
+  }
+
+  /**
+   * The bank could not be reached and certainly nothing of the row was sent: it waits, and is sent when the bank is
+   * back (src/store/rows.ts).
+   */
+  recordRowWaiting(batchId: string, line: number, step: string | null, error: RowError): void {
+    this.transitionRow(batchId, line, 'waiting', { error, currentStep: step });
   }
 
   /** Stopped between steps (nothing unknown): back to pending, resumed by the next run. */

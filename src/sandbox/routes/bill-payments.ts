@@ -72,7 +72,8 @@ export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxCont
     return billToWire(resolveBill(ctx, id!));
   });
 
-  app.post(BILL_PAYMENTS_PATH, { ...idempotencyFor(ctx).hooks() }, async (request) => {
+  const idempotency = idempotencyFor(ctx);
+  app.post(BILL_PAYMENTS_PATH, { ...idempotency.hooks() }, async (request) => {
     const body = bodyObject(request);
     const today = ctx.clock.today();
     const errors = new FieldErrors();
@@ -128,12 +129,18 @@ export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxCont
     }
     try {
       const key = request.headers.idempotencykey;
-      return payBill(ctx, identifier!, {
-        amountCents: amountCents!,
-        payAt,
-        apiKeyId: request.sandboxAuth.keyId,
-        idempotencyKey: typeof key === 'string' ? key.toLowerCase() : undefined,
-      });
+      // The payment and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+      return ctx.db.transaction(() =>
+        idempotency.commitAnswer(
+          request,
+          payBill(ctx, identifier!, {
+            amountCents: amountCents!,
+            payAt,
+            apiKeyId: request.sandboxAuth.keyId,
+            idempotencyKey: typeof key === 'string' ? key.toLowerCase() : undefined,
+          }),
+        ),
+      )();
     } catch (err) {
       if (err instanceof BillPaymentRefusal) throw codedError(409, 'Conflict', err.code, err.message);
       throw err;

@@ -453,13 +453,16 @@ export function registerClaimRoutes(app: FastifyInstance, ctx: SandboxContext): 
 
   app.post(CLAIMS_PATH, { ...hooks() }, async (request) => {
     const input = parseStart(request.body);
-    const row = startTx(request.sandboxAuth.keyId, input, idempotencyKeyOf(request));
-    return {
-      id: row.id,
-      status: spell(row.status),
-      resolutionDeadline: row.resolution_deadline,
-      donorParticipant: participants(row).donor,
-    };
+    // The claim and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+    return db.transaction(() => {
+      const row = startTx(request.sandboxAuth.keyId, input, idempotencyKeyOf(request));
+      return idempotencyFor(ctx).commitAnswer(request, {
+        id: row.id,
+        status: spell(row.status),
+        resolutionDeadline: row.resolution_deadline,
+        donorParticipant: participants(row).donor,
+      });
+    })();
   });
 
   // --- search ---
@@ -517,14 +520,17 @@ export function registerClaimRoutes(app: FastifyInstance, ctx: SandboxContext): 
       ]);
     }
     const input = parseCancel(request.body);
-    const row = cancelTx(request.sandboxAuth.keyId, claimId.toLowerCase(), input, idempotencyKeyOf(request));
-    return {
-      id: row.id,
-      status: row.status,
-      updatedAt: row.updated_at,
-      resolutionDeadline: row.resolution_deadline,
-      cancellation: { reason: row.cancellation_reason, source: row.cancellation_source },
-    };
+    // The cancellation and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+    return db.transaction(() => {
+      const row = cancelTx(request.sandboxAuth.keyId, claimId.toLowerCase(), input, idempotencyKeyOf(request));
+      return idempotencyFor(ctx).commitAnswer(request, {
+        id: row.id,
+        status: row.status,
+        updatedAt: row.updated_at,
+        resolutionDeadline: row.resolution_deadline,
+        cancellation: { reason: row.cancellation_reason, source: row.cancellation_source },
+      });
+    })();
   });
 
   // --- admin ---

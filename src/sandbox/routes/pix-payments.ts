@@ -172,10 +172,11 @@ interface InitRow {
 
 export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const paymentPath = ctx.options.pixPaymentPath;
+  const idempotency = idempotencyFor(ctx);
 
   // The `delbank` dialect sends no key here (src/sandbox/profiles.ts): an initialization moves no money.
   const initializationKey = { required: idempotencyKeyRequired(ctx.options.profile, 'pixPaymentInitialization') };
-  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotencyFor(ctx).hooks(initializationKey) }, async (request) => {
+  app.post(PIX_PAYMENT_INITIALIZATION_PATH, { ...idempotency.hooks(initializationKey) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const payload = readString(errors, '$.payload', body.payload);
@@ -234,13 +235,14 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
     };
     const sourceRef =
       source.kind === 'QR_CODE' ? source.qr.txid : source.kind === 'CHARGE' ? source.charge.correlationId : null;
-    ctx.db
-      .prepare(
-        `INSERT INTO pix_initializations (end_to_end_id, api_key_id, qr_type, transaction_id, amount_cents,
-           allow_change_amount, source_kind, source_ref, record, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    const insertInitialization = ctx.db.prepare(
+      `INSERT INTO pix_initializations (end_to_end_id, api_key_id, qr_type, transaction_id, amount_cents,
+         allow_change_amount, source_kind, source_ref, record, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    // The initialization and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+    return ctx.db.transaction(() => {
+      insertInitialization.run(
         e2e,
         request.sandboxAuth.keyId,
         type,
@@ -253,10 +255,11 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
         now.toISOString(),
         expiresAt,
       );
-    return record;
+      return idempotency.commitAnswer(request, record);
+    })();
   });
 
-  app.post(paymentPath, { ...idempotencyFor(ctx).hooks({ required: false }) }, async (request) => {
+  app.post(paymentPath, { ...idempotency.hooks({ required: false }) }, async (request) => {
     const body = bodyObject(request);
     const errors = new FieldErrors();
     const amountCents = readAmount(errors, '$.amount', body.amount, { required: true });
@@ -399,7 +402,8 @@ export function registerPixPaymentRoutes(app: FastifyInstance, ctx: SandboxConte
       );
       const key = request.headers.idempotencykey;
       ctx.ledger.record('pix_paid', typeof key === 'string' ? key.toLowerCase() : e2e!, id);
-      return record;
+      // The payment and the stored answer of its key commit together (src/sandbox/idempotency.ts).
+      return idempotency.commitAnswer(request, record);
     })();
   });
 

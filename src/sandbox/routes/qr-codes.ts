@@ -255,6 +255,8 @@ interface NewQrCode {
   createdAt: string;
   /** Key of the `qr_created` ledger entry. */
   ledgerKey: string;
+  /** Runs inside the insert's transaction (to commit the answer of an IdempotencyKey with the effect). */
+  inTransaction?: () => void;
 }
 
 /**
@@ -293,6 +295,7 @@ function insertQrCode(ctx: SandboxContext, qr: NewQrCode): void {
         qr.createdAt,
       );
     ctx.ledger.record('qr_created', qr.ledgerKey, qr.id);
+    qr.inTransaction?.();
   })();
 }
 
@@ -538,6 +541,10 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
       createdAt,
       payloadPix: payload,
     };
+    // The image first (it depends only on the payload), so the QR code and the stored answer of its key commit
+    // together (src/sandbox/idempotency.ts).
+    const answer = await withImage(record, payload, formatResponse, 'base64Image');
+    const idempotency = idempotencyFor(ctx);
     insertQrCode(ctx, {
       kind: 'STATIC',
       id: transactionId,
@@ -551,8 +558,9 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
       record,
       createdAt,
       ledgerKey: String(request.headers.idempotencykey ?? correlationId),
+      inTransaction: () => idempotency.commitAnswer(request, answer),
     });
-    return withImage(record, payload, formatResponse, 'base64Image');
+    return answer;
   });
 
   app.get(`${STATIC_QR_PATH}/:correlationId`, async (request) => {

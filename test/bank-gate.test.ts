@@ -1,0 +1,42 @@
+/** The bank gate (src/runner/bank-gate.ts): one probe per scheduled delay while the bank is down, all go when it is back. */
+import { describe, expect, it } from 'vitest';
+import { BankGate } from '../src/runner/bank-gate.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('BankGate', () => {
+  it('up: nobody waits', async () => {
+    expect(await new BankGate([10]).wait(undefined)).toBe('go');
+  });
+
+  it('down: one row per probe time, the delays escalate, and all go once an attempt gets through', async () => {
+    const gate = new BankGate([30, 80]);
+    expect(gate.failed()).toBe(30);
+    const released: number[] = [];
+    const waits = [0, 1, 2].map((i) => gate.wait(undefined).then((r) => released.push(i) && r));
+    await sleep(10);
+    expect(released).toEqual([]);
+    await sleep(35);
+    // The first probe went, alone.
+    expect(released).toEqual([0]);
+    // Its attempt failed again: the next probe after the longer delay.
+    expect(gate.failed()).toBe(80);
+    await sleep(40);
+    expect(released).toEqual([0]);
+    // The bank answers: every waiting row goes.
+    gate.reached();
+    expect(await Promise.all(waits)).toEqual(['go', 'go', 'go']);
+    expect(gate.isDown).toBe(false);
+  });
+
+  it('the stop signal and the wait limit end a wait', async () => {
+    const gate = new BankGate([1000]);
+    gate.failed();
+    const stop = new AbortController();
+    const stopped = gate.wait(stop.signal);
+    stop.abort();
+    expect(await stopped).toBe('stopped');
+    expect(await gate.wait(undefined, 30)).toBe('timeout');
+    gate.close();
+  });
+});
