@@ -1,5 +1,5 @@
 /**
- * Exit codes of a scheduled `run` mean something: 3 when rows are left unsettled (here: the bank is down, so no row
+ * Exit codes of a scheduled `run` mean something: 3 when rows are left unsettled (here: the bank is down, so every row waits and no row
  * could be settled), distinct from 1 (answered, some row rejected or failed) and 2 (could not run).
  */
 import fs from 'node:fs/promises';
@@ -12,7 +12,10 @@ import { closedPort } from './helpers/net.js';
 describe('remessa run exit codes', () => {
   it('exits 3 when the bank is down and rows are left unsettled, 2 for a file that is not there', async () => {
     const ws = await makeWorkspace(`http://127.0.0.1:${await closedPort()}`, {
-      bank: { retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 10 } },
+      bank: {
+        retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 10 },
+        unreachable: { retryDelaysMs: [100], runMaxWaitMs: 500 },
+      },
     });
     const file = path.join(ws.dir, 'charges-down.csv');
     await fs.copyFile(path.join(EXAMPLES, 'charges.csv'), file);
