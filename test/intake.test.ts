@@ -11,6 +11,13 @@ import { Intake, type IntakeOptions, type TakenBatch } from '../src/intake/intak
 import { FileChangedError, listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
 import { KIND_NAMES } from '../src/types.js';
 
+/** Whether an archive entry is `name` archived: `<stem>.<taking id>.<ext...>` (src/outbox/names.ts). */
+function archivedAs(entry: string, name: string): boolean {
+  const [stem, ...ext] = name.split('.');
+  const base = entry.split('/').at(-1) ?? '';
+  return new RegExp(`^${stem}\\.\\d{8}T\\d{6}Z-[0-9a-f]{8}\\.${ext.join('\\.')}$`).test(base);
+}
+
 describe('classifyInboxPath', () => {
   it('takes the kind from the folder', () => {
     expect(classifyInboxPath('charges/jan.csv')).toEqual({
@@ -457,7 +464,7 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     await fs.writeFile(`${file}.done`, '');
     await until(() => seen.length === 1);
     await until(async () => (await listArchive()).length === 2);
-    expect((await listArchive()).filter((a) => a.endsWith('_m.csv.done'))).toHaveLength(1);
+    expect((await listArchive()).filter((a) => archivedAs(a, 'm.csv.done'))).toHaveLength(1);
     expect(await fs.readdir(path.join(opts.inboxDir, 'charges'))).toEqual([]);
   });
 
@@ -583,7 +590,7 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     // Archived as they are: a link stays a link; the secret is where it was.
     const archived = await listArchive();
     expect(archived).toHaveLength(5);
-    const link = archived.find((a) => a.endsWith('_link.csv'))!;
+    const link = archived.find((a) => archivedAs(a, 'link.csv'))!;
     expect((await fs.lstat(path.join(opts.archiveDir, link))).isSymbolicLink()).toBe(true);
     expect(await fs.readFile(secret, 'utf8')).toBe('sk_live_SECRET\n');
     expect(await fs.readdir(charges)).toEqual(['old']);
