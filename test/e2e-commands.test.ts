@@ -148,7 +148,7 @@ describe('remessa run', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/Batches: 3/);
     expect(status.stdout).toMatch(/Rows: succeeded 10/);
-  });
+  }, 90_000); // two files through the embedded sandbox and its slip PDFs: about 20 s alone, more on a loaded machine
 
   it('a file given from the inbox is taken and archived like the daemon does', async () => {
     const target = path.join(dir, 'inbox', 'qr-codes', 'qr.csv');

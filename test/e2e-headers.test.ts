@@ -14,6 +14,7 @@ import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../src/config.js';
 import {
+  answersOf,
   drop,
   EXAMPLES,
   makeWorkspace,
@@ -98,7 +99,8 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
     expect(rows[0]!['Valor (R$)']).toBe('1.234,56');
     for (const r of rows) {
       expect(r.digitableLine).toMatch(/^\d{47}$/);
-      const pdf = await fs.readFile(path.join(ws.outbox, 'charges', 'charges-planilha-pt', r.pdfFile!));
+      const base = (await answersOf(ws, 'charges', 'charges-planilha-pt'))[0]!.base;
+      const pdf = await fs.readFile(path.join(ws.outbox, 'charges', base, r.pdfFile!));
       expect(pdf.subarray(0, 4).toString('latin1')).toBe('%PDF');
     }
     // The bank got what the sheet says: the fine, the interest and the discount of the second row.
