@@ -172,11 +172,11 @@ describe('uploads that stall are taken whole, at the default settings', () => {
     // The archive holds each whole file once, and the marker beside its file.
     const archived = await fs.readdir(path.join(ws.archive, 'charges'));
     for (const u of uploads) {
-      const mine = archived.filter((f) => f.endsWith(`_${u.stem}.csv`));
+      const mine = archived.filter((f) => new RegExp(`^${u.stem}\\.\\d{8}T\\d{6}Z-[0-9a-f]{8}\\.csv$`).test(f));
       expect(mine, u.stem).toHaveLength(1);
       expect(await fs.readFile(path.join(ws.archive, 'charges', mine[0]!), 'utf8')).toBe(u.text);
     }
-    expect(archived.filter((f) => f.endsWith('marker.csv.done'))).toHaveLength(1);
+    expect(archived.filter((f) => /^marker\.\d{8}T\d{6}Z-[0-9a-f]{8}\.csv\.done$/.test(f))).toHaveLength(1);
   }, 150_000);
 });
 
