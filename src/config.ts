@@ -16,8 +16,10 @@ import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { AUTHORIZATION_SCHEMES, authorizationProblem } from './formats/webhook-authorization.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
+import { REGISTRABLE_EVENT_TYPES } from './webhooks/events.js';
 
 /** The value of `bank.url` (or no value) that selects the embedded sandbox. */
 export const EMBEDDED = 'embedded';
@@ -140,6 +142,27 @@ export const configSchema = z.strictObject({
       readyCacheMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
+  webhooks: z
+    .strictObject({
+      receiver: z
+        .strictObject({
+          // Default: on when `port` is set or the bank is the embedded sandbox (src/webhooks/receiver.ts).
+          enabled: z.boolean().optional(),
+          host: z.string().min(1).default('127.0.0.1'),
+          port: z.number().int().min(0).max(65_535).optional(),
+          path: z
+            .string()
+            .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/)
+            .default('/webhooks/bank'),
+          publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+          authorizationScheme: z.enum(AUTHORIZATION_SCHEMES).default('BEARER'),
+          authorizationFile: z.string().min(1).optional(),
+          bodyLimitBytes: positiveInt.max(16 * 1024 * 1024).default(256 * 1024),
+        })
+        .prefault({}),
+      events: z.array(z.enum(REGISTRABLE_EVENT_TYPES)).min(1).optional(),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -158,6 +181,13 @@ export type Config = Readonly<
     sourceFile: string | undefined;
     /** Whether the bank is the embedded sandbox. */
     embedded: boolean;
+    /**
+     * The webhook authorization value (REMESSA_WEBHOOK_AUTHORIZATION, `webhooks.receiver.authorizationFile` or the
+     * systemd credential `remessa-webhook-authorization`); never from the config file or the command line. A log secret.
+     */
+    webhookAuthorization: string | undefined;
+    /** Whether the daemon serves the webhook receiver (`webhooks.receiver.enabled`, else port set or embedded). */
+    webhookReceiverEnabled: boolean;
   }
 >;
 
@@ -258,7 +288,40 @@ export function buildConfig(
     ...parsed.sandbox,
     dataFile: path.resolve(cwd, parsed.sandbox.dataFile ?? path.join(folders.data, 'sandbox.sqlite')),
   };
-  return deepFreeze({ ...parsed, folders, bank, sandbox, sourceFile: context.file, embedded });
+  const receiver = parsed.webhooks.receiver;
+  const webhookAuthorization =
+    env.REMESSA_WEBHOOK_AUTHORIZATION ||
+    readSecretFile(receiver.authorizationFile, cwd, 'webhooks.receiver.authorizationFile') ||
+    readSecretFile(credentials && path.join(credentials, 'remessa-webhook-authorization'), cwd) ||
+    undefined;
+  registerSecret(webhookAuthorization);
+  if (webhookAuthorization !== undefined) {
+    const problem = authorizationProblem(receiver.authorizationScheme, webhookAuthorization);
+    // The problem text never quotes the value.
+    if (problem) {
+      throw new ConfigError(`${where}: webhook authorization (${receiver.authorizationScheme}): ${problem}`, {
+        code: 'CONFIG_INVALID',
+      });
+    }
+  }
+  const webhookReceiverEnabled = receiver.enabled ?? (receiver.port !== undefined || embedded);
+  if (webhookReceiverEnabled && !embedded && webhookAuthorization === undefined) {
+    // Without it the receiver could not tell the bank from anyone else on the network.
+    throw new ConfigError(
+      `${where}: webhooks.receiver: the receiver is on but has no authorization value: set REMESSA_WEBHOOK_AUTHORIZATION, webhooks.receiver.authorizationFile or the systemd credential remessa-webhook-authorization`,
+      { code: 'CONFIG_MISSING_SECRET' },
+    );
+  }
+  return deepFreeze({
+    ...parsed,
+    folders,
+    bank,
+    sandbox,
+    sourceFile: context.file,
+    embedded,
+    webhookAuthorization,
+    webhookReceiverEnabled,
+  });
 }
 
 function readSecretFile(file: string | undefined, cwd: string, setting?: string): string | undefined {
