@@ -59,7 +59,7 @@ function store(): SqliteDatabase {
   return db;
 }
 
-function envelope(id = randomUUID(), data: Record<string, unknown> = { correlationId: 'corr-1', amount: 10 }) {
+function envelope(id: string = randomUUID(), data: Record<string, unknown> = { correlationId: 'corr-1', amount: 10 }) {
   return { id, event: 'CHARGE_PAID', createdAt: '2026-11-23T10:00:00.000Z', data };
 }
 

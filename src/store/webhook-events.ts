@@ -141,6 +141,14 @@ export function listUnappliedWebhookEvents(db: SqliteDatabase, options: { limit?
   return rows.map(toRecord);
 }
 
+/** Every stored event, in the order they happened, then received. At most `limit` (default: all). */
+export function listWebhookEvents(db: SqliteDatabase, options: { limit?: number } = {}): WebhookEventRecord[] {
+  const rows = db
+    .prepare('SELECT * FROM webhook_events ORDER BY COALESCE(occurred_at, received_at), rowid LIMIT ?')
+    .all(options.limit ?? -1) as WebhookEventSql[];
+  return rows.map(toRecord);
+}
+
 /** Every stored event about one correlationId, in the order they happened. */
 export function listWebhookEventsByCorrelationId(db: SqliteDatabase, correlationId: string): WebhookEventRecord[] {
   const rows = db
