@@ -296,7 +296,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
       return m?.[1];
     });
     await waitFor('the registration', () => /registered with the embedded sandbox/.test(logs(daemon)));
-    await drop(ws, Buffer.from(chargesCsv('EMB').split('\n').slice(0, 3).join('\n')), 'charges/EMB.csv');
+    await drop(ws, Buffer.from(`${chargesCsv('EMB').split('\n').slice(0, 3).join('\n')}\n`), 'charges/EMB.csv');
     expect((await waitForAnswer(ws, 'charges', 'EMB')).type).toBe('result');
     for (const id of ['EMB-0', 'EMB-1']) {
       const res = await fetch(`${bankUrl}/v1/charges/${id}/pay`, {
