@@ -81,7 +81,7 @@ export async function runWebhooksCommand(
   const out = options.out ?? process.stdout;
   if (config.embedded) {
     throw new ConfigError(
-      'webhooks: the bank is the embedded sandbox, which the daemon registers its receiver with itself at each start; set bank.url to manage the registrations of a bank',
+      'webhooks: the bank is the embedded sandbox: the daemon registers its receiver there itself at each start; set bank.url to manage the registrations of a bank',
       { code: 'CONFIG_EMBEDDED_WEBHOOKS' },
     );
   }
