@@ -4,7 +4,8 @@
  * Life of the process:
  *
  *     starting --(data folder lock taken, ./lock.ts; else exit 2 naming the holder)--> opening
- *     opening --(bank ready: embedded sandbox started or URL set; store open)--> resuming
+ *     opening --(bank ready: embedded sandbox started or URL set; store open)--> receiving
+ *     receiving --(webhook receiver listening, when on; registered with the embedded sandbox)--> resuming
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
@@ -16,7 +17,9 @@
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
  * it. A second signal while stopping does not cut that short: a third one exits at once (the store is still safe:
- * every intent is committed before its request leaves).
+ * every intent is committed before its request leaves). The webhook receiver (src/webhooks/receiver.ts) answers 2xx
+ * only for an event already committed, and closes after the intake: a delivery it did not answer is retried by the
+ * bank, with the same event id, after the restart.
  */
 import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';

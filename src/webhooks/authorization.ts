@@ -6,7 +6,7 @@
  * What must hold: the secret part is compared in constant time, over SHA-256 digests of equal length
  * (`crypto.timingSafeEqual`), so neither the time taken nor an early exit tells an attacker how much of a guess was
  * right, or the value's length. Only the scheme word (`Basic`, `Bearer`), which is not secret, is compared plainly
- * (case-insensitively, as HTTP says). A header sent twice is refused.
+ * (case-insensitively, as HTTP says).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
