@@ -257,7 +257,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     expect(await stopDaemon(daemon2)).toBe(0);
   }, 120_000);
 
-  it('stores a duplicate delivery once and refuses an oversized body with 413', async () => {
+  it('stores a duplicate delivery once, refuses an oversized body with 413; webhooks list and delete', async () => {
     const s = await setup();
     const daemon = startDaemon(s.ws, s.env);
     procs.push(daemon);
@@ -281,7 +281,21 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     const events = storedEvents(s.ws);
     expect(events.map((e) => e.id)).toEqual(['dup-event-1']);
     expect(await stopDaemon(daemon)).toBe(0);
-  }, 60_000);
+
+    // What is registered, shown without the value; deleting one type leaves the others.
+    const listed = await runCli(['webhooks', 'list', '--config', s.ws.config], { env: s.env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.split('\n').filter((l) => l.startsWith('*') && l.includes(s.eventsUrl))).toHaveLength(3);
+    expect(listed.stdout).toContain('BEARER');
+    expect(listed.stdout + listed.stderr).not.toContain(AUTHORIZATION);
+    const deleted = await runCli(['webhooks', 'delete', '--events', 'CHARGE_EXPIRED', '--config', s.ws.config], {
+      env: s.env,
+    });
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toContain('deleted');
+    const registered = (await s.sandbox.call('GET', '/baas/api/v1/webhooks')).json as Array<{ eventType: string }>;
+    expect(registered.map((w) => w.eventType).sort()).toEqual(['CHARGE_PAID', 'PIX_RECEIVED']);
+  }, 90_000);
 
   it('with the embedded sandbox the daemon registers its own receiver and stores what it delivers', async () => {
     const ws = await makeWorkspace('embedded');
