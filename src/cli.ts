@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | status | doctor | sandbox`.
+ * The command line: `remessa daemon | run | validate | status | doctor | webhooks | reconcile | resolve | retry | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
@@ -71,7 +71,7 @@ function setup(program: Command): { config: Config; log: Logger } {
   const log = createLogger({
     level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
     format: config.log.format,
-    secrets: [config.bank.apiKey],
+    secrets: [config.bank.apiKey, config.webhookAuthorization],
   });
   return { config, log };
 }
@@ -170,6 +170,38 @@ function buildProgram(): Command {
         return showStatus(runnerOptionsFromConfig(config, log));
       }),
     );
+
+  const webhooks = program
+    .command('webhooks')
+    .description("the bank's webhook registrations for remessa's receiver (webhooks.receiver.publicUrl)");
+  const webhooksAction =
+    (action: 'register' | 'list' | 'update' | 'delete') => (flags: { events?: string; id?: string[] }) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const { runWebhooksCommand, parseEventTypes } = await import('./webhooks/commands.js');
+        return runWebhooksCommand(action, config, log, {
+          events: flags.events === undefined ? undefined : parseEventTypes(flags.events),
+          ids: flags.id,
+        });
+      });
+  webhooks
+    .command('register')
+    .description('register the public url for the event types (default: those that matter to remessa)')
+    .option('--events <types>', 'comma-separated event types, e.g. CHARGE_PAID,PIX_RECEIVED')
+    .action(webhooksAction('register'));
+  webhooks.command('list').description('show what is registered with the bank').action(webhooksAction('list'));
+  webhooks
+    .command('update')
+    .description('send the current url, scheme and authorization again (e.g. after rotating the credential)')
+    .option('--events <types>', 'comma-separated event types')
+    .option('--id <id>', 'a registration id (repeatable); default: those of the public url', collect, [])
+    .action(webhooksAction('update'));
+  webhooks
+    .command('delete')
+    .description('remove registrations')
+    .option('--events <types>', 'comma-separated event types')
+    .option('--id <id>', 'a registration id (repeatable); default: those of the public url', collect, [])
+    .action(webhooksAction('delete'));
 
   program
     .command('doctor')

@@ -29,8 +29,10 @@ import {
 } from './config-files.js';
 import { ConfigError } from './errors.js';
 import { BANK_OPERATIONS, BANK_PROFILES } from './formats/profiles.js';
+import { AUTHORIZATION_SCHEMES, authorizationProblem } from './formats/webhook-authorization.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
+import { REGISTRABLE_EVENT_TYPES } from './webhooks/events.js';
 
 /** The value of `bank.url` (or no value) that selects the embedded sandbox. */
 export const EMBEDDED = 'embedded';
@@ -176,6 +178,27 @@ export const configSchema = z.strictObject({
       readyCacheMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
+  webhooks: z
+    .strictObject({
+      receiver: z
+        .strictObject({
+          // Default: on when `port` is set or the bank is the embedded sandbox (src/webhooks/receiver.ts).
+          enabled: z.boolean().optional(),
+          host: z.string().min(1).default('127.0.0.1'),
+          port: z.number().int().min(0).max(65_535).optional(),
+          path: z
+            .string()
+            .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/)
+            .default('/webhooks/bank'),
+          publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+          authorizationScheme: z.enum(AUTHORIZATION_SCHEMES).default('BEARER'),
+          authorizationFile: z.string().min(1).optional(),
+          bodyLimitBytes: positiveInt.max(16 * 1024 * 1024).default(256 * 1024),
+        })
+        .prefault({}),
+      events: z.array(z.enum(REGISTRABLE_EVENT_TYPES)).min(1).optional(),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -214,6 +237,13 @@ export type Config = Readonly<
     bankTls: ClientTls;
     /** `sandbox.tls` read, or undefined when the sandbox serves plain HTTP. */
     sandboxTls: SandboxTls | undefined;
+    /**
+     * The webhook authorization value (REMESSA_WEBHOOK_AUTHORIZATION, `webhooks.receiver.authorizationFile` or the
+     * systemd credential `remessa-webhook-authorization`); never from the config file or the command line. A log secret.
+     */
+    webhookAuthorization: string | undefined;
+    /** Whether the daemon serves the webhook receiver (`webhooks.receiver.enabled`, else port set or embedded). */
+    webhookReceiverEnabled: boolean;
   }
 >;
 
@@ -314,9 +344,44 @@ export function buildConfig(
     ...parsed.sandbox,
     dataFile: path.resolve(cwd, parsed.sandbox.dataFile ?? path.join(folders.data, 'sandbox.sqlite')),
   };
+  const receiver = parsed.webhooks.receiver;
+  const webhookAuthorization =
+    env.REMESSA_WEBHOOK_AUTHORIZATION ||
+    readSecretFile(receiver.authorizationFile, cwd, 'webhooks.receiver.authorizationFile') ||
+    readSecretFile(credentials && path.join(credentials, 'remessa-webhook-authorization'), cwd) ||
+    undefined;
+  registerSecret(webhookAuthorization);
+  if (webhookAuthorization !== undefined) {
+    const problem = authorizationProblem(receiver.authorizationScheme, webhookAuthorization);
+    // The problem text never quotes the value.
+    if (problem) {
+      throw new ConfigError(`${where}: webhook authorization (${receiver.authorizationScheme}): ${problem}`, {
+        code: 'CONFIG_INVALID',
+      });
+    }
+  }
+  const webhookReceiverEnabled = receiver.enabled ?? (receiver.port !== undefined || embedded);
+  if (webhookReceiverEnabled && !embedded && webhookAuthorization === undefined) {
+    // Without it the receiver could not tell the bank from anyone else on the network.
+    throw new ConfigError(
+      `${where}: webhooks.receiver: the receiver is on but has no authorization value: set REMESSA_WEBHOOK_AUTHORIZATION, webhooks.receiver.authorizationFile or the systemd credential remessa-webhook-authorization`,
+      { code: 'CONFIG_MISSING_SECRET' },
+    );
+  }
   const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
   const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
-  return deepFreeze({ ...parsed, folders, bank, sandbox, sourceFile: context.file, embedded, bankTls, sandboxTls });
+  return deepFreeze({
+    ...parsed,
+    folders,
+    bank,
+    sandbox,
+    sourceFile: context.file,
+    embedded,
+    bankTls,
+    sandboxTls,
+    webhookAuthorization,
+    webhookReceiverEnabled,
+  });
 }
 
 /** A secret from a file setting (its absence an error naming the setting) or an optional systemd credential. */

@@ -13,6 +13,10 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { ENDPOINT_GROUPS, type EndpointGroup } from './types.js';
 
+/** Results of a delivery to the webhook receiver: the label values of `remessa_webhook_events_total`. */
+export const WEBHOOK_RECEIVER_RESULTS = ['stored', 'duplicate', 'rejected'] as const;
+export type WebhookReceiverResult = (typeof WEBHOOK_RECEIVER_RESULTS)[number];
+
 /** One finished attempt of a bank request, as the transport reports it. */
 export interface RequestObservation {
   method: string;
@@ -58,6 +62,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'group' | 'method' | 'status'>;
   readonly #latency: Histogram<'group'>;
+  readonly #webhookEvents: Counter<'result'>;
   #sources: MetricsSources = {};
 
   constructor() {
@@ -76,6 +81,13 @@ export class Metrics {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
+    this.#webhookEvents = new Counter({
+      name: 'remessa_webhook_events_total',
+      help: 'Deliveries to the webhook receiver, by result: stored (new event, on disk), duplicate (event id already stored), rejected (401 authorization, 413 body too large, 400 not an event).',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of WEBHOOK_RECEIVER_RESULTS) this.#webhookEvents.inc({ result }, 0);
     const self = this;
     new Counter({
       name: 'remessa_intake_errors_total',
@@ -172,6 +184,11 @@ export class Metrics {
     const status = o.status !== undefined ? String(o.status) : (o.errorCode ?? 'NO_RESPONSE');
     this.#requests.inc({ group, method: o.method, status });
     this.#latency.observe({ group }, o.durationMs / 1000);
+  }
+
+  /** Counts one delivery to the webhook receiver (src/webhooks/receiver.ts) by its result. */
+  observeWebhookEvent(result: WebhookReceiverResult): void {
+    this.#webhookEvents.inc({ result });
   }
 
   /** The text exposition format. */

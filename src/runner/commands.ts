@@ -186,6 +186,8 @@ export async function openPipeline(
       ...(options.bank.sandboxTls ? { tls: options.bank.sandboxTls } : {}),
       // The embedded sandbox logs only its warnings: one line per request would drown the daemon's own log.
       logger: log.child({ component: 'sandbox' }, { level: 'warn' }),
+      // The daemon's receiver registers itself (src/runner/daemon.ts): a loopback url, with a key that may.
+      ...(options.webhookReceiver ? { apiKeys: [EMBEDDED_WEBHOOK_API_KEY], webhookAllowLoopbackUrls: true } : {}),
     });
     log.info({ url: sandbox.url }, 'embedded sandbox started');
     baseUrl = sandbox.url;
@@ -733,3 +735,10 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
 
 /** The store's file name inside the data folder. */
 export const STORE_FILE_NAME = 'remessa.sqlite';
+
+/**
+ * The API key with which the daemon registers its receiver with the embedded sandbox (the public test key may not
+ * configure webhooks, spec 5). Fixed, so each start finds and updates the registrations of the last one. Known only
+ * to the embedded sandbox, which listens on loopback.
+ */
+export const EMBEDDED_WEBHOOK_API_KEY = 'remessa-embedded-webhook-registration';

@@ -4,7 +4,8 @@
  * Life of the process:
  *
  *     starting --(data folder lock taken, ./lock.ts; else exit 2 naming the holder)--> opening
- *     opening --(bank ready: embedded sandbox started or URL set; store open)--> resuming
+ *     opening --(bank ready: embedded sandbox started or URL set; store open)--> receiving
+ *     receiving --(webhook receiver listening, when on; registered with the embedded sandbox)--> resuming
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
@@ -20,14 +21,27 @@
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
  * it. A second signal while stopping does not cut that short: a third one exits at once (the store is still safe:
- * every intent is committed before its request leaves).
+ * every intent is committed before its request leaves). The webhook receiver (src/webhooks/receiver.ts) answers 2xx
+ * only for an event already committed, and closes after the intake: a delivery it did not answer is retried by the
+ * bank, with the same event id, after the restart.
  */
+import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
+import path from 'node:path';
+import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
-import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
+import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
+import { ensureRegistered } from '../webhooks/registration.js';
+import {
+  EMBEDDED_WEBHOOK_API_KEY,
+  openPipeline,
+  type Pipeline,
+  type RunnerOptions,
+  STORE_FILE_NAME,
+} from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
@@ -81,6 +95,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
+  let receiver: RunningWebhookReceiver | undefined;
   const metrics = options.metricsEndpoint ? new Metrics() : undefined;
   // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
   const reloader = deps.reload;
@@ -103,6 +118,8 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     if (metrics) options.metrics = metrics;
     pipeline = await openPipeline(options);
     const p = pipeline;
+    // The receiver listens before the intake starts: events of rows sent from now on find it up.
+    if (options.webhookReceiver) receiver = await startReceiver(options, p, metrics, log);
     const progressIntervalMs = options.progressIntervalMs ?? 30_000;
     intake = new Intake(
       {
@@ -184,10 +201,69 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await intake?.stop().catch(() => undefined);
     return 1;
   } finally {
+    await receiver?.close();
     await ops?.close();
     process.off('SIGHUP', onHangup);
     if (watched) unwatchFile(watched);
     await pipeline?.close();
     await lock.release();
   }
+}
+
+/**
+ * Starts the webhook receiver on the store (src/webhooks/receiver.ts). With the embedded sandbox it also registers
+ * itself there for `events` (a loopback url is allowed there, and the value is drawn at random at each start when no
+ * credential is configured); with a real bank the operator registers the public url (`remessa webhooks register`).
+ */
+async function startReceiver(
+  options: RunnerOptions,
+  p: Pipeline,
+  metrics: Metrics | undefined,
+  log: Logger,
+): Promise<RunningWebhookReceiver> {
+  const settings = options.webhookReceiver!;
+  const scheme = settings.authorizationScheme;
+  const authorization =
+    settings.authorization ??
+    (scheme === 'BASIC' ? `remessa:${randomBytes(24).toString('hex')}` : randomBytes(24).toString('hex'));
+  const receiver = await startWebhookReceiver({
+    storeFile: path.join(options.folders.data, STORE_FILE_NAME),
+    host: settings.host,
+    port: settings.port,
+    path: settings.path,
+    bodyLimitBytes: settings.bodyLimitBytes,
+    authorizationScheme: scheme,
+    authorization,
+    logger: log.child({ component: 'webhooks' }),
+    onResult: metrics ? (result) => metrics.observeWebhookEvent(result) : undefined,
+  });
+  log.info({ url: receiver.eventsUrl }, 'webhook receiver listening');
+  if (options.bank.embedded) {
+    const client = new BankClient({
+      baseUrl: p.bankUrl,
+      apiKey: EMBEDDED_WEBHOOK_API_KEY,
+      accountId: options.bank.accountId ?? 'sandbox',
+      maxAttempts: 3,
+    });
+    try {
+      const changes = await ensureRegistered(
+        client,
+        { url: receiver.eventsUrl, authorizationScheme: scheme, authorization, events: settings.events },
+        { adoptAnyUrl: true },
+      );
+      log.info(
+        {
+          url: receiver.eventsUrl,
+          events: changes.filter((c) => c.action !== 'deleted').map((c) => c.webhook.eventType),
+        },
+        'webhook receiver registered with the embedded sandbox',
+      );
+    } catch (err) {
+      await receiver.close();
+      throw err;
+    } finally {
+      await client.close();
+    }
+  }
+  return receiver;
 }

@@ -8,9 +8,11 @@ import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config, SandboxTls } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
+import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { KindName } from '../types.js';
+import { EMBEDDED_EVENT_TYPES, type RegistrableEventType } from '../webhooks/events.js';
 
 /** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
 export interface RunnerOptions {
@@ -107,6 +109,22 @@ export interface RunnerOptions {
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
   metrics?: Metrics;
+  /** The daemon's webhook receiver (src/webhooks/receiver.ts); absent = off. */
+  webhookReceiver?: WebhookReceiverSettings;
+}
+
+/** `webhooks.receiver.*` and `webhooks.events`, as the daemon uses them. */
+export interface WebhookReceiverSettings {
+  host: string;
+  /** 0 picks a free port (the embedded default). */
+  port: number;
+  path: string;
+  bodyLimitBytes: number;
+  authorizationScheme: AuthorizationScheme;
+  /** The credential; absent only with the embedded sandbox, where the daemon draws a random one at each start. */
+  authorization?: string | undefined;
+  /** Event types the embedded sandbox is registered for. */
+  events: readonly RegistrableEventType[];
 }
 
 /** The client's options, passed through. */
@@ -189,6 +207,19 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
+    ...(config.webhookReceiverEnabled
+      ? {
+          webhookReceiver: {
+            host: config.webhooks.receiver.host,
+            port: config.webhooks.receiver.port ?? 0,
+            path: config.webhooks.receiver.path,
+            bodyLimitBytes: config.webhooks.receiver.bodyLimitBytes,
+            authorizationScheme: config.webhooks.receiver.authorizationScheme,
+            authorization: config.webhookAuthorization,
+            events: config.webhooks.events ?? EMBEDDED_EVENT_TYPES,
+          },
+        }
+      : {}),
     ...(config.metrics.port > 0
       ? {
           metricsEndpoint: {

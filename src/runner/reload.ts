@@ -5,8 +5,9 @@
  * `mappings`, `defaults`, `policy`, `csv` and `log.level`. They only change how a file is read and judged.
  *
  * Need a restart (a reload logs which of them changed and keeps the running values): `folders`, `bank` (URL,
- * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`. They hold open resources (the
- * store, the watched inbox, the client's connections, the queue's limits) that cannot be swapped under rows in flight.
+ * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`, `webhooks` (the receiver's port and
+ * credential). They hold open resources (the store, the watched inbox, the client's connections, the queue's limits,
+ * the receiver's socket) that cannot be swapped under rows in flight.
  *
  * What must hold: a configuration that does not load (syntax, unknown key, a mapping to a column that does not exist)
  * is refused whole, with its error logged, and the running one is kept; nothing is half-applied.
@@ -16,7 +17,7 @@ import type { Logger } from '../log.js';
 import type { RunnerOptions } from './options.js';
 
 /** The top-level settings that take effect only after a restart. */
-export const RESTART_SETTINGS = ['folders', 'bank', 'sandbox', 'intake', 'queue'] as const;
+export const RESTART_SETTINGS = ['folders', 'bank', 'sandbox', 'intake', 'queue', 'webhooks'] as const;
 
 /** The settings applied live on a reload. */
 export const LIVE_SETTINGS = ['mappings', 'defaults', 'policy', 'csv', 'log.level'] as const;

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../src/store/index.js';
+import {
+  countWebhookEvents,
+  getWebhookEvent,
+  insertWebhookEvent,
+  listUnappliedWebhookEvents,
+  listWebhookEventsByCorrelationId,
+  markWebhookEventsApplied,
+  type NewWebhookEvent,
+} from '../src/store/webhook-events.js';
+
+let dir: string;
+let store: Store;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'remessa-webhook-events-'));
+  store = openStore(path.join(dir, 'state.sqlite'));
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function event(id: string, occurredAt: string | null, extra: Partial<NewWebhookEvent> = {}): NewWebhookEvent {
+  return {
+    id,
+    type: 'CHARGE_PAID',
+    correlationId: `c-${id}`,
+    occurredAt,
+    receivedAt: '2026-11-23T12:00:00.000Z',
+    payload: JSON.stringify({ id, event: 'CHARGE_PAID', createdAt: occurredAt, data: { correlationId: `c-${id}` } }),
+    ...extra,
+  };
+}
+
+describe('webhook_events (migration 007)', () => {
+  it('stores an event once: a second insert of the same id is ignored and leaves the first row as it was', () => {
+    expect(insertWebhookEvent(store.db, event('e1', '2026-11-23T10:00:00.000Z', { ourNumber: '123' }))).toBe(true);
+    expect(
+      insertWebhookEvent(store.db, event('e1', '2026-11-23T11:00:00.000Z', { ourNumber: '999', payload: '{}' })),
+    ).toBe(false);
+    const stored = getWebhookEvent(store.db, 'e1');
+    expect(stored).toMatchObject({
+      id: 'e1',
+      type: 'CHARGE_PAID',
+      correlationId: 'c-e1',
+      ourNumber: '123',
+      occurredAt: '2026-11-23T10:00:00.000Z',
+      appliedAt: null,
+    });
+    expect(JSON.parse(stored!.payload)).toMatchObject({ id: 'e1' });
+    expect(countWebhookEvents(store.db)).toEqual({ total: 1, unapplied: 1 });
+  });
+
+  it('lists unapplied events in the order they happened, not the order they arrived', () => {
+    insertWebhookEvent(store.db, event('late', '2026-11-23T10:00:02.000Z'));
+    insertWebhookEvent(store.db, event('early', '2026-11-23T10:00:00.000Z'));
+    insertWebhookEvent(store.db, event('middle', '2026-11-23T10:00:01.000Z'));
+    expect(listUnappliedWebhookEvents(store.db).map((e) => e.id)).toEqual(['early', 'middle', 'late']);
+    expect(listUnappliedWebhookEvents(store.db, { limit: 2 }).map((e) => e.id)).toEqual(['early', 'middle']);
+  });
+
+  it('marks events applied once: the first time is kept and applied events leave the unapplied list', () => {
+    insertWebhookEvent(store.db, event('a', '2026-11-23T10:00:00.000Z'));
+    insertWebhookEvent(store.db, event('b', '2026-11-23T10:00:01.000Z'));
+    expect(markWebhookEventsApplied(store.db, ['a'], '2026-11-23T12:00:00.000Z')).toBe(1);
+    expect(markWebhookEventsApplied(store.db, ['a', 'b'], '2026-11-23T13:00:00.000Z')).toBe(1);
+    expect(getWebhookEvent(store.db, 'a')?.appliedAt).toBe('2026-11-23T12:00:00.000Z');
+    expect(getWebhookEvent(store.db, 'b')?.appliedAt).toBe('2026-11-23T13:00:00.000Z');
+    expect(listUnappliedWebhookEvents(store.db)).toEqual([]);
+    expect(countWebhookEvents(store.db)).toEqual({ total: 2, unapplied: 0 });
+  });
+
+  it('finds the events of one correlationId', () => {
+    insertWebhookEvent(store.db, event('x', '2026-11-23T10:00:01.000Z', { correlationId: 'same' }));
+    insertWebhookEvent(store.db, event('y', '2026-11-23T10:00:00.000Z', { correlationId: 'same' }));
+    insertWebhookEvent(store.db, event('z', '2026-11-23T10:00:00.000Z'));
+    expect(listWebhookEventsByCorrelationId(store.db, 'same').map((e) => e.id)).toEqual(['y', 'x']);
+  });
+});
