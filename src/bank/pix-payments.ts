@@ -9,7 +9,7 @@
  */
 import { initiationTypeFor } from '../formats/pix.js';
 import { RequestValidationError } from './errors.js';
-import type { HttpTransport } from './http.js';
+import { type HttpTransport, segment } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
 import type { Cents, PixInitialization, PixPayment, PixPaymentRequest, RequestOptions } from './types.js';
 import { pixPaymentBody } from './wire.js';
@@ -91,6 +91,18 @@ export class PixPaymentsResource {
     overrides: { amountCents?: Cents; description?: string } = {},
   ): PixPaymentRequest {
     return toPixPaymentRequest(init, overrides);
+  }
+
+  /**
+   * GET `{paymentPath}/{endToEndId}`: the payment as the bank knows it now (not in the spec, which shows only the
+   * answer `PIX_PROCESSING`; the sandbox serves it, docs/service-gaps.md). The retorno uses it to learn a payment's
+   * settlement when no PIX_PAYMENT_UPDATED event came. Unknown id: NotFoundError.
+   */
+  get(endToEndId: string, options: RequestOptions = {}): Promise<PixPayment> {
+    return this.#http.json(
+      { method: 'GET', path: `${this.#paymentPath}/${segment(endToEndId)}`, signal: options.signal },
+      pixPaymentSchema,
+    );
   }
 
   /**
