@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | status | sandbox`.
+ * The command line: `remessa daemon | run | validate | reconcile | status | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
@@ -43,6 +43,14 @@ function parseWaitSeconds(value: string): number {
     throw new InvalidArgumentError(`Expected --wait-lock=SECONDS with a number of seconds, got "${value}"`);
   }
   return Number(value);
+}
+
+function parseDate(value: string): string {
+  const d = new Date(`${value}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
+    throw new InvalidArgumentError(`Expected a date yyyy-mm-dd, got "${value}"`);
+  }
+  return value;
 }
 
 function parseKind(value: string): KindName {
@@ -148,6 +156,36 @@ function buildProgram(): Command {
           import('./runner/options.js'),
         ]);
         return validateFile(runnerOptionsFromConfig(config, log), file, flags.kind);
+      }),
+    );
+
+  program
+    .command('reconcile')
+    .description(
+      'learn what the bank did with the charges, QR codes and payments remessa created (events and look-ups); write the retorno',
+    )
+    .option(
+      '--since <date>',
+      'first creation date (yyyy-mm-dd) of the charges to list (default: the oldest open one)',
+      parseDate,
+    )
+    .option('--until <date>', 'last creation date (yyyy-mm-dd) of the charges to list (default: today)', parseDate)
+    .option(
+      '--wait-lock [seconds]',
+      'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
+      parseWaitSeconds,
+    )
+    .action((flags: { since?: string; until?: string; waitLock?: number | true }) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const { runReconcile, runnerOptionsFromConfig } = await pipeline();
+        const waitLockMs =
+          flags.waitLock === undefined ? 0 : flags.waitLock === true ? Infinity : flags.waitLock * 1000;
+        return runReconcile(runnerOptionsFromConfig(config, log), {
+          since: flags.since,
+          until: flags.until,
+          waitLockMs,
+        });
       }),
     );
 

@@ -140,6 +140,15 @@ export const configSchema = z.strictObject({
       readyCacheMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
+  // The retorno (src/runner/retorno.ts): reconciliation with the bank, and application of received webhook events.
+  reconcile: z
+    .strictObject({
+      // The daemon reconciles every N minutes (0: never; `remessa reconcile` and the nightly unit still do).
+      everyMinutes: nonNegativeInt.default(60),
+      // The daemon applies the webhook events the receiver stored every N seconds (0: only when reconciling).
+      applyEventsEverySeconds: nonNegativeInt.default(10),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

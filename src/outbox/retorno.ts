@@ -85,7 +85,8 @@ export async function writeRetornoDay(
   try {
     for (const l of lines) {
       await writer.write(lineCells(l));
-      const byStatus = (changes[l.kind] ??= {});
+      const byStatus = changes[l.kind] ?? {};
+      changes[l.kind] = byStatus;
       byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
       if (l.paidCents !== undefined) paid[l.kind] = (paid[l.kind] ?? 0) + l.paidCents;
     }

@@ -93,6 +93,11 @@ export interface RunnerOptions {
   progressIntervalMs?: number;
   /** The operator's endpoint of the daemon (/metrics, /healthz, /readyz); absent or port 0 = off. */
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
+  /**
+   * The retorno's schedule in the daemon (src/runner/retorno.ts): reconcile every `everyMs` (0: never), apply the
+   * received webhook events every `applyEventsEveryMs` (0: only when reconciling). @defaultValue both off
+   */
+  reconcile?: { everyMs: number; applyEventsEveryMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
   metrics?: Metrics;
 }
@@ -170,6 +175,10 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
+    reconcile: {
+      everyMs: config.reconcile.everyMinutes * 60_000,
+      applyEventsEveryMs: config.reconcile.applyEventsEverySeconds * 1_000,
+    },
     ...(config.metrics.port > 0
       ? {
           metricsEndpoint: {
