@@ -34,6 +34,7 @@ import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { Store } from '../store/store.js';
 import {
+  isUnsettled,
   type Observation,
   type RowDerivation,
   type StoredEvent,
@@ -107,7 +108,7 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
       const payer = (input.payer ?? {}) as Record<string, unknown>;
       const correlationId = str(input.correlationId);
       // A static code is reusable and never changes status: only dynamic codes are followed.
-      if (!correlationId || parsed.type !== 'dynamic') return null;
+      if (!correlationId || parsed.type !== 'PIX_DYNAMIC') return null;
       return {
         thing: {
           ...base,
@@ -524,7 +525,30 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
 /** Unsettled things as `remessa status` shows them. */
 export function describeUnsettled(store: Store, limit = 50): string[] {
   const things = new Things(store.db);
-  const rows = things.unsettled(limit + 1);
+  // Read only (status takes no lock): rows whose things are not derived yet are derived here, in memory.
+  const pending: ThingRecord[] = [];
+  for (const row of things.unseenRows(limit + 1)) {
+    const d = deriveFromRow(row);
+    if (d && 'thing' in d && isUnsettled(d.thing.kind, d.thing.status)) {
+      pending.push({
+        ...d.thing,
+        id: 0,
+        correlationId: d.thing.correlationId ?? null,
+        endToEndId: d.thing.endToEndId ?? null,
+        claimId: d.thing.claimId ?? null,
+        yourNumber: d.thing.yourNumber ?? null,
+        ourNumber: d.thing.ourNumber ?? null,
+        amountCents: d.thing.amountCents ?? null,
+        payerName: d.thing.payerName ?? null,
+        payerDocument: d.thing.payerDocument ?? null,
+        statusAt: null,
+        settled: false,
+        final: false,
+        updatedAt: d.thing.createdAt,
+      });
+    }
+  }
+  const rows = [...things.unsettled(limit + 1), ...pending];
   const lines = [`Waiting for a final status from the bank: ${rows.length > limit ? `${limit}+` : rows.length}`];
   const files = new Map<string, string>();
   for (const t of rows.slice(0, limit)) {

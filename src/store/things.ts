@@ -251,6 +251,29 @@ export class Things {
    */
   syncFromRows(derive: (row: SucceededRow) => RowDerivation, limit = 5_000): { rows: number; days: Set<string> } {
     const days = new Set<string>();
+    const rows = this.unseenRows(limit);
+    this.db.transaction(() => {
+      for (const r of rows) {
+        const derived = derive(r);
+        if (derived && 'thing' in derived) this.#insertThing(derived.thing);
+        else if (derived && 'void' in derived) {
+          const result = this.#observe({
+            kind: 'charge',
+            key: derived.void.correlationId,
+            status: derived.void.status,
+            occurredAt: derived.void.at,
+            source: 'row',
+          });
+          if (result.day) days.add(result.day);
+        }
+        this.db.prepare('INSERT OR IGNORE INTO thing_rows_seen (batch_id, line) VALUES (?, ?)').run(r.batchId, r.line);
+      }
+    })();
+    return { rows: rows.length, days };
+  }
+
+  /** Succeeded rows not turned into things yet, oldest first (read only). */
+  unseenRows(limit = 5_000): SucceededRow[] {
     const rows = this.db
       .prepare(
         `SELECT r.batch_id, r.line, b.kind, r.parsed, r.outputs, r.amount_cents, r.updated_at
@@ -268,32 +291,15 @@ export class Things {
       amount_cents: number | null;
       updated_at: string;
     }>;
-    this.db.transaction(() => {
-      for (const r of rows) {
-        const derived = derive({
-          batchId: r.batch_id,
-          line: r.line,
-          kind: r.kind,
-          parsed: r.parsed === null ? null : JSON.parse(r.parsed),
-          outputs: r.outputs === null ? {} : (JSON.parse(r.outputs) as Record<string, unknown>),
-          amountCents: r.amount_cents,
-          updatedAt: r.updated_at,
-        });
-        if (derived && 'thing' in derived) this.#insertThing(derived.thing);
-        else if (derived && 'void' in derived) {
-          const result = this.#observe({
-            kind: 'charge',
-            key: derived.void.correlationId,
-            status: derived.void.status,
-            occurredAt: derived.void.at,
-            source: 'row',
-          });
-          if (result.day) days.add(result.day);
-        }
-        this.db.prepare('INSERT OR IGNORE INTO thing_rows_seen (batch_id, line) VALUES (?, ?)').run(r.batch_id, r.line);
-      }
-    })();
-    return { rows: rows.length, days };
+    return rows.map((r) => ({
+      batchId: r.batch_id,
+      line: r.line,
+      kind: r.kind,
+      parsed: r.parsed === null ? null : JSON.parse(r.parsed),
+      outputs: r.outputs === null ? {} : (JSON.parse(r.outputs) as Record<string, unknown>),
+      amountCents: r.amount_cents,
+      updatedAt: r.updated_at,
+    }));
   }
 
   #insertThing(t: NewThing): void {
