@@ -146,6 +146,21 @@ describe('the things state machine', () => {
     expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
   });
 
+  it('a change whose file was not written (a crash in between) is written by the next pass', async () => {
+    succeededCharges(['c1']);
+    const t = things();
+    // As if the process died right after this commit, before writing the file.
+    t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: '2026-11-23T10:00:00.000Z', source: 'event' });
+    const outbox = path.join(dir, 'outbox');
+    const result = await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock });
+    expect(result.changes).toBe(0);
+    const file = path.join(outbox, 'retorno', '2026-11-23.csv');
+    expect(result.files).toEqual([file]);
+    expect((await fs.readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
+    // Written once: the next pass has nothing to write.
+    expect((await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock })).files).toEqual([]);
+  });
+
   it('a charge record tells its history by its times: expired, then paid', () => {
     const obs = observationsOfCharge({
       correlationId: 'c',

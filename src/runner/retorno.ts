@@ -19,7 +19,8 @@
  *      - Pix QR payments still PIX_PROCESSING (or another open status): looked up by endToEndId (`pixPayments.get`);
  *      a charge record gives its history by its times: `expiredAt` (Expired), then `paidAt` (Paid, with the payment's
  *      amount) or `voidedAt` (Voided), so a charge expired then paid is two lines, as the events would have told;
- *   4. the retorno files of the days that gained or completed a line are written again.
+ *   4. the retorno files of the days that gained or completed a line since they were last written are written
+ *      again (`retorno_days`: also the days a crash left behind).
  *
  * Reconciliation and events converge: both observe the same statuses with the same times (the charge's `paidAt` is
  * the event's `paidAt`), and an observation of the status a thing already has only completes its line (one line per
@@ -515,8 +516,10 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
   if (options.reconcile && options.client) {
     await reconcile(things, options.client, options, result, days);
   }
-  for (const day of [...days].sort()) {
+  // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
+  for (const { day, version } of things.daysToWrite()) {
     const file = await writeRetornoDay(things, options.outboxDir, day, now);
+    things.markDayWritten(day, version);
     if (file) result.files.push(file);
   }
   return result;

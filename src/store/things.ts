@@ -35,6 +35,9 @@
  * 3. An event is marked applied in the same transaction as the change it made (so both land or neither does).
  * 4. A line's day is the Brasília day remessa learned the change: a day's retorno file only grows, and a past day's
  *    file changes only when a later source completes one of its lines (an event id or an amount).
+ * 5. Every line added or completed raises its day's version in the same transaction (`retorno_days`); a day whose
+ *    version is above the version last written is written again by the next pass, so a crash between a change and
+ *    its file never leaves the file behind for good.
  */
 import type { Cents } from '../types.js';
 import type { SqliteDatabase } from './db.js';
@@ -403,6 +406,7 @@ export class Things {
       sets.push('updated_at = ?');
       params.push(nowIso);
       this.db.prepare(`UPDATE thing_changes SET ${sets.join(', ')} WHERE seq = ?`).run(...params, last.seq);
+      this.#touchDay(last.day);
       return { result: 'merged', day: last.day };
     }
     if (thing.final) return { result: 'stale', day: undefined };
@@ -443,7 +447,32 @@ export class Things {
         nowIso,
         thing.id,
       );
+    this.#touchDay(day);
     return { result: 'changed', day };
+  }
+
+  /** The day's file must be written again (see retorno_days in migration 008). */
+  #touchDay(day: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO retorno_days (day, version) VALUES (?, 1)
+         ON CONFLICT (day) DO UPDATE SET version = retorno_days.version + 1`,
+      )
+      .run(day);
+  }
+
+  /** Days whose retorno file is behind the store, with the version to write. */
+  daysToWrite(): Array<{ day: string; version: number }> {
+    return this.db
+      .prepare('SELECT day, version FROM retorno_days WHERE version > written_version ORDER BY day')
+      .all() as Array<{ day: string; version: number }>;
+  }
+
+  /** The day's file now holds everything up to `version`. */
+  markDayWritten(day: string, version: number): void {
+    this.db
+      .prepare('UPDATE retorno_days SET written_version = MAX(written_version, ?) WHERE day = ?')
+      .run(version, day);
   }
 
   /** Things whose status is not final, of the given kinds, oldest first (what reconciliation looks up). */

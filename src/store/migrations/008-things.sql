@@ -93,3 +93,12 @@ CREATE TABLE thing_rows_seen (
   line INTEGER NOT NULL,
   PRIMARY KEY (batch_id, line)
 ) WITHOUT ROWID;
+
+-- Which retorno days must be written again: `version` goes up with every line added or completed (in the transaction
+-- that does it); the writer records the version it wrote. A crash between a change and its file leaves the day with
+-- version > written_version, and the next pass writes it.
+CREATE TABLE retorno_days (
+  day TEXT PRIMARY KEY,
+  version INTEGER NOT NULL DEFAULT 0,
+  written_version INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
