@@ -18,12 +18,17 @@ import { retornoPass } from '../src/runner/retorno.js';
 import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import { openStore } from '../src/store/index.js';
 import {
+  drop,
   makeWorkspace,
   parseResultCsv,
   runCli,
   type SandboxProcess,
+  startDaemon,
   startSandboxProcess,
+  stopDaemon,
   type Workspace,
+  waitFor,
+  waitForAnswer,
 } from './e2e-harness.js';
 
 let sandbox: SandboxProcess;
@@ -296,4 +301,38 @@ describe('the retorno', () => {
       new Map(lines.map((l) => [keyOf(l), l.eventId])),
     );
   }, 120_000);
+
+  it('the daemon applies the events it received on its schedule and writes the retorno', async () => {
+    const ws = await makeWorkspace(sandbox.url);
+    const config = JSON.parse(await fs.readFile(ws.config, 'utf8'));
+    await fs.writeFile(
+      ws.config,
+      JSON.stringify({ ...config, reconcile: { everyMinutes: 0, applyEventsEverySeconds: 1 } }, null, 2),
+    );
+    const id = `D${Date.now().toString(36)}-PIX`;
+    const daemon = startDaemon(ws);
+    try {
+      await drop(ws, Buffer.from(`type,correlationId,amount\nPIX_STATIC,${id},12.34\n`), 'charges/pix.csv');
+      const answer = await waitForAnswer(ws, 'charges', 'pix');
+      expect(answer.type).toBe('result');
+      await bank('POST', `/v1/charges/${id}/pay`);
+      expect(await receiveEvents(ws, [id])).toBe(2);
+      const line = await waitFor(
+        'the retorno line',
+        async () => {
+          const dir = path.join(ws.outbox, 'retorno');
+          const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.csv'));
+          if (files.length === 0) return undefined;
+          const lines = parseResultCsv(await fs.readFile(path.join(dir, files[0]!)));
+          return lines.find((l) => l.correlationId === id && l.eventId?.split(' ').length === 2);
+        },
+        30_000,
+        200,
+      );
+      // A UTF-8 file with `,` and decimal point: the retorno of its things too.
+      expect(line).toMatchObject({ kind: 'charge', oldStatus: 'Created', newStatus: 'Paid', paidAmount: '12.34' });
+    } finally {
+      expect(await stopDaemon(daemon)).toBe(0);
+    }
+  }, 90_000);
 });
