@@ -562,6 +562,7 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
     const result = await retornoPass({
       store: pipeline.store,
       client: pipeline.client,
+      queue: pipeline.queue,
       outboxDir: options.folders.outbox,
       logger: log,
       reconcile: true,

@@ -159,6 +159,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
               : retornoPass({
                   store: p.store,
                   client: p.client,
+                  queue: p.queue,
                   outboxDir: options.folders.outbox,
                   logger: log,
                   reconcile,

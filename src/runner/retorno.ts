@@ -33,6 +33,7 @@ import type { Charge } from '../bank/types.js';
 import { wireToCents } from '../formats/money.js';
 import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
+import type { RequestQueue } from '../queue/request-queue.js';
 import type { Store } from '../store/store.js';
 import {
   isUnsettled,
@@ -44,6 +45,7 @@ import {
   type ThingRecord,
   Things,
 } from '../store/things.js';
+import type { EndpointGroup } from '../types.js';
 
 /** How long an event about an unknown thing waits for its row before it is marked applied as foreign. */
 export const FOREIGN_GRACE_MS = 3_600_000;
@@ -54,6 +56,8 @@ export interface RetornoPassOptions {
   store: Store;
   /** Needed for reconciliation; without it only rows and events are applied. */
   client?: BankClient | undefined;
+  /** The pipeline's request queue: reconciliation's requests then keep to the endpoint groups' rate limits. */
+  queue?: RequestQueue | undefined;
   outboxDir: string;
   logger: Logger;
   /** Reconcile with the bank (steps 3) too. @defaultValue false */
@@ -271,13 +275,12 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
   }
 }
 
-/** Applies the unapplied events; returns counts and the days touched. */
+/** Applies the unapplied events; returns counts. */
 export function applyEvents(
   things: Things,
   logger: Logger,
   now: () => Date = () => new Date(),
-): { applied: number; foreign: number; changes: number; days: Set<string> } {
-  const days = new Set<string>();
+): { applied: number; foreign: number; changes: number } {
   let applied = 0;
   let foreign = 0;
   let changes = 0;
@@ -301,14 +304,13 @@ export function applyEvents(
       for (const o of known) {
         const r = things.observe(o);
         if (r.result === 'changed') changes++;
-        if (r.day) days.add(r.day);
       }
       things.markEventsApplied([e.id]);
     })();
     applied++;
   }
   if (applied > 0) logger.debug({ applied, foreign, changes }, 'webhook events applied');
-  return { applied, foreign, changes, days };
+  return { applied, foreign, changes };
 }
 
 function observationsFor(e: StoredEvent, things: Things, logger: Logger): Observation[] {
@@ -375,6 +377,12 @@ function safeCents(n: number): number | undefined {
   }
 }
 
+function dayBefore(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() - 1);
+  return d.toISOString().slice(0, 10);
+}
+
 /** Date windows of at most one year (spec 8) covering since..until, both yyyy-mm-dd. */
 export function yearWindows(since: string, until: string): Array<{ startDate: string; endDate: string }> {
   const out: Array<{ startDate: string; endDate: string }> = [];
@@ -399,7 +407,6 @@ async function reconcile(
   client: BankClient,
   options: RetornoPassOptions,
   result: RetornoPassResult,
-  days: Set<string>,
 ): Promise<void> {
   const log = options.logger;
   const signal = options.signal;
@@ -407,17 +414,29 @@ async function reconcile(
   const observe = (o: Observation) => {
     const r = things.observe(o);
     if (r.result === 'changed') result.changes++;
-    if (r.day) days.add(r.day);
   };
+  // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
+  const call = <T>(group: EndpointGroup, fn: () => Promise<T>): Promise<T> =>
+    options.queue ? options.queue.run(group, fn, signal ? { signal } : {}) : fn();
   const openCharges = things.open(['charge']);
-  const since = options.since ?? openCharges[0]?.createdAt.slice(0, 10);
+  // The day before the oldest open charge's success: its creation (bank clock, UTC date) may be just before midnight.
+  const since = options.since ?? (openCharges[0] ? dayBefore(openCharges[0].createdAt.slice(0, 10)) : undefined);
   const until = options.until ?? now().toISOString().slice(0, 10);
   const seen = new Set<string>();
   if (since !== undefined && since <= until) {
     for (const window of yearWindows(since, until)) {
+      let previousFirst: string | undefined;
       for (let page = 1; ; page++) {
         if (signal?.aborted) return;
-        const charges = await client.charges.list({ ...window, page, limit: RECONCILE_PAGE_LIMIT }, { signal });
+        const charges = await call('charges', () =>
+          client.charges.list({ ...window, page, limit: RECONCILE_PAGE_LIMIT }, { signal }),
+        );
+        // A bank that ignores `page` would answer the same page for ever: stop (the look-ups below cover the rest).
+        if (charges.length > 0 && charges[0]!.correlationId === previousFirst) {
+          log.warn({ window, page }, 'reconciliation: the charge list repeated a page; paging stopped');
+          break;
+        }
+        previousFirst = charges[0]?.correlationId;
         result.chargesListed += charges.length;
         for (const charge of charges) {
           if (!things.get('charge', charge.correlationId)) continue;
@@ -442,11 +461,16 @@ async function reconcile(
   // What the pages did not settle: open charges they did not show (outside --since/--until, or missed).
   for (const thing of things.open(['charge'])) {
     if (seen.has(thing.key)) continue;
-    await lookUp(thing, async () => observationsOfCharge(await client.charges.get(thing.key, { signal })));
+    await lookUp(thing, async () =>
+      observationsOfCharge(await call('charges', () => client.charges.get(thing.key, { signal }))),
+    );
   }
   for (const thing of things.open(['qr-code'])) {
     await lookUp(thing, async () => {
-      const qr = (await client.qrCodes.getDynamic(thing.key, { signal })) as unknown as Record<string, unknown>;
+      const qr = (await call('pix', () => client.qrCodes.getDynamic(thing.key, { signal }))) as unknown as Record<
+        string,
+        unknown
+      >;
       const status = typeof qr.status === 'string' ? qr.status : undefined;
       if (!status) return [];
       const at = [qr.paidAt, qr.concludedAt, qr.updatedAt].find((v): v is string => typeof v === 'string');
@@ -466,7 +490,10 @@ async function reconcile(
   }
   for (const thing of things.open(['pix-payment'])) {
     await lookUp(thing, async () => {
-      const payment = (await client.pixPayments.get(thing.key, { signal })) as unknown as Record<string, unknown> & {
+      const payment = (await call('pix', () => client.pixPayments.get(thing.key, { signal }))) as unknown as Record<
+        string,
+        unknown
+      > & {
         status: string;
         amountCents: number;
       };
@@ -501,20 +528,17 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     lookupErrors: 0,
     files: [],
   };
-  const days = new Set<string>();
   for (;;) {
     const synced = things.syncFromRows(deriveFromRow);
     result.rowsSeen += synced.rows;
-    for (const d of synced.days) days.add(d);
     if (synced.rows === 0) break;
   }
   const events = applyEvents(things, options.logger, now);
   result.eventsApplied = events.applied;
   result.eventsForeign = events.foreign;
   result.changes += events.changes;
-  for (const d of events.days) days.add(d);
   if (options.reconcile && options.client) {
-    await reconcile(things, options.client, options, result, days);
+    await reconcile(things, options.client, options, result);
   }
   // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
   for (const { day, version } of things.daysToWrite()) {
