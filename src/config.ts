@@ -132,14 +132,6 @@ export const configSchema = z.strictObject({
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
   defaults: kindRecord(z.record(z.string(), z.string())),
-  metrics: z
-    .strictObject({
-      host: z.string().min(1).default('127.0.0.1'),
-      port: z.number().int().min(0).max(65_535).default(0),
-      readyTimeoutMs: z.number().int().min(100).default(3_000),
-      readyCacheMs: z.number().int().min(0).default(10_000),
-    })
-    .prefault({}),
   // The retorno (src/runner/retorno.ts): reconciliation with the bank, and application of received webhook events.
   reconcile: z
     .strictObject({
@@ -147,6 +139,14 @@ export const configSchema = z.strictObject({
       everyMinutes: nonNegativeInt.default(60),
       // The daemon applies the webhook events the receiver stored every N seconds (0: only when reconciling).
       applyEventsEverySeconds: nonNegativeInt.default(10),
+    })
+    .prefault({}),
+  metrics: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65_535).default(0),
+      readyTimeoutMs: z.number().int().min(100).default(3_000),
+      readyCacheMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
   log: z

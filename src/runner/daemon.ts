@@ -23,13 +23,13 @@ import { unwatchFile, watchFile } from 'node:fs';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
-import { checkStoreWritable, retornoSnapshot, storeSnapshot } from '../store/snapshot.js';
+import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
 import { type ConfigReloader, reloadConfig } from './reload.js';
-import { retornoPass } from './retorno.js';
+import { retornoPass, retornoSnapshot } from './retorno.js';
 import { notifySystemd } from './sd-notify.js';
 
 export interface DaemonDeps {

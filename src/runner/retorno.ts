@@ -589,4 +589,5 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
   return lines;
 }
 
+export { retornoSnapshot } from '../store/snapshot.js';
 export type { ThingKind };
