@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | reconcile | status | sandbox`.
+ * The command line: `remessa daemon | run | validate | status | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
