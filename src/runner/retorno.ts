@@ -424,6 +424,15 @@ async function reconcile(
   const until = options.until ?? now().toISOString().slice(0, 10);
   const seen = new Set<string>();
   if (since !== undefined && since <= until) {
+    try {
+      await listCharges(since, until);
+    } catch (err) {
+      // The look-ups below still settle every open charge, one by one.
+      result.lookupErrors++;
+      log.error({ err, since, until }, 'reconciliation: listing the charges failed');
+    }
+  }
+  async function listCharges(since: string, until: string): Promise<void> {
     for (const window of yearWindows(since, until)) {
       let previousFirst: string | undefined;
       for (let page = 1; ; page++) {
