@@ -141,6 +141,10 @@ describe('the things state machine', () => {
     clock = new Date(clock.getTime() + 2 * 3_600_000);
     expect(await pass()).toMatchObject({ eventsApplied: 1, eventsForeign: 1, changes: 0 });
     expect(applied()).toEqual(['e1', 'e2', 'e3']);
+    expect(new Things(store.db).foreignEvents()).toEqual({
+      count: 1,
+      latest: [{ id: 'e2', type: 'CHARGE_PAID', subject: 'x' }],
+    });
     clock = new Date('2026-11-23T12:00:00.000Z');
     const line = new Things(store.db).changesOfDay('2026-11-23')[0]!;
     expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });

@@ -295,7 +295,9 @@ export function applyEvents(
     const known = observations.filter((o) => things.get(o.kind, o.key));
     if (known.length === 0) {
       if (now().getTime() - Date.parse(e.receivedAt) < FOREIGN_GRACE_MS) continue;
-      things.markEventsApplied([e.id]);
+      const subject = observations[0]?.key;
+      things.markForeign(e, subject);
+      logger.info({ eventId: e.id, type: e.type, subject }, 'webhook event about something remessa did not create');
       foreign++;
       applied++;
       continue;
@@ -585,7 +587,13 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
     }
   }
   const rows = [...things.unsettled(limit + 1), ...pending];
-  const lines = [`Waiting for a final status from the bank: ${rows.length > limit ? `${limit}+` : rows.length}`];
+  const lines: string[] = [];
+  const foreign = things.foreignEvents();
+  if (foreign.count > 0) {
+    lines.push(`Bank events about things remessa did not create: ${foreign.count}`);
+    for (const f of foreign.latest) lines.push(`  ${f.type} ${f.subject ?? '-'} (event ${f.id})`);
+  }
+  lines.push(`Waiting for a final status from the bank: ${rows.length > limit ? `${limit}+` : rows.length}`);
   const files = new Map<string, string>();
   for (const t of rows.slice(0, limit)) {
     let file = files.get(t.batchId);

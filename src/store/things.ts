@@ -571,6 +571,25 @@ export class Things {
     ).n;
   }
 
+  /** Marks an event about something remessa did not create applied, and remembers it as foreign. */
+  markForeign(event: { id: string; type: string }, subject: string | undefined): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare('INSERT OR IGNORE INTO foreign_events (id, event_type, subject, marked_at) VALUES (?, ?, ?, ?)')
+        .run(event.id, event.type, subject ?? null, this.#now().toISOString());
+      this.markEventsApplied([event.id]);
+    })();
+  }
+
+  /** Events about things remessa did not create: how many, and the latest few. */
+  foreignEvents(limit = 5): { count: number; latest: Array<{ id: string; type: string; subject: string | null }> } {
+    const count = (this.db.prepare('SELECT COUNT(*) AS n FROM foreign_events').get() as { n: number }).n;
+    const latest = this.db
+      .prepare('SELECT id, event_type AS type, subject FROM foreign_events ORDER BY marked_at DESC, id LIMIT ?')
+      .all(limit) as Array<{ id: string; type: string; subject: string | null }>;
+    return { count, latest };
+  }
+
   /** Unapplied webhook events, in the order they happened. */
   unappliedEvents(): StoredEvent[] {
     return this.db

@@ -102,3 +102,13 @@ CREATE TABLE retorno_days (
   version INTEGER NOT NULL DEFAULT 0,
   written_version INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+
+-- Webhook events about things remessa did not create (kept by the receiver; marked applied here without a change
+-- after FOREIGN_GRACE_MS), listed by `remessa status`.
+CREATE TABLE foreign_events (
+  id TEXT PRIMARY KEY,
+  event_type TEXT NOT NULL,
+  -- correlationId or endToEndId the event names.
+  subject TEXT,
+  marked_at TEXT NOT NULL
+) WITHOUT ROWID;
