@@ -10,7 +10,7 @@
  *   2. unapplied webhook events, in the order they happened, each marked applied with the change it made. An event
  *      about something remessa did not create stays unapplied for FOREIGN_GRACE_MS (its row may still be storing its
  *      success: a Pix payment's PIX_PAYMENT_UPDATED can arrive before the pay step's answer is stored), then is
- *      marked applied without a change (foreign);
+ *      marked applied without a change and remembered as foreign (`foreign_events`, listed by `remessa status`);
  *   3. reconciliation (not in the events-only pass):
  *      - charges: `GET /v1/charges?startDate&endDate&page&limit` over the creation dates of the open charges (or
  *        --since/--until), in windows of at most one year, pages of 100, until a short page; each charge listed that
