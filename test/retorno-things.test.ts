@@ -179,6 +179,16 @@ describe('the things state machine', () => {
     ]);
   });
 
+  it('a Pix charge read Expired by its expiry happened at its expiresAt', () => {
+    const obs = observationsOfCharge({
+      correlationId: 'c',
+      status: 'Expired',
+      amountCents: 1000,
+      ...({ expiresAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z' } as object),
+    });
+    expect(obs.map((o) => [o.status, o.occurredAt])).toEqual([['Expired', '2026-11-22T10:00:00.000Z']]);
+  });
+
   it('the retorno day is the Brasília date', () => {
     expect(retornoDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
     expect(retornoDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');

@@ -365,7 +365,9 @@ export function observationsOfCharge(charge: Charge): Observation[] {
       payerDocument: typeof payer.document === 'string' ? payer.document : undefined,
     });
   } else {
-    const at = (s === 'expired' ? expiredAt : s === 'voided' ? voidedAt : undefined) ?? t(c.updatedAt);
+    // A Pix charge past its expiry reads Expired without an expire order: it happened at its `expiresAt`.
+    const at =
+      (s === 'expired' ? (expiredAt ?? t(c.expiresAt)) : s === 'voided' ? voidedAt : undefined) ?? t(c.updatedAt);
     out.push({ ...base, status, occurredAt: at ?? new Date().toISOString() });
   }
   return out;
@@ -484,7 +486,10 @@ async function reconcile(
       >;
       const status = typeof qr.status === 'string' ? qr.status : undefined;
       if (!status) return [];
-      const at = [qr.paidAt, qr.concludedAt, qr.updatedAt].find((v): v is string => typeof v === 'string');
+      const expired = status.toUpperCase() === 'EXPIRED';
+      const at = (expired ? [qr.expiresAt, qr.updatedAt] : [qr.paidAt, qr.concludedAt, qr.updatedAt]).find(
+        (v): v is string => typeof v === 'string',
+      );
       return [
         {
           kind: 'qr-code',
