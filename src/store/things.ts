@@ -23,9 +23,10 @@
  *   An observation comes from a webhook event (`event`), from reconciliation (`reconcile`), or from a succeeded void
  *   row (`row`). Whichever comes first makes the line; the others only complete it.
  *
- * UNSETTLED: a payment remessa made whose final outcome the bank has not told yet (a Pix QR payment still
- * PIX_PROCESSING, a bill payment SCHEDULED). An open charge or QR code waits for its payer, not for the bank, and is
- * not counted as unsettled. `remessa status` lists unsettled things; the metric
+ * UNSETTLED: a payment remessa made whose final outcome the bank has not told yet and that a source can settle: a
+ * Pix QR payment still PIX_PROCESSING. An open charge or QR code waits for its payer, not for the bank, and is not
+ * counted as unsettled; a SCHEDULED bill payment has no source that could settle it yet (docs/retorno.md "Not yet"),
+ * so counting it would keep the unsettled age growing and its alert firing for nothing. `remessa status` lists unsettled things; the metric
  * `remessa_retorno_oldest_unsettled_seconds` gives the age of the oldest.
  *
  * RULES THAT MUST ALWAYS HOLD
@@ -139,9 +140,7 @@ export function isFinalStatus(kind: ThingKind, status: string): boolean {
 
 /** Whether the bank still owes a final outcome for a thing of `kind` in `status` (see "UNSETTLED" above). */
 export function isUnsettled(kind: ThingKind, status: string): boolean {
-  if (kind === 'pix-payment') return !isFinalStatus(kind, status);
-  if (kind === 'bill-payment') return status.toLowerCase() === 'scheduled';
-  return false;
+  return kind === 'pix-payment' && !isFinalStatus(kind, status);
 }
 
 /**
