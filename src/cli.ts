@@ -47,6 +47,14 @@ function parseWaitSeconds(value: string): number {
   return Number(value);
 }
 
+function parseDate(value: string): string {
+  const d = new Date(`${value}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
+    throw new InvalidArgumentError(`Expected a date yyyy-mm-dd, got "${value}"`);
+  }
+  return value;
+}
+
 function parseKind(value: string): KindName {
   if (!isKindName(value)) {
     throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
@@ -157,6 +165,36 @@ function buildProgram(): Command {
           import('./runner/options.js'),
         ]);
         return validateFile(runnerOptionsFromConfig(config, log), file, flags.kind);
+      }),
+    );
+
+  program
+    .command('reconcile')
+    .description(
+      'learn what the bank did with the charges, QR codes and payments remessa created (events and look-ups); write the retorno',
+    )
+    .option(
+      '--since <date>',
+      'first creation date (yyyy-mm-dd) of the charges to list (default: the oldest open one)',
+      parseDate,
+    )
+    .option('--until <date>', 'last creation date (yyyy-mm-dd) of the charges to list (default: today)', parseDate)
+    .option(
+      '--wait-lock [seconds]',
+      'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
+      parseWaitSeconds,
+    )
+    .action((flags: { since?: string; until?: string; waitLock?: number | true }) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const { runReconcile, runnerOptionsFromConfig } = await pipeline();
+        const waitLockMs =
+          flags.waitLock === undefined ? 0 : flags.waitLock === true ? Infinity : flags.waitLock * 1000;
+        return runReconcile(runnerOptionsFromConfig(config, log), {
+          since: flags.since,
+          until: flags.until,
+          waitLockMs,
+        });
       }),
     );
 

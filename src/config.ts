@@ -170,6 +170,15 @@ export const configSchema = z.strictObject({
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),
   mappings: kindRecord(z.record(z.string(), z.string())),
   defaults: kindRecord(z.record(z.string(), z.string())),
+  // The retorno (src/runner/retorno.ts): reconciliation with the bank, and application of received webhook events.
+  reconcile: z
+    .strictObject({
+      // The daemon reconciles every N minutes (0: never; `remessa reconcile` and the nightly unit still do).
+      everyMinutes: nonNegativeInt.default(60),
+      // The daemon applies the webhook events the receiver stored every N seconds (0: only when reconciling).
+      applyEventsEverySeconds: nonNegativeInt.default(10),
+    })
+    .prefault({}),
   metrics: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),

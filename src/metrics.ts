@@ -39,6 +39,42 @@ export interface MetricsSources {
   isPaused?: (group: EndpointGroup) => boolean;
   /** Files the intake could not take or handle since the process started. */
   intakeErrors?: () => number;
+  /** The retorno's state (src/store/things.ts). */
+  retornoSnapshot?: () => RetornoSnapshot;
+}
+
+export interface RetornoSnapshot {
+  /** Webhook events applied to the things' state, ever (the store keeps them: monotonic across restarts). */
+  eventsApplied: number;
+  /** Things by kind and status as last known from the bank. */
+  things: Array<{ kind: string; status: string; count: number }>;
+  /** When the oldest thing still waiting for its final status from the bank was created (ms since epoch). */
+  oldestUnsettledAtMs: number | undefined;
+}
+
+/**
+ * Status label values of `remessa_things`: the bank's status names folded to a closed set (anything else is `other`),
+ * so a bank inventing statuses cannot grow the series count.
+ */
+export const THING_STATUS_LABELS = [
+  'pending',
+  'created',
+  'paid',
+  'expired',
+  'voided',
+  'concluded',
+  'pix_processing',
+  'pix_executed',
+  'scheduled',
+  'completed',
+  'canceled',
+  'awaiting_resolution',
+  'confirmed',
+] as const;
+
+function thingStatusLabel(status: string): string {
+  const s = status.toLowerCase() === 'pendig' ? 'pending' : status.toLowerCase();
+  return (THING_STATUS_LABELS as readonly string[]).includes(s) ? s : 'other';
 }
 
 export interface StoreSnapshot {
@@ -162,6 +198,42 @@ export class Metrics {
         this.set(self.#sources.queueStats?.().rowsHeld ?? 0);
       },
     });
+    new Counter({
+      name: 'remessa_retorno_events_applied_total',
+      help: 'Webhook events the retorno applied to the state of the things remessa created (read from the store).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.#retorno()?.eventsApplied ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'remessa_things',
+      help: 'Charges, QR codes, payments and claims remessa created, by kind and status as last known from the bank.',
+      labelNames: ['kind', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        const sums = new Map<string, { kind: string; status: string; count: number }>();
+        for (const t of self.#retorno()?.things ?? []) {
+          const status = thingStatusLabel(t.status);
+          const k = `${t.kind}|${status}`;
+          const cur = sums.get(k) ?? { kind: t.kind, status, count: 0 };
+          cur.count += t.count;
+          sums.set(k, cur);
+        }
+        for (const t of sums.values()) this.set({ kind: t.kind, status: t.status }, t.count);
+      },
+    });
+    new Gauge({
+      name: 'remessa_retorno_oldest_unsettled_seconds',
+      help: 'Age of the oldest payment remessa made whose final outcome the bank has not told yet (0 when none).',
+      registers,
+      collect() {
+        const at = self.#retorno()?.oldestUnsettledAtMs;
+        this.set(at === undefined ? 0 : Math.max(0, (Date.now() - at) / 1000));
+      },
+    });
     new Gauge({
       name: 'remessa_group_paused',
       help: 'Whether an endpoint group is paused after a 429 (1) or not (0).',
@@ -198,6 +270,17 @@ export class Metrics {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  #retornoCache: { at: number; value: RetornoSnapshot | undefined } | undefined;
+
+  /** One retorno read per scrape. */
+  #retorno(): RetornoSnapshot | undefined {
+    const now = Date.now();
+    if (this.#retornoCache && now - this.#retornoCache.at < 500) return this.#retornoCache.value;
+    const value = this.#sources.retornoSnapshot?.();
+    this.#retornoCache = { at: now, value };
+    return value;
   }
 
   #snapshotCache: { at: number; value: StoreSnapshot | undefined } | undefined;

@@ -56,6 +56,12 @@ describe('systemd units', () => {
     expect(d.has('MemoryDenyWriteExecute')).toBe(false);
   });
 
+  it('the nightly unit reconciles after the run', () => {
+    const d = directives('remessa-nightly.service');
+    expect(d.get('ExecStart')).toEqual(['/usr/bin/node /opt/remessa/dist/cli.js run']);
+    expect(d.get('ExecStartPost')).toEqual(['/usr/bin/node /opt/remessa/dist/cli.js reconcile']);
+  });
+
   it('the nightly unit counts as success exactly the codes that need no operator', () => {
     const d = directives('remessa-nightly.service');
     const success = [EXIT_OK, ...(d.get('SuccessExitStatus') ?? []).flatMap((v) => v.split(/\s+/).map(Number))];

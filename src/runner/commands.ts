@@ -77,6 +77,7 @@ import {
 import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
+import { describeUnsettled, retornoPass } from './retorno.js';
 import { kindOfGivenFile } from './validate.js';
 
 export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
@@ -666,6 +667,66 @@ export async function runOnce(
   }
 }
 
+export interface ReconcileCommandOptions extends RunOnceOptions {
+  /** First creation date (yyyy-mm-dd) of the charges to list. @defaultValue the oldest open charge's */
+  since?: string | undefined;
+  /** Last creation date (yyyy-mm-dd). @defaultValue today (UTC) */
+  until?: string | undefined;
+}
+
+/**
+ * `remessa reconcile [--since DATE] [--until DATE]`: one retorno pass with reconciliation (src/runner/retorno.ts),
+ * under the data folder's lock like `run`. Exit 0 done; 1 some look-up failed (the rest was reconciled); 2 could not
+ * run.
+ */
+export async function runReconcile(options: RunnerOptions, run: ReconcileCommandOptions = {}): Promise<number> {
+  const log = options.logger;
+  const lock = await acquireDataFolderLock(options.folders.data, {
+    waitMs: run.waitLockMs ?? 0,
+    onWait: (holder) =>
+      log.info({ holder: describeHolder(holder) }, 'waiting for the data folder: another process drives it'),
+  });
+  let pipeline: Pipeline;
+  try {
+    pipeline = await openPipeline(options);
+  } catch (err) {
+    log.error({ err }, 'cannot start');
+    await lock.release();
+    return EXIT_CANNOT_RUN;
+  }
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const result = await retornoPass({
+      store: pipeline.store,
+      client: pipeline.client,
+      queue: pipeline.queue,
+      outboxDir: options.folders.outbox,
+      logger: log,
+      reconcile: true,
+      since: run.since,
+      until: run.until,
+      signal: abort.signal,
+    });
+    out(options).write(
+      `reconciled: ${result.changes} change(s), ${result.chargesListed} charge(s) listed, ${result.lookedUp} looked up` +
+        `${result.lookupErrors > 0 ? ` (${result.lookupErrors} failed)` : ''}, ${result.eventsApplied} event(s) applied\n`,
+    );
+    for (const file of result.files) out(options).write(`retorno: ${file}\n`);
+    return result.lookupErrors > 0 ? EXIT_NOT_ALL_SUCCEEDED : EXIT_OK;
+  } catch (err) {
+    log.error({ err }, 'reconciliation failed');
+    return EXIT_CANNOT_RUN;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await pipeline.close();
+    await lock.release();
+  }
+}
+
 /** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store. */
 export async function showStatus(options: RunnerOptions): Promise<number> {
   const file = path.join(options.folders.data, STORE_FILE_NAME);
@@ -730,6 +791,7 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
         `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'})`,
     );
   }
+  lines.push(...describeUnsettled(store));
   return `${lines.join('\n')}\n`;
 }
 

@@ -9,6 +9,7 @@
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
+ *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
@@ -46,6 +47,7 @@ import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
 import { type ConfigReloader, reloadConfig } from './reload.js';
+import { retornoPass, retornoSnapshot } from './retorno.js';
 import { notifySystemd } from './sd-notify.js';
 
 export interface DaemonDeps {
@@ -167,10 +169,40 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           }, everyMs)
         : undefined;
     await ready;
+    // The retorno (src/runner/retorno.ts): events applied often, reconciliation seldom; one pass at a time.
+    let retorno: Promise<unknown> = Promise.resolve();
+    const retornoTimers: NodeJS.Timeout[] = [];
+    const schedule = (everyMs: number, reconcile: boolean) => {
+      if (everyMs <= 0) return;
+      retornoTimers.push(
+        setInterval(() => {
+          retorno = retorno.then(() =>
+            current.signal.aborted
+              ? undefined
+              : retornoPass({
+                  store: p.store,
+                  client: p.client,
+                  queue: p.queue,
+                  outboxDir: options.folders.outbox,
+                  logger: log,
+                  reconcile,
+                  signal: current.signal,
+                })
+                  .then((r) => {
+                    if (r.changes > 0 || r.files.length > 0) log.info({ ...r, reconcile }, 'retorno updated');
+                  })
+                  .catch((err) => log.error({ err, reconcile }, 'retorno pass failed')),
+          );
+        }, everyMs),
+      );
+    };
+    schedule(options.reconcile?.applyEventsEveryMs ?? 0, false);
+    schedule(options.reconcile?.everyMs ?? 0, true);
     if (metrics && options.metricsEndpoint) {
       const takenFrom = intake;
       metrics.attach({
         storeSnapshot: () => storeSnapshot(p.store),
+        retornoSnapshot: () => retornoSnapshot(p.store),
         queueStats: () => p.queue.stats,
         isPaused: (group) => p.queue.isPaused(group),
         intakeErrors: () => takenFrom.counts.failed,
@@ -192,8 +224,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await stop;
     notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
+    for (const t of retornoTimers) clearInterval(t);
     await intake.stop();
     await resumed;
+    await retorno;
     log.info(intake.counts, 'remessa daemon stopped');
     return 0;
   } catch (err) {

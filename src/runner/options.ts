@@ -105,6 +105,11 @@ export interface RunnerOptions {
   progressStream?: NodeJS.WritableStream & { isTTY?: boolean };
   /** Time between two progress lines (plain `run`/`validate` lines, the daemon's per-batch log), in ms. @defaultValue 30000 */
   progressIntervalMs?: number;
+  /**
+   * The retorno's schedule in the daemon (src/runner/retorno.ts): reconcile every `everyMs` (0: never), apply the
+   * received webhook events every `applyEventsEveryMs` (0: only when reconciling). @defaultValue both off
+   */
+  reconcile?: { everyMs: number; applyEventsEveryMs: number };
   /** The operator's endpoint of the daemon (/metrics, /healthz, /readyz); absent or port 0 = off. */
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
@@ -203,6 +208,10 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     },
     unreachable: { retryDelaysMs: [...b.unreachable.retryDelaysMs], runMaxWaitMs: b.unreachable.runMaxWaitMs },
     policy: { ...config.policy },
+    reconcile: {
+      everyMs: config.reconcile.everyMinutes * 60_000,
+      applyEventsEveryMs: config.reconcile.applyEventsEverySeconds * 1_000,
+    },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
     logger,

@@ -2,8 +2,9 @@
  * What the metrics read from the store at scrape time (src/metrics.ts): rows by kind and state, batches by state, the
  * time the last batch was answered. Read-only queries on the store's connection; never inside a transaction.
  */
-import type { StoreSnapshot } from '../metrics.js';
+import type { RetornoSnapshot, StoreSnapshot } from '../metrics.js';
 import type { Store } from './store.js';
+import { Things } from './things.js';
 
 export function storeSnapshot(store: Store): StoreSnapshot {
   const db = store.db;
@@ -19,6 +20,16 @@ export function storeSnapshot(store: Store): StoreSnapshot {
     at: string | null;
   };
   return { rows, batches, lastAnsweredAtMs: last.at ? Date.parse(last.at) : undefined };
+}
+
+/** The retorno's figures (src/store/things.ts): events applied, things by kind and status, oldest unsettled. */
+export function retornoSnapshot(store: Store): RetornoSnapshot {
+  const things = new Things(store.db);
+  return {
+    eventsApplied: things.countAppliedEvents(),
+    things: things.countByKindAndStatus(),
+    oldestUnsettledAtMs: things.oldestUnsettledAtMs(),
+  };
 }
 
 /** Proves the store can take a write: takes SQLite's write lock and releases it at once (nothing is written). */

@@ -1,0 +1,144 @@
+/**
+ * The retorno file: `outbox/retorno/<yyyy-mm-dd>.csv` and `<yyyy-mm-dd>.summary.json`, one line per change of a thing
+ * that remessa learned that day (src/store/things.ts draws the rules; docs/retorno.md tells a person how to read it).
+ *
+ * A day's file GROWS BY REWRITE: every time the day gains a line (or a later source completes one), the whole day is
+ * written again from the store, to a temporary name then renamed over the old file (src/csv/writer.ts), so a reader
+ * sees the previous whole file or the new whole file, never a part. Lines keep the order remessa learned them in
+ * (`thing_changes.seq`), so the new file is the old one with lines added at the end (a completed line changes in
+ * place). Nothing in a line is ever removed or contradicted.
+ *
+ * Dialect: the one of the batch file that created the day's first line (its encoding, delimiter and decimal mark),
+ * so a Brazilian sheet's things are reported with `;` and decimal comma. A day whose lines come from batches of
+ * several dialects is written in that first one (amounts with its decimal mark). Cells are formula-safe.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileAtomic } from '../atomic-file.js';
+import type { Dialect } from '../batches/kind.js';
+import { createResultWriter, type ResultCell } from '../csv/writer.js';
+import { formatAmount } from '../formats/money.js';
+import type { ThingChangeLine, Things } from '../store/things.js';
+
+/** The retorno's folder under the outbox. */
+export const RETORNO_FOLDER = 'retorno';
+
+/** The columns of a retorno file, in order. */
+export const RETORNO_COLUMNS = [
+  'kind',
+  'correlationId',
+  'endToEndId',
+  'claimId',
+  'yourNumber',
+  'ourNumber',
+  'sourceFile',
+  'sourceLine',
+  'oldStatus',
+  'newStatus',
+  'paidAmount',
+  'discountAmount',
+  'interestAmount',
+  'fineAmount',
+  'occurredAt',
+  'payerName',
+  'payerDocument',
+  'eventId',
+  'reportedBy',
+] as const;
+
+const DEFAULT_DIALECT: Dialect = {
+  encoding: 'utf8',
+  bom: false,
+  delimiter: ',',
+  decimalMark: '.',
+  lineEnding: '\n',
+};
+
+export interface RetornoSummary {
+  day: string;
+  file: string;
+  lines: number;
+  /** Lines by kind and new status. */
+  changes: Record<string, Record<string, number>>;
+  /** Sum of the paid amounts of the day's lines, by kind. */
+  paid: Record<string, { cents: number; formatted: string }>;
+  dialect: { encoding: string; delimiter: string; decimalMark: string };
+  writtenAt: string;
+}
+
+/** Writes the day's retorno file and summary from the store; returns the CSV's path (undefined: no line that day). */
+export async function writeRetornoDay(
+  things: Things,
+  outboxDir: string,
+  day: string,
+  now: () => Date = () => new Date(),
+): Promise<string | undefined> {
+  const lines = things.changesOfDay(day);
+  if (lines.length === 0) return undefined;
+  const dir = path.join(outboxDir, RETORNO_FOLDER);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${day}.csv`);
+  const dialect = parseDialect(lines[0]!.dialect);
+  const writer = await createResultWriter(file, { dialect, header: [...RETORNO_COLUMNS] });
+  const changes: RetornoSummary['changes'] = {};
+  const paid: Record<string, number> = {};
+  try {
+    for (const l of lines) {
+      await writer.write(lineCells(l));
+      const byStatus = changes[l.kind] ?? {};
+      changes[l.kind] = byStatus;
+      byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
+      if (l.paidCents !== undefined) paid[l.kind] = (paid[l.kind] ?? 0) + l.paidCents;
+    }
+    await writer.close();
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  const summary: RetornoSummary = {
+    day,
+    file: path.basename(file),
+    lines: lines.length,
+    changes,
+    paid: Object.fromEntries(
+      Object.entries(paid).map(([k, cents]) => [k, { cents, formatted: formatAmount(cents, dialect.decimalMark) }]),
+    ),
+    dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter, decimalMark: dialect.decimalMark },
+    writtenAt: now().toISOString(),
+  };
+  await writeFileAtomic(path.join(dir, `${day}.summary.json`), `${JSON.stringify(summary, null, 2)}\n`);
+  return file;
+}
+
+function lineCells(l: ThingChangeLine): ResultCell[] {
+  const money = (cents: number | undefined): ResultCell => (cents === undefined ? null : { cents });
+  return [
+    l.kind,
+    l.correlationId,
+    l.endToEndId,
+    l.claimId,
+    l.yourNumber,
+    l.ourNumber,
+    l.fileName,
+    l.line,
+    l.oldStatus,
+    l.newStatus,
+    money(l.paidCents),
+    money(l.discountCents),
+    money(l.interestCents),
+    money(l.fineCents),
+    l.occurredAt,
+    l.payerName,
+    l.payerDocument,
+    l.eventIds.join(' '),
+    l.source,
+  ];
+}
+
+function parseDialect(text: string): Dialect {
+  try {
+    return { ...DEFAULT_DIALECT, ...(JSON.parse(text) as Dialect) };
+  } catch {
+    return DEFAULT_DIALECT;
+  }
+}

@@ -1,0 +1,614 @@
+/**
+ * The retorno's glue (issue 11 §2-3): derive things from succeeded rows, apply the webhook events the receiver
+ * stored, reconcile with the bank, and write the day's retorno files. The rules of the things' state are drawn in
+ * src/store/things.ts; the file in src/outbox/retorno.ts.
+ *
+ * One pass (`retornoPass`), run by `remessa reconcile`, by the daemon on a schedule (`reconcile.everyMinutes`) and,
+ * events only, every `reconcile.applyEventsEverySeconds`:
+ *
+ *   1. things from succeeded rows not seen yet (lazily: src/store/things.ts says why);
+ *   2. unapplied webhook events, in the order they happened, each marked applied with the change it made. An event
+ *      about something remessa did not create stays unapplied for FOREIGN_GRACE_MS (its row may still be storing its
+ *      success: a Pix payment's PIX_PAYMENT_UPDATED can arrive before the pay step's answer is stored), then is
+ *      marked applied without a change and remembered as foreign (`foreign_events`, listed by `remessa status`);
+ *   3. reconciliation (not in the events-only pass):
+ *      - charges: `GET /v1/charges?startDate&endDate&page&limit` over the creation dates of the open charges (or
+ *        --since/--until), in windows of at most one year, pages of 100, until a short page; each charge listed that
+ *        remessa created is observed. Open charges the pages did not show are looked up by correlationId;
+ *      - dynamic QR codes not CONCLUDED: looked up by correlationId (`qrCodes.getDynamic`);
+ *      - Pix QR payments still PIX_PROCESSING (or another open status): looked up by endToEndId (`pixPayments.get`);
+ *      a charge record gives its history by its times: `expiredAt` (Expired), then `paidAt` (Paid, with the payment's
+ *      amount) or `voidedAt` (Voided), so a charge expired then paid is two lines, as the events would have told;
+ *   4. the retorno files of the days that gained or completed a line since they were last written are written
+ *      again (`retorno_days`: also the days a crash left behind).
+ *
+ * Reconciliation and events converge: both observe the same statuses with the same times (the charge's `paidAt` is
+ * the event's `paidAt`), and an observation of the status a thing already has only completes its line (one line per
+ * change, rule 1 of src/store/things.ts). Failing look-ups are logged and counted; the pass goes on with the rest.
+ */
+import { z } from 'zod';
+import type { BankClient } from '../bank/client.js';
+import { NotFoundError } from '../bank/errors.js';
+import type { Charge } from '../bank/types.js';
+import { wireToCents } from '../formats/money.js';
+import type { Logger } from '../log.js';
+import { writeRetornoDay } from '../outbox/retorno.js';
+import type { RequestQueue } from '../queue/request-queue.js';
+import type { Store } from '../store/store.js';
+import {
+  isUnsettled,
+  type Observation,
+  type RowDerivation,
+  type StoredEvent,
+  type SucceededRow,
+  type ThingKind,
+  type ThingRecord,
+  Things,
+} from '../store/things.js';
+import type { EndpointGroup } from '../types.js';
+
+/** How long an event about an unknown thing waits for its row before it is marked applied as foreign. */
+export const FOREIGN_GRACE_MS = 3_600_000;
+/** Most charges a page of the charge list may hold (spec 8). */
+export const RECONCILE_PAGE_LIMIT = 100;
+
+export interface RetornoPassOptions {
+  store: Store;
+  /** Needed for reconciliation; without it only rows and events are applied. */
+  client?: BankClient | undefined;
+  /** The pipeline's request queue: reconciliation's requests then keep to the endpoint groups' rate limits. */
+  queue?: RequestQueue | undefined;
+  outboxDir: string;
+  logger: Logger;
+  /** Reconcile with the bank (steps 3) too. @defaultValue false */
+  reconcile?: boolean;
+  /** First creation date (yyyy-mm-dd) of the charges to list. @defaultValue the oldest open charge's */
+  since?: string | undefined;
+  /** Last creation date (yyyy-mm-dd) of the charges to list. @defaultValue today (UTC) */
+  until?: string | undefined;
+  signal?: AbortSignal | undefined;
+  now?: () => Date;
+}
+
+export interface RetornoPassResult {
+  rowsSeen: number;
+  eventsApplied: number;
+  eventsForeign: number;
+  changes: number;
+  chargesListed: number;
+  lookedUp: number;
+  lookupErrors: number;
+  /** The retorno files written. */
+  files: string[];
+}
+
+/** What a succeeded row makes (see src/store/things.ts). Exported for tests. */
+export function deriveFromRow(row: SucceededRow): RowDerivation {
+  const out = row.outputs;
+  const parsed = (row.parsed ?? {}) as Record<string, unknown>;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  const base = { batchId: row.batchId, line: row.line, createdAt: row.updatedAt, amountCents: row.amountCents };
+  switch (row.kind) {
+    case 'charges': {
+      const input = (parsed.input ?? {}) as Record<string, unknown>;
+      const payer = (input.payer ?? {}) as Record<string, unknown>;
+      const correlationId = str(input.correlationId);
+      if (!correlationId) return null;
+      return {
+        thing: {
+          ...base,
+          kind: 'charge',
+          key: correlationId,
+          correlationId,
+          yourNumber: str(input.yourNumber),
+          ourNumber: str(out.ourNumber),
+          payerName: str(payer.name),
+          payerDocument: str(payer.document),
+          status: str(out.chargeStatus) ?? 'Pending',
+        },
+      };
+    }
+    case 'qr-codes': {
+      const input = (parsed.input ?? {}) as Record<string, unknown>;
+      const payer = (input.payer ?? {}) as Record<string, unknown>;
+      const correlationId = str(input.correlationId);
+      // A static code is reusable and never changes status: only dynamic codes are followed.
+      if (!correlationId || parsed.type !== 'PIX_DYNAMIC') return null;
+      return {
+        thing: {
+          ...base,
+          kind: 'qr-code',
+          key: correlationId,
+          correlationId,
+          payerName: str(payer.name),
+          payerDocument: str(payer.document),
+          status: str(out.qrStatus) ?? 'PENDING',
+        },
+      };
+    }
+    case 'pix-payments': {
+      const endToEndId = str(out.endToEndId);
+      if (!endToEndId) return null;
+      return {
+        thing: {
+          ...base,
+          kind: 'pix-payment',
+          key: endToEndId,
+          endToEndId,
+          amountCents: typeof out.paidAmount === 'number' ? out.paidAmount : row.amountCents,
+          status: str(out.paymentStatus) ?? 'PIX_PROCESSING',
+        },
+      };
+    }
+    case 'bill-payments': {
+      const id = str(out.paymentId);
+      if (!id) return null;
+      return { thing: { ...base, kind: 'bill-payment', key: id, status: str(out.paymentStatus) ?? 'PAID' } };
+    }
+    case 'claims': {
+      const id = str(out.claimId);
+      if (!id) return null;
+      return { thing: { ...base, kind: 'claim', key: id, claimId: id, status: str(out.claimStatus) ?? 'PENDING' } };
+    }
+    case 'charge-voids': {
+      const correlationId = str(parsed.correlationId);
+      if (!correlationId) return null;
+      return { void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: row.updatedAt } };
+    }
+    default:
+      return null;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ events
+
+const money = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .transform(Number),
+  ])
+  .transform((n) => wireToCents(n))
+  .optional()
+  .catch(undefined);
+const text = z.string().optional().catch(undefined);
+
+/** The envelope of docs/sandbox.md "Delivery" (tolerates added fields; every field of `data` optional). */
+const envelopeSchema = z.looseObject({
+  id: z.string(),
+  event: z.string(),
+  createdAt: text,
+  data: z
+    .looseObject({
+      correlationId: text,
+      endToEndId: text,
+      status: text,
+      amount: money,
+      paidAt: text,
+      expiredAt: text,
+      voidedAt: text,
+      receivedAt: text,
+      updatedAt: text,
+      payment: z
+        .looseObject({
+          amount: money,
+          paidAt: text,
+          discountAmount: money,
+          interestAmount: money,
+          fineAmount: money,
+          payer: z.looseObject({ name: text, document: text }).optional().catch(undefined),
+        })
+        .optional()
+        .catch(undefined),
+    })
+    .catch({}),
+});
+
+type Envelope = z.infer<typeof envelopeSchema>;
+
+/** The observations an event makes, by type; [] for a type the retorno does not follow. */
+export function observationsOfEvent(envelope: Envelope, things: Things): Observation[] {
+  const d = envelope.data;
+  const when = (...candidates: Array<string | undefined>) =>
+    candidates.find((c) => c !== undefined && !Number.isNaN(Date.parse(c))) ?? new Date().toISOString();
+  const common = { source: 'event' as const, eventId: envelope.id };
+  switch (envelope.event) {
+    case 'CHARGE_PAID': {
+      if (!d.correlationId) return [];
+      const p = d.payment;
+      return [
+        {
+          ...common,
+          kind: 'charge',
+          key: d.correlationId,
+          status: d.status ?? 'Paid',
+          occurredAt: when(d.paidAt, p?.paidAt, envelope.createdAt),
+          paidCents: p?.amount ?? d.amount,
+          discountCents: p?.discountAmount,
+          interestCents: p?.interestAmount,
+          fineCents: p?.fineAmount,
+          payerName: p?.payer?.name,
+          payerDocument: p?.payer?.document,
+        },
+      ];
+    }
+    case 'CHARGE_EXPIRED':
+      if (!d.correlationId) return [];
+      return [
+        {
+          ...common,
+          kind: 'charge',
+          key: d.correlationId,
+          status: d.status ?? 'Expired',
+          occurredAt: when(d.expiredAt, envelope.createdAt),
+        },
+      ];
+    case 'PIX_RECEIVED': {
+      if (!d.correlationId) return [];
+      const at = when(d.receivedAt, envelope.createdAt);
+      // A Pix charge (or BANKSLIP_PIX) paid: the same change as its CHARGE_PAID. A dynamic QR code paid: CONCLUDED.
+      if (things.get('charge', d.correlationId)) {
+        return [
+          { ...common, kind: 'charge', key: d.correlationId, status: 'Paid', occurredAt: at, paidCents: d.amount },
+        ];
+      }
+      return [
+        { ...common, kind: 'qr-code', key: d.correlationId, status: 'CONCLUDED', occurredAt: at, paidCents: d.amount },
+      ];
+    }
+    case 'PIX_PAYMENT_UPDATED':
+      if (!d.endToEndId || !d.status) return [];
+      return [
+        {
+          ...common,
+          kind: 'pix-payment',
+          key: d.endToEndId,
+          status: d.status,
+          occurredAt: when(d.updatedAt, envelope.createdAt),
+          paidCents: d.amount,
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** Applies the unapplied events; returns counts. */
+export function applyEvents(
+  things: Things,
+  logger: Logger,
+  now: () => Date = () => new Date(),
+): { applied: number; foreign: number; changes: number } {
+  let applied = 0;
+  let foreign = 0;
+  let changes = 0;
+  for (const e of things.unappliedEvents()) {
+    const observations = observationsFor(e, things, logger);
+    if (observations.length === 0) {
+      // A type the retorno does not follow, or an unreadable body: nothing to apply (the row stays for a person).
+      things.markEventsApplied([e.id]);
+      applied++;
+      continue;
+    }
+    const known = observations.filter((o) => things.get(o.kind, o.key));
+    if (known.length === 0) {
+      if (now().getTime() - Date.parse(e.receivedAt) < FOREIGN_GRACE_MS) continue;
+      const subject = observations[0]?.key;
+      things.markForeign(e, subject);
+      logger.info({ eventId: e.id, type: e.type, subject }, 'webhook event about something remessa did not create');
+      foreign++;
+      applied++;
+      continue;
+    }
+    things.db.transaction(() => {
+      for (const o of known) {
+        const r = things.observe(o);
+        if (r.result === 'changed') changes++;
+      }
+      things.markEventsApplied([e.id]);
+    })();
+    applied++;
+  }
+  if (applied > 0) logger.debug({ applied, foreign, changes }, 'webhook events applied');
+  return { applied, foreign, changes };
+}
+
+function observationsFor(e: StoredEvent, things: Things, logger: Logger): Observation[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(e.payload);
+  } catch {
+    logger.warn({ eventId: e.id, type: e.type }, 'webhook event body is not JSON: left applied without a change');
+    return [];
+  }
+  const parsed = envelopeSchema.safeParse(json);
+  if (!parsed.success) {
+    logger.warn({ eventId: e.id, type: e.type }, 'webhook event body is not an event envelope: left without a change');
+    return [];
+  }
+  return observationsOfEvent(parsed.data, things);
+}
+
+// ------------------------------------------------------------------------------------------------ reconciliation
+
+/** The observations a charge record makes, in the order they happened (see the header). */
+export function observationsOfCharge(charge: Charge): Observation[] {
+  const c = charge as Charge & Record<string, unknown>;
+  const t = (v: unknown): string | undefined => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : undefined);
+  const key = charge.correlationId;
+  const base = { kind: 'charge' as const, key, source: 'reconcile' as const };
+  const out: Observation[] = [];
+  const expiredAt = t(c.expiredAt);
+  const paidAt = t(c.paidAt);
+  const voidedAt = t(c.voidedAt);
+  const status = charge.status;
+  const s = status.toLowerCase();
+  const endAt = s === 'paid' ? paidAt : s === 'voided' ? voidedAt : undefined;
+  if (expiredAt && s !== 'expired' && endAt && Date.parse(expiredAt) <= Date.parse(endAt)) {
+    out.push({ ...base, status: 'Expired', occurredAt: expiredAt });
+  }
+  if (s === 'paid') {
+    const payment = (charge.payments ?? [])[0] as (Record<string, unknown> & { amountCents?: number }) | undefined;
+    const cents = (v: unknown) => (typeof v === 'number' ? safeCents(v) : undefined);
+    const payer = (payment?.payer ?? {}) as Record<string, unknown>;
+    out.push({
+      ...base,
+      status,
+      occurredAt: paidAt ?? t(payment?.paidAt) ?? t(c.updatedAt) ?? new Date().toISOString(),
+      paidCents: payment?.amountCents ?? cents(payment?.amount),
+      discountCents: cents(payment?.discountAmount),
+      interestCents: cents(payment?.interestAmount),
+      fineCents: cents(payment?.fineAmount),
+      payerName: typeof payer.name === 'string' ? payer.name : undefined,
+      payerDocument: typeof payer.document === 'string' ? payer.document : undefined,
+    });
+  } else {
+    // A Pix charge past its expiry reads Expired without an expire order: it happened at its `expiresAt`.
+    const at =
+      (s === 'expired' ? (expiredAt ?? t(c.expiresAt)) : s === 'voided' ? voidedAt : undefined) ?? t(c.updatedAt);
+    out.push({ ...base, status, occurredAt: at ?? new Date().toISOString() });
+  }
+  return out;
+}
+
+function safeCents(n: number): number | undefined {
+  try {
+    return wireToCents(n);
+  } catch {
+    return undefined;
+  }
+}
+
+function dayBefore(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() - 1);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Date windows of at most one year (spec 8) covering since..until, both yyyy-mm-dd. */
+export function yearWindows(since: string, until: string): Array<{ startDate: string; endDate: string }> {
+  const out: Array<{ startDate: string; endDate: string }> = [];
+  let start = since;
+  while (start <= until) {
+    const d = new Date(`${start}T00:00:00Z`);
+    // The same day next year minus one: strictly inside the one-year limit (29 Feb -> 27 Feb).
+    const nextYear = new Date(Date.UTC(d.getUTCFullYear() + 1, d.getUTCMonth(), Math.min(d.getUTCDate(), 28)));
+    nextYear.setUTCDate(nextYear.getUTCDate() - 1);
+    const last = nextYear.toISOString().slice(0, 10);
+    const end = last < until ? last : until;
+    out.push({ startDate: start, endDate: end });
+    const next = new Date(`${end}T00:00:00Z`);
+    next.setUTCDate(next.getUTCDate() + 1);
+    start = next.toISOString().slice(0, 10);
+  }
+  return out;
+}
+
+async function reconcile(
+  things: Things,
+  client: BankClient,
+  options: RetornoPassOptions,
+  result: RetornoPassResult,
+): Promise<void> {
+  const log = options.logger;
+  const signal = options.signal;
+  const now = options.now ?? (() => new Date());
+  const observe = (o: Observation) => {
+    const r = things.observe(o);
+    if (r.result === 'changed') result.changes++;
+  };
+  // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
+  const call = <T>(group: EndpointGroup, fn: () => Promise<T>): Promise<T> =>
+    options.queue ? options.queue.run(group, fn, signal ? { signal } : {}) : fn();
+  const openCharges = things.open(['charge']);
+  // The day before the oldest open charge's success: its creation (bank clock, UTC date) may be just before midnight.
+  const since = options.since ?? (openCharges[0] ? dayBefore(openCharges[0].createdAt.slice(0, 10)) : undefined);
+  const until = options.until ?? now().toISOString().slice(0, 10);
+  const seen = new Set<string>();
+  if (since !== undefined && since <= until) {
+    try {
+      await listCharges(since, until);
+    } catch (err) {
+      // The look-ups below still settle every open charge, one by one.
+      result.lookupErrors++;
+      log.error({ err, since, until }, 'reconciliation: listing the charges failed');
+    }
+  }
+  async function listCharges(since: string, until: string): Promise<void> {
+    for (const window of yearWindows(since, until)) {
+      let previousFirst: string | undefined;
+      for (let page = 1; ; page++) {
+        if (signal?.aborted) return;
+        const charges = await call('charges', () =>
+          client.charges.list({ ...window, page, limit: RECONCILE_PAGE_LIMIT }, { signal }),
+        );
+        // A bank that ignores `page` would answer the same page for ever: stop (the look-ups below cover the rest).
+        if (charges.length > 0 && charges[0]!.correlationId === previousFirst) {
+          log.warn({ window, page }, 'reconciliation: the charge list repeated a page; paging stopped');
+          break;
+        }
+        previousFirst = charges[0]?.correlationId;
+        result.chargesListed += charges.length;
+        for (const charge of charges) {
+          if (!things.get('charge', charge.correlationId)) continue;
+          seen.add(charge.correlationId);
+          for (const o of observationsOfCharge(charge)) observe(o);
+        }
+        if (charges.length < RECONCILE_PAGE_LIMIT) break;
+      }
+    }
+  }
+  const lookUp = async (thing: ThingRecord, get: () => Promise<Observation[]>) => {
+    if (signal?.aborted) return;
+    result.lookedUp++;
+    try {
+      for (const o of await get()) observe(o);
+    } catch (err) {
+      result.lookupErrors++;
+      const level = err instanceof NotFoundError ? 'warn' : 'error';
+      log[level]({ err, kind: thing.kind, key: thing.key }, 'reconciliation: look-up failed');
+    }
+  };
+  // What the pages did not settle: open charges they did not show (outside --since/--until, or missed).
+  for (const thing of things.open(['charge'])) {
+    if (seen.has(thing.key)) continue;
+    await lookUp(thing, async () =>
+      observationsOfCharge(await call('charges', () => client.charges.get(thing.key, { signal }))),
+    );
+  }
+  for (const thing of things.open(['qr-code'])) {
+    await lookUp(thing, async () => {
+      const qr = (await call('pix', () => client.qrCodes.getDynamic(thing.key, { signal }))) as unknown as Record<
+        string,
+        unknown
+      >;
+      const status = typeof qr.status === 'string' ? qr.status : undefined;
+      if (!status) return [];
+      const expired = status.toUpperCase() === 'EXPIRED';
+      const at = (expired ? [qr.expiresAt, qr.updatedAt] : [qr.paidAt, qr.concludedAt, qr.updatedAt]).find(
+        (v): v is string => typeof v === 'string',
+      );
+      return [
+        {
+          kind: 'qr-code',
+          key: thing.key,
+          status,
+          source: 'reconcile',
+          occurredAt: at ?? now().toISOString(),
+          ...(status.toUpperCase() === 'CONCLUDED' && typeof qr.amountCents === 'number'
+            ? { paidCents: qr.amountCents }
+            : {}),
+        },
+      ];
+    });
+  }
+  for (const thing of things.open(['pix-payment'])) {
+    await lookUp(thing, async () => {
+      const payment = (await call('pix', () =>
+        client.pixPayments.getByEndToEndId(thing.key, { signal }),
+      )) as unknown as Record<string, unknown> & {
+        status: string;
+        amountCents: number;
+      };
+      const at = [payment.updatedAt, payment.settledAt, payment.createdAt].find(
+        (v): v is string => typeof v === 'string',
+      );
+      return [
+        {
+          kind: 'pix-payment',
+          key: thing.key,
+          status: payment.status,
+          source: 'reconcile',
+          occurredAt: at ?? now().toISOString(),
+          paidCents: payment.amountCents,
+        },
+      ];
+    });
+  }
+}
+
+/** One pass of the retorno (see the header). */
+export async function retornoPass(options: RetornoPassOptions): Promise<RetornoPassResult> {
+  const now = options.now ?? (() => new Date());
+  const things = new Things(options.store.db, { now });
+  const result: RetornoPassResult = {
+    rowsSeen: 0,
+    eventsApplied: 0,
+    eventsForeign: 0,
+    changes: 0,
+    chargesListed: 0,
+    lookedUp: 0,
+    lookupErrors: 0,
+    files: [],
+  };
+  for (;;) {
+    const synced = things.syncFromRows(deriveFromRow);
+    result.rowsSeen += synced.rows;
+    if (synced.rows === 0) break;
+  }
+  const events = applyEvents(things, options.logger, now);
+  result.eventsApplied = events.applied;
+  result.eventsForeign = events.foreign;
+  result.changes += events.changes;
+  if (options.reconcile && options.client) {
+    await reconcile(things, options.client, options, result);
+  }
+  // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
+  for (const { day, version } of things.daysToWrite()) {
+    const file = await writeRetornoDay(things, options.outboxDir, day, now);
+    things.markDayWritten(day, version);
+    if (file) result.files.push(file);
+  }
+  return result;
+}
+
+/** Unsettled things as `remessa status` shows them. */
+export function describeUnsettled(store: Store, limit = 50): string[] {
+  const things = new Things(store.db);
+  // Read only (status takes no lock): rows whose things are not derived yet are derived here, in memory.
+  const pending: ThingRecord[] = [];
+  for (const row of things.unseenRows(limit + 1)) {
+    const d = deriveFromRow(row);
+    if (d && 'thing' in d && isUnsettled(d.thing.kind, d.thing.status)) {
+      pending.push({
+        ...d.thing,
+        id: 0,
+        correlationId: d.thing.correlationId ?? null,
+        endToEndId: d.thing.endToEndId ?? null,
+        claimId: d.thing.claimId ?? null,
+        yourNumber: d.thing.yourNumber ?? null,
+        ourNumber: d.thing.ourNumber ?? null,
+        amountCents: d.thing.amountCents ?? null,
+        payerName: d.thing.payerName ?? null,
+        payerDocument: d.thing.payerDocument ?? null,
+        statusAt: null,
+        settled: false,
+        final: false,
+        updatedAt: d.thing.createdAt,
+      });
+    }
+  }
+  const rows = [...things.unsettled(limit + 1), ...pending];
+  const lines: string[] = [];
+  const foreign = things.foreignEvents();
+  if (foreign.count > 0) {
+    lines.push(`Bank events about things remessa did not create: ${foreign.count}`);
+    for (const f of foreign.latest) lines.push(`  ${f.type} ${f.subject ?? '-'} (event ${f.id})`);
+  }
+  lines.push(`Waiting for a final status from the bank: ${rows.length > limit ? `${limit}+` : rows.length}`);
+  const files = new Map<string, string>();
+  for (const t of rows.slice(0, limit)) {
+    let file = files.get(t.batchId);
+    if (file === undefined) {
+      file = store.getBatch(t.batchId)?.fileName ?? t.batchId.slice(0, 12);
+      files.set(t.batchId, file);
+    }
+    lines.push(`  ${t.kind} ${t.key}: ${t.status} since ${t.createdAt} (${file} line ${t.line})`);
+  }
+  return lines;
+}
+
+export { retornoSnapshot } from '../store/snapshot.js';
+export type { ThingKind };

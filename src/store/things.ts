@@ -1,0 +1,635 @@
+/**
+ * The things remessa created at the bank, and what the bank did with them afterwards (the retorno, issue 11 §2-3):
+ * tables `things`, `thing_changes` and `thing_rows_seen` (migration 008).
+ *
+ * A **thing** is a charge, a QR code, a Pix QR payment, a bill payment or a key claim that a row created. Things are
+ * derived lazily from succeeded rows (`syncThingsFromRows`, called before every application of events and every
+ * reconciliation): the row's success is already stored durably by the engine, so nothing on the hot path of a run
+ * changes, a crash between a row's success and its thing loses nothing, and rows that succeeded before this table
+ * existed are picked up too. A succeeded charge-voids row is the one row that changes a thing instead of creating
+ * one: the void it made is a change of the charge (no event reports voids).
+ *
+ * THING STATUS (per thing; the bank's own status names)
+ *
+ *   (row succeeded) ──► S0 = the status the row's answer carried (Pending, Created, PIX_PROCESSING, PENDING, ...)
+ *   S ──observation of S' ≠ S, S not final, not older than S began──► S'   (one `thing_changes` line)
+ *   S ──observation of S (the same status)───────────────────────────► S    (merged into the line that set S: its
+ *                                                                              event ids and missing amounts added)
+ *   S final ──any other observation──► S  (ignored: `stale`)
+ *   S ──observation that happened before S began (out of order)──► S  (ignored: `stale`)
+ *
+ *   Final statuses: charge Paid, Voided (and Canceled/Cancelled/WrittenOff); QR code CONCLUDED; Pix payment anything
+ *   but PIX_PROCESSING/PROCESSING/PENDING/SCHEDULED; bill payment PAID; claim COMPLETED, CANCELED/CANCELLED.
+ *   An observation comes from a webhook event (`event`), from reconciliation (`reconcile`), or from a succeeded void
+ *   row (`row`). Whichever comes first makes the line; the others only complete it.
+ *
+ * UNSETTLED: a payment remessa made whose final outcome the bank has not told yet and that a source can settle: a
+ * Pix QR payment still PIX_PROCESSING. An open charge or QR code waits for its payer, not for the bank, and is not
+ * counted as unsettled; a SCHEDULED bill payment has no source that could settle it yet (docs/retorno.md "Not yet"),
+ * so counting it would keep the unsettled age growing and its alert firing for nothing. `remessa status` lists unsettled things; the metric
+ * `remessa_retorno_oldest_unsettled_seconds` gives the age of the oldest.
+ *
+ * RULES THAT MUST ALWAYS HOLD
+ * 1. One line per change of a thing, whichever source told it and however many events told it (a Pix charge paid
+ *    sends CHARGE_PAID and PIX_RECEIVED: one line with both event ids).
+ * 2. A final status is never left; an observation older than the current status never overrides it.
+ * 3. An event is marked applied in the same transaction as the change it made (so both land or neither does).
+ * 4. A line's day is the Brasília day remessa learned the change: a day's retorno file only grows, and a past day's
+ *    file changes only when a later source completes one of its lines (an event id or an amount).
+ * 5. Every line added or completed raises its day's version in the same transaction (`retorno_days`); a day whose
+ *    version is above the version last written is written again by the next pass, so a crash between a change and
+ *    its file never leaves the file behind for good.
+ */
+import type { Cents } from '../types.js';
+import type { SqliteDatabase } from './db.js';
+
+export const THING_KINDS = ['charge', 'qr-code', 'pix-payment', 'bill-payment', 'claim'] as const;
+export type ThingKind = (typeof THING_KINDS)[number];
+
+export type ObservationSource = 'event' | 'reconcile' | 'row';
+
+/** Amounts of a change, in cents (absent: the source does not tell). */
+export interface ChangeAmounts {
+  paidCents?: Cents | undefined;
+  discountCents?: Cents | undefined;
+  interestCents?: Cents | undefined;
+  fineCents?: Cents | undefined;
+}
+
+/** What one source says about one thing's status. */
+export interface Observation extends ChangeAmounts {
+  kind: ThingKind;
+  key: string;
+  status: string;
+  /** When it happened (ISO 8601), by the bank's clock. */
+  occurredAt: string;
+  source: ObservationSource;
+  eventId?: string | undefined;
+  payerName?: string | undefined;
+  payerDocument?: string | undefined;
+}
+
+/** What an observation did: a new line, completed the line of the same status, nothing (stale/same), or no thing. */
+export type ObservationResult = 'changed' | 'merged' | 'same' | 'stale' | 'foreign';
+
+export interface ThingRecord {
+  id: number;
+  kind: ThingKind;
+  key: string;
+  correlationId: string | null;
+  endToEndId: string | null;
+  claimId: string | null;
+  yourNumber: string | null;
+  ourNumber: string | null;
+  batchId: string;
+  line: number;
+  amountCents: Cents | null;
+  payerName: string | null;
+  payerDocument: string | null;
+  status: string;
+  statusAt: string | null;
+  settled: boolean;
+  final: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One line of a retorno file: a change, with its thing and the file that created it. */
+export interface ThingChangeLine extends ChangeAmounts {
+  seq: number;
+  day: string;
+  kind: ThingKind;
+  correlationId: string | null;
+  endToEndId: string | null;
+  claimId: string | null;
+  yourNumber: string | null;
+  ourNumber: string | null;
+  batchId: string;
+  fileName: string;
+  line: number;
+  dialect: string;
+  oldStatus: string;
+  newStatus: string;
+  occurredAt: string;
+  recordedAt: string;
+  source: ObservationSource;
+  eventIds: string[];
+  payerName: string | null;
+  payerDocument: string | null;
+}
+
+const CHARGE_FINAL = new Set(['paid', 'voided', 'canceled', 'cancelled', 'writtenoff']);
+const PIX_PAYMENT_OPEN = new Set(['pix_processing', 'processing', 'pending', 'scheduled']);
+
+/** Whether `status` is final for `kind` (never left again). */
+export function isFinalStatus(kind: ThingKind, status: string): boolean {
+  const s = status.toLowerCase();
+  switch (kind) {
+    case 'charge':
+      return CHARGE_FINAL.has(s);
+    case 'qr-code':
+      return s === 'concluded';
+    case 'pix-payment':
+      return !PIX_PAYMENT_OPEN.has(s);
+    case 'bill-payment':
+      return s === 'paid';
+    case 'claim':
+      return s === 'completed' || s === 'canceled' || s === 'cancelled';
+  }
+}
+
+/** Whether the bank still owes a final outcome for a thing of `kind` in `status` (see "UNSETTLED" above). */
+export function isUnsettled(kind: ThingKind, status: string): boolean {
+  return kind === 'pix-payment' && !isFinalStatus(kind, status);
+}
+
+/**
+ * The retorno day of an instant: its date in Brasília (UTC-3; Brazil has kept no daylight saving time since 2019),
+ * the day a finance team in Brazil calls "today".
+ */
+export function retornoDay(at: Date): string {
+  return new Date(at.getTime() - 3 * 3_600_000).toISOString().slice(0, 10);
+}
+
+interface ThingSql {
+  id: number;
+  kind: ThingKind;
+  key: string;
+  correlation_id: string | null;
+  end_to_end_id: string | null;
+  claim_id: string | null;
+  your_number: string | null;
+  our_number: string | null;
+  batch_id: string;
+  line: number;
+  amount_cents: number | null;
+  payer_name: string | null;
+  payer_document: string | null;
+  status: string;
+  status_at: string | null;
+  settled: number;
+  final: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function toThing(r: ThingSql): ThingRecord {
+  return {
+    id: r.id,
+    kind: r.kind,
+    key: r.key,
+    correlationId: r.correlation_id,
+    endToEndId: r.end_to_end_id,
+    claimId: r.claim_id,
+    yourNumber: r.your_number,
+    ourNumber: r.our_number,
+    batchId: r.batch_id,
+    line: r.line,
+    amountCents: r.amount_cents,
+    payerName: r.payer_name,
+    payerDocument: r.payer_document,
+    status: r.status,
+    statusAt: r.status_at,
+    settled: r.settled === 1,
+    final: r.final === 1,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** A new thing, as derived from its row. */
+export interface NewThing {
+  kind: ThingKind;
+  key: string;
+  correlationId?: string | null | undefined;
+  endToEndId?: string | null | undefined;
+  claimId?: string | null | undefined;
+  yourNumber?: string | null | undefined;
+  ourNumber?: string | null | undefined;
+  batchId: string;
+  line: number;
+  amountCents?: Cents | null | undefined;
+  payerName?: string | null | undefined;
+  payerDocument?: string | null | undefined;
+  status: string;
+  /** When the row succeeded. */
+  createdAt: string;
+}
+
+/** What the lazy derivation makes of one succeeded row: a thing, a void of a charge, or nothing. */
+export type RowDerivation =
+  | { thing: NewThing }
+  | { void: { correlationId: string; status: string; at: string } }
+  | null;
+
+export interface SucceededRow {
+  batchId: string;
+  line: number;
+  kind: string;
+  parsed: unknown;
+  outputs: Record<string, unknown>;
+  amountCents: Cents | null;
+  updatedAt: string;
+}
+
+export interface ThingsOptions {
+  /** Clock, for tests. @defaultValue () => new Date() */
+  now?: () => Date;
+}
+
+/** The things' state in remessa's store. Every method is synchronous and runs in its own transaction. */
+export class Things {
+  readonly db: SqliteDatabase;
+  readonly #now: () => Date;
+
+  constructor(db: SqliteDatabase, options: ThingsOptions = {}) {
+    this.db = db;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Turns succeeded rows not looked at yet into things (and voids into changes of their charge), at most `limit` rows
+   * per call, oldest first; returns the days whose retorno gained a line. `derive` says what a row makes.
+   */
+  syncFromRows(derive: (row: SucceededRow) => RowDerivation, limit = 5_000): { rows: number; days: Set<string> } {
+    const days = new Set<string>();
+    const rows = this.unseenRows(limit);
+    this.db.transaction(() => {
+      for (const r of rows) {
+        const derived = derive(r);
+        if (derived && 'thing' in derived) this.#insertThing(derived.thing);
+        else if (derived && 'void' in derived) {
+          const result = this.#observe({
+            kind: 'charge',
+            key: derived.void.correlationId,
+            status: derived.void.status,
+            occurredAt: derived.void.at,
+            source: 'row',
+          });
+          if (result.day) days.add(result.day);
+        }
+        this.db.prepare('INSERT OR IGNORE INTO thing_rows_seen (batch_id, line) VALUES (?, ?)').run(r.batchId, r.line);
+      }
+    })();
+    return { rows: rows.length, days };
+  }
+
+  /** Succeeded rows not turned into things yet, oldest first (read only). */
+  unseenRows(limit = 5_000): SucceededRow[] {
+    const rows = this.db
+      .prepare(
+        `SELECT r.batch_id, r.line, b.kind, r.parsed, r.outputs, r.amount_cents, r.updated_at
+         FROM rows r JOIN batches b ON b.id = r.batch_id
+         WHERE r.state = 'succeeded'
+           AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = r.batch_id AND s.line = r.line)
+         ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+      )
+      .all(limit) as Array<{
+      batch_id: string;
+      line: number;
+      kind: string;
+      parsed: string | null;
+      outputs: string | null;
+      amount_cents: number | null;
+      updated_at: string;
+    }>;
+    return rows.map((r) => ({
+      batchId: r.batch_id,
+      line: r.line,
+      kind: r.kind,
+      parsed: r.parsed === null ? null : JSON.parse(r.parsed),
+      outputs: r.outputs === null ? {} : (JSON.parse(r.outputs) as Record<string, unknown>),
+      amountCents: r.amount_cents,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  #insertThing(t: NewThing): void {
+    const now = this.#now().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO things (kind, key, correlation_id, end_to_end_id, claim_id, your_number, our_number, batch_id,
+           line, amount_cents, payer_name, payer_document, status, status_at, settled, final, created_at, updated_at)
+         VALUES (@kind, @key, @correlationId, @endToEndId, @claimId, @yourNumber, @ourNumber, @batchId, @line,
+           @amountCents, @payerName, @payerDocument, @status, NULL, @settled, @final, @createdAt, @now)
+         ON CONFLICT (kind, key) DO NOTHING`,
+      )
+      .run({
+        kind: t.kind,
+        key: t.key,
+        correlationId: t.correlationId ?? null,
+        endToEndId: t.endToEndId ?? null,
+        claimId: t.claimId ?? null,
+        yourNumber: t.yourNumber ?? null,
+        ourNumber: t.ourNumber ?? null,
+        batchId: t.batchId,
+        line: t.line,
+        amountCents: t.amountCents ?? null,
+        payerName: t.payerName ?? null,
+        payerDocument: t.payerDocument ?? null,
+        status: t.status,
+        settled: isUnsettled(t.kind, t.status) ? 0 : 1,
+        final: isFinalStatus(t.kind, t.status) ? 1 : 0,
+        createdAt: t.createdAt,
+        now,
+      });
+  }
+
+  get(kind: ThingKind, key: string): ThingRecord | undefined {
+    const r = this.db.prepare('SELECT * FROM things WHERE kind = ? AND key = ?').get(kind, key) as ThingSql | undefined;
+    return r && toThing(r);
+  }
+
+  /**
+   * Applies one observation (the state machine at the top of this file). `markEvents` are marked applied in the same
+   * transaction. Returns what it did and the retorno day whose file must be written again (when a line was added or
+   * completed).
+   */
+  observe(
+    obs: Observation,
+    markEvents: readonly string[] = [],
+  ): { result: ObservationResult; day: string | undefined } {
+    return this.db.transaction(() => {
+      const out = this.#observe(obs);
+      this.markEventsApplied(markEvents);
+      return out;
+    })();
+  }
+
+  /** Marks webhook events applied (rule 3: call inside the transaction of the change they made). */
+  markEventsApplied(ids: readonly string[]): void {
+    const at = this.#now().toISOString();
+    for (const id of ids) {
+      this.db.prepare('UPDATE webhook_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL').run(at, id);
+    }
+  }
+
+  #observe(obs: Observation): { result: ObservationResult; day: string | undefined } {
+    const thing = this.get(obs.kind, obs.key);
+    if (!thing) return { result: 'foreign', day: undefined };
+    const now = this.#now();
+    const nowIso = now.toISOString();
+    if (sameStatus(obs.status, thing.status)) {
+      const last = this.db
+        .prepare('SELECT * FROM thing_changes WHERE thing_id = ? ORDER BY seq DESC LIMIT 1')
+        .get(thing.id) as ChangeSql | undefined;
+      if (!last || !sameStatus(last.new_status, thing.status)) return { result: 'same', day: undefined };
+      const ids = JSON.parse(last.event_ids) as string[];
+      const addId = obs.eventId !== undefined && !ids.includes(obs.eventId);
+      const fills: Array<[string, unknown, unknown]> = [
+        ['paid_cents', last.paid_cents, obs.paidCents],
+        ['discount_cents', last.discount_cents, obs.discountCents],
+        ['interest_cents', last.interest_cents, obs.interestCents],
+        ['fine_cents', last.fine_cents, obs.fineCents],
+        ['payer_name', last.payer_name, obs.payerName],
+        ['payer_document', last.payer_document, obs.payerDocument],
+      ];
+      const sets: string[] = [];
+      const params: unknown[] = [];
+      for (const [column, had, given] of fills) {
+        if ((had === null || had === undefined) && given !== undefined && given !== null && given !== '') {
+          sets.push(`${column} = ?`);
+          params.push(given);
+        }
+      }
+      if (addId) {
+        sets.push('event_ids = ?');
+        params.push(JSON.stringify([...ids, obs.eventId]));
+      }
+      // A void row tells when remessa saw the void answered; the bank's own time, when a later source has it, wins.
+      if (last.source === 'row' && obs.source !== 'row' && obs.occurredAt !== last.occurred_at) {
+        sets.push('occurred_at = ?');
+        params.push(obs.occurredAt);
+      }
+      if (sets.length === 0) return { result: 'same', day: undefined };
+      sets.push('updated_at = ?');
+      params.push(nowIso);
+      this.db.prepare(`UPDATE thing_changes SET ${sets.join(', ')} WHERE seq = ?`).run(...params, last.seq);
+      this.#touchDay(last.day);
+      return { result: 'merged', day: last.day };
+    }
+    if (thing.final) return { result: 'stale', day: undefined };
+    if (thing.statusAt !== null && Date.parse(obs.occurredAt) < Date.parse(thing.statusAt)) {
+      return { result: 'stale', day: undefined };
+    }
+    const day = retornoDay(now);
+    this.db
+      .prepare(
+        `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
+           paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        thing.id,
+        thing.status,
+        obs.status,
+        obs.occurredAt,
+        nowIso,
+        day,
+        obs.source,
+        JSON.stringify(obs.eventId === undefined ? [] : [obs.eventId]),
+        obs.paidCents ?? null,
+        obs.discountCents ?? null,
+        obs.interestCents ?? null,
+        obs.fineCents ?? null,
+        obs.payerName || thing.payerName,
+        obs.payerDocument || thing.payerDocument,
+        nowIso,
+      );
+    this.db
+      .prepare('UPDATE things SET status = ?, status_at = ?, settled = ?, final = ?, updated_at = ? WHERE id = ?')
+      .run(
+        obs.status,
+        obs.occurredAt,
+        isUnsettled(thing.kind, obs.status) ? 0 : 1,
+        isFinalStatus(thing.kind, obs.status) ? 1 : 0,
+        nowIso,
+        thing.id,
+      );
+    this.#touchDay(day);
+    return { result: 'changed', day };
+  }
+
+  /** The day's file must be written again (see retorno_days in migration 008). */
+  #touchDay(day: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO retorno_days (day, version) VALUES (?, 1)
+         ON CONFLICT (day) DO UPDATE SET version = retorno_days.version + 1`,
+      )
+      .run(day);
+  }
+
+  /** Days whose retorno file is behind the store, with the version to write. */
+  daysToWrite(): Array<{ day: string; version: number }> {
+    return this.db
+      .prepare('SELECT day, version FROM retorno_days WHERE version > written_version ORDER BY day')
+      .all() as Array<{ day: string; version: number }>;
+  }
+
+  /** The day's file now holds everything up to `version`. */
+  markDayWritten(day: string, version: number): void {
+    this.db
+      .prepare('UPDATE retorno_days SET written_version = MAX(written_version, ?) WHERE day = ?')
+      .run(version, day);
+  }
+
+  /** Things whose status is not final, of the given kinds, oldest first (what reconciliation looks up). */
+  open(kinds: readonly ThingKind[], limit = 100_000): ThingRecord[] {
+    if (kinds.length === 0) return [];
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM things WHERE final = 0 AND kind IN (${kinds.map(() => '?').join(', ')})
+           ORDER BY created_at, id LIMIT ?`,
+        )
+        .all(...kinds, limit) as ThingSql[]
+    ).map(toThing);
+  }
+
+  /** Things the bank still owes a final outcome for, oldest first (see "UNSETTLED"). */
+  unsettled(limit = 100): ThingRecord[] {
+    return (
+      this.db.prepare('SELECT * FROM things WHERE settled = 0 ORDER BY created_at, id LIMIT ?').all(limit) as ThingSql[]
+    ).map(toThing);
+  }
+
+  /** The lines of a retorno day, in the order remessa learned them. */
+  changesOfDay(day: string): ThingChangeLine[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT c.*, t.kind, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
+             t.line, b.file_name, b.dialect
+           FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
+           WHERE c.day = ? ORDER BY c.seq`,
+        )
+        .all(day) as Array<
+        ChangeSql & {
+          kind: ThingKind;
+          correlation_id: string | null;
+          end_to_end_id: string | null;
+          claim_id: string | null;
+          your_number: string | null;
+          our_number: string | null;
+          batch_id: string;
+          line: number;
+          file_name: string;
+          dialect: string;
+        }
+      >
+    ).map((r) => ({
+      seq: r.seq,
+      day: r.day,
+      kind: r.kind,
+      correlationId: r.correlation_id,
+      endToEndId: r.end_to_end_id,
+      claimId: r.claim_id,
+      yourNumber: r.your_number,
+      ourNumber: r.our_number,
+      batchId: r.batch_id,
+      fileName: r.file_name,
+      line: r.line,
+      dialect: r.dialect,
+      oldStatus: r.old_status,
+      newStatus: r.new_status,
+      occurredAt: r.occurred_at,
+      recordedAt: r.recorded_at,
+      source: r.source,
+      eventIds: JSON.parse(r.event_ids) as string[],
+      paidCents: r.paid_cents ?? undefined,
+      discountCents: r.discount_cents ?? undefined,
+      interestCents: r.interest_cents ?? undefined,
+      fineCents: r.fine_cents ?? undefined,
+      payerName: r.payer_name,
+      payerDocument: r.payer_document,
+    }));
+  }
+
+  /** Things by kind and status (metrics). */
+  countByKindAndStatus(): Array<{ kind: ThingKind; status: string; count: number }> {
+    return this.db.prepare('SELECT kind, status, COUNT(*) AS count FROM things GROUP BY kind, status').all() as Array<{
+      kind: ThingKind;
+      status: string;
+      count: number;
+    }>;
+  }
+
+  /** When the oldest unsettled thing was created (ms since epoch), or undefined when none. */
+  oldestUnsettledAtMs(): number | undefined {
+    const r = this.db.prepare('SELECT MIN(created_at) AS at FROM things WHERE settled = 0').get() as {
+      at: string | null;
+    };
+    return r.at === null ? undefined : Date.parse(r.at);
+  }
+
+  /** Webhook events applied so far (metrics: monotonic, from the store). */
+  countAppliedEvents(): number {
+    return (
+      this.db.prepare('SELECT COUNT(*) AS n FROM webhook_events WHERE applied_at IS NOT NULL').get() as { n: number }
+    ).n;
+  }
+
+  /** Marks an event about something remessa did not create applied, and remembers it as foreign. */
+  markForeign(event: { id: string; type: string }, subject: string | undefined): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare('INSERT OR IGNORE INTO foreign_events (id, event_type, subject, marked_at) VALUES (?, ?, ?, ?)')
+        .run(event.id, event.type, subject ?? null, this.#now().toISOString());
+      this.markEventsApplied([event.id]);
+    })();
+  }
+
+  /** Events about things remessa did not create: how many, and the latest few. */
+  foreignEvents(limit = 5): { count: number; latest: Array<{ id: string; type: string; subject: string | null }> } {
+    const count = (this.db.prepare('SELECT COUNT(*) AS n FROM foreign_events').get() as { n: number }).n;
+    const latest = this.db
+      .prepare('SELECT id, event_type AS type, subject FROM foreign_events ORDER BY marked_at DESC, id LIMIT ?')
+      .all(limit) as Array<{ id: string; type: string; subject: string | null }>;
+    return { count, latest };
+  }
+
+  /** Unapplied webhook events, in the order they happened. */
+  unappliedEvents(): StoredEvent[] {
+    return this.db
+      .prepare(
+        `SELECT id, event_type AS type, occurred_at AS occurredAt, received_at AS receivedAt, payload
+         FROM webhook_events WHERE applied_at IS NULL ORDER BY COALESCE(occurred_at, received_at), rowid`,
+      )
+      .all() as StoredEvent[];
+  }
+}
+
+/** A webhook event as the receiver stored it (table webhook_events, migration 007). */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  occurredAt: string | null;
+  receivedAt: string;
+  /** The envelope `{id, event, createdAt, data}` as received (JSON text). */
+  payload: string;
+}
+
+interface ChangeSql {
+  seq: number;
+  thing_id: number;
+  old_status: string;
+  new_status: string;
+  occurred_at: string;
+  recorded_at: string;
+  day: string;
+  source: ObservationSource;
+  event_ids: string;
+  paid_cents: number | null;
+  discount_cents: number | null;
+  interest_cents: number | null;
+  fine_cents: number | null;
+  payer_name: string | null;
+  payer_document: string | null;
+  updated_at: string;
+}
+
+/** Status names compare without case (the bank writes `Paid`, a void answer may say `VOIDED`). */
+function sameStatus(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
