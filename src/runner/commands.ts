@@ -30,7 +30,7 @@ import type { RetrySettings } from '../bank/retry-policy.js';
 import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
-import { InputError } from '../errors.js';
+import { InputError, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 import {
   archiveWorkItem,
@@ -46,7 +46,7 @@ import {
 import { filesDirFor, writeRejected, writeResult } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import type { RunningSandbox } from '../sandbox/server.js';
-import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
+import { type BatchRecord, openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   type BatchInput,
@@ -59,10 +59,20 @@ import {
 import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
+import { STORE_FILE_NAME } from './status.js';
 import { kindOfGivenFile } from './validate.js';
 
 export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 export { type BankClientOptionsLike, type RunnerOptions, runnerOptionsFromConfig } from './options.js';
+export {
+  BATCH_STATES,
+  type BatchState,
+  buildStatusReport,
+  renderStatusReport,
+  STORE_FILE_NAME,
+  type StatusReport,
+  showStatus,
+} from './status.js';
 export { kindOfGivenFile, type ValidationReport, validateBatchFile, validateFile } from './validate.js';
 
 /** Counts of row outcomes of one batch, as the engine reports them. */
@@ -79,6 +89,20 @@ export interface BatchAnswer {
   file: string;
 }
 
+/** What a resumed batch came to (`Pipeline.resumeUncertain`). */
+export interface ResumedBatch {
+  batch: BatchRecord;
+  counts: OutcomeCounts;
+  /**
+   * done: no row pending or in flight, answer written again (uncertain rows may remain); parked: stopped first;
+   * needs-file: stopped while its rows were stored, its file must be taken again; error: see `error`.
+   */
+  state: 'done' | 'parked' | 'needs-file' | 'error';
+  /** The result file written. */
+  answer: string | null;
+  error: unknown;
+}
+
 /** The open pipeline: store, bank client (and embedded sandbox), queue. */
 export interface Pipeline {
   /** The bank's base URL (the embedded sandbox's when embedded). */
@@ -89,8 +113,11 @@ export interface Pipeline {
   handleBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<'done' | 'parked'>;
   /** Like handleBatch, but returns the counts (for `run`). */
   processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
-  /** Retries rows left uncertain (or in flight by a crash) in earlier batches. */
-  resumeUncertain(signal: AbortSignal): Promise<void>;
+  /**
+   * Retries rows left uncertain (or in flight by a crash) in earlier batches (only `batchIds` when given), and writes
+   * the answers of those that finished again. Returns what became of each batch it took up.
+   */
+  resumeUncertain(signal: AbortSignal, batchIds?: readonly string[]): Promise<ResumedBatch[]>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
   readonly queue: RequestQueue;
@@ -300,25 +327,32 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     },
     processBatch: processTaken,
     handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
-    async resumeUncertain(signal) {
-      const { results, errors } = await resumeUnfinishedBatches({
+    async resumeUncertain(signal, batchIds) {
+      const resumed: ResumedBatch[] = [];
+      const { results, errors, needFile } = await resumeUnfinishedBatches({
         ...common,
         signal,
+        ...(batchIds ? { batchIds } : {}),
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirFor(folders.outbox, b.kind, stemOf(b.fileName)),
         policyFor: (b) => options.policy[b.kind],
       });
       for (const r of results) {
-        if (!r.complete) continue;
-        const kind = KINDS[r.batch.kind];
-        const name = stemOf(r.batch.fileName);
-        const written = await writeResult(store, r.batch.id, { outboxDir: folders.outbox, kind, name });
-        log.info(
-          { batch: r.batch.fileName, counts: describeOutcomeCounts(r.counts), answer: written.resultPath },
-          'resumed batch answered again',
-        );
+        const counts = describeOutcomeCounts(r.counts);
+        if (!r.complete) {
+          resumed.push({ batch: r.batch, counts, state: 'parked', answer: null, error: null });
+          continue;
+        }
+        const answer = await reanswerBatch(store, r.batch.id, folders.outbox);
+        log.info({ batch: r.batch.fileName, counts, answer }, 'resumed batch answered again');
+        resumed.push({ batch: r.batch, counts, state: 'done', answer, error: null });
       }
-      for (const e of errors) log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+      for (const e of errors) {
+        log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+        resumed.push({ batch: e.batch, counts: {}, state: 'error', answer: null, error: e.error });
+      }
+      for (const b of needFile) resumed.push({ batch: b, counts: {}, state: 'needs-file', answer: null, error: null });
+      return resumed;
     },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
@@ -326,6 +360,19 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       await sandbox?.close();
     },
   };
+}
+
+/**
+ * Writes the batch's answer again from the store, after rows of an answered batch changed: resumed by a later run,
+ * retried (`remessa retry`) or settled by a person (`remessa resolve`). The one place those go through, so that how a
+ * stale answer is replaced is decided here only. Returns the path of the result file.
+ */
+export async function reanswerBatch(store: Store, batchId: string, outboxDir: string): Promise<string> {
+  const batch = store.getBatch(batchId);
+  if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
+  const kind = KINDS[batch.kind];
+  const written = await writeResult(store, batchId, { outboxDir, kind, name: stemOf(batch.fileName) });
+  return written.resultPath;
 }
 
 /** Outcomes that end a row for good; anything else (uncertain, waiting, ...) is left for a later run or a person. */
@@ -532,63 +579,3 @@ export async function runOnce(
     await lock.release();
   }
 }
-
-/** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store. */
-export async function showStatus(options: RunnerOptions): Promise<number> {
-  const file = path.join(options.folders.data, STORE_FILE_NAME);
-  if (!(await fs.stat(file).catch(() => undefined))) {
-    out(options).write(`No store yet at ${file}: nothing has been processed.\n`);
-    return EXIT_OK;
-  }
-  let store: Store | undefined;
-  try {
-    store = openStore(file);
-    out(options).write(renderStatus(store));
-    return EXIT_OK;
-  } catch (err) {
-    options.logger.error({ err }, 'cannot read the store');
-    return EXIT_CANNOT_RUN;
-  } finally {
-    store?.close();
-  }
-}
-
-/** The text of `remessa status`. */
-export function renderStatus(store: Store, limits: { batches?: number; uncertain?: number } = {}): string {
-  const lines: string[] = [];
-  const batches = store.listBatches();
-  const total: Record<string, number> = {};
-  lines.push(`Batches: ${batches.length}`);
-  for (const b of batches.slice(0, limits.batches ?? 50)) {
-    const counts = store.countRows(b.id);
-    for (const [k, n] of Object.entries(counts)) total[k] = (total[k] ?? 0) + n;
-    const shown = Object.entries(counts)
-      .filter(([, n]) => n > 0)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ');
-    lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})`,
-    );
-  }
-  if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);
-  for (const b of batches.slice(limits.batches ?? 50)) {
-    for (const [k, n] of Object.entries(store.countRows(b.id))) total[k] = (total[k] ?? 0) + n;
-  }
-  const totals = Object.entries(total)
-    .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  lines.push(`Rows: ${totals || 'none'}`);
-  const uncertain = store.uncertainRows(limits.uncertain ?? 100);
-  lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
-  for (const r of uncertain) {
-    lines.push(
-      `  ${r.kind} ${r.fileName} line ${r.line}${r.currentStep ? ` step ${r.currentStep}` : ''}: ` +
-        `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'})`,
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-/** The store's file name inside the data folder. */
-export const STORE_FILE_NAME = 'remessa.sqlite';

@@ -16,6 +16,7 @@
  *      └──could not reach the bank───────────► uncertain
  *
  *   uncertain ──next run: recover / resend with the same key / go on──► in_flight | succeeded | failed | uncertain
+ *   uncertain ──settled by a person (`remessa resolve`), recorded in `resolutions`──► succeeded | failed
  *
  *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight` and `uncertain` rows are picked up by
  *   the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown outcome).
@@ -42,6 +43,11 @@
  *    throws `IllegalTransitionError`.
  * 4. At most one row owns a natural key of a kind (the `natural_keys` table): the owner while it is pending, in flight,
  *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it.
+ * 5. A person settles a row only from `uncertain` (the engine could not learn its outcome): `remessa resolve` (src/runner/settle.ts) records who, when and why in `resolutions` in the same
+ *    transaction as the move, and refuses a row in any other state (a succeeded row is never re-declared failed, nor
+ *    the reverse). Settling as `failed` gives the natural key up (rule 4): the person vouches that the bank did not
+ *    act, so the same row in a later file is sent again. It must run while no other process drives the store (the
+ *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row.
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';
