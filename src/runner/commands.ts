@@ -1,6 +1,7 @@
 /**
- * The commands: `daemon` (in ./daemon.ts), `run`, `validate` and `status`. src/cli.ts parses the arguments and the
- * configuration and calls these; each returns the process exit code.
+ * The commands: `daemon` (in ./daemon.ts), `run`, `validate` (./validate.ts), `status` (./status.ts), `retry` and
+ * `resolve` (./settle.ts). src/cli.ts parses the arguments and the configuration and calls these; each returns the
+ * process exit code. An answered batch whose rows change later is answered again through `reanswerBatch` only.
  *
  * Exit codes:
  * - 0: everything succeeded (every row `succeeded`, or `duplicate` of a row that did; `validate`: no error).
