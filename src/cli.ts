@@ -13,6 +13,7 @@ import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
+import { parseStatusDate } from './runner/status-dates.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
 /**
@@ -47,7 +48,8 @@ function parseWaitSeconds(value: string): number {
   return Number(value);
 }
 
-function parseDate(value: string): string {
+/** A plain calendar date (reconcile's charge creation dates). */
+function parseDay(value: string): string {
   const d = new Date(`${value}T00:00:00Z`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
     throw new InvalidArgumentError(`Expected a date yyyy-mm-dd, got "${value}"`);
@@ -67,6 +69,42 @@ function parseProfile(value: string): BankProfileName {
     throw new InvalidArgumentError(`Expected a provider profile (${BANK_PROFILES.join(', ')}), got "${value}"`);
   }
   return value as BankProfileName;
+}
+
+/** What `status --state` accepts (src/runner/status.ts BATCH_STATES; kept here so the CLI loads no pipeline). */
+const STATUS_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected'] as const;
+
+function parseStates(value: string): string[] {
+  const states = value.split(',').map((s) => s.trim());
+  for (const state of states) {
+    if (!(STATUS_STATES as readonly string[]).includes(state)) {
+      throw new InvalidArgumentError(`Expected a batch state (${STATUS_STATES.join(', ')}), got "${state}"`);
+    }
+  }
+  return states;
+}
+
+/** A kind, or `_unknown` (the answers to files of no known kind dropped at the inbox root). */
+function parseStatusKind(value: string): string {
+  if (value === '_unknown') return value;
+  return parseKind(value);
+}
+
+function parseDate(value: string, edge: 'start' | 'end'): Date {
+  const at = parseStatusDate(value, edge);
+  if (!at) {
+    throw new InvalidArgumentError(
+      `Expected a date YYYY-MM-DD or an ISO 8601 time with its offset (2026-11-23T14:00:00Z), got "${value}"`,
+    );
+  }
+  return at;
+}
+
+function parseLine(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw new InvalidArgumentError(`Expected a line number (1 or more), got "${value}"`);
+  }
+  return Number(value);
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -176,9 +214,9 @@ function buildProgram(): Command {
     .option(
       '--since <date>',
       'first creation date (yyyy-mm-dd) of the charges to list (default: the oldest open one)',
-      parseDate,
+      parseDay,
     )
-    .option('--until <date>', 'last creation date (yyyy-mm-dd) of the charges to list (default: today)', parseDate)
+    .option('--until <date>', 'last creation date (yyyy-mm-dd) of the charges to list (default: today)', parseDay)
     .option(
       '--wait-lock [seconds]',
       'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
@@ -200,12 +238,88 @@ function buildProgram(): Command {
 
   program
     .command('status')
-    .description('batches, rows by status, and what is uncertain, from the store')
-    .action(() =>
+    .description('batches (parked, running with rate and ETA, rejected files too), rows by status, what is uncertain')
+    .option('--json', 'print one JSON document (its shape: docs/operations.md, "remessa status --json")')
+    .option(
+      '--since <date>',
+      'only batches taken at or after DATE (YYYY-MM-DD, a whole UTC day, or ISO 8601 time)',
+      (v) => parseDate(v, 'start'),
+    )
+    .option('--until <date>', 'only batches taken at or before DATE (YYYY-MM-DD includes that whole UTC day)', (v) =>
+      parseDate(v, 'end'),
+    )
+    .option('-k, --kind <kind>', 'only this kind (repeatable)', (v: string, prev: string[] = []) => [
+      ...prev,
+      parseStatusKind(v),
+    ])
+    .option(
+      '-s, --state <state>',
+      `only batches in this state: ${STATUS_STATES.join(', ')} (repeatable, or comma-separated)`,
+      (v: string, prev: string[] = []) => [...prev, ...parseStates(v)],
+    )
+    .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) =>
       guard(async () => {
         const { config, log } = setup(program);
-        const { showStatus, runnerOptionsFromConfig } = await pipeline();
-        return showStatus(runnerOptionsFromConfig(config, log));
+        const [{ showStatus }, { runnerOptionsFromConfig }] = await Promise.all([
+          import('./runner/status.js'),
+          import('./runner/options.js'),
+        ]);
+        return showStatus(runnerOptionsFromConfig(config, log), {
+          json: flags.json ?? false,
+          explicitConfig: program.opts<GlobalOptions>().config ?? (process.env.REMESSA_CONFIG || undefined),
+          filters: {
+            since: flags.since,
+            until: flags.until,
+            kinds: flags.kind ?? [],
+            states: (flags.state ?? []) as Array<(typeof STATUS_STATES)[number]>,
+          },
+        });
+      }),
+    );
+
+  program
+    .command('resolve')
+    .description('settle an uncertain row a person checked with the bank: who, when and why are kept in the store')
+    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
+    .argument('<line>', "the row's line in the file (as `status` and the result file show it)", parseLine)
+    .addOption(
+      new Option('--as <outcome>', 'what the bank says happened')
+        .choices(['succeeded', 'failed'])
+        .makeOptionMandatory(),
+    )
+    .requiredOption('--note <text>', 'what was checked, and where (kept with the row)')
+    .option('--by <name>', 'who checked (default: the OS user)')
+    .action((batch: string, line: number, flags: { as: 'succeeded' | 'failed'; note: string; by?: string }) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const [{ resolveRow }, { runnerOptionsFromConfig }] = await Promise.all([
+          import('./runner/settle.js'),
+          import('./runner/options.js'),
+        ]);
+        return resolveRow(runnerOptionsFromConfig(config, log), {
+          batch,
+          line,
+          as: flags.as,
+          note: flags.note,
+          by: flags.by,
+        });
+      }),
+    );
+
+  program
+    .command('retry')
+    .description(
+      'ask the bank again now about the uncertain, waiting and parked rows of one batch (or all); answer again',
+    )
+    .argument('[batch]', 'batch id, a unique prefix of it, or the file name (default: every batch with such rows)')
+    .action((batch: string | undefined) =>
+      guard(async () => {
+        const { config, log } = setup(program);
+        const [{ retryBatches }, { runnerOptionsFromConfig }] = await Promise.all([
+          import('./runner/settle.js'),
+          import('./runner/options.js'),
+        ]);
+        return retryBatches(runnerOptionsFromConfig(config, log), batch);
       }),
     );
 

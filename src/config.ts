@@ -55,6 +55,12 @@ const kindRecord = <T extends z.ZodType>(value: T) =>
 export const configSchema = z.strictObject({
   folders: z
     .strictObject({
+      /**
+       * The folder every relative path of the config file (folders, sandbox.dataFile, bank.apiKeyFile,
+       * bank.accountIdFile, bank.tls.*) is resolved against; itself relative to the config file's folder.
+       * @defaultValue the config file's folder (the working directory when there is no config file)
+       */
+      base: z.string().min(1).optional(),
       inbox: z.string().min(1).default('inbox'),
       outbox: z.string().min(1).default('outbox'),
       archive: z.string().min(1).default('archive'),
@@ -311,16 +317,26 @@ export function buildConfig(
     throw new ConfigError(describeIssues(result.error, where), { code: configErrorCode(result.error) });
   const parsed = result.data;
 
+  // Relative paths follow the config file, not the working directory: `remessa status --config FILE` run from
+  // anywhere reads the same store as the daemon started with that file.
+  const base = path.resolve(
+    context.file ? path.dirname(path.resolve(cwd, context.file)) : cwd,
+    parsed.folders.base ?? '.',
+  );
   const credentials = env.CREDENTIALS_DIRECTORY;
   const bank = { ...parsed.bank };
+  const tls = parsed.bank.tls as { certFile?: string; keyFile?: string; caFile?: string };
+  bank.tls = Object.fromEntries(
+    Object.entries(tls).map(([k, v]) => [k, typeof v === 'string' ? path.resolve(base, v) : v]),
+  ) as typeof bank.tls;
   bank.apiKey =
     env.REMESSA_API_KEY ||
-    readSecretFile(bank.apiKeyFile, cwd, 'bank.apiKeyFile') ||
+    readSecretFile(bank.apiKeyFile, base, 'bank.apiKeyFile') ||
     readSecretFile(credentials && path.join(credentials, 'remessa-api-key'), cwd) ||
     bank.apiKey;
   bank.accountId =
     env.REMESSA_ACCOUNT_ID ||
-    readSecretFile(bank.accountIdFile, cwd, 'bank.accountIdFile') ||
+    readSecretFile(bank.accountIdFile, base, 'bank.accountIdFile') ||
     readSecretFile(credentials && path.join(credentials, 'remessa-account-id'), cwd) ||
     bank.accountId;
   if (env.REMESSA_BANK_URL) bank.url = env.REMESSA_BANK_URL;
@@ -347,11 +363,12 @@ export function buildConfig(
   }
 
   const folders = Object.fromEntries(
-    Object.entries(parsed.folders).map(([k, v]) => [k, path.resolve(cwd, v)]),
-  ) as ParsedConfig['folders'];
+    Object.entries(parsed.folders).map(([k, v]) => [k, path.resolve(base, v)]),
+  ) as ParsedConfig['folders'] & { base: string };
+  folders.base = base;
   const sandbox = {
     ...parsed.sandbox,
-    dataFile: path.resolve(cwd, parsed.sandbox.dataFile ?? path.join(folders.data, 'sandbox.sqlite')),
+    dataFile: path.resolve(base, parsed.sandbox.dataFile ?? path.join(folders.data, 'sandbox.sqlite')),
   };
   const receiver = parsed.webhooks.receiver;
   const webhookAuthorization =

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -120,5 +120,32 @@ describe('config', () => {
 
   it('a missing explicit config file is an error', () => {
     expect(errorOf(() => loadConfig({ file: '/nonexistent/remessa.jsonc', env: {} })).code).toBe('CONFIG_NOT_FOUND');
+  });
+
+  it('relative paths follow the config file (or folders.base), whatever the working directory', () => {
+    const dir = tempDir();
+    const elsewhere = tempDir();
+    writeFileSync(path.join(dir, 'key'), 'file-key-123456\n');
+    writeFileSync(
+      path.join(dir, 'remessa.jsonc'),
+      '{ "folders": { "data": "state" }, "bank": { "apiKeyFile": "key" }, "sandbox": { "dataFile": "sb.sqlite" } }',
+    );
+    const own = loadConfig({ file: path.join(dir, 'remessa.jsonc'), cwd: elsewhere, env: {} });
+    expect(own.folders.data).toBe(path.join(dir, 'state'));
+    expect(own.folders.inbox).toBe(path.join(dir, 'inbox'));
+    expect(own.sandbox.dataFile).toBe(path.join(dir, 'sb.sqlite'));
+    expect(own.bank.apiKey).toBe('file-key-123456');
+    // A config kept in a sub-folder points at its parent, as the shipped config/remessa.jsonc does.
+    const sub = path.join(dir, 'config');
+    mkdirSync(sub);
+    writeFileSync(path.join(sub, 'remessa.jsonc'), '{ "folders": { "base": "..", "outbox": "answers" } }');
+    const nested = loadConfig({ file: 'config/remessa.jsonc', cwd: dir, env: {} });
+    expect(loadConfig({ file: path.join(sub, 'remessa.jsonc'), cwd: elsewhere, env: {} }).folders).toEqual(
+      nested.folders,
+    );
+    expect(nested.folders.outbox).toBe(path.join(dir, 'answers'));
+    expect(nested.folders.data).toBe(path.join(dir, 'data'));
+    // Without a config file, the working directory.
+    expect(buildConfig({}, { env: {}, cwd: elsewhere }).folders.data).toBe(path.join(elsewhere, 'data'));
   });
 });

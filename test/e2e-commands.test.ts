@@ -16,6 +16,7 @@ import {
   answersOf,
   EXAMPLES,
   parseResultCsv,
+  ROOT,
   runCli,
   spawnCli,
   stopDaemon,
@@ -179,10 +180,19 @@ describe('remessa run', () => {
     );
   });
 
-  it('status before anything ran says so', async () => {
-    const { code, stdout } = await runCli(['status', '--config', config], { env });
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/nothing has been processed/);
+  it('status before anything ran: an error with the config given (wrong folders?), "nothing yet" without', async () => {
+    const given = await runCli(['status', '--config', config], { env });
+    expect(given.code).toBe(2);
+    expect(given.stderr).toMatch(/No store at .*remessa\.sqlite: the config .* names the data folder/);
+    // No config at all (none in the working directory, no REMESSA_CONFIG): the defaults, and nothing ran there.
+    const cwd = await fs.mkdtemp(path.join(ROOT, 'test', '.tmp-status-'));
+    try {
+      const plain = await runCli(['status'], { env: { ...env, REMESSA_CONFIG: '' }, cwd });
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toMatch(/nothing has been processed/);
+    } finally {
+      await fs.rm(cwd, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * The commands: `daemon` (in ./daemon.ts), `run`, `validate` and `status`. src/cli.ts parses the arguments and the
- * configuration and calls these; each returns the process exit code.
+ * The commands: `daemon` (in ./daemon.ts), `run`, `validate` (./validate.ts), `status` (./status.ts), `retry` and
+ * `resolve` (./settle.ts). src/cli.ts parses the arguments and the configuration and calls these; each returns the
+ * process exit code. An answered batch whose rows change later is answered again through `reanswerBatch` only.
  *
  * Exit codes:
  * - 0: everything succeeded (every row `succeeded`, or `duplicate` of a row that did; `validate`: no error).
@@ -31,7 +32,7 @@ import type { BatchKind } from '../batches/kind.js';
 import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { crashPoint } from '../crash-point.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
-import { InputError } from '../errors.js';
+import { InputError, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 import {
   archiveWorkItem,
@@ -50,6 +51,7 @@ import { answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import type { RunningSandbox } from '../sandbox/server.js';
 import {
+  type BatchRecord,
   batchIdForIntake,
   type IntakeRecord,
   intakeForBatch,
@@ -78,10 +80,20 @@ import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { describeUnsettled, retornoPass } from './retorno.js';
+import { STORE_FILE_NAME } from './status.js';
 import { kindOfGivenFile } from './validate.js';
 
 export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 export { type BankClientOptionsLike, type RunnerOptions, runnerOptionsFromConfig } from './options.js';
+export {
+  BATCH_STATES,
+  type BatchState,
+  buildStatusReport,
+  renderStatusReport,
+  STORE_FILE_NAME,
+  type StatusReport,
+  showStatus,
+} from './status.js';
 export { kindOfGivenFile, type ValidationReport, validateBatchFile, validateFile } from './validate.js';
 
 /** Counts of row outcomes of one batch, as the engine reports them. */
@@ -98,6 +110,20 @@ export interface BatchAnswer {
   file: string;
 }
 
+/** What a resumed batch came to (`Pipeline.resumeUncertain`). */
+export interface ResumedBatch {
+  batch: BatchRecord;
+  counts: OutcomeCounts;
+  /**
+   * done: no row pending or in flight, answer written again (uncertain rows may remain); parked: stopped first;
+   * needs-file: stopped while its rows were stored, its file must be taken again; error: see `error`.
+   */
+  state: 'done' | 'parked' | 'needs-file' | 'error';
+  /** The result file written. */
+  answer: string | null;
+  error: unknown;
+}
+
 /** The open pipeline: store, bank client (and embedded sandbox), queue. */
 export interface Pipeline {
   /** The bank's base URL (the embedded sandbox's when embedded). */
@@ -109,10 +135,11 @@ export interface Pipeline {
   /** Like handleBatch, but returns the counts (for `run`). */
   processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
   /**
-   * Answers what a crash left stale, retries rows left uncertain (or in flight by a crash) in earlier batches, then
-   * writes a new version of every answer whose rows changed (src/store/intakes.ts).
+   * Answers what a crash left stale, retries rows left uncertain (or in flight by a crash) in earlier batches (only
+   * `batchIds` when given), then writes a new version of every answer whose rows changed (src/store/intakes.ts).
+   * Returns what became of each batch it took up.
    */
-  resumeUncertain(signal: AbortSignal): Promise<void>;
+  resumeUncertain(signal: AbortSignal, batchIds?: readonly string[]): Promise<ResumedBatch[]>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
   readonly queue: RequestQueue;
@@ -407,19 +434,38 @@ export async function openPipeline(
     },
     processBatch: processTaken,
     handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
-    async resumeUncertain(signal) {
+    async resumeUncertain(signal, batchIds) {
       // First what a crash left stale (a bank that stays down must not keep those answers wrong), then the retries.
       await answerPending();
-      const { errors } = await resumeUnfinishedBatches({
+      const resumed: ResumedBatch[] = [];
+      const { results, errors, needFile } = await resumeUnfinishedBatches({
         ...common,
         signal,
+        ...(batchIds ? { batchIds } : {}),
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
       });
-      for (const e of errors) log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+      for (const r of results) {
+        const counts = describeOutcomeCounts(r.counts);
+        resumed.push({ batch: r.batch, counts, state: r.complete ? 'done' : 'parked', answer: null, error: null });
+      }
+      for (const e of errors) {
+        log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+        resumed.push({ batch: e.batch, counts: {}, state: 'error', answer: null, error: e.error });
+      }
+      for (const b of needFile) resumed.push({ batch: b, counts: {}, state: 'needs-file', answer: null, error: null });
       crashPoint('after-resume');
+      // Every batch whose rows changed gets its next answer version (never an overwrite).
       await answerPending();
+      for (const r of resumed) {
+        if (r.state !== 'done') continue;
+        const intake = intakeForBatch(store, r.batch.id);
+        if (intake && intake.answerVersion > 0) {
+          r.answer = answerPaths(folders.outbox, intake.folder, intake.answerName).resultPath;
+        }
+      }
+      return resumed;
     },
     givenIntake(source, sha256) {
       const earlier = unansweredIntakeOf(store, source, sha256);
@@ -433,6 +479,21 @@ export async function openPipeline(
       await sandbox?.close();
     },
   };
+}
+
+/**
+ * Writes the batch's answer again from the store, after rows of an answered batch changed: resumed by a later run,
+ * retried (`remessa retry`) or settled by a person (`remessa resolve`). The one place those go through, so that how a
+ * stale answer is replaced is decided here only. Returns the path of the result file.
+ */
+export async function reanswerBatch(store: Store, batchId: string, outboxDir: string): Promise<string> {
+  const batch = store.getBatch(batchId);
+  if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
+  const intake = intakeForBatch(store, batchId);
+  if (!intake) throw new RemessaError('OUTBOX_NO_BATCH', `Batch ${batchId} has no taking to answer`);
+  // A new version when its rows changed since the last one (src/outbox/result.ts): an answer is never overwritten.
+  const written = await answerIntake(store, intake.id, { outboxDir, kind: KINDS[batch.kind] });
+  return written.resultPath;
 }
 
 /** Outcomes that end a row for good; anything else (uncertain, waiting, ...) is left for a later run or a person. */
@@ -726,77 +787,6 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
     await lock.release();
   }
 }
-
-/** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store. */
-export async function showStatus(options: RunnerOptions): Promise<number> {
-  const file = path.join(options.folders.data, STORE_FILE_NAME);
-  if (!(await fs.stat(file).catch(() => undefined))) {
-    out(options).write(`No store yet at ${file}: nothing has been processed.\n`);
-    return EXIT_OK;
-  }
-  let store: Store | undefined;
-  try {
-    store = openStore(file);
-    out(options).write(renderStatus(store));
-    return EXIT_OK;
-  } catch (err) {
-    options.logger.error({ err }, 'cannot read the store');
-    return EXIT_CANNOT_RUN;
-  } finally {
-    store?.close();
-  }
-}
-
-/** The text of `remessa status`. */
-export function renderStatus(store: Store, limits: { batches?: number; uncertain?: number } = {}): string {
-  const lines: string[] = [];
-  const batches = store.listBatches();
-  const total: Record<string, number> = {};
-  lines.push(`Batches: ${batches.length}`);
-  for (const b of batches.slice(0, limits.batches ?? 50)) {
-    const counts = store.countRows(b.id);
-    for (const [k, n] of Object.entries(counts)) total[k] = (total[k] ?? 0) + n;
-    const shown = Object.entries(counts)
-      .filter(([, n]) => n > 0)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ');
-    const intake = intakeForBatch(store, b.id);
-    const answer =
-      intake && intake.answerVersion > 0
-        ? `  -> ${intake.answerName}${intake.answerVersion > 1 ? ` v${intake.answerVersion}` : ''}`
-        : '';
-    lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})${answer}`,
-    );
-  }
-  if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);
-  for (const b of batches.slice(limits.batches ?? 50)) {
-    for (const [k, n] of Object.entries(store.countRows(b.id))) total[k] = (total[k] ?? 0) + n;
-  }
-  const totals = Object.entries(total)
-    .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  lines.push(`Rows: ${totals || 'none'}`);
-  if ((total.waiting ?? 0) > 0) {
-    lines.push(
-      `Waiting rows: ${total.waiting} (the bank could not be reached; nothing of them was sent; sent when it is back)`,
-    );
-  }
-  const uncertain = store.uncertainRows(limits.uncertain ?? 100);
-  lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
-  for (const r of uncertain) {
-    lines.push(
-      `  ${r.kind} ${r.fileName} line ${r.line}${r.currentStep ? ` step ${r.currentStep}` : ''}: ` +
-        `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'})`,
-    );
-  }
-  lines.push(...describeUnsettled(store));
-  return `${lines.join('\n')}\n`;
-}
-
-/** The store's file name inside the data folder. */
-export const STORE_FILE_NAME = 'remessa.sqlite';
 
 /**
  * The API key with which the daemon registers its receiver with the embedded sandbox (the public test key may not

@@ -260,6 +260,8 @@ export interface ResumeUnfinishedOptions
   /** The files folder of a batch (`outbox/<kind>/<name>/`). */
   filesDirFor(batch: BatchRecord): string;
   policyFor?(batch: BatchRecord): BatchPolicy | undefined;
+  /** Only these batches (by id), for `remessa retry BATCH`. @defaultValue every batch with work left */
+  batchIds?: readonly string[];
 }
 
 /**
@@ -277,6 +279,7 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
   const errors: Array<{ batch: BatchRecord; error: unknown }> = [];
   for (const batch of options.store.unfinishedBatches()) {
     if (options.signal?.aborted) break;
+    if (options.batchIds && !options.batchIds.includes(batch.id)) continue;
     if (batch.status === 'ingesting') {
       needFile.push(batch);
       continue;

@@ -20,6 +20,7 @@
  *   waiting ──a lookup said no──► failed     waiting ──gave up waiting (`run`'s limit) or stopped──► waiting (stays)
  *
  *   uncertain ──next run: recover / resend with the same key / go on──► in_flight | succeeded | failed | uncertain
+ *   uncertain ──settled by a person (`remessa resolve`), recorded in `resolutions`──► succeeded | failed
  *
  *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight`, `waiting` and `uncertain` rows are
  *   picked up by the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown
@@ -62,6 +63,11 @@
  *    and the evidence in its message, and its step `unknown` (code REFUSED_AFTER_UNKNOWN_OUTCOME).
  * 6. An attempt that certainly did not act (not sent, 429) never erases an earlier unknown outcome: the step stays
  *    `unknown` (`not_sent` only when no earlier attempt of it may have acted).
+ * 7. A person settles a row only from `uncertain` (the engine could not learn its outcome): `remessa resolve` (src/runner/settle.ts) records who, when and why in `resolutions` in the same
+ *    transaction as the move, and refuses a row in any other state (a succeeded row is never re-declared failed, nor
+ *    the reverse). Settling as `failed` gives the natural key up (rule 4): the person vouches that the bank did not
+ *    act, so the same row in a later file is sent again. It must run while no other process drives the store (the
+ *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row.
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';

@@ -160,6 +160,34 @@ export const BATCH_HAS_INVALID_ROWS = 'BATCH_HAS_INVALID_ROWS';
 /** Row states whose reaching changes what an answer shows: they mark the answers of the batch stale. */
 const ANSWERED_ROW_STATES: readonly RowState[] = ['succeeded', 'failed', 'uncertain', 'rejected'];
 
+/** Code of a row a person settled as failed (`remessa resolve --as failed`). */
+export const RESOLVED_AS_FAILED = 'RESOLVED_AS_FAILED';
+
+/** What a person decided about an `uncertain` row they checked with the bank. */
+export interface Settlement {
+  as: 'succeeded' | 'failed';
+  /** Who: a name, as given (`--by`, default the OS user). */
+  by: string;
+  /** Why: what the person checked (required; kept as given). */
+  note: string;
+}
+
+/** A settlement by a person, as recorded in `resolutions`. */
+export interface Resolution {
+  batchId: string;
+  line: number;
+  from: RowState;
+  to: 'succeeded' | 'failed';
+  /** The step whose outcome was unknown. */
+  step: string | null;
+  /** The row's error when it was settled (what made it uncertain). */
+  error: RowError | null;
+  by: string;
+  /** ISO 8601 UTC. */
+  at: string;
+  note: string;
+}
+
 /** Code of a row whose natural key is owned by an earlier row. */
 export const DUPLICATE_NATURAL_KEY = 'DUPLICATE_NATURAL_KEY';
 
@@ -878,6 +906,153 @@ export class Store {
     const state = this.getRow(batchId, line)?.state;
     if (state === 'in_flight') this.transitionRow(batchId, line, 'pending');
   }
+
+  // ---------------------------------------------------------------- people: status and resolve
+
+  /**
+   * The batches a person's reference names: the full id, a unique prefix of it (at least 4 hex digits), or the file
+   * name as dropped (several batches when files of the same name had different content). Newest first.
+   */
+  findBatches(ref: string): BatchRecord[] {
+    const exact = this.getBatch(ref);
+    if (exact) return [exact];
+    const byName = (
+      this.db.prepare('SELECT * FROM batches WHERE file_name = ? ORDER BY created_at DESC, id').all(ref) as BatchSql[]
+    ).map(toBatch);
+    if (byName.length > 0) return byName;
+    if (!/^[0-9a-f]{4,}$/i.test(ref)) return [];
+    return (
+      this.db
+        .prepare(`SELECT * FROM batches WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC, id`)
+        .all(ref.length, ref.toLowerCase()) as BatchSql[]
+    ).map(toBatch);
+  }
+
+  /**
+   * Rows of the batch that reached an end state or `uncertain` at or after `since` (ISO 8601 UTC, as the store
+   * writes it): what a running batch has finished since it (re)started, for its rate.
+   */
+  countFinishedSince(batchId: string, since: string): number {
+    const r = this.db
+      .prepare(
+        `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND updated_at >= ?
+           AND state IN ('succeeded', 'failed', 'uncertain')`,
+      )
+      .get(batchId, since) as { n: number };
+    return r.n;
+  }
+
+  /**
+   * A person settles an `uncertain` row (src/store/rows.ts, "settled by a person"): the row becomes `succeeded` or
+   * `failed`, and who, when and why are recorded in `resolutions`, in one transaction. Throws ROW_NOT_UNCERTAIN for a
+   * row in any other state (nothing changes), STORE_NO_ROW for a line the batch does not have. A failed row gives its
+   * natural key up (rule 4): the person said the bank did not do it, so the same row may be sent again later.
+   */
+  resolveRow(batchId: string, line: number, settlement: Settlement): Resolution {
+    return this.db.transaction(() => {
+      const batch = this.requireBatch(batchId);
+      const row = this.getRow(batchId, line);
+      if (!row) {
+        throw new StoreError(
+          'STORE_NO_ROW',
+          `${batch.fileName} (batch ${batchId.slice(0, 12)}) has no data line ${line}`,
+        );
+      }
+      if (row.state !== 'uncertain') {
+        const settled = this.getResolution(batchId, line);
+        throw new StoreError(
+          'ROW_NOT_UNCERTAIN',
+          `Expected an uncertain row, got line ${line} of ${batch.fileName} ${row.state}` +
+            (settled ? ` (settled by ${settled.by} at ${settled.at})` : '') +
+            ': only a row whose outcome is unknown is settled by a person; nothing was changed',
+        );
+      }
+      const at = this.ts();
+      const resolution: Resolution = {
+        batchId,
+        line,
+        from: row.state,
+        to: settlement.as,
+        step: row.currentStep,
+        error: row.errorCode === null ? null : { code: row.errorCode, message: row.errorMessage ?? '' },
+        by: settlement.by,
+        at,
+        note: settlement.note,
+      };
+      this.db
+        .prepare(
+          `INSERT INTO resolutions (batch_id, line, from_state, to_state, step, error_code, error_message, resolved_by,
+             resolved_at, note)
+           VALUES (@batchId, @line, @from, @to, @step, @errorCode, @errorMessage, @by, @at, @note)`,
+        )
+        .run({
+          ...resolution,
+          errorCode: resolution.error?.code ?? null,
+          errorMessage: resolution.error?.message ?? null,
+        });
+      this.transitionRow(batchId, line, settlement.as, {
+        error:
+          settlement.as === 'failed'
+            ? {
+                code: RESOLVED_AS_FAILED,
+                message: `Settled as failed by ${settlement.by} at ${at}: ${settlement.note}`,
+              }
+            : null,
+      });
+      // The counts recorded when the batch last finished are no longer true.
+      if (batch.status === 'done') {
+        this.db
+          .prepare('UPDATE batches SET counts = ? WHERE id = ?')
+          .run(JSON.stringify(this.countRows(batchId)), batchId);
+      }
+      return resolution;
+    })();
+  }
+
+  /** How a person settled the row, if one did. */
+  getResolution(batchId: string, line: number): Resolution | undefined {
+    const r = this.db.prepare('SELECT * FROM resolutions WHERE batch_id = ? AND line = ?').get(batchId, line) as
+      | ResolutionSql
+      | undefined;
+    return r && toResolution(r);
+  }
+
+  /** Every settlement by a person, of one batch or all, oldest first. */
+  resolutions(batchId?: string): Resolution[] {
+    const rows = (
+      batchId === undefined
+        ? this.db.prepare('SELECT * FROM resolutions ORDER BY resolved_at, batch_id, line').all()
+        : this.db.prepare('SELECT * FROM resolutions WHERE batch_id = ? ORDER BY line').all(batchId)
+    ) as ResolutionSql[];
+    return rows.map(toResolution);
+  }
+}
+
+interface ResolutionSql {
+  batch_id: string;
+  line: number;
+  from_state: RowState;
+  to_state: 'succeeded' | 'failed';
+  step: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  resolved_by: string;
+  resolved_at: string;
+  note: string;
+}
+
+function toResolution(r: ResolutionSql): Resolution {
+  return {
+    batchId: r.batch_id,
+    line: r.line,
+    from: r.from_state,
+    to: r.to_state,
+    step: r.step,
+    error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+    by: r.resolved_by,
+    at: r.resolved_at,
+    note: r.note,
+  };
 }
 
 function toBatch(r: BatchSql): BatchRecord {

@@ -1,0 +1,207 @@
+/**
+ * Acting on what `status` shows: `remessa resolve` (a person settles an `uncertain` row they checked with the bank)
+ * and `remessa retry` (ask the bank again now, for one batch or all).
+ *
+ * What must hold:
+ * - Both hold the data folder's lock (./lock.ts) for as long as they touch the store: a daemon or a run driving the
+ *   same rows refuses them (DATA_FOLDER_LOCKED, exit 2), so a person never settles a row the engine is resending.
+ * - `resolve` moves a row only from `uncertain`, to `succeeded` or `failed`, recording who, when and why in the same
+ *   transaction (src/store/rows.ts, rule 5); anything else is refused with nothing changed.
+ * - After either, the batch's answer is written again through `reanswerBatch` (./commands.ts), the one place that
+ *   decides how a stale answer is replaced; a batch still unfinished (rows pending or in flight) gets no answer yet.
+ */
+import { setMaxListeners } from 'node:events';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { RemessaError } from '../errors.js';
+import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import { openStore, type Store } from '../store/index.js';
+import type { BatchRecord } from '../store/store.js';
+import { allSucceeded, hasUnsettled, openPipeline, type Pipeline, reanswerBatch } from './commands.js';
+import { acquireDataFolderLock } from './lock.js';
+import { out, type RunnerOptions } from './options.js';
+import { STORE_FILE_NAME } from './status.js';
+
+/** Longest note kept with a settlement, in characters. */
+export const MAX_NOTE_CHARS = 2000;
+
+/** The OS user running this process, the default `--by`. */
+export function osUserName(): string {
+  try {
+    const name = os.userInfo().username;
+    if (name) return name;
+  } catch {
+    // no passwd entry (a container): fall back to the environment
+  }
+  return process.env.USER ?? process.env.LOGNAME ?? 'unknown';
+}
+
+/** The one batch `ref` names (id, unique id prefix, file name); a clear error for none or several. */
+export function findOneBatch(store: Store, ref: string): BatchRecord {
+  const found = store.findBatches(ref);
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) {
+    throw new RemessaError(
+      'BATCH_NOT_FOUND',
+      `Expected a batch id, a unique prefix of one (4+ hex digits) or a file name, got "${ref}": no batch matches. ` +
+        '`remessa status` lists them',
+    );
+  }
+  throw new RemessaError(
+    'BATCH_AMBIGUOUS',
+    `"${ref}" names ${found.length} batches; give more of the id: ` +
+      found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+  );
+}
+
+async function openExistingStore(options: RunnerOptions): Promise<Store> {
+  const file = path.join(options.folders.data, STORE_FILE_NAME);
+  if (!(await fs.stat(file).catch(() => undefined))) {
+    throw new RemessaError('STORE_NOT_FOUND', `No store at ${file}: remessa has never run with this data folder`);
+  }
+  return openStore(file);
+}
+
+/** Whether the batch has an answer to write: rows all stored, none pending or in flight. */
+function answerable(store: Store, batch: BatchRecord): boolean {
+  const counts = store.countRows(batch.id);
+  return batch.status === 'done' && counts.pending + counts.in_flight === 0;
+}
+
+export interface ResolveRequest {
+  /** Batch id, unique prefix, or file name. */
+  batch: string;
+  line: number;
+  as: 'succeeded' | 'failed';
+  note: string;
+  /** @defaultValue the OS user */
+  by?: string | undefined;
+}
+
+/** `remessa resolve BATCH LINE --as succeeded|failed --note TEXT [--by NAME]`. */
+export async function resolveRow(options: RunnerOptions, request: ResolveRequest): Promise<number> {
+  const note = request.note.trim();
+  if (note === '')
+    throw new RemessaError('RESOLVE_NOTE_REQUIRED', 'Expected --note with what was checked, got nothing');
+  if (note.length > MAX_NOTE_CHARS) {
+    throw new RemessaError(
+      'RESOLVE_NOTE_TOO_LONG',
+      `Expected a --note of at most ${MAX_NOTE_CHARS} characters, got ${note.length}`,
+    );
+  }
+  const by = (request.by ?? osUserName()).trim();
+  if (by === '') throw new RemessaError('RESOLVE_BY_REQUIRED', 'Expected --by with a name, got nothing');
+  const lock = await acquireDataFolderLock(options.folders.data);
+  let store: Store | undefined;
+  try {
+    store = await openExistingStore(options);
+    const batch = findOneBatch(store, request.batch);
+    const resolution = store.resolveRow(batch.id, request.line, { as: request.as, by, note });
+    options.logger.info(
+      { batch: batch.fileName, line: request.line, to: resolution.to, by, step: resolution.step },
+      'uncertain row settled by a person',
+    );
+    let tail: string;
+    if (answerable(store, batch)) {
+      tail = `answer written again: ${await reanswerBatch(store, batch.id, options.folders.outbox)}`;
+    } else {
+      tail = 'the batch is not finished yet: its answer is written when it is';
+    }
+    out(options).write(
+      `${batch.fileName} line ${request.line} (batch ${batch.id.slice(0, 12)}): uncertain -> ${resolution.to}, ` +
+        `settled by ${by} at ${resolution.at}; ${tail}\n`,
+    );
+    return EXIT_OK;
+  } finally {
+    store?.close();
+    await lock.release();
+  }
+}
+
+/** `remessa retry [BATCH]`: the uncertain (and parked) rows of one batch or all, now; then their answers again. */
+export async function retryBatches(options: RunnerOptions, ref?: string): Promise<number> {
+  const log = options.logger;
+  const lock = await acquireDataFolderLock(options.folders.data);
+  let pipeline: Pipeline | undefined;
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal);
+  const onSignal = () => abort.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    let only: string[] | undefined;
+    if (ref !== undefined) {
+      // The batch is named before the bank is reached: a wrong name fails fast.
+      const store = await openExistingStore(options);
+      try {
+        const batch = findOneBatch(store, ref);
+        if (batch.status === 'rejected') {
+          throw new RemessaError(
+            'BATCH_REJECTED',
+            `${batch.fileName} was rejected as a whole: nothing of it was sent, nothing is retried`,
+          );
+        }
+        if (store.countUnfinished(batch.id) === 0 && batch.status === 'done') {
+          out(options).write(
+            `${batch.fileName} (batch ${batch.id.slice(0, 12)}): nothing to retry, every row is settled\n`,
+          );
+          return EXIT_OK;
+        }
+        only = [batch.id];
+      } finally {
+        store.close();
+      }
+    }
+    try {
+      pipeline = await openPipeline(options);
+    } catch (err) {
+      log.error({ err }, 'cannot start');
+      return EXIT_CANNOT_RUN;
+    }
+    const resumed = await pipeline.resumeUncertain(abort.signal, only);
+    if (resumed.length === 0) {
+      out(options).write('nothing to retry: no batch has uncertain, waiting or parked rows\n');
+      return EXIT_OK;
+    }
+    let unsettled = false;
+    let ok = true;
+    let error = false;
+    for (const r of resumed) {
+      const name = `${r.batch.fileName} (batch ${r.batch.id.slice(0, 12)})`;
+      const counts = Object.entries(r.counts)
+        .filter(([, n]) => (n ?? 0) > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ');
+      switch (r.state) {
+        case 'done':
+          if (hasUnsettled(r.counts)) unsettled = true;
+          if (!allSucceeded(r.counts)) ok = false;
+          out(options).write(`${name}: ${counts || 'no rows'} -> ${r.answer}\n`);
+          break;
+        case 'parked':
+          unsettled = true;
+          out(options).write(`${name}: ${counts} (stopped early: not answered yet, resumes on the next run)\n`);
+          break;
+        case 'needs-file':
+          unsettled = true;
+          out(options).write(`${name}: its rows were not all stored; drop the file again to go on\n`);
+          break;
+        case 'error':
+          error = true;
+          out(options).write(
+            `${name}: could not be retried: ${r.error instanceof Error ? r.error.message : String(r.error)}\n`,
+          );
+          break;
+      }
+    }
+    if (error) return EXIT_CANNOT_RUN;
+    if (unsettled) return EXIT_UNSETTLED;
+    return ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await pipeline?.close();
+    await lock.release();
+  }
+}

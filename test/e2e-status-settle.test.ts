@@ -1,0 +1,315 @@
+/**
+ * End to end: `remessa status`, `resolve` and `retry` as child processes against the sandbox (own process).
+ *
+ * - status: `--json` shape, a running batch with its rate and ETA, the same batch parked once its run is stopped,
+ *   files rejected as a whole (store and outbox), filters by date, kind and state, and the config's folders found
+ *   from another working directory.
+ * - resolve and retry: rows left `uncertain` for real (every request to the bank answered 5xx), refused while the
+ *   daemon drives the data folder; then a person settles two of them (recorded in the store, result file written
+ *   again), and `retry` settles the rest once the bank answers.
+ */
+import fs from 'node:fs/promises';
+import os, { userInfo } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildStatusReport, parseStatusDate, type StatusFilters, type StatusReport } from '../src/runner/status.js';
+import { openStore, RESOLVED_AS_FAILED } from '../src/store/index.js';
+import {
+  drop,
+  EXAMPLES,
+  makeWorkspace,
+  parseResultCsv,
+  ROOT,
+  runCli,
+  type SandboxProcess,
+  spawnCli,
+  startDaemon,
+  startSandboxProcess,
+  stopDaemon,
+  waitFor,
+  waitForAnswer,
+} from './e2e-harness.js';
+
+/** Not the config's folder nor the repository root (inside it only so that `--import tsx` resolves). */
+const ELSEWHERE = path.join(ROOT, 'test');
+
+let sandbox: SandboxProcess;
+
+beforeAll(async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-settle-sb-'));
+  sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+function chargesCsv(prefix: string, rows: number): string {
+  const lines = [
+    'type,correlationId,amount,dueDate,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state',
+  ];
+  for (let i = 0; i < rows; i++) {
+    lines.push(
+      `BANKSLIP,${prefix}-${i},${(10 + i).toFixed(2)},2027-08-31,Cliente,390.533.447-05,01310-100,Rua A,Recife,PE`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function statusJson(config: string, ...args: string[]): Promise<StatusReport> {
+  const result = await runCli(['status', '--config', config, '--json', ...args], { cwd: ELSEWHERE });
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as StatusReport;
+}
+
+function rowCounts(dataDir: string, batchFile: string): Record<string, number> {
+  const db = new Database(path.join(dataDir, 'remessa.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT r.state, COUNT(*) AS n FROM rows r JOIN batches b ON b.id = r.batch_id
+         WHERE b.file_name = ? GROUP BY r.state`,
+      )
+      .all(batchFile) as Array<{ state: string; n: number }>;
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  } finally {
+    db.close();
+  }
+}
+
+describe('remessa status', () => {
+  it('a running batch with rate and ETA, parked once stopped, rejected files, filters; run from anywhere; retry ends it', async () => {
+    const ws = await makeWorkspace(sandbox.url, { queue: { concurrency: 1, maxRowsInFlight: 1 } });
+    // Relative folders: they follow the config file, not the working directory (which is elsewhere below).
+    const cfg = JSON.parse(await fs.readFile(ws.config, 'utf8'));
+    cfg.folders = { inbox: 'inbox', outbox: 'outbox', archive: 'archive', data: 'data' };
+    await fs.writeFile(ws.config, JSON.stringify(cfg, null, 2));
+    const files = path.join(ws.dir, 'files');
+    await fs.mkdir(path.join(files, 'charges'), { recursive: true });
+    const empty = path.join(files, 'charges', 'empty.csv');
+    await fs.writeFile(empty, '');
+    const unknown = path.join(files, 'notes.csv');
+    await fs.writeFile(unknown, 'a,b\n1,2\n');
+    const slow = path.join(files, 'charges', 'slow.csv');
+    await fs.writeFile(slow, chargesCsv('SLOW', 24));
+
+    // Before anything ran, a config given explicitly that leads to no store is an error, not "nothing yet".
+    const none = await runCli(['status', '--config', ws.config], { cwd: ELSEWHERE });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`No store at ${path.join(ws.data, 'remessa.sqlite')}`);
+
+    const rejected = await runCli(['run', '--config', ws.config, empty, unknown], { cwd: ELSEWHERE });
+    expect(rejected.code, rejected.stderr).toBe(1);
+
+    await sandbox.setFaults([{ route: '*', latencyMs: 150 }]);
+    const run = spawnCli(['run', '--config', ws.config, slow], { cwd: ELSEWHERE });
+    try {
+      await waitFor(
+        'the slow batch to finish a few rows',
+        async () => (rowCounts(ws.data, 'slow.csv').succeeded ?? 0) >= 3,
+        60_000,
+        100,
+      );
+      const running = await statusJson(ws.config);
+      expect(running.version).toBe(1);
+      expect(running.store).toBe(path.join(ws.data, 'remessa.sqlite'));
+      expect(running.driver?.pid).toBe(run.child.pid);
+      const batch = running.batches.find((b) => b.fileName === 'slow.csv')!;
+      expect(batch).toMatchObject({ kind: 'charges', state: 'running', storeStatus: 'running', rows: 24 });
+      expect(batch.id).toMatch(/^[0-9a-f]{64}$/);
+      expect(batch.progress!.finished).toBeGreaterThanOrEqual(3);
+      expect(batch.progress!.remaining).toBeGreaterThan(0);
+      expect(batch.progress!.remaining + batch.progress!.finished).toBe(24);
+      expect(batch.progress!.ratePerSecond).toBeGreaterThan(0);
+      expect(batch.progress!.etaSeconds).toBeGreaterThan(0);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    await sandbox.clearFaults();
+    expect(await run.exited).toBe(3); // stopped early: rows left unsettled
+
+    const parked = await statusJson(ws.config);
+    expect(parked.driver).toBeNull();
+    const slowBatch = parked.batches.find((b) => b.fileName === 'slow.csv')!;
+    expect(slowBatch).toMatchObject({ state: 'parked', storeStatus: 'running', progress: null });
+    expect((slowBatch.counts.pending ?? 0) + (slowBatch.counts.succeeded ?? 0)).toBe(24);
+    expect(slowBatch.counts.pending).toBeGreaterThan(0);
+    // Files rejected as a whole, known only by their answer in the outbox.
+    const answers = parked.batches.filter((b) => b.state === 'rejected');
+    expect(answers.map((b) => [b.kind, b.fileName, b.error?.code, b.id]).sort()).toEqual([
+      ['_unknown', 'notes.csv', 'UNKNOWN_KIND', null],
+      ['charges', 'empty.csv', 'FILE_EMPTY', null],
+    ]);
+    expect(answers.every((b) => b.answerFile?.endsWith('.rejected.txt'))).toBe(true);
+    expect(parked.totals).toMatchObject({ batches: 3, byState: { parked: 1, rejected: 2 } });
+
+    const text = await runCli(['status', '--config', ws.config], { cwd: ELSEWHERE });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/charges\s+slow\.csv\s+\[parked\]/);
+    expect(text.stdout).toMatch(/_unknown\s+notes\.csv\s+\[rejected\]\s+rejected as a whole: UNKNOWN_KIND/);
+    expect(text.stdout).not.toContain('[running]');
+
+    // Filters: through the CLI once, then the same report built in-process (each CLI start costs seconds).
+    const names = (r: StatusReport) => r.batches.map((b) => b.fileName).sort();
+    expect(names(await statusJson(ws.config, '--state', 'parked,done', '--kind', 'charges'))).toEqual(['slow.csv']);
+    const store = openStore(path.join(ws.data, 'remessa.sqlite'));
+    try {
+      const report = (filters: StatusFilters) => buildStatusReport(store, { folders: ws }, { filters });
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      expect(names(report({ kinds: ['charges'] }))).toEqual(['empty.csv', 'slow.csv']);
+      expect(names(report({ kinds: ['_unknown'] }))).toEqual(['notes.csv']);
+      expect(names(report({ states: ['rejected'] }))).toEqual(['empty.csv', 'notes.csv']);
+      expect(report({ since: parseStatusDate(day(1), 'start') }).batches).toEqual([]);
+      expect(report({ until: parseStatusDate(day(-1), 'end') }).batches).toEqual([]);
+      const dated = report({ since: parseStatusDate(day(-1), 'start'), until: parseStatusDate(day(0), 'end') });
+      expect(names(dated)).toEqual(['empty.csv', 'notes.csv', 'slow.csv']);
+      expect(dated.filters.since).toBe(`${day(-1)}T00:00:00.000Z`);
+      expect(dated.filters.until).toBe(`${day(0)}T23:59:59.999Z`);
+    } finally {
+      store.close();
+    }
+    const bad = await runCli(['status', '--config', ws.config, '--state', 'sleeping'], { cwd: ELSEWHERE });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Expected a batch state (ingesting, running, parked, done, rejected), got "sleeping"');
+
+    // retry names the batch by its file name and finishes it; its answer is written.
+    const retry = await runCli(['retry', '--config', ws.config, 'slow.csv'], { cwd: ELSEWHERE });
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stdout).toContain('slow.csv');
+    expect(retry.stdout).toContain('succeeded 24');
+    const result = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'slow.result.csv')));
+    expect(result.map((r) => r.status)).toEqual(Array(24).fill('succeeded'));
+    const after = await statusJson(ws.config, '--kind', 'charges', '--state', 'done');
+    expect(after.batches.map((b) => [b.fileName, b.counts.succeeded])).toEqual([['slow.csv', 24]]);
+  }, 180_000);
+});
+
+describe('remessa resolve and retry', () => {
+  it('settle uncertain rows: refused while the daemon drives the folder; recorded; answers written again', async () => {
+    const ws = await makeWorkspace(sandbox.url, {
+      bank: { retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 100 } },
+    });
+    // Every request fails before the bank acts: the engine cannot learn any outcome, the rows end uncertain.
+    await sandbox.setFaults([{ route: '*', errorRate: 1 }]);
+    const daemon = startDaemon(ws);
+    let lines: number[];
+    let batchId: string;
+    try {
+      await drop(ws, path.join(EXAMPLES, 'charges.csv'), 'charges/charges.csv');
+      const answer = await waitForAnswer(ws, 'charges', 'charges');
+      expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(Array(5).fill('uncertain'));
+
+      const report = await statusJson(ws.config);
+      expect(report.driver?.pid).toBe(daemon.child.pid);
+      expect(report.batches).toHaveLength(1);
+      expect(report.batches[0]).toMatchObject({ state: 'done', counts: { uncertain: 5 } });
+      expect(report.uncertainRows).toHaveLength(5);
+      expect(report.uncertainRows[0]).toMatchObject({ kind: 'charges', fileName: 'charges.csv' });
+      lines = report.uncertainRows.map((r) => r.line).sort((a, b) => a - b);
+      batchId = report.batches[0]!.id!;
+
+      // One writer per data folder: a person does not settle a row the daemon may be resending.
+      const refused = await runCli(
+        ['resolve', '--config', ws.config, 'charges.csv', String(lines[0]), '--as', 'failed', '--note', 'x'],
+        { cwd: ELSEWHERE },
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('Expected to be the only process driving the data folder');
+      const retryRefused = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
+      expect(retryRefused.code).toBe(2);
+      expect(retryRefused.stderr).toContain('Expected to be the only process driving the data folder');
+    } finally {
+      await stopDaemon(daemon);
+    }
+
+    const failed = await runCli(
+      [
+        'resolve',
+        '--config',
+        ws.config,
+        batchId.slice(0, 10),
+        String(lines[0]),
+        '--as',
+        'failed',
+        '--note',
+        'not in the bank statement of 2026-11-23',
+        '--by',
+        'Ana Souza',
+      ],
+      { cwd: ELSEWHERE },
+    );
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(failed.stdout).toContain(`charges.csv line ${lines[0]}`);
+    expect(failed.stdout).toContain('uncertain -> failed, settled by Ana Souza');
+    const paid = await runCli(
+      ['resolve', '--config', ws.config, 'charges.csv', String(lines[1]), '--as', 'succeeded', '--note', 'paid'],
+      { cwd: ELSEWHERE },
+    );
+    expect(paid.code, paid.stderr).toBe(0);
+
+    // Only an uncertain row; a line the file does not have; a wrong outcome: refused, nothing changed.
+    const again = await runCli(
+      [
+        'resolve',
+        '--config',
+        ws.config,
+        'charges.csv',
+        String(lines[0]),
+        '--as',
+        'succeeded',
+        '--note',
+        'paid after all',
+      ],
+      { cwd: ELSEWHERE },
+    );
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`Expected an uncertain row, got line ${lines[0]} of charges.csv failed`);
+    expect(again.stderr).toContain('settled by Ana Souza');
+    const noBatch = await runCli(
+      ['resolve', '--config', ws.config, 'other.csv', String(lines[2]), '--as', 'failed', '--note', 'x'],
+      { cwd: ELSEWHERE },
+    );
+    expect(noBatch.code).toBe(2);
+    expect(noBatch.stderr).toContain('no batch matches');
+
+    // The store keeps who, when and why.
+    const store = openStore(path.join(ws.data, 'remessa.sqlite'));
+    try {
+      const records = store.resolutions(batchId);
+      expect(records.map((r) => [r.line, r.from, r.to, r.by, r.note])).toEqual([
+        [lines[0], 'uncertain', 'failed', 'Ana Souza', 'not in the bank statement of 2026-11-23'],
+        [lines[1], 'uncertain', 'succeeded', userInfo().username, 'paid'],
+      ]);
+      expect(records.every((r) => r.step !== null && r.error !== null)).toBe(true);
+      expect(Date.now() - Date.parse(records[0]!.at)).toBeLessThan(120_000);
+      expect(store.getRow(batchId, lines[0]!)).toMatchObject({ state: 'failed', errorCode: RESOLVED_AS_FAILED });
+    } finally {
+      store.close();
+    }
+    // The answer says so.
+    const rewritten = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.result.csv')));
+    expect(rewritten.map((r) => r.status)).toEqual(
+      lines.map((_, i) => (i === 0 ? 'failed' : i === 1 ? 'succeeded' : 'uncertain')),
+    );
+    expect(rewritten[0]!.errorCode).toBe(RESOLVED_AS_FAILED);
+    expect(rewritten[0]!.errorMessage).toContain('Ana Souza');
+
+    // The bank answers again: retry settles the rest (exit 1: one row failed, by a person's word).
+    await sandbox.clearFaults();
+    const retry = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
+    expect(retry.code, retry.stderr).toBe(1);
+    expect(retry.stdout).toMatch(
+      /charges\.csv \(batch [0-9a-f]{12}\): succeeded 4, failed 1 -> .*charges\.result\.csv/,
+    );
+    const settled = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.result.csv')));
+    expect(settled.map((r) => r.status)).toEqual(['failed', 'succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    // Sent once each: only the three rows nobody settled were created at the bank.
+    const created = (await sandbox.effects()).filter((e) => e.kind === 'charge_created' && e.key.startsWith('EX-CHG-'));
+    expect(created.map((e) => e.count)).toEqual([1, 1, 1]);
+    const last = await statusJson(ws.config);
+    expect(last.uncertainRows).toEqual([]);
+    expect(last.batches[0]!.counts).toMatchObject({ succeeded: 4, failed: 1, uncertain: 0 });
+  }, 180_000);
+});

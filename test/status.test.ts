@@ -1,0 +1,46 @@
+/**
+ * The pure parts of `remessa status`: what state a stored batch shows (parked when nobody drives the data folder), and
+ * the dates of --since/--until.
+ */
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { batchState, currentDriver, parseStatusDate } from '../src/runner/status.js';
+
+describe('batchState', () => {
+  it('a batch not finished shows running only while a process drives the folder, else parked', () => {
+    expect(batchState({ status: 'running' }, true)).toBe('running');
+    expect(batchState({ status: 'running' }, false)).toBe('parked');
+    expect(batchState({ status: 'ready' }, true)).toBe('running');
+    expect(batchState({ status: 'ready' }, false)).toBe('parked');
+    expect(batchState({ status: 'ingesting' }, true)).toBe('ingesting');
+    expect(batchState({ status: 'ingesting' }, false)).toBe('parked');
+    expect(batchState({ status: 'done' }, false)).toBe('done');
+    expect(batchState({ status: 'rejected' }, true)).toBe('rejected');
+  });
+
+  it('a holder file left by a process that is gone is nobody driving', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-status-'));
+    expect(currentDriver(dir)).toBeNull();
+    const holder = { pid: process.pid, host: hostname(), command: 'remessa daemon', since: '2026-11-23T10:00:00.000Z' };
+    writeFileSync(path.join(dir, 'remessa.lock.json'), JSON.stringify(holder));
+    expect(currentDriver(dir)).toEqual(holder);
+    // A pid that cannot be running (above the kernel's pid_max).
+    writeFileSync(path.join(dir, 'remessa.lock.json'), JSON.stringify({ ...holder, pid: 2 ** 30 }));
+    expect(currentDriver(dir)).toBeNull();
+  });
+});
+
+describe('parseStatusDate', () => {
+  it('a day is the whole UTC day; a time needs its offset; nonsense is refused', () => {
+    expect(parseStatusDate('2026-11-23', 'start')?.toISOString()).toBe('2026-11-23T00:00:00.000Z');
+    expect(parseStatusDate('2026-11-23', 'end')?.toISOString()).toBe('2026-11-23T23:59:59.999Z');
+    expect(parseStatusDate('2026-11-23T14:00:00-03:00', 'start')?.toISOString()).toBe('2026-11-23T17:00:00.000Z');
+    expect(parseStatusDate('2026-11-23T14:00Z', 'end')?.toISOString()).toBe('2026-11-23T14:00:00.000Z');
+    for (const bad of ['2026-02-30', '23/11/2026', '2026-11-23T14:00:00', 'yesterday', '']) {
+      expect(parseStatusDate(bad, 'start')).toBeUndefined();
+    }
+  });
+});
