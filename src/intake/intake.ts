@@ -557,6 +557,14 @@ export class Intake {
     this.log.warn({ file: path.relative(this.options.inboxDir, abs) }, message);
   }
 
+  /**
+   * Handles a work item again, as if just taken: a batch the handler left parked because it waited for a person's
+   * approval, now decided (src/runner/approval.ts). Ignored once stopping.
+   */
+  handleAgain(item: WorkItem): void {
+    if (!this.stopped) this.enqueue(item);
+  }
+
   private enqueue(item: WorkItem): void {
     void this.queue.add(() => this.handle(item));
   }

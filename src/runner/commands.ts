@@ -49,6 +49,16 @@ import type { RunningSandbox } from '../sandbox/server.js';
 import { openStore, type RowCounts, type RowState, rowOutcome, type Store } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
+  applyApprovalMarker,
+  fileOwner,
+  findApprovalMarker,
+  gateBatch,
+  previewPath,
+  resumeGate,
+  withRowLimit,
+  writePreview,
+} from './approval.js';
+import {
   type BatchInput,
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
@@ -70,10 +80,10 @@ export type OutcomeCounts = Partial<Record<RowOutcome, number>>;
 
 /** The answer given to one batch. */
 export interface BatchAnswer {
-  /** 'done': answered; 'parked': stopped before every row was answered (resumed later). */
+  /** 'done': answered; 'parked': stopped before every row was answered, or waiting for approval (resumed later). */
   state: 'done' | 'parked';
-  /** 'result' or 'rejected' (whole file). */
-  answer: 'result' | 'rejected';
+  /** 'result', 'rejected' (whole file), or 'preview' (waits for approval: `file` is its preview). */
+  answer: 'result' | 'rejected' | 'preview';
   counts: OutcomeCounts;
   /** Path of the answer file. */
   file: string;
@@ -91,6 +101,11 @@ export interface Pipeline {
   processBatch(batch: TakenBatch, options: { signal: AbortSignal; progress?: Progress }): Promise<BatchAnswer>;
   /** Retries rows left uncertain (or in flight by a crash) in earlier batches. */
   resumeUncertain(signal: AbortSignal): Promise<void>;
+  /**
+   * The files that waited for approval and are now decided (by `remessa approve`/`reject`) or have an `.approved`
+   * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts).
+   */
+  takeDecided(): Promise<TakenBatch[]>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
   readonly queue: RequestQueue;
@@ -195,6 +210,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     }),
   );
   const common = { store, client, queue, accountId, retry, logger: log };
+  /** Files parked because they wait for approval, by batch id (handled again once decided: `takeDecided`). */
+  const waiting = new Map<string, TakenBatch>();
 
   async function reject(
     batch: TakenBatch,
@@ -240,27 +257,40 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       }
     }
     let result: ProcessBatchResult;
+    const controls = options.controls;
+    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped (kept when it is held).
+    const owner = controls?.approvalKinds.includes(kindName) ? await fileOwner(batch.item.file) : null;
     try {
       // What was hashed and opened must still be what was taken before a row is stored or sent.
       await checkUnchanged(batch);
-      result = await processBatch({
-        ...common,
-        kind,
-        batchId: batch.sha256,
-        fileName: meta.name,
-        input: reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader,
-        filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
-        policy: options.policy[kindName],
-        signal: opts.signal,
-        onProgress: opts.progress
-          ? (p) =>
-              opts.progress?.update(
-                p.phase === 'run' ? p.finished : 0,
-                p.phase === 'run' ? p.toRun : undefined,
-                p.batchId,
-              )
-          : undefined,
-      });
+      const run = (input: BatchInput | undefined) =>
+        processBatch({
+          ...common,
+          kind: withRowLimit(kind, controls),
+          gate: (b) => gateBatch(store, b.id, controls, owner),
+          batchId: batch.sha256,
+          fileName: meta.name,
+          input,
+          filesDir: filesDirFor(folders.outbox, kindName, batch.stem),
+          policy: options.policy[kindName],
+          signal: opts.signal,
+          onProgress: opts.progress
+            ? (p) =>
+                opts.progress?.update(
+                  p.phase === 'run' ? p.finished : 0,
+                  p.phase === 'run' ? p.toRun : undefined,
+                  p.batchId,
+                )
+            : undefined,
+        });
+      result = await run(reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader);
+      if (result.held && !opts.signal.aborted) {
+        const written = await writePreview(store, batch.sha256, { outboxDir: folders.outbox, name: batch.stem });
+        log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
+        // A team that approves by file may have dropped the marker already.
+        const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
+        if (await applyApprovalMarker(store, batch.sha256, meta, folders, rules, log)) result = await run(undefined);
+      }
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
         return reject(batch, kindName, { code: err.code, message: err.message });
@@ -270,6 +300,15 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       reader?.close();
     }
     const counts = describeOutcomeCounts(result.counts);
+    if (result.held) {
+      if (!opts.signal.aborted) waiting.set(batch.sha256, batch);
+      return {
+        state: 'parked',
+        answer: 'preview',
+        counts,
+        file: previewPath(folders.outbox, kindName, batch.stem),
+      };
+    }
     if (!result.complete) {
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
@@ -307,6 +346,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirFor(folders.outbox, b.kind, stemOf(b.fileName)),
         policyFor: (b) => options.policy[b.kind],
+        gate: resumeGate(store, options.controls),
       });
       for (const r of results) {
         if (!r.complete) continue;
@@ -319,6 +359,15 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
         );
       }
       for (const e of errors) log.error({ err: e.error, batch: e.batch.fileName }, 'could not resume batch');
+    },
+    async takeDecided() {
+      const decided: TakenBatch[] = [];
+      for (const [id, batch] of [...waiting]) {
+        const status = store.getBatch(id)?.status;
+        if (status === 'awaiting_approval' && !(await findApprovalMarker(folders.inbox, batch.item.meta))) continue;
+        if (waiting.delete(id)) decided.push(batch);
+      }
+      return decided;
     },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
@@ -429,6 +478,11 @@ export async function runOnce(
     if (answer.answer === 'rejected') ok = false;
     if (!allSucceeded(answer.counts)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
+    if (answer.answer === 'preview') {
+      unsettled = true;
+      out(options).write(`${name}: waits for approval (remessa approve / reject) -> preview ${answer.file}\n`);
+      return;
+    }
     out(options).write(
       `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
         `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,

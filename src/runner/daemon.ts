@@ -8,6 +8,7 @@
  *     resuming --(batches left in the work area; uncertain rows of earlier batches, again every 5 minutes)--> watching
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
+ *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
@@ -145,6 +146,15 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
             );
           }, everyMs)
         : undefined;
+    // Files that wait for approval: once decided (remessa approve/reject, or an .approved marker), handled again.
+    const approvalTimer = setInterval(() => {
+      void p
+        .takeDecided()
+        .then((decided) => {
+          for (const b of decided) current.handleAgain(b.item);
+        })
+        .catch((err) => log.error({ err }, 'looking for approval decisions failed'));
+    }, options.controls?.pollMs ?? 2_000).unref();
     await ready;
     if (metrics && options.metricsEndpoint) {
       const takenFrom = intake;
@@ -171,6 +181,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await stop;
     notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
+    clearInterval(approvalTimer);
     await intake.stop();
     await resumed;
     log.info(intake.counts, 'remessa daemon stopped');

@@ -9,9 +9,10 @@ import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
+import { parseAmount } from '../formats/money.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { KindName } from '../types.js';
+import type { Cents, KindName } from '../types.js';
 
 /** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
 export interface RunnerOptions {
@@ -97,6 +98,47 @@ export interface RunnerOptions {
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
   metrics?: Metrics;
+  /** Money controls (src/runner/approval.ts): approval and limits. Absent: no file waits, no limit. Taken live. */
+  controls?: MoneyControlOptions;
+}
+
+/** `approval` and `limits` of the configuration, amounts in cents. */
+export interface MoneyControlOptions {
+  /** Kinds whose files wait for a person's approval before any effect step. */
+  approvalKinds: readonly KindName[];
+  /** Refuse an approver named like the file's OS owner. */
+  forbidSameAsOwner: boolean;
+  /** Names that may never approve (they prepare the files). */
+  makers: readonly string[];
+  /** How often the daemon looks for decisions and `.approved` markers, in milliseconds. */
+  pollMs: number;
+  /** Per kind: the most one row, one file, and one calendar day (America/Sao_Paulo) may pay, in cents. */
+  limits: Partial<Record<KindName, { perRow?: Cents; perFile?: Cents; perDay?: Cents }>>;
+}
+
+/** The money controls of a configuration (amounts in reais in the file, cents here). */
+export function moneyControlsFromConfig(config: Pick<Config, 'approval' | 'limits'>): MoneyControlOptions {
+  const limits: MoneyControlOptions['limits'] = {};
+  for (const [kind, l] of Object.entries(config.limits) as Array<
+    [KindName, { perRow?: string; perFile?: string; perDay?: string }]
+  >) {
+    const cents = (text: string | undefined) => (text === undefined ? undefined : parseAmount(text, '.'));
+    const perRow = cents(l.perRow);
+    const perFile = cents(l.perFile);
+    const perDay = cents(l.perDay);
+    limits[kind] = {
+      ...(perRow !== undefined ? { perRow } : {}),
+      ...(perFile !== undefined ? { perFile } : {}),
+      ...(perDay !== undefined ? { perDay } : {}),
+    };
+  }
+  return {
+    approvalKinds: [...(config.approval.kinds ?? [])],
+    forbidSameAsOwner: config.approval.forbidSameAsOwner,
+    makers: [...config.approval.makers],
+    pollMs: config.approval.pollMs,
+    limits,
+  };
 }
 
 /** The client's options, passed through. */
@@ -174,6 +216,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
+    controls: moneyControlsFromConfig(config),
     ...(config.metrics.port > 0
       ? {
           metricsEndpoint: {
