@@ -20,11 +20,10 @@
  */
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { BatchKind, CellError, Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
 import { parseBrCode } from '../formats/brcode.js';
-import { formatAmount, formatBrl } from '../formats/money.js';
+import { formatBrl } from '../formats/money.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
 import type { WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
@@ -52,35 +51,9 @@ import { openStore, type Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
 import type { MoneyControlOptions } from './options.js';
 
+export { withRowLimit } from './row-limit.js';
+
 export const EXIT_DECIDED = 0;
-
-// ------------------------------------------------------------------------------------------------ limits per row
-
-/**
- * The kind, with `limits.<kind>.perRow` applied at parse: a row over it is invalid, with the limit in its message.
- * The same kind unchanged when there is no such limit (or the kind has no amount).
- */
-// biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
-export function withRowLimit<K extends BatchKind<any>>(kind: K, controls: MoneyControlOptions | undefined): K {
-  const perRow = controls?.limits[kind.name]?.perRow;
-  const amountOf = kind.amountCents;
-  if (perRow === undefined || !amountOf) return kind;
-  return {
-    ...kind,
-    parse(record: Readonly<Record<string, string>>, dialect: Dialect) {
-      const parsed = kind.parse(record, dialect);
-      if (!parsed.ok) return parsed;
-      const cents = amountOf(parsed.row);
-      if (cents === undefined || cents <= perRow) return parsed;
-      const error: CellError = {
-        column: 'amount',
-        code: APPROVAL_CODES.perRow,
-        message: `Expected at most ${formatAmount(perRow, dialect.decimalMark)} (limits.${kind.name}.perRow, ${formatBrl(perRow)}), got ${formatAmount(cents, dialect.decimalMark)}`,
-      };
-      return { ok: false, errors: [error] };
-    },
-  };
-}
 
 // ------------------------------------------------------------------------------------------------ the gate
 

@@ -68,7 +68,6 @@ export interface ApprovalRecord {
 /** Codes of the money controls (reasons, row errors, refusals). */
 export const APPROVAL_CODES = {
   required: 'APPROVAL_REQUIRED',
-  perRow: 'LIMIT_PER_ROW',
   perFile: 'LIMIT_PER_FILE',
   perDay: 'LIMIT_PER_DAY',
   rejected: 'APPROVAL_REJECTED',
