@@ -2,7 +2,8 @@
  * Taking a changed configuration without a restart (the daemon, on SIGHUP or when the file changes).
  *
  * Applied live, from the next file taken on (a file already being processed keeps what it started with):
- * `mappings`, `defaults`, `policy`, `csv`, `approval`, `limits` and `log.level` (`approval.pollMs` needs a restart). They only change how a file is read and judged.
+ * `mappings`, `defaults`, `policy`, `csv`, `approval`, `limits` and `log.level` (`approval.pollMs` needs a
+ * restart). They only change how a file is read and judged.
  *
  * Need a restart (a reload logs which of them changed and keeps the running values): `folders`, `bank` (URL,
  * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`. They hold open resources (the
