@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
   drop,
+  EXAMPLES,
   makeWorkspace,
   type Proc,
   parseResultCsv,
@@ -215,6 +216,40 @@ describe('a bill-payments file that waits for approval', () => {
     expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual([]);
     expect((await fs.readdir(path.join(ws.archive, 'approvals'))).length).toBe(2);
     await expect(fs.stat(path.join(ws.outbox, 'bill-payments', 'lote.approved.rejected.txt'))).rejects.toThrow();
+  }, 120_000);
+});
+
+describe('without a daemon: remessa run', () => {
+  it('leaves a bill file and a Pix file waiting (exit 3, previews, nothing sent); after approve the next run pays them', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments', 'pix-payments'] } });
+    const paidBefore = await paidCount();
+    const pixBefore = (await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length;
+    await drop(ws, Buffer.from(billsCsv([2_500]).text), 'bill-payments/noturno.csv');
+    await drop(ws, path.join(EXAMPLES, 'pix-payments.csv'), 'pix-payments/pix-noturno.csv');
+
+    const first = await cli(ws, 'run');
+    expect(first.code).toBe(3);
+    expect(first.stdout).toMatch(/noturno\.csv: waits for approval .*noturno\.preview\.csv/);
+    expect(first.stdout).toMatch(/pix-noturno\.csv: waits for approval/);
+    const pix = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'pix-payments', 'pix-noturno.preview.csv')));
+    expect(pix.slice(0, 2).map((r) => [r.preview, r.amountToPay, r.beneficiary, r.beneficiaryCity])).toEqual([
+      ['to pay', '100.00', 'Fornecedor Exemplo Ltda', 'Sao Paulo'],
+      ['to pay', '45.50', 'Padaria Pao Quente', 'Campinas'],
+    ]);
+    // Not even the Pix initialization (it has an effect at the bank): nothing of either file reached it.
+    expect((await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length).toBe(pixBefore);
+    expect(await paidCount()).toBe(paidBefore);
+    const status = await cli(ws, 'status');
+    expect(status.stdout.match(/\[awaiting_approval\]/g)?.length).toBe(2);
+
+    expect((await cli(ws, 'approve', 'noturno.csv', '--by', 'Carla')).code).toBe(0);
+    expect((await cli(ws, 'approve', 'pix-noturno.csv', '--by', 'Carla')).code).toBe(0);
+    const second = await cli(ws, 'run');
+    expect(second.stdout).toMatch(/noturno\.csv: succeeded 1/);
+    expect(second.stdout).toMatch(/pix-noturno\.csv: succeeded 2/);
+    expect(second.code).toBe(0);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect((await sandbox.effects('pix_paid')).length).toBeGreaterThanOrEqual(2);
   }, 120_000);
 });
 
