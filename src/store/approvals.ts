@@ -332,7 +332,8 @@ export function assertEffectAllowed(db: SqliteDatabase, batchId: string): void {
 }
 
 /**
- * The batches `ref` names: a whole batch id, a prefix of one (at least 6 hex digits), or a file name as dropped.
+ * The batches `ref` names: a whole batch id, a prefix of one (at least 6 hex digits), or a file name as dropped (or a
+ * path ending in it).
  * Newest first.
  */
 export function findBatches(store: Store, ref: string): BatchRecord[] {
@@ -346,9 +347,11 @@ export function findBatches(store: Store, ref: string): BatchRecord[] {
     }
   }
   if (ids.size === 0) {
+    // A path (`inbox/bill-payments/jan.csv`) names its file: the store keeps the name as dropped.
+    const name = text.split(/[\\/]/).pop() ?? text;
     for (const r of store.db
       .prepare(`SELECT id FROM batches WHERE file_name = ? ORDER BY created_at DESC`)
-      .all(text) as Array<{ id: string }>) {
+      .all(name) as Array<{ id: string }>) {
       ids.add(r.id);
     }
   }
