@@ -13,7 +13,8 @@
  * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
  * one answer (src/outbox). A file that cannot be processed as a whole (unknown kind, empty, not text, missing
  * columns; or answered by the intake itself: a link, a special or unreadable file, a cut-off upload) gets a
- * `<name>.rejected.txt` instead.
+ * `<name>.rejected.txt` instead. A file that waits for a person's approval (money controls, ./approval.ts) gets its
+ * `<name>.preview.csv` and stays parked in the work area until decided; then it is handled again and answered.
  *
  * A file taken by the intake is checked against what was taken (src/intake/intake.ts) before it is read, after its
  * last byte is read (before any row is sent) and before its answer is written. A change before sending gives the
