@@ -596,7 +596,10 @@ export class Intake {
         this.log.info({ file: meta.relativePath, archived }, 'batch answered and archived');
       } else {
         this.counts.parked++;
-        this.log.info({ file: meta.relativePath }, 'batch parked in the work area until the next start');
+        this.log.info(
+          { file: meta.relativePath },
+          'batch parked in the work area until the next start (or, waiting for approval, until decided)',
+        );
       }
     } catch (err) {
       if (err instanceof IntakeError && err.code === 'INTAKE_FILE_CHANGED') {
