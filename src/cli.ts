@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 /**
- * The command line: `remessa daemon | run | validate | status | doctor | webhooks | reconcile | resolve | retry | sandbox`.
+ * The command line: `remessa daemon | run | validate | status | approve | reject | resolve | retry | reconcile |
+ * webhooks | doctor | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
  * could not run (bad configuration, bad arguments, bank unreachable).
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig, sandboxTlsFrom } from './config.js';
 import { readIfSet } from './config-files.js';
@@ -14,6 +17,7 @@ import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { parseStatusDate } from './runner/status-dates.js';
+import type { Decision } from './store/approvals.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
 /**
@@ -234,6 +238,47 @@ function buildProgram(): Command {
           waitLockMs,
         });
       }),
+    );
+
+  const decide = (ref: string, decision: Decision) =>
+    guard(async () => {
+      const { config, log } = setup(program);
+      const [{ decideCommand }, { runnerOptionsFromConfig }, { STORE_FILE_NAME }] = await Promise.all([
+        import('./runner/approval.js'),
+        import('./runner/options.js'),
+        import('./runner/commands.js'),
+      ]);
+      const options = runnerOptionsFromConfig(config, log);
+      const storeFile = path.join(options.folders.data, STORE_FILE_NAME);
+      if (!existsSync(storeFile))
+        throw new RemessaError('APPROVAL_NO_STORE', `No store at ${storeFile}: nothing waits`);
+      return decideCommand({
+        storeFile,
+        ref,
+        decision,
+        rules: {
+          forbidSameAsOwner: options.controls?.forbidSameAsOwner ?? true,
+          makers: options.controls?.makers ?? [],
+        },
+        out: process.stdout,
+      });
+    });
+
+  program
+    .command('approve')
+    .description('let a file that waits for approval be paid (money controls: README "Money controls")')
+    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
+    .requiredOption('--by <name>', 'who approves (recorded with the time)')
+    .action((ref: string, flags: { by: string }) => decide(ref, { approve: true, by: flags.by, via: 'command' }));
+
+  program
+    .command('reject')
+    .description('answer a file that waits for approval with every row rejected; nothing is sent')
+    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
+    .requiredOption('--by <name>', 'who rejects (recorded with the time)')
+    .requiredOption('--note <text>', 'why: written in every row of the answer')
+    .action((ref: string, flags: { by: string; note: string }) =>
+      decide(ref, { approve: false, by: flags.by, via: 'command', note: flags.note }),
     );
 
   program

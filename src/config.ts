@@ -52,6 +52,14 @@ const rateLimitSchema = z.strictObject({
 const kindRecord = <T extends z.ZodType>(value: T) =>
   z.partialRecord(z.enum(KIND_NAMES), value).default({} as Partial<Record<(typeof KIND_NAMES)[number], z.infer<T>>>);
 
+/** An amount in reais as the config writes it: a decimal string with "." (`"5000.00"`, `"250"`). Cents inside. */
+const reaisText = z
+  .string()
+  .regex(/^\d{1,12}(\.\d{1,2})?$/, 'Expected an amount in reais as a decimal string with "." (e.g. "5000.00")');
+
+/** The kinds that move money out: their files wait for approval by default against a real bank. */
+export const MONEY_OUT_KINDS = ['bill-payments', 'pix-payments'] as const;
+
 export const configSchema = z.strictObject({
   folders: z
     .strictObject({
@@ -185,6 +193,19 @@ export const configSchema = z.strictObject({
       applyEventsEverySeconds: nonNegativeInt.default(10),
     })
     .prefault({}),
+  // Money controls (src/runner/approval.ts, src/store/approvals.ts, README "Money controls").
+  approval: z
+    .strictObject({
+      // Kinds whose files wait for `remessa approve`; absent: MONEY_OUT_KINDS against a real bank, none embedded.
+      kinds: z.array(z.enum(KIND_NAMES)).optional(),
+      forbidSameAsOwner: z.boolean().default(true),
+      makers: z.array(z.string().trim().min(1)).default([]),
+      pollMs: positiveInt.default(2_000),
+    })
+    .prefault({}),
+  limits: kindRecord(
+    z.strictObject({ perRow: reaisText.optional(), perFile: reaisText.optional(), perDay: reaisText.optional() }),
+  ),
   metrics: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -396,8 +417,11 @@ export function buildConfig(
   }
   const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
   const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
+  // Against a real bank, files that move money out wait for a person unless the config says otherwise.
+  const approval = { ...parsed.approval, kinds: parsed.approval.kinds ?? (embedded ? [] : [...MONEY_OUT_KINDS]) };
   return deepFreeze({
     ...parsed,
+    approval,
     folders,
     bank,
     sandbox,

@@ -214,6 +214,9 @@ export async function makeWorkspace(
     mappings?: Record<string, unknown>;
     bank?: Record<string, unknown>;
     policy?: Record<string, unknown>;
+    /** Money controls; absent: no file waits for approval (the suites that test it say so). */
+    approval?: Record<string, unknown>;
+    limits?: Record<string, unknown>;
   } = {},
 ): Promise<Workspace> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-'));
@@ -249,6 +252,10 @@ export async function makeWorkspace(
     },
     ...(extra.mappings ? { mappings: extra.mappings } : {}),
     ...(extra.policy ? { policy: extra.policy } : {}),
+    // A real bank URL turns approval on for the money kinds by default (README "Money controls"): off here unless
+    // the suite says otherwise, so the suites that pay bills see them paid.
+    approval: extra.approval ?? { kinds: [] },
+    ...(extra.limits ? { limits: extra.limits } : {}),
   };
   await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
   return ws;

@@ -157,11 +157,16 @@ async function checkOrFail(bill: LookedUpBill, amountCents: Cents): Promise<void
 }
 
 function lookupOutput(bill: LookedUpBill): StepOutput {
+  const r = bill.record;
   return {
-    billType: bill.record.type ?? null,
+    billType: r.type ?? null,
     billStatus: bill.status,
     billAmount: bill.amountCents,
     chargedAmount: bill.chargedAmountCents,
+    // Who gets the money and when it is due: shown in the preview of a file that waits for approval.
+    beneficiary: r.beneficiary?.name ?? r.beneficiary?.fantasyName ?? r.issuer?.name ?? null,
+    beneficiaryDocument: r.beneficiary?.document ?? null,
+    dueDate: r.dueDate ?? null,
   };
 }
 

@@ -15,7 +15,8 @@
  * - `*.tmp`, `*.temp`: the generic "temporary name, then rename" of scripts and ERPs;
  * - `*.crdownload`: Chrome and Edge while downloading;
  * - `~$*`: Microsoft Office lock files beside a spreadsheet open in Excel;
- * - `*.done`: the marker a writer drops beside a finished file (see the intake).
+ * - `*.done`: the marker a writer drops beside a finished file (see the intake);
+ * - `*.approved`: the marker holding an approver's name, beside a file that waits for approval (src/runner/approval.ts).
  * A file under one of these names is taken only once it is renamed to its final name.
  *
  * Pure functions: no file system access, so the rules are tested on their own.
@@ -25,6 +26,9 @@ import { isKindName, KIND_NAMES, type KindName } from '../types.js';
 
 /** Suffix of the marker a writer drops next to a finished file when `requireDoneMarker` is on. */
 export const DONE_MARKER_SUFFIX = '.done';
+
+/** Suffix of the marker holding an approver's name, beside a file that waits for approval (src/runner/approval.ts). */
+export const APPROVED_MARKER_SUFFIX = '.approved';
 
 /** Kinds longest first, so `charge-updates-x.csv` is never read as a `charge...` prefix of a shorter kind. */
 const KINDS_LONGEST_FIRST = [...KIND_NAMES].sort((a, b) => b.length - a.length);
@@ -47,7 +51,8 @@ export function isIgnoredName(name: string): boolean {
     name.startsWith('.') ||
     name.startsWith('~$') ||
     TEMP_NAME_SUFFIXES.some((suffix) => lower.endsWith(suffix)) ||
-    lower.endsWith(DONE_MARKER_SUFFIX)
+    lower.endsWith(DONE_MARKER_SUFFIX) ||
+    lower.endsWith(APPROVED_MARKER_SUFFIX)
   );
 }
 

@@ -560,6 +560,14 @@ export class Intake {
     this.log.warn({ file: path.relative(this.options.inboxDir, abs) }, message);
   }
 
+  /**
+   * Handles a work item again, as if just taken: a batch the handler left parked because it waited for a person's
+   * approval, now decided (src/runner/approval.ts). Ignored once stopping.
+   */
+  handleAgain(item: WorkItem): void {
+    if (!this.stopped) this.enqueue(item);
+  }
+
   private enqueue(item: WorkItem): void {
     void this.queue.add(() => this.handle(item));
   }
@@ -591,7 +599,10 @@ export class Intake {
         this.log.info({ file: meta.relativePath, archived }, 'batch answered and archived');
       } else {
         this.counts.parked++;
-        this.log.info({ file: meta.relativePath }, 'batch parked in the work area until the next start');
+        this.log.info(
+          { file: meta.relativePath },
+          'batch parked in the work area until the next start (or, waiting for approval, until decided)',
+        );
       }
     } catch (err) {
       if (err instanceof IntakeError && err.code === 'INTAKE_FILE_CHANGED') {

@@ -14,7 +14,8 @@
  * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
  * one answer (src/outbox). A file that cannot be processed as a whole (unknown kind, empty, not text, missing
  * columns; or answered by the intake itself: a link, a special or unreadable file, a cut-off upload) gets a
- * `<name>.rejected.txt` instead.
+ * `<name>.rejected.txt` instead. A file that waits for a person's approval (money controls, ./approval.ts) gets its
+ * `<name>.preview.csv` and stays parked in the work area until decided; then it is handled again and answered.
  *
  * A file taken by the intake is checked against what was taken (src/intake/intake.ts) before it is read, after its
  * last byte is read (before any row is sent) and before its answer is written. A change before sending gives the
@@ -67,6 +68,16 @@ import {
   unansweredIntakeOf,
 } from '../store/index.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
+import {
+  applyApprovalMarker,
+  fileOwner,
+  findApprovalMarker,
+  gateBatch,
+  previewPath,
+  resumeGate,
+  withRowLimit,
+  writePreview,
+} from './approval.js';
 import { DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
 import {
   type BatchInput,
@@ -101,10 +112,10 @@ export type OutcomeCounts = Partial<Record<RowOutcome, number>>;
 
 /** The answer given to one batch. */
 export interface BatchAnswer {
-  /** 'done': answered; 'parked': stopped before every row was answered (resumed later). */
+  /** 'done': answered; 'parked': stopped before every row was answered, or waiting for approval (resumed later). */
   state: 'done' | 'parked';
-  /** 'result' or 'rejected' (whole file). */
-  answer: 'result' | 'rejected';
+  /** 'result', 'rejected' (whole file), or 'preview' (waits for approval: `file` is its preview). */
+  answer: 'result' | 'rejected' | 'preview';
   counts: OutcomeCounts;
   /** Path of the answer file. */
   file: string;
@@ -140,6 +151,11 @@ export interface Pipeline {
    * Returns what became of each batch it took up.
    */
   resumeUncertain(signal: AbortSignal, batchIds?: readonly string[]): Promise<ResumedBatch[]>;
+  /**
+   * The files that waited for approval and are now decided (by `remessa approve`/`reject`) or have an `.approved`
+   * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts).
+   */
+  takeDecided(): Promise<TakenBatch[]>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
   readonly queue: RequestQueue;
@@ -289,6 +305,8 @@ export async function openPipeline(
     }
     return intake;
   }
+  /** Files parked because they wait for approval, by batch id (handled again once decided: `takeDecided`). */
+  const waiting = new Map<string, TakenBatch>();
 
   async function reject(
     batch: TakenBatch,
@@ -371,27 +389,40 @@ export async function openPipeline(
       }
     }
     let result: ProcessBatchResult;
+    const controls = options.controls;
+    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped (kept when it is held).
+    const owner = controls?.approvalKinds.includes(kindName) ? await fileOwner(batch.item.file) : null;
     try {
       // What was hashed and opened must still be what was taken before a row is stored or sent.
       await checkUnchanged(batch);
-      result = await processBatch({
-        ...common,
-        kind,
-        batchId,
-        fileName: meta.name,
-        input: reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader,
-        filesDir: answerPaths(folders.outbox, kindName, intake.answerName).filesDir,
-        policy: options.policy[kindName],
-        signal: opts.signal,
-        onProgress: opts.progress
-          ? (p) =>
-              opts.progress?.update(
-                p.phase === 'run' ? p.finished : 0,
-                p.phase === 'run' ? p.toRun : undefined,
-                p.batchId,
-              )
-          : undefined,
-      });
+      const run = (input: BatchInput | undefined) =>
+        processBatch({
+          ...common,
+          kind: withRowLimit(kind, controls),
+          gate: (b) => gateBatch(store, b.id, controls, owner),
+          batchId,
+          fileName: meta.name,
+          input,
+          filesDir: answerPaths(folders.outbox, kindName, intake.answerName).filesDir,
+          policy: options.policy[kindName],
+          signal: opts.signal,
+          onProgress: opts.progress
+            ? (p) =>
+                opts.progress?.update(
+                  p.phase === 'run' ? p.finished : 0,
+                  p.phase === 'run' ? p.toRun : undefined,
+                  p.batchId,
+                )
+            : undefined,
+        });
+      result = await run(reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader);
+      if (result.held && !opts.signal.aborted) {
+        const written = await writePreview(store, batchId, { outboxDir: folders.outbox, name: intake.answerName });
+        log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
+        // A team that approves by file may have dropped the marker already.
+        const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
+        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log)) result = await run(undefined);
+      }
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
         return reject(batch, intake, { code: err.code, message: err.message });
@@ -401,6 +432,15 @@ export async function openPipeline(
       reader?.close();
     }
     const counts = describeOutcomeCounts(result.counts);
+    if (result.held) {
+      if (!opts.signal.aborted) waiting.set(batchId, batch);
+      return {
+        state: 'parked',
+        answer: 'preview',
+        counts,
+        file: previewPath(folders.outbox, kindName, intake.answerName),
+      };
+    }
     if (!result.complete) {
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
@@ -445,6 +485,7 @@ export async function openPipeline(
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
+        gate: resumeGate(store, options.controls),
       });
       for (const r of results) {
         const counts = describeOutcomeCounts(r.counts);
@@ -472,6 +513,15 @@ export async function openPipeline(
       return earlier
         ? { id: earlier.id, takenAt: earlier.takenAt }
         : { id: newWorkId(), takenAt: new Date().toISOString() };
+    },
+    async takeDecided() {
+      const decided: TakenBatch[] = [];
+      for (const [id, batch] of [...waiting]) {
+        const status = store.getBatch(id)?.status;
+        if (status === 'awaiting_approval' && !(await findApprovalMarker(folders.inbox, batch.item.meta))) continue;
+        if (waiting.delete(id)) decided.push(batch);
+      }
+      return decided;
     },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
@@ -602,6 +652,11 @@ export async function runOnce(
     if (answer.answer === 'rejected') ok = false;
     if (!allSucceeded(answer.counts)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
+    if (answer.answer === 'preview') {
+      unsettled = true;
+      out(options).write(`${name}: waits for approval (remessa approve / reject) -> preview ${answer.file}\n`);
+      return;
+    }
     const waiting = answer.counts.waiting ?? 0;
     const parked =
       waiting > 0

@@ -10,6 +10,7 @@
  *     watching --(SIGTERM / SIGINT)--> stopping --(intake closed; in-flight rows finished or parked)--> exit 0
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
  *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
+ *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
@@ -168,6 +169,15 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
             );
           }, everyMs)
         : undefined;
+    // Files that wait for approval: once decided (remessa approve/reject, or an .approved marker), handled again.
+    const approvalTimer = setInterval(() => {
+      void p
+        .takeDecided()
+        .then((decided) => {
+          for (const b of decided) current.handleAgain(b.item);
+        })
+        .catch((err) => log.error({ err }, 'looking for approval decisions failed'));
+    }, options.controls?.pollMs ?? 2_000).unref();
     await ready;
     // The retorno (src/runner/retorno.ts): events applied often, reconciliation seldom; one pass at a time.
     let retorno: Promise<unknown> = Promise.resolve();
@@ -225,6 +235,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
     for (const t of retornoTimers) clearInterval(t);
+    clearInterval(approvalTimer);
     await intake.stop();
     await resumed;
     await retorno;

@@ -145,6 +145,12 @@ export interface ProcessBatchOptions {
   logger?: Logger;
   /** Progress, for a progress bar: called after each chunk stored and each row finished. */
   onProgress?: (progress: BatchProgress) => void;
+  /**
+   * The money controls' gate (src/runner/approval.ts), asked once the rows are stored and before any row runs, while
+   * the batch is `ready` or `awaiting_approval`: 'go' (released: run), 'hold' (waits for approval: only read steps
+   * run, every row is parked before its first effect step) or 'skip' (not now: nothing runs). Absent: 'go'.
+   */
+  gate?: ((batch: BatchRecord) => 'go' | 'hold' | 'skip') | undefined;
   /** Randomness for backoff jitter, in [0, 1). @defaultValue Math.random */
   random?: () => number;
   /** Wait between attempts; must reject when the signal aborts. @defaultValue an abortable timer */
@@ -171,6 +177,8 @@ export interface ProcessBatchResult {
   stopped: boolean;
   /** Requests the run made attempts of (intents committed plus read calls); 0 for a batch already done. */
   attempts: number;
+  /** The batch waits for approval (the gate said 'hold', or 'skip'): only read steps ran; not complete. */
+  held?: boolean;
 }
 
 /** The file is broken as a whole (found while storing its rows): nothing was sent. H8 answers with a rejection. */
@@ -326,6 +334,8 @@ class BatchRun {
   private finished = 0;
   private toRun = 0;
   private rowCount = 0;
+  /** The batch waits for approval: no effect step starts (rows are parked before it). */
+  private holdEffects = false;
 
   constructor(options: ProcessBatchOptions) {
     this.o = options;
@@ -379,6 +389,18 @@ class BatchRun {
     }
     if (this.signal?.aborted) return this.result(true);
 
+    if ((batch.status === 'ready' || batch.status === 'awaiting_approval') && this.o.gate) {
+      // Money controls (src/store/approvals.ts): released, held for approval (read steps only), or not now.
+      const verdict = this.o.gate(batch);
+      if (verdict !== 'go') {
+        if (verdict === 'hold') {
+          this.holdEffects = true;
+          await this.run();
+        }
+        return { ...this.result(true), complete: false, held: true };
+      }
+      batch = store.getBatch(batchId)!;
+    }
     if (store.countUnfinished(batchId) === 0 && batch.status === 'done') {
       return this.result(false); // already done: nothing is sent again
     }
@@ -554,6 +576,11 @@ class BatchRun {
       if (rec?.state === 'done') {
         previous[step.name] = rec.output ?? {};
         continue;
+      }
+      if (this.holdEffects && step.effect !== 'read') {
+        // Held for approval: the read steps before are done (the preview shows them); park before the effect.
+        await store.write(() => store.parkRow(batchId, row.line));
+        return;
       }
       if (this.signal?.aborted) {
         await this.stopRow(row.line, rec);

@@ -8,10 +8,11 @@ import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config, SandboxTls } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
+import { parseAmount } from '../formats/money.js';
 import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { KindName } from '../types.js';
+import type { Cents, KindName } from '../types.js';
 import { EMBEDDED_EVENT_TYPES, type RegistrableEventType } from '../webhooks/events.js';
 
 /** What the commands need, mapped from the configuration (see `runnerOptionsFromConfig`). */
@@ -114,6 +115,8 @@ export interface RunnerOptions {
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
   metrics?: Metrics;
+  /** Money controls (src/runner/approval.ts): approval and limits. Absent: no file waits, no limit. Taken live. */
+  controls?: MoneyControlOptions;
   /** The daemon's webhook receiver (src/webhooks/receiver.ts); absent = off. */
   webhookReceiver?: WebhookReceiverSettings;
 }
@@ -130,6 +133,44 @@ export interface WebhookReceiverSettings {
   authorization?: string | undefined;
   /** Event types the embedded sandbox is registered for. */
   events: readonly RegistrableEventType[];
+}
+/** `approval` and `limits` of the configuration, amounts in cents. */
+export interface MoneyControlOptions {
+  /** Kinds whose files wait for a person's approval before any effect step. */
+  approvalKinds: readonly KindName[];
+  /** Refuse an approver named like the file's OS owner. */
+  forbidSameAsOwner: boolean;
+  /** Names that may never approve (they prepare the files). */
+  makers: readonly string[];
+  /** How often the daemon looks for decisions and `.approved` markers, in milliseconds. */
+  pollMs: number;
+  /** Per kind: the most one row, one file, and one calendar day (America/Sao_Paulo) may pay, in cents. */
+  limits: Partial<Record<KindName, { perRow?: Cents; perFile?: Cents; perDay?: Cents }>>;
+}
+
+/** The money controls of a configuration (amounts in reais in the file, cents here). */
+export function moneyControlsFromConfig(config: Pick<Config, 'approval' | 'limits'>): MoneyControlOptions {
+  const limits: MoneyControlOptions['limits'] = {};
+  for (const [kind, l] of Object.entries(config.limits) as Array<
+    [KindName, { perRow?: string; perFile?: string; perDay?: string }]
+  >) {
+    const cents = (text: string | undefined) => (text === undefined ? undefined : parseAmount(text, '.'));
+    const perRow = cents(l.perRow);
+    const perFile = cents(l.perFile);
+    const perDay = cents(l.perDay);
+    limits[kind] = {
+      ...(perRow !== undefined ? { perRow } : {}),
+      ...(perFile !== undefined ? { perFile } : {}),
+      ...(perDay !== undefined ? { perDay } : {}),
+    };
+  }
+  return {
+    approvalKinds: [...(config.approval.kinds ?? [])],
+    forbidSameAsOwner: config.approval.forbidSameAsOwner,
+    makers: [...config.approval.makers],
+    pollMs: config.approval.pollMs,
+    limits,
+  };
 }
 
 /** The client's options, passed through. */
@@ -229,6 +270,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
           },
         }
       : {}),
+    controls: moneyControlsFromConfig(config),
     ...(config.metrics.port > 0
       ? {
           metricsEndpoint: {

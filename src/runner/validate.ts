@@ -14,6 +14,7 @@ import { classifyInboxPath } from '../intake/classify.js';
 import type { KindName } from '../types.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive } from './progress.js';
+import { withRowLimit } from './row-limit.js';
 
 /** The kind of a file given on the command line: its folder name or its name prefix (as in the inbox). */
 export function kindOfGivenFile(file: string): KindName | undefined {
@@ -39,10 +40,10 @@ export interface ValidationReport {
 export async function validateBatchFile(
   file: string,
   kindName: KindName,
-  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'>,
+  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'> & Partial<Pick<RunnerOptions, 'controls'>>,
   hooks: { onRow?: (valid: boolean) => void; maxErrors?: number } = {},
 ): Promise<ValidationReport> {
-  const kind = KINDS[kindName];
+  const kind = withRowLimit(KINDS[kindName], options.controls);
   const name = path.basename(file);
   const reader = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
   const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [] };

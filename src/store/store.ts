@@ -5,7 +5,9 @@
  *
  * Batch status: ingesting (rows being stored from the file) -> ready (every row stored, policy applied) -> running
  * -> done (no row left pending, in flight or waiting; `uncertain` rows may remain and are retried by the next run, which
- * moves the batch back to running). ingesting -> rejected when the file turns out to be broken further down: nothing
+ * moves the batch back to running). Between ready and running a batch may wait for a person's approval
+ * (awaiting_approval): that part of the machine, and the rule that no effect step of an unapproved batch ever starts,
+ * are drawn in ./approvals.ts. ingesting -> rejected when the file turns out to be broken further down: nothing
  * was sent (sending starts only once every row is stored), and its rows give their natural keys up.
  *
  * Writes: every method here is synchronous and runs in its own transaction when called on its own. The engine,
@@ -34,6 +36,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import type { Cents, KindName } from '../types.js';
+import { assertEffectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase, StoreError } from './db.js';
 import {
   assertRowTransition,
@@ -44,7 +47,8 @@ import {
   UNFINISHED_ROW_STATES,
 } from './rows.js';
 
-export type BatchStatus = 'ingesting' | 'ready' | 'running' | 'done' | 'rejected';
+/** `awaiting_approval`: held for a person's decision; the batch machine with it is drawn in ./approvals.ts. */
+export type BatchStatus = 'ingesting' | 'ready' | 'awaiting_approval' | 'running' | 'done' | 'rejected';
 /** all-or-nothing: a single invalid row means nothing is sent. send-valid: valid rows are sent, invalid reported. */
 export type BatchPolicy = 'all-or-nothing' | 'send-valid';
 
@@ -856,6 +860,7 @@ export class Store {
 
   /** Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. */
   recordIntent(batchId: string, line: number, step: string): void {
+    assertEffectAllowed(this.db, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
     this.transitionStep(batchId, line, step, 'intent', { attempt: true });
     this.transitionRow(batchId, line, 'in_flight', { currentStep: step, error: null });
   }

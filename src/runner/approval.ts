@@ -1,0 +1,419 @@
+/**
+ * Money controls (maker-checker and limits): which files wait for a person, what the person sees before deciding,
+ * and the commands that decide. The batch states and the rules that must always hold are drawn in
+ * src/store/approvals.ts; this file is the policy.
+ *
+ * - `approval.kinds`: every file of these kinds waits (default: bill-payments and pix-payments against a real bank,
+ *   none with the embedded sandbox). It is read, validated and stored, its read steps run (a bill's lookup: status,
+ *   beneficiary, due and charged amounts), every row is parked before its first effect step, and its preview
+ *   `<outbox>/<kind>/<name>.preview.csv` is written. A Pix payment's `initialize` is an effect (it creates an
+ *   endToEndId at the bank, which expires) and is held too: its preview shows what the BR Code itself says.
+ * - Decisions: `remessa approve BATCH --by NAME`, or a `<name>.approved` marker (holding the approver's name) dropped
+ *   beside where the file was in the inbox; `remessa reject BATCH --by NAME --note TEXT`. An approver may be required to
+ *   differ from the file's OS owner (`approval.forbidSameAsOwner`, default on) and from `approval.makers`.
+ * - Limits (`limits.<kind>.perRow`, `.perFile`, `.perDay`, reais in the config, cents here): a row over perRow is
+ *   invalid (a cell error naming the limit, so all-or-nothing rejects the file, as for any invalid row); a file whose
+ *   unfinished rows add up to more than perFile, or that would take the kind's day (America/Sao_Paulo) past perDay,
+ *   waits for approval when approval is on for its kind (the reasons are in its preview: approving it is the
+ *   override), else is answered with every row `rejected` and the limit in the message. A file of a kind in
+ *   `approval.kinds` waits whatever its amounts.
+ */
+import { mkdir, readFile, rename, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createResultWriter, type ResultCell } from '../csv/writer.js';
+import { RemessaError } from '../errors.js';
+import { parseBrCode } from '../formats/brcode.js';
+import { formatBrl } from '../formats/money.js';
+import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
+import type { WorkMeta } from '../intake/work-area.js';
+import type { Logger } from '../log.js';
+import { writeFileAtomic } from '../outbox/result.js';
+import {
+  APPROVAL_CODES,
+  ApprovalError,
+  type ApprovalReason,
+  type ApproverRules,
+  type Decision,
+  decideApproval,
+  findBatches,
+  getApproval,
+  holdBatch,
+  immediate,
+  markPreviewWritten,
+  rejectUnsentBatch,
+  releaseBatch,
+  releasedOnDay,
+  saoPauloDay,
+  unfinishedAmount,
+} from '../store/approvals.js';
+import type { BatchRecord } from '../store/store.js';
+import { openStore, type Store } from '../store/store.js';
+import type { Cents, KindName } from '../types.js';
+import type { MoneyControlOptions } from './options.js';
+
+export { withRowLimit } from './row-limit.js';
+
+export const EXIT_DECIDED = 0;
+
+// ------------------------------------------------------------------------------------------------ the gate
+
+/** Why a file of `kind` whose unfinished rows add up to `amount` cannot go by itself (file and day limits). */
+function limitReasons(
+  store: Store,
+  kind: KindName,
+  amount: Cents,
+  controls: MoneyControlOptions | undefined,
+  now: Date,
+): ApprovalReason[] {
+  const limits = controls?.limits[kind];
+  const reasons: ApprovalReason[] = [];
+  if (limits?.perFile !== undefined && amount > limits.perFile) {
+    reasons.push({
+      code: APPROVAL_CODES.perFile,
+      message: `the file pays ${formatBrl(amount)}, over limits.${kind}.perFile ${formatBrl(limits.perFile)}`,
+    });
+  }
+  if (limits?.perDay !== undefined) {
+    const day = saoPauloDay(now);
+    const used = releasedOnDay(store, kind, day);
+    if (used + amount > limits.perDay) {
+      reasons.push({
+        code: APPROVAL_CODES.perDay,
+        message: `${formatBrl(used)} of ${kind} was let go on ${day} (America/Sao_Paulo) already: with this file's ${formatBrl(amount)} it passes limits.${kind}.perDay ${formatBrl(limits.perDay)}`,
+      });
+    }
+  }
+  return reasons;
+}
+
+/**
+ * Decides, in one IMMEDIATE transaction, whether a stored batch may run (see the machine in src/store/approvals.ts):
+ * 'go' once released (or answered with every row rejected over a limit), 'hold' while it waits for approval.
+ */
+export function gateBatch(
+  store: Store,
+  batchId: string,
+  controls: MoneyControlOptions | undefined,
+  owner: string | null,
+  now: Date = new Date(),
+): 'go' | 'hold' {
+  return immediate(store, () => {
+    const batch = store.getBatch(batchId);
+    if (!batch) throw new RemessaError('STORE_NO_BATCH', `No batch ${batchId}`);
+    if (batch.status === 'awaiting_approval') return 'hold';
+    if (batch.status !== 'ready') return 'go';
+    if (getApproval(store, batchId)?.state === 'approved' || store.countUnfinished(batchId) === 0) {
+      releaseBatch(store, batch, now);
+      return 'go';
+    }
+    const amount = unfinishedAmount(store, batchId);
+    const reasons = limitReasons(store, batch.kind, amount, controls, now);
+    if (controls?.approvalKinds.includes(batch.kind)) {
+      holdBatch(store, batchId, {
+        reasons: [
+          {
+            code: APPROVAL_CODES.required,
+            message: `approval.kinds includes ${batch.kind}: every such file waits for a person's approval`,
+          },
+          ...reasons,
+        ],
+        owner,
+        amountCents: amount,
+        now,
+      });
+      return 'hold';
+    }
+    if (reasons.length > 0) {
+      rejectUnsentBatch(store, batchId, {
+        code: reasons[0]!.code,
+        message: `Not sent: ${reasons.map((r) => r.message).join('; ')} (approval is off for ${batch.kind}, so the file is rejected whole)`,
+      });
+      return 'go';
+    }
+    releaseBatch(store, batch, now);
+    return 'go';
+  });
+}
+
+/**
+ * The gate for batches resumed without their file (`resumeUncertain`): a batch that waits, was decided but not yet
+ * run, or would be held, is left to its file's handling (which writes its preview and its answer): 'skip'.
+ */
+export function resumeGate(
+  store: Store,
+  controls: MoneyControlOptions | undefined,
+): (batch: BatchRecord) => 'go' | 'hold' | 'skip' {
+  return (batch) => {
+    if (batch.status === 'awaiting_approval' || getApproval(store, batch.id)) return 'skip';
+    if (controls?.approvalKinds.includes(batch.kind)) return 'skip';
+    return gateBatch(store, batch.id, controls, null);
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ the file's owner
+
+/** The OS user name owning `file` (from /etc/passwd), `uid N` when unnamed, null when it cannot be read. */
+export async function fileOwner(file: string): Promise<string | null> {
+  const st = await stat(file).catch(() => undefined);
+  if (!st) return null;
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  for (const line of passwd.split('\n')) {
+    const fields = line.split(':');
+    if (fields.length >= 3 && fields[2] === String(st.uid)) return fields[0]!;
+  }
+  return `uid ${st.uid}`;
+}
+
+// ------------------------------------------------------------------------------------------------ the preview
+
+/** The columns every preview has after the input's own. */
+export const PREVIEW_COLUMNS = ['preview', 'errorCode', 'errorMessage', 'amountToPay'] as const;
+
+interface KindPreview {
+  columns: readonly string[];
+  money: ReadonlySet<string>;
+  values(row: { outputs: Record<string, unknown>; parsed: unknown }): Record<string, ResultCell>;
+}
+
+/** What each money kind adds to its preview: the bill as looked up; the Pix QR code as its payload says. */
+const KIND_PREVIEWS: Partial<Record<KindName, KindPreview>> = {
+  'bill-payments': {
+    columns: ['beneficiary', 'beneficiaryDocument', 'dueDate', 'chargedAmount', 'billAmount', 'billStatus', 'billType'],
+    money: new Set(['chargedAmount', 'billAmount']),
+    values: ({ outputs }) => outputs as Record<string, ResultCell>,
+  },
+  'pix-payments': {
+    columns: ['beneficiary', 'beneficiaryCity', 'qrAmount'],
+    money: new Set(['qrAmount']),
+    values: ({ parsed }) => {
+      const payload = (parsed as { payload?: unknown } | null)?.payload;
+      if (typeof payload !== 'string') return {};
+      try {
+        const code = parseBrCode(payload);
+        return { beneficiary: code.merchantName, beneficiaryCity: code.merchantCity, qrAmount: code.amountCents };
+      } catch {
+        return {};
+      }
+    },
+  },
+};
+
+const PREVIEW_STATUS: Record<string, string> = {
+  pending: 'to pay',
+  in_flight: 'to pay',
+  uncertain: 'to pay',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  rejected: 'rejected',
+  duplicate: 'duplicate',
+};
+
+/** `<outbox>/<kind>/<name>.preview.csv`. */
+export function previewPath(outboxDir: string, kind: string, name: string): string {
+  return path.join(outboxDir, kind, `${name}.preview.csv`);
+}
+
+/**
+ * Writes the preview of a batch that waits for approval (atomically, in the input's dialect, formula-safe: the
+ * result writer): each row as it would be paid (its input cells, `to pay` or why not, the amount, and what the bank
+ * said of the bill), then totals by status, the reasons it waits, its owner and how to decide. Marks the preview
+ * written in the store (a decision needs it).
+ */
+export async function writePreview(
+  store: Store,
+  batchId: string,
+  options: { outboxDir: string; name: string; now?: Date },
+): Promise<string> {
+  const batch = store.getBatch(batchId);
+  const approval = getApproval(store, batchId);
+  if (!batch || !approval) throw new RemessaError('APPROVAL_NO_BATCH', `Batch ${batchId} does not wait for approval`);
+  const extra = KIND_PREVIEWS[batch.kind];
+  const width = batch.header.length;
+  const header = [...batch.header, ...PREVIEW_COLUMNS, ...(extra?.columns ?? [])];
+  const file = previewPath(options.outboxDir, batch.kind, options.name);
+  await mkdir(path.dirname(file), { recursive: true });
+  const writer = await createResultWriter(file, { dialect: batch.dialect, header });
+  const totals = new Map<string, { rows: number; cents: Cents }>();
+  try {
+    for (let after = 0; ; ) {
+      const page = store.rowsAfter(batchId, after, 500);
+      if (page.length === 0) break;
+      for (const row of page) {
+        after = row.line;
+        const status = PREVIEW_STATUS[row.state] ?? row.state;
+        const t = totals.get(status) ?? { rows: 0, cents: 0 };
+        t.rows++;
+        t.cents += row.amountCents ?? 0;
+        totals.set(status, t);
+        const input = row.cells ?? batch.header.map((h) => row.record[h] ?? '');
+        const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
+        const notLookedUp = row.state === 'uncertain';
+        cells.push(
+          status,
+          status === 'to pay' && !notLookedUp ? null : row.errorCode,
+          status === 'to pay' && !notLookedUp
+            ? null
+            : notLookedUp
+              ? `not looked up yet (${row.errorMessage ?? 'the bank did not answer'}); looked up again before paying`
+              : row.errorMessage,
+          status === 'to pay' && row.amountCents !== null ? { cents: row.amountCents } : null,
+        );
+        if (extra) {
+          const values = extra.values({ outputs: row.outputs, parsed: row.parsed });
+          for (const col of extra.columns) {
+            const v = values[col] ?? null;
+            cells.push(extra.money.has(col) && typeof v === 'number' && Number.isInteger(v) ? { cents: v } : v);
+          }
+        }
+        await writer.write(cells);
+      }
+    }
+    const summary = (label: string, text: string, cents?: Cents): ResultCell[] => {
+      const cells: ResultCell[] = Array.from({ length: header.length }, () => null);
+      cells[0] = label;
+      cells[width] = text;
+      if (cents !== undefined) cells[width + 3] = { cents };
+      return cells;
+    };
+    const toPay = totals.get('to pay') ?? { rows: 0, cents: 0 };
+    await writer.write(summary('TOTAL to pay', `${toPay.rows} row(s)`, toPay.cents));
+    for (const [status, t] of totals) {
+      if (status !== 'to pay') await writer.write(summary(`TOTAL ${status} (not paid)`, `${t.rows} row(s)`, t.cents));
+    }
+    for (const reason of approval.reasons) await writer.write(summary(`WAITS: ${reason.code}`, reason.message));
+    await writer.write(
+      summary('FILE', `${batch.fileName} (batch ${batchId.slice(0, 12)}), owner ${approval.owner ?? 'unknown'}`),
+    );
+    await writer.write(
+      summary(
+        'DECIDE',
+        `remessa approve ${batchId.slice(0, 12)} --by NAME | remessa reject ${batchId.slice(0, 12)} --by NAME --note TEXT | or drop ${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX} holding your name beside the file in the inbox`,
+      ),
+    );
+    await writer.close();
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  markPreviewWritten(store, batchId, options.now ?? new Date());
+  return file;
+}
+
+// ------------------------------------------------------------------------------------------------ the .approved marker
+
+/** The `.approved` marker beside where the file was dropped (`<name>.approved` or `<stem>.approved`), if any. */
+export async function findApprovalMarker(inboxDir: string, meta: WorkMeta): Promise<string | undefined> {
+  const dir = path.join(inboxDir, path.dirname(meta.relativePath));
+  for (const name of [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`]) {
+    const file = path.join(dir, name);
+    if ((await stat(file).catch(() => undefined))?.isFile()) return file;
+  }
+  return undefined;
+}
+
+/**
+ * Applies the `.approved` marker of a batch that waits, if there is one: its first non-empty line is the approver's
+ * name. A marker still empty (being written) is left for the next look. Once used (approved, or refused: a refusal
+ * is written to `<outbox>/<kind>/<name>.approval-refused.txt`), the marker is moved to `<archive>/approvals/`.
+ * Returns whether the batch was decided.
+ */
+export async function applyApprovalMarker(
+  store: Store,
+  batchId: string,
+  meta: WorkMeta,
+  folders: { inbox: string; outbox: string; archive: string },
+  rules: ApproverRules,
+  log: Logger,
+): Promise<boolean> {
+  const marker = await findApprovalMarker(folders.inbox, meta);
+  if (!marker) return false;
+  const text = await readFile(marker, 'utf8').catch(() => '');
+  const by = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l !== '');
+  if (!by) return false;
+  let decided = false;
+  try {
+    decideApproval(store, batchId, { approve: true, by: by.slice(0, 100), via: 'marker' }, rules, new Date());
+    decided = true;
+    log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
+  } catch (err) {
+    if (!(err instanceof ApprovalError)) throw err;
+    if (err.code === APPROVAL_CODES.noPreview) return false;
+    log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
+    const kind = meta.kind ?? meta.folder ?? '_unknown';
+    await mkdir(path.join(folders.outbox, kind), { recursive: true });
+    await writeFileAtomic(
+      path.join(folders.outbox, kind, `${stemOf(meta.name)}.approval-refused.txt`),
+      `${path.basename(marker)} did not approve ${meta.name}: nothing was sent, the file still waits.\n\n${err.code}: ${err.message}\n`,
+    );
+  }
+  const archived = path.join(
+    folders.archive,
+    'approvals',
+    `${batchId.slice(0, 12)}-${Date.now()}-${path.basename(marker)}`,
+  );
+  await mkdir(path.dirname(archived), { recursive: true });
+  await rename(marker, archived).catch((err: unknown) => log.warn({ err, marker }, 'could not archive the marker'));
+  return decided;
+}
+
+// ------------------------------------------------------------------------------------------------ the commands
+
+/** The one batch `ref` names, preferring one that waits; throws a RemessaError (exit 2) when none or several. */
+export function batchForDecision(store: Store, ref: string): BatchRecord {
+  let found = findBatches(store, ref);
+  if (found.length > 1) {
+    const waiting = found.filter((b) => b.status === 'awaiting_approval');
+    if (waiting.length > 0) found = waiting;
+  }
+  if (found.length === 0) {
+    throw new RemessaError(
+      'APPROVAL_NO_BATCH',
+      `No batch is named "${ref}" (give its id, a prefix of it, or its file name)`,
+    );
+  }
+  if (found.length > 1) {
+    throw new RemessaError(
+      'APPROVAL_AMBIGUOUS',
+      `"${ref}" names ${found.length} batches: ${found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', ')}; give a longer id`,
+    );
+  }
+  return found[0]!;
+}
+
+export interface DecideCommand {
+  storeFile: string;
+  ref: string;
+  decision: Decision;
+  rules: ApproverRules;
+  out: NodeJS.WritableStream;
+}
+
+/**
+ * `remessa approve` / `remessa reject`: records the decision in the store (the daemon, or the next `run`, pays or
+ * answers the file). Exit 0 decided, 1 refused (nothing changed), 2 no store or no such batch.
+ */
+export function decideCommand(c: DecideCommand): number {
+  let store: Store | undefined;
+  try {
+    store = openStore(c.storeFile, { busyTimeoutMs: 15_000 });
+    const batch = batchForDecision(store, c.ref);
+    const approval = decideApproval(store, batch.id, c.decision, c.rules, new Date());
+    c.out.write(
+      approval.state === 'approved'
+        ? `${batch.fileName} (${batch.id.slice(0, 12)}): approved by ${approval.decidedBy} at ${approval.decidedAt}; the daemon pays it within moments (or the next \`remessa run\`)\n`
+        : `${batch.fileName} (${batch.id.slice(0, 12)}): rejected by ${approval.decidedBy} at ${approval.decidedAt}; every row is answered \`rejected\`, nothing was sent\n`,
+    );
+    return EXIT_DECIDED;
+  } catch (err) {
+    if (err instanceof ApprovalError) {
+      c.out.write(`not decided: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    store?.close();
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * Money controls end to end (README "Money controls", src/store/approvals.ts): the daemon as a child process against
+ * the sandbox as another, real HTTP, real SQLite. A bill-payments file that waits for approval is looked up, not paid
+ * (the sandbox's effects ledger shows no payment, across a daemon restart), its preview is right; `remessa approve`
+ * pays it once; `remessa reject` answers it with nothing sent; an `.approved` marker approves it, and a maker's is
+ * refused; the file's owner may not approve it. Limits per row, per file and per day (across files and a restart).
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildBankSlipBarCode } from '../src/formats/index.js';
+import {
+  drop,
+  EXAMPLES,
+  makeWorkspace,
+  type Proc,
+  parseResultCsv,
+  runCli,
+  type SandboxProcess,
+  startDaemon,
+  startSandboxProcess,
+  stopDaemon,
+  type Workspace,
+  waitFor,
+  waitForAnswer,
+} from './e2e-harness.js';
+
+let sandbox: SandboxProcess;
+const daemons: Proc[] = [];
+let billSet = 0;
+
+beforeAll(async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-approval-'));
+  sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+}, 60_000);
+
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => stopDaemon(d)));
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+/** A bill-payments CSV of synthetic payable slips (a new set of bills per call), one row per amount in cents. */
+function billsCsv(amounts: readonly number[]): { text: string; barCodes: string[] } {
+  billSet++;
+  const barCodes = amounts.map((cents, i) =>
+    buildBankSlipBarCode({
+      bankCode: '341',
+      dueDate: '2030-08-31',
+      amountCents: cents,
+      freeField: `10900001234567${String(billSet).padStart(3, '0')}${String(i).padStart(8, '0')}`,
+    }),
+  );
+  const lines = ['barCode,amount', ...barCodes.map((b, i) => `${b},${(amounts[i]! / 100).toFixed(2)}`)];
+  return { text: `${lines.join('\n')}\n`, barCodes };
+}
+
+async function paidCount(): Promise<number> {
+  return (await sandbox.effects('bill_paid')).reduce((n, e) => n + e.count, 0);
+}
+
+async function daemonOn(ws: Workspace): Promise<Proc> {
+  const d = startDaemon(ws);
+  daemons.push(d);
+  await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(d.stderr() + d.stdout()), 60_000);
+  return d;
+}
+
+async function restart(ws: Workspace, d: Proc): Promise<Proc> {
+  expect(await stopDaemon(d)).toBe(0);
+  daemons.splice(daemons.indexOf(d), 1);
+  return daemonOn(ws);
+}
+
+function cli(ws: Workspace, ...args: string[]) {
+  return runCli([...args, '--config', ws.config], { env: { REMESSA_LOG_LEVEL: 'warn' } });
+}
+
+async function previewOf(ws: Workspace, stem: string): Promise<Array<Record<string, string>>> {
+  const file = path.join(ws.outbox, 'bill-payments', `${stem}.preview.csv`);
+  const text = await waitFor('the preview', () => fs.readFile(file, 'utf8').catch(() => undefined), 60_000);
+  return parseResultCsv(text);
+}
+
+function batchRow(ws: Workspace, fileName: string): { id: string; status: string } {
+  const db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+  try {
+    return db.prepare('SELECT id, status FROM batches WHERE file_name = ?').get(fileName) as {
+      id: string;
+      status: string;
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('a bill-payments file that waits for approval', () => {
+  it('is looked up, previewed and not paid (across a restart); its owner may not approve it; approve pays it once', async () => {
+    const ws = await makeWorkspace(sandbox.url, {
+      approval: { kinds: ['bill-payments'], pollMs: 200 },
+      limits: { 'bill-payments': { perFile: '100.00' } },
+    });
+    let daemon = await daemonOn(ws);
+    const paidBefore = await paidCount();
+    const { text, barCodes } = billsCsv([12_345, 6_789]);
+    await drop(ws, Buffer.from(text), 'bill-payments/fornecedores.csv');
+
+    const preview = await previewOf(ws, 'fornecedores');
+    const rows = preview.filter((r) => /^\d{44}$/.test(r.barCode ?? ''));
+    expect(rows.map((r) => [r.barCode, r.preview, r.amountToPay, r.chargedAmount, r.billStatus, r.dueDate])).toEqual([
+      [barCodes[0], 'to pay', '123.45', '123.45', 'PENDING_PAYMENT', '2030-08-31T00:00:00'],
+      [barCodes[1], 'to pay', '67.89', '67.89', 'PENDING_PAYMENT', '2030-08-31T00:00:00'],
+    ]);
+    for (const r of rows) expect(r.beneficiary).not.toBe('');
+    const total = preview.find((r) => r.barCode === 'TOTAL to pay');
+    expect(total?.preview).toBe('2 row(s)');
+    expect(total?.amountToPay).toBe('191.34');
+    const waits = preview.filter((r) => r.barCode?.startsWith('WAITS:')).map((r) => r.barCode);
+    expect(waits).toEqual(['WAITS: APPROVAL_REQUIRED', 'WAITS: LIMIT_PER_FILE']);
+    expect(preview.find((r) => r.barCode === 'WAITS: LIMIT_PER_FILE')?.preview).toMatch(/R\$ 191,34.*R\$ 100,00/);
+    expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
+
+    // A restart does not let it go: still waiting, nothing paid, no answer.
+    daemon = await restart(ws, daemon);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
+    await expect(fs.stat(path.join(ws.outbox, 'bill-payments', 'fornecedores.result.csv'))).rejects.toThrow();
+
+    // The file's owner (the OS user who dropped it) may not approve it (approval.forbidSameAsOwner, on by default).
+    const owner = os.userInfo().username;
+    const refused = await cli(ws, 'approve', 'fornecedores.csv', '--by', owner);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/owns the file/);
+    expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
+
+    const id = batchRow(ws, 'fornecedores.csv').id;
+    const approved = await cli(ws, 'approve', id.slice(0, 10), '--by', 'Maria Conferente');
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(/approved by Maria Conferente/);
+
+    const answer = await waitForAnswer(ws, 'bill-payments', 'fornecedores');
+    expect(answer.type).toBe('result');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 2);
+    for (const e of await sandbox.effects('bill_paid')) expect(e.count).toBe(1);
+    // Archived once answered; the decision is kept with who and when.
+    await waitFor(
+      'the archive',
+      async () => (await fs.readdir(path.join(ws.archive, 'bill-payments')).catch(() => [])).length === 1,
+    );
+    const db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+    const decision = db
+      .prepare('SELECT state, decided_by, decided_at, decided_via, owner FROM approvals')
+      .get() as Record<string, string>;
+    db.close();
+    expect(decision).toMatchObject({
+      state: 'approved',
+      decided_by: 'Maria Conferente',
+      decided_via: 'command',
+      owner,
+    });
+    expect(Date.parse(decision.decided_at!)).toBeGreaterThan(Date.now() - 120_000);
+
+    // A second decision is refused.
+    expect((await cli(ws, 'reject', id, '--by', 'Ana', '--note', 'late')).code).toBe(1);
+    expect(await paidCount()).toBe(paidBefore + 2);
+  }, 150_000);
+
+  it('rejected: answered with every row rejected and the note, nothing sent', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([5_000, 6_000, 7_000]).text), 'bill-payments/errado.csv');
+    await previewOf(ws, 'errado');
+    const r = await cli(ws, 'reject', 'errado.csv', '--by', 'Ana Gerente', '--note', 'fornecedor errado');
+    expect(r.code).toBe(0);
+    const answer = await waitForAnswer(ws, 'bill-payments', 'errado');
+    const rows = parseResultCsv(answer.text);
+    expect(rows.map((x) => [x.status, x.errorCode])).toEqual(Array(3).fill(['rejected', 'APPROVAL_REJECTED']));
+    for (const x of rows)
+      expect(x.errorMessage).toMatch(/Rejected by Ana Gerente at .*: fornecedor errado; nothing was sent/);
+    expect(await paidCount()).toBe(paidBefore);
+  }, 120_000);
+
+  it('approved by an .approved marker; a maker named in the marker is refused', async () => {
+    const ws = await makeWorkspace(sandbox.url, {
+      approval: { kinds: ['bill-payments'], pollMs: 200, makers: ['joao.faturista'] },
+    });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([4_321]).text), 'bill-payments/lote.csv');
+    await previewOf(ws, 'lote');
+
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.csv.approved'), 'joao.faturista\n');
+    const refusal = await waitFor(
+      'the refusal',
+      () =>
+        fs.readFile(path.join(ws.outbox, 'bill-payments', 'lote.approval-refused.txt'), 'utf8').catch(() => undefined),
+      30_000,
+    );
+    expect(refusal).toMatch(/joao\.faturista is listed in approval\.makers/);
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'lote.csv').status).toBe('awaiting_approval');
+
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.approved'), 'Carla Tesouraria\n');
+    const answer = await waitForAnswer(ws, 'bill-payments', 'lote');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    // The marker is not taken as a batch: it is archived with the decision.
+    expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual([]);
+    expect((await fs.readdir(path.join(ws.archive, 'approvals'))).length).toBe(2);
+    await expect(fs.stat(path.join(ws.outbox, 'bill-payments', 'lote.approved.rejected.txt'))).rejects.toThrow();
+  }, 120_000);
+});
+
+describe('without a daemon: remessa run', () => {
+  it('leaves a bill file and a Pix file waiting (exit 3, previews, nothing sent); after approve the next run pays them', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments', 'pix-payments'] } });
+    const paidBefore = await paidCount();
+    const pixBefore = (await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length;
+    await drop(ws, Buffer.from(billsCsv([2_500]).text), 'bill-payments/noturno.csv');
+    await drop(ws, path.join(EXAMPLES, 'pix-payments.csv'), 'pix-payments/pix-noturno.csv');
+
+    const first = await cli(ws, 'run');
+    expect(first.code).toBe(3);
+    expect(first.stdout).toMatch(/noturno\.csv: waits for approval .*noturno\.preview\.csv/);
+    expect(first.stdout).toMatch(/pix-noturno\.csv: waits for approval/);
+    const pix = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'pix-payments', 'pix-noturno.preview.csv')));
+    expect(pix.slice(0, 2).map((r) => [r.preview, r.amountToPay, r.beneficiary, r.beneficiaryCity])).toEqual([
+      ['to pay', '100.00', 'Fornecedor Exemplo Ltda', 'Sao Paulo'],
+      ['to pay', '45.50', 'Padaria Pao Quente', 'Campinas'],
+    ]);
+    // Not even the Pix initialization (it has an effect at the bank): nothing of either file reached it.
+    expect((await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length).toBe(pixBefore);
+    expect(await paidCount()).toBe(paidBefore);
+    const status = await cli(ws, 'status');
+    expect(status.stdout.match(/\[awaiting_approval\]/g)?.length).toBe(2);
+
+    expect((await cli(ws, 'approve', 'noturno.csv', '--by', 'Carla')).code).toBe(0);
+    expect((await cli(ws, 'approve', 'pix-noturno.csv', '--by', 'Carla')).code).toBe(0);
+    const second = await cli(ws, 'run');
+    expect(second.stdout).toMatch(/noturno\.csv: succeeded 1/);
+    expect(second.stdout).toMatch(/pix-noturno\.csv: succeeded 2/);
+    expect(second.code).toBe(0);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect((await sandbox.effects('pix_paid')).length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+});
+
+describe('limits', () => {
+  it('per row, per file and per day (across files and a daemon restart), with approval off', async () => {
+    const ws = await makeWorkspace(sandbox.url, {
+      limits: { 'bill-payments': { perRow: '100.00', perFile: '300.00', perDay: '500.00' } },
+    });
+    let daemon = await daemonOn(ws);
+    const paidBefore = await paidCount();
+    const answer = async (stem: string, amounts: number[]) => {
+      await drop(ws, Buffer.from(billsCsv(amounts).text), `bill-payments/${stem}.csv`);
+      return parseResultCsv((await waitForAnswer(ws, 'bill-payments', stem)).text);
+    };
+
+    // A row over perRow is invalid (the limit in its message): all-or-nothing sends none of the file.
+    const perRow = await answer('linha', [15_000, 5_000]);
+    expect(perRow.map((r) => [r.status, r.errorCode])).toEqual([
+      ['rejected', 'LIMIT_PER_ROW'],
+      ['rejected', 'BATCH_HAS_INVALID_ROWS'],
+    ]);
+    expect(perRow[0]!.errorMessage).toMatch(
+      /amount: Expected at most 100\.00 \(limits\.bill-payments\.perRow, R\$ 100,00\), got 150\.00/,
+    );
+
+    // A file over perFile is rejected whole.
+    const perFile = await answer('arquivo', [9_000, 9_000, 9_000, 9_000]);
+    expect(perFile.map((r) => r.errorCode)).toEqual(Array(4).fill('LIMIT_PER_FILE'));
+    expect(perFile[0]!.errorMessage).toMatch(/R\$ 360,00, over limits\.bill-payments\.perFile R\$ 300,00/);
+    expect(await paidCount()).toBe(paidBefore);
+
+    // Within every limit: paid. The day has used 270,00 of 500,00.
+    expect((await answer('dia1', [9_000, 9_000, 9_000])).map((r) => r.status)).toEqual(Array(3).fill('succeeded'));
+    expect(await paidCount()).toBe(paidBefore + 3);
+
+    daemon = await restart(ws, daemon);
+    // 270,00 + 270,00 passes 500,00: rejected whole, nothing sent.
+    const over = await answer('dia2', [9_000, 9_000, 9_000]);
+    expect(over.map((r) => r.errorCode)).toEqual(Array(3).fill('LIMIT_PER_DAY'));
+    expect(over[0]!.errorMessage).toMatch(/R\$ 270,00 of bill-payments was let go on .* already.*R\$ 500,00/);
+    expect(await paidCount()).toBe(paidBefore + 3);
+    // 270,00 + 200,00 fits.
+    expect((await answer('dia3', [10_000, 10_000])).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 5);
+    expect(await stopDaemon(daemon)).toBe(0);
+  }, 180_000);
+});
