@@ -90,7 +90,7 @@ import {
 import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
-import { describeUnsettled, retornoPass } from './retorno.js';
+import { retornoPass } from './retorno.js';
 import { STORE_FILE_NAME } from './status.js';
 import { kindOfGivenFile } from './validate.js';
 
