@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
+  answersOf,
   drop,
   EXAMPLES,
   makeWorkspace,
@@ -80,9 +81,22 @@ function cli(ws: Workspace, ...args: string[]) {
   return runCli([...args, '--config', ws.config], { env: { REMESSA_LOG_LEVEL: 'warn' } });
 }
 
+/** The preview of the (latest) taking of `<stem>.csv`: `<stem>.<taking>.preview.csv` (answers are named by taking). */
+async function previewFile(ws: Workspace, kind: string, stem: string): Promise<string | undefined> {
+  const names = await fs.readdir(path.join(ws.outbox, kind)).catch(() => [] as string[]);
+  const mine = names.filter((n) => new RegExp(`^${stem}\\.\\d{8}T\\d{6}Z-[0-9a-f]{8}\\.preview\\.csv$`).test(n)).sort();
+  return mine.length > 0 ? path.join(ws.outbox, kind, mine.at(-1)!) : undefined;
+}
+
 async function previewOf(ws: Workspace, stem: string): Promise<Array<Record<string, string>>> {
-  const file = path.join(ws.outbox, 'bill-payments', `${stem}.preview.csv`);
-  const text = await waitFor('the preview', () => fs.readFile(file, 'utf8').catch(() => undefined), 60_000);
+  const text = await waitFor(
+    'the preview',
+    async () => {
+      const file = await previewFile(ws, 'bill-payments', stem);
+      return file ? fs.readFile(file, 'utf8').catch(() => undefined) : undefined;
+    },
+    60_000,
+  );
   return parseResultCsv(text);
 }
 
@@ -129,7 +143,7 @@ describe('a bill-payments file that waits for approval', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await paidCount()).toBe(paidBefore);
     expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
-    await expect(fs.stat(path.join(ws.outbox, 'bill-payments', 'fornecedores.result.csv'))).rejects.toThrow();
+    expect(await answersOf(ws, 'bill-payments', 'fornecedores')).toEqual([]);
 
     // The file's owner (the OS user who dropped it) may not approve it (approval.forbidSameAsOwner, on by default).
     const owner = os.userInfo().username;
@@ -229,9 +243,9 @@ describe('without a daemon: remessa run', () => {
 
     const first = await cli(ws, 'run');
     expect(first.code).toBe(3);
-    expect(first.stdout).toMatch(/noturno\.csv: waits for approval .*noturno\.preview\.csv/);
+    expect(first.stdout).toMatch(/noturno\.csv: waits for approval .*noturno\.\S+\.preview\.csv/);
     expect(first.stdout).toMatch(/pix-noturno\.csv: waits for approval/);
-    const pix = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'pix-payments', 'pix-noturno.preview.csv')));
+    const pix = parseResultCsv(await fs.readFile((await previewFile(ws, 'pix-payments', 'pix-noturno'))!));
     expect(pix.slice(0, 2).map((r) => [r.preview, r.amountToPay, r.beneficiary, r.beneficiaryCity])).toEqual([
       ['to pay', '100.00', 'Fornecedor Exemplo Ltda', 'Sao Paulo'],
       ['to pay', '45.50', 'Padaria Pao Quente', 'Campinas'],

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildStatusReport, parseStatusDate, type StatusFilters, type StatusReport } from '../src/runner/status.js';
 import { openStore, RESOLVED_AS_FAILED } from '../src/store/index.js';
 import {
+  answersOf,
   drop,
   EXAMPLES,
   makeWorkspace,
@@ -117,7 +118,7 @@ describe('remessa status', () => {
       expect(running.driver?.pid).toBe(run.child.pid);
       const batch = running.batches.find((b) => b.fileName === 'slow.csv')!;
       expect(batch).toMatchObject({ kind: 'charges', state: 'running', storeStatus: 'running', rows: 24 });
-      expect(batch.id).toMatch(/^[0-9a-f]{64}$/);
+      expect(batch.id).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/); // the taking (src/intake/work-area.ts)
       expect(batch.progress!.finished).toBeGreaterThanOrEqual(3);
       expect(batch.progress!.remaining).toBeGreaterThan(0);
       expect(batch.progress!.remaining + batch.progress!.finished).toBe(24);
@@ -179,7 +180,7 @@ describe('remessa status', () => {
     expect(retry.code, retry.stderr).toBe(0);
     expect(retry.stdout).toContain('slow.csv');
     expect(retry.stdout).toContain('succeeded 24');
-    const result = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'slow.result.csv')));
+    const result = parseResultCsv(await fs.readFile((await answersOf(ws, 'charges', 'slow')).at(-1)!.results.at(-1)!));
     expect(result.map((r) => r.status)).toEqual(Array(24).fill('succeeded'));
     const after = await statusJson(ws.config, '--kind', 'charges', '--state', 'done');
     expect(after.batches.map((b) => [b.fileName, b.counts.succeeded])).toEqual([['slow.csv', 24]]);
@@ -229,7 +230,7 @@ describe('remessa resolve and retry', () => {
         'resolve',
         '--config',
         ws.config,
-        batchId.slice(0, 10),
+        batchId.slice(-8), // the 8-character tag at the end of the id, as answer names show it
         String(lines[0]),
         '--as',
         'failed',
@@ -289,7 +290,9 @@ describe('remessa resolve and retry', () => {
       store.close();
     }
     // The answer says so.
-    const rewritten = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.result.csv')));
+    const rewritten = parseResultCsv(
+      await fs.readFile((await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!),
+    );
     expect(rewritten.map((r) => r.status)).toEqual(
       lines.map((_, i) => (i === 0 ? 'failed' : i === 1 ? 'succeeded' : 'uncertain')),
     );
@@ -303,7 +306,9 @@ describe('remessa resolve and retry', () => {
     expect(retry.stdout).toMatch(
       /charges\.csv \(batch [0-9a-f]{12}\): succeeded 4, failed 1 -> .*charges\.result\.csv/,
     );
-    const settled = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'charges', 'charges.result.csv')));
+    const settled = parseResultCsv(
+      await fs.readFile((await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!),
+    );
     expect(settled.map((r) => r.status)).toEqual(['failed', 'succeeded', 'succeeded', 'succeeded', 'succeeded']);
     // Sent once each: only the three rows nobody settled were created at the bank.
     const created = (await sandbox.effects()).filter((e) => e.kind === 'charge_created' && e.key.startsWith('EX-CHG-'));

@@ -18,6 +18,7 @@ import { retornoPass } from '../src/runner/retorno.js';
 import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import { openStore } from '../src/store/index.js';
 import {
+  answersOf,
   drop,
   makeWorkspace,
   parseResultCsv,
@@ -106,13 +107,15 @@ async function issueAndAct(tag: string): Promise<Scenario> {
   );
   expect(first.code, first.stdout + first.stderr).toBe(0);
 
-  const qrResult = parseResultCsv(await fs.readFile(path.join(ws.outbox, 'qr-codes', 'qr-codes-dyn.result.csv')));
+  const qrResult = parseResultCsv(
+    await fs.readFile((await answersOf(ws, 'qr-codes', 'qr-codes-dyn')).at(-1)!.results.at(-1)!),
+  );
   const payload = qrResult[0]!.qrCodePayload!;
   await fs.writeFile(path.join(files, 'pix-payments-qr.csv'), `payload,amount\n${payload},150.00\n`);
   const paid = await cli(ws, 'run', path.join(files, 'pix-payments-qr.csv'));
   expect(paid.code, paid.stdout + paid.stderr).toBe(0);
   const pixResult = parseResultCsv(
-    await fs.readFile(path.join(ws.outbox, 'pix-payments', 'pix-payments-qr.result.csv')),
+    await fs.readFile((await answersOf(ws, 'pix-payments', 'pix-payments-qr')).at(-1)!.results.at(-1)!),
   );
   // The row says what was known when the bank answered.
   expect(pixResult[0]!.paymentStatus).toBe('PIX_PROCESSING');

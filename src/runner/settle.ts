@@ -44,7 +44,7 @@ export function findOneBatch(store: Store, ref: string): BatchRecord {
   if (found.length === 0) {
     throw new RemessaError(
       'BATCH_NOT_FOUND',
-      `Expected a batch id, a unique prefix of one (4+ hex digits) or a file name, got "${ref}": no batch matches. ` +
+      `Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got "${ref}": no batch matches. ` +
         '`remessa status` lists them',
     );
   }

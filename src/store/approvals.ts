@@ -331,29 +331,7 @@ export function assertEffectAllowed(db: SqliteDatabase, batchId: string): void {
   }
 }
 
-/**
- * The batches `ref` names: a whole batch id, a prefix of one (at least 6 hex digits), or a file name as dropped (or a
- * path ending in it).
- * Newest first.
- */
+/** The batches `ref` names (Store.findBatches: an id, a prefix or tag of one, a file name or a path ending in it). */
 export function findBatches(store: Store, ref: string): BatchRecord[] {
-  const text = ref.trim();
-  const ids = new Set<string>();
-  if (/^[0-9a-f]{6,64}$/i.test(text)) {
-    for (const r of store.db
-      .prepare(`SELECT id FROM batches WHERE id LIKE ? ORDER BY created_at DESC`)
-      .all(`${text.toLowerCase()}%`) as Array<{ id: string }>) {
-      ids.add(r.id);
-    }
-  }
-  if (ids.size === 0) {
-    // A path (`inbox/bill-payments/jan.csv`) names its file: the store keeps the name as dropped.
-    const name = text.split(/[\\/]/).pop() ?? text;
-    for (const r of store.db
-      .prepare(`SELECT id FROM batches WHERE file_name = ? ORDER BY created_at DESC`)
-      .all(name) as Array<{ id: string }>) {
-      ids.add(r.id);
-    }
-  }
-  return [...ids].map((id) => store.getBatch(id)!);
+  return store.findBatches(ref);
 }

@@ -915,21 +915,28 @@ export class Store {
   // ---------------------------------------------------------------- people: status and resolve
 
   /**
-   * The batches a person's reference names: the full id, a unique prefix of it (at least 4 hex digits), or the file
-   * name as dropped (several batches when files of the same name had different content). Newest first.
+   * The batches a person's reference names, newest first: the full id; a unique prefix of it or the 8-character tag
+   * at its end (`20261123T134049Z-5f3c9e21`: the part after the take time, as answer names show it), 4 characters at
+   * least; or the file name as dropped, or a path ending in it (several batches when files of that name were dropped
+   * more than once).
    */
   findBatches(ref: string): BatchRecord[] {
-    const exact = this.getBatch(ref);
+    const text = ref.trim();
+    const exact = this.getBatch(text);
     if (exact) return [exact];
+    const name = text.split(/[\\/]/).pop() ?? text;
     const byName = (
-      this.db.prepare('SELECT * FROM batches WHERE file_name = ? ORDER BY created_at DESC, id').all(ref) as BatchSql[]
+      this.db.prepare('SELECT * FROM batches WHERE file_name = ? ORDER BY created_at DESC, id').all(name) as BatchSql[]
     ).map(toBatch);
     if (byName.length > 0) return byName;
-    if (!/^[0-9a-f]{4,}$/i.test(ref)) return [];
+    if (!/^[0-9A-Za-z~-]{4,}$/.test(text)) return [];
     return (
       this.db
-        .prepare(`SELECT * FROM batches WHERE substr(id, 1, ?) = ? ORDER BY created_at DESC, id`)
-        .all(ref.length, ref.toLowerCase()) as BatchSql[]
+        .prepare(
+          `SELECT * FROM batches WHERE lower(substr(id, 1, ?)) = lower(?) OR instr(lower(id), lower(?)) > 0
+           ORDER BY created_at DESC, id`,
+        )
+        .all(text.length, text, `-${text}`) as BatchSql[]
     ).map(toBatch);
   }
 
