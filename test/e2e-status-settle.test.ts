@@ -304,7 +304,7 @@ describe('remessa resolve and retry', () => {
     const retry = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
     expect(retry.code, retry.stderr).toBe(1);
     expect(retry.stdout).toMatch(
-      /charges\.csv \(batch [0-9a-f]{12}\): succeeded 4, failed 1 -> .*charges\.result\.csv/,
+      /charges\.csv \(batch [0-9A-Za-z-]{12}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
     );
     const settled = parseResultCsv(
       await fs.readFile((await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!),

@@ -38,7 +38,7 @@ import { describeUnsettled } from './retorno.js';
 export const STORE_FILE_NAME = 'remessa.sqlite';
 
 /** What `status` says a batch is doing (see the table at the top of this file). */
-export const BATCH_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected'] as const;
+export const BATCH_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected', 'awaiting_approval'] as const;
 export type BatchState = (typeof BATCH_STATES)[number];
 
 /** Version of the `--json` shape; raised only if a field ever changes meaning or goes away. */
@@ -197,6 +197,8 @@ export function batchState(batch: Pick<BatchRecord, 'status'>, driven: boolean):
   switch (batch.status) {
     case 'done':
     case 'rejected':
+    // Waits for a person (src/store/approvals.ts), whoever drives the folder.
+    case 'awaiting_approval':
       return batch.status;
     case 'ingesting':
       return driven ? 'ingesting' : 'parked';
