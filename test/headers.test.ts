@@ -211,6 +211,15 @@ describe('one answer lists every header problem', () => {
     ]);
   });
 
+  it('a runaway header gives a bounded answer', () => {
+    const cells = ['Valor', 'Vencimento', 'x'.repeat(100_000), ...Array.from({ length: 5000 }, (_, i) => `col${i}`)];
+    const err = headerError(() => resolve('charges', cells));
+    expect(err.problems).toHaveLength(5001);
+    expect(err.message.length).toBeLessThan(20_000);
+    expect(err.message).toContain('... and 4951 more');
+    expect(Object.keys(err.suggestion)).toHaveLength(50);
+  });
+
   it('a column already named is not suggested again', () => {
     const err = headerError(() => resolve('charges', ['Valor', 'Valr', 'Vencimento']));
     expect(err.suggestion).toEqual({ Valr: '' });

@@ -78,8 +78,9 @@ optional column must not silently drop a value.
   - otherwise (and for qr-codes): the UUIDv5 of \`<kind>\\n<the request the row makes, without its correlationId, as
     canonical JSON>\`: amounts in cents, dates yyyy-mm-dd, documents and zip codes bare, defaults included. Formatting
     does not change it (\`1.234,56\` or \`1234.56\`, \`15/03/2027\` or \`2027-03-15\`, a CPF with or without dots, the
-    order of the columns); any change of content does (another amount, another name, another default type).
-    A GUID, as dynamic QR codes need.
+    order of the columns); any change of content does (another amount, another name, another default type): a row
+    corrected and dropped again (a fixed e-mail) is a new charge, so a sheet whose rows may be corrected and sent
+    again needs a Seu número or a correlationId column. A GUID, as dynamic QR codes need.
   - charge-voids without a correlationId column: derived from the Seu número column the same way as for charges,
     so a charge issued from a sheet without ids can be voided by its Seu número.
   - Both use the fixed namespace \`8d0f5e2a-6b1c-4f3d-9a7e-2c4b6d8f0a13\` (never changed).

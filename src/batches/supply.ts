@@ -16,8 +16,9 @@
  *   número is the same charge.
  * - otherwise: the UUIDv5 of `<kind>\n<the row's request to the bank without its correlationId, as canonical JSON>`
  *   (amounts in cents, dates yyyy-mm-dd, documents bare), so formatting (`1.234,56` or `1234,56`, `15/03/2027` or
- *   `2027-03-15`, a CPF with or without dots) does not change it. A row that does not parse gets the UUIDv5 of its
- *   cells instead (it is rejected; nothing is sent).
+ *   `2027-03-15`, a CPF with or without dots) does not change it; any change of content does (a row corrected and
+ *   dropped again is a new charge: sheets whose rows get corrected need a Seu número or correlationId column). A row
+ *   that does not parse gets the UUIDv5 of its cells instead (it is rejected; nothing is sent).
  * Both namespaces are fixed (DERIVED_ID_NAMESPACE): never change them, nor what goes into the name, or a sheet dropped
  * again after the change would issue its charges twice.
  */

@@ -97,15 +97,24 @@ export class HeaderError extends InputError {
         : problems.length === 1 && first.code === HEADER_PROBLEM_CODES.missing
           ? { file: where.file, line: where.line, columnName: first.target }
           : { file: where.file, line: where.line };
+    const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
+    const more = problems.length - shownProblems.length;
     const body =
       problems.length === 1
         ? describeHeaderProblem(first, { located: true })
-        : `${problems.length} problems with the header:\n${problems.map((p) => `- ${describeHeaderProblem(p)}`).join('\n')}`;
+        : `${problems.length} problems with the header:\n${shownProblems.map((p) => `- ${describeHeaderProblem(p)}`).join('\n')}${
+            more > 0 ? `\n- ... and ${more} more` : ''
+          }`;
     super(first.code, `${body}${describeSuggestion(suggestion, where.kind)}`, location);
     this.problems = problems;
     this.suggestion = suggestion;
   }
 }
+
+/** Problems listed in one message (a header of thousands of cells must not make a note of megabytes). */
+const MAX_PROBLEMS_SHOWN = 50;
+/** Longest header proposed as a mapping key (a longer one is not a header anybody maps). */
+const MAX_SUGGESTED_HEADER = 100;
 
 /** How a header is quoted: at most 60 characters, so a runaway header cannot flood a note. */
 function quote(text: string): string {
@@ -253,7 +262,11 @@ export function resolveHeader(
       const hit = known.get(key);
       if (hit === undefined) {
         if (policy === 'reject') {
-          const nearest = nearestName(key, known);
+          // Only where it is shown, and for a header of a plausible length: edit distance is quadratic.
+          const nearest =
+            problems.length < MAX_PROBLEMS_SHOWN && key.length <= MAX_SUGGESTED_HEADER
+              ? nearestName(key, known)
+              : undefined;
           problems.push(
             nearest
               ? { code: HEADER_PROBLEM_CODES.unknown, column, header: source, nearest }
@@ -331,6 +344,8 @@ function suggestMappings(
   const out: Record<string, string> = {};
   const taken = new Set(seen.keys());
   for (const p of problems) {
+    if (Object.keys(out).length >= MAX_PROBLEMS_SHOWN) break;
+    if ('header' in p && p.header.length > MAX_SUGGESTED_HEADER) continue;
     if (p.code === HEADER_PROBLEM_CODES.unknown) {
       const near = p.nearest;
       if (near && !taken.has(near.column) && closeEnough(p.header, near.name)) {

@@ -99,7 +99,10 @@ export interface BatchRecord {
   line: number;
   /** Column name (after mapping) -> trimmed cell text. Empty cells and ignored columns are absent. */
   record: Record<string, string>;
-  /** The raw cells as read, in header order (for echoing the input in the result file). */
+  /**
+   * The raw cells as read, in header order (for echoing the input in the result file); when the kind supplied columns
+   * the file lacks (defaults, derived ids), cut or padded to the file header's width and followed by their values.
+   */
   cells: string[];
   /** A problem with the record as a whole (wrong number of cells), found before any kind validation. */
   problem?: CellError;
@@ -128,7 +131,7 @@ export interface BatchReader {
   close(): void;
 }
 
-/** Stable codes of file-level problems (the `code` of the `InputError`). */
+/** Stable codes of file-level problems (the `code` of the `InputError`; the HEADER_ ones come from ./headers.ts). */
 export const FILE_ERROR_CODES = {
   empty: 'FILE_EMPTY',
   noRows: 'FILE_NO_ROWS',
