@@ -15,6 +15,7 @@
  * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
  * An endToEndId expires: a row resumed long after its initialization may be refused by the bank (row `failed`).
  */
+
 import type { PixInitialization, PixQrType } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
@@ -61,11 +62,10 @@ export function parsePixPayment(r: CellReader): PixPaymentRow | undefined {
   // at the bank and is checked by the pay step.
   if (code?.kind === 'STATIC' && code.amountCents !== undefined && amountCents !== undefined) {
     if (amountCents !== code.amountCents) {
-      r.error(
-        'amount',
-        'AMOUNT_MISMATCH',
-        `Expected the QR code's own amount ${formatAmount(code.amountCents, r.dialect.decimalMark)} (a static code with an amount does not allow another), got ${shown(r.record.amount!)}`,
-      );
+      r.error('amount', 'AMOUNT_MISMATCH', 'AMOUNT_MISMATCH', {
+        amount: formatAmount(code.amountCents, r.dialect.decimalMark),
+        got: shown(r.record.amount!),
+      });
       amountCents = undefined;
     }
   }

@@ -23,6 +23,7 @@ import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CellError, Dialect } from '../batches/kind.js';
 import { clip, InputError } from '../errors.js';
+import { msg } from '../i18n/index.js';
 import {
   completeUtf8Length,
   defaultDecimalMark,
@@ -376,10 +377,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       if (complete !== undefined) out.cells = complete(record, cells);
       // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
       if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
-        out.problem = {
-          code: COLUMN_COUNT_CODE,
-          message: `Expected ${width} cells as in the header, got ${cells.length}`,
-        };
+        out.problem = { code: COLUMN_COUNT_CODE, message: msg('COLUMN_COUNT', { expected: width, got: cells.length }) };
       }
       return out;
     };

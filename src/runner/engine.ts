@@ -51,6 +51,7 @@ import {
 } from '../bank/errors.js';
 import { defaultSleep } from '../bank/options.js';
 import { backoffDelayMs, decideRetry, type RetryDecision, type RetrySettings } from '../bank/retry-policy.js';
+import { type ColumnLabel, columnLabeller, formatCellErrors } from '../batches/fields.js';
 import {
   type BatchKind,
   type CellError,
@@ -61,6 +62,7 @@ import {
   type StepSpec,
 } from '../batches/kind.js';
 import { InputError, RemessaError } from '../errors.js';
+import { DEFAULT_LOCALE, type Locale, msg } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
@@ -87,8 +89,11 @@ export interface InputRecord {
 /** The file side of a batch: what `readBatch` returns (dialect, header, rows). */
 export interface BatchInput {
   dialect: Dialect;
-  /** Header in file order: the source names (or `{ source }` objects as the reader gives them). */
-  header: ReadonlyArray<string | { source: string }>;
+  /**
+   * Header in file order: the source names (or `{ source, column }` objects as the reader gives them: then a cell
+   * error names the column as the file does, `coluna 4 (Vencimento → dueDate)`).
+   */
+  header: ReadonlyArray<string | { source: string; column?: string | null; supplied?: true }>;
   rows: AsyncIterable<InputRecord>;
 }
 
@@ -117,6 +122,8 @@ export interface ProcessBatchOptions {
   retry?: RetrySettings;
   /** 429 answers a step may get in one run before the row is left `uncertain`. @defaultValue 20 */
   maxRateLimitedAttempts?: number;
+  /** Language of the messages stored for people (row errors in the result file). @defaultValue 'pt-BR' */
+  locale?: Locale;
   /** Rows stored per transaction during ingestion. @defaultValue 500 */
   ingestChunkRows?: number;
   /** Graceful stop: see the top of this file. */
@@ -282,6 +289,9 @@ class BatchRun {
   private finished = 0;
   private toRun = 0;
   private rowCount = 0;
+  private readonly locale: Locale;
+  /** Names a column as the batch's file does (set when its rows are read). */
+  private label: ColumnLabel | undefined;
 
   constructor(options: ProcessBatchOptions) {
     this.o = options;
@@ -295,6 +305,7 @@ class BatchRun {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
+    this.locale = options.locale ?? DEFAULT_LOCALE;
   }
 
   async process(): Promise<ProcessBatchResult> {
@@ -369,12 +380,13 @@ class BatchRun {
       );
     }
     const keys = new IdempotencyKeys(this.o.accountId);
+    this.label = columnLabeller(input.header.map((h) => (typeof h === 'string' ? { source: h, column: h } : h)));
     const chunkSize = this.o.ingestChunkRows ?? 500;
     let chunk: IngestRow[] = [];
     let stored = batch.rowCount;
     const flush = () => {
       if (chunk.length === 0) return;
-      stored += this.store.ingest(batch.id, chunk).stored;
+      stored += this.store.ingest(batch.id, chunk, this.locale).stored;
       chunk = [];
       this.rowCount = stored;
       this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });
@@ -400,7 +412,7 @@ class BatchRun {
       throw error;
     }
     const policy = this.o.policy ?? (this.kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-    this.store.finishIngest(batch.id, policy);
+    this.store.finishIngest(batch.id, policy, this.locale);
     return true;
   }
 
@@ -412,12 +424,14 @@ class BatchRun {
     } catch (error) {
       parsed = {
         ok: false,
-        errors: [{ code: 'ROW_INVALID', message: `The row could not be read: ${(error as Error).message}` }],
+        errors: [{ code: 'ROW_INVALID', message: msg('ROW_INVALID', { reason: (error as Error).message }) }],
       };
     }
     if (!parsed.ok) errors.push(...parsed.errors);
     const base = { line: rec.line, record: rec.record, cells: rec.cells };
-    if (errors.length > 0 || !parsed.ok) return { ...base, valid: false, errors };
+    if (errors.length > 0 || !parsed.ok) {
+      return { ...base, valid: false, errors, message: formatCellErrors(errors, this.locale, this.label) };
+    }
     const row = parsed.row;
     const naturalKey = this.kind.naturalKey(row);
     return {
