@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type Config, loadConfig } from './config.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
+import { isLocale, LOCALES, type Locale } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
 
@@ -24,6 +25,18 @@ const pipeline = async () => {
 
 interface GlobalOptions {
   config?: string;
+  locale?: Locale;
+}
+
+function parseLocale(value: string): Locale {
+  if (!isLocale(value)) throw new InvalidArgumentError(`Expected a locale (${LOCALES.join(', ')}), got "${value}"`);
+  return value;
+}
+
+/** The configuration with `--locale` over its `locale` (on every command, and on every reload of the daemon). */
+function withLocaleFlag(program: Command, config: Config): Config {
+  const locale = program.opts<GlobalOptions>().locale;
+  return locale === undefined || locale === config.locale ? config : Object.freeze({ ...config, locale });
 }
 
 function parsePort(value: string): number {
@@ -58,7 +71,7 @@ function collect(value: string, previous: string[]): string[] {
 
 function setup(program: Command): { config: Config; log: Logger } {
   const options = program.opts<GlobalOptions>();
-  const config = loadConfig(options.config ? { file: options.config } : {});
+  const config = withLocaleFlag(program, loadConfig(options.config ? { file: options.config } : {}));
   const log = createLogger({
     level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
     format: config.log.format,
@@ -88,6 +101,11 @@ function buildProgram(): Command {
   const program = new Command('remessa')
     .description('Batch daemon for a Brazilian banking-as-a-service API')
     .option('-c, --config <file>', 'config file (default: REMESSA_CONFIG or config/remessa.jsonc)')
+    .option(
+      '--locale <locale>',
+      "language of the messages: pt-BR (default) or en (over the config's locale)",
+      parseLocale,
+    )
     .showHelpAfterError()
     .exitOverride((err) => {
       process.exit(err.exitCode === 0 ? 0 : EXIT_CANNOT_RUN);
@@ -105,7 +123,7 @@ function buildProgram(): Command {
           reload: {
             current: config,
             file: config.sourceFile,
-            load: () => loadConfig(file ? { file } : {}),
+            load: () => withLocaleFlag(program, loadConfig(file ? { file } : {})),
             toOptions: (next) => runnerOptionsFromConfig(next, log),
           },
         });

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { DEFAULT_LOCALE, LOCALES } from './i18n/index.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
 
@@ -38,6 +39,8 @@ const kindRecord = <T extends z.ZodType>(value: T) =>
   z.partialRecord(z.enum(KIND_NAMES), value).default({} as Partial<Record<(typeof KIND_NAMES)[number], z.infer<T>>>);
 
 export const configSchema = z.strictObject({
+  /** Language of every message a person reads (row errors, notes, validate, status, progress): pt-BR or en. */
+  locale: z.enum(LOCALES).default(DEFAULT_LOCALE),
   folders: z
     .strictObject({
       inbox: z.string().min(1).default('inbox'),

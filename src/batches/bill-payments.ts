@@ -46,7 +46,6 @@ export interface BillPaymentRow {
   idempotencyKey?: string;
 }
 
-
 export const BILL_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
   column(
     'barCode',

@@ -486,6 +486,19 @@ export function formatCellErrors(
     .join('; ');
 }
 
+/**
+ * The amount an `amount` cell holds when it can be read (currency sign allowed), else undefined: what a rejected row
+ * would have moved, for the summary's rejected total.
+ */
+export function readableAmount(raw: string | undefined, dialect: Dialect): Cents | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseAmount(withoutCurrency(raw), dialect.decimalMark);
+  } catch {
+    return undefined;
+  }
+}
+
 /** An amount cell read without a currency sign: `R$ 50,00` is `50,00` (the sign is not ambiguous, Excel adds it). */
 function withoutCurrency(raw: string): string {
   return raw.startsWith('R$') ? raw.slice(2).trimStart() : raw;

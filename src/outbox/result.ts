@@ -4,7 +4,8 @@ import { writeFileAtomic } from '../atomic-file.js';
 import type { BatchKind, Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
-import { formatAmount } from '../formats/money.js';
+import { formatMoney } from '../formats/money.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import { type RowState, rowOutcome } from '../store/rows.js';
 import type { ResultRowRecord, Store } from '../store/store.js';
 import { ROW_OUTCOMES, type RowOutcome } from '../types.js';
@@ -23,6 +24,8 @@ export interface WriteResultOptions {
   name: string;
   /** @defaultValue the batch's input dialect, as stored */
   dialect?: Dialect;
+  /** Language of what the answer says to a person (duplicate notes, amounts in the summary). @defaultValue 'pt-BR' */
+  locale?: Locale;
 }
 
 export interface ResultSummary {
@@ -32,7 +35,10 @@ export interface ResultSummary {
   resultFile: string;
   rows: number;
   counts: Record<RowOutcome, number>;
-  /** Sum of the rows' amounts by status (rows without an amount left out). */
+  /**
+   * Sum of the rows' amounts by status, as a person reads them (`R$ 14.325,21`); rejected rows count with the amount
+   * their cell holds when it can be read. Rows without an amount are left out.
+   */
   amounts: Record<RowOutcome, { cents: number; formatted: string }>;
   startedAt: string | null;
   finishedAt: string | null;
@@ -64,6 +70,7 @@ export async function writeResult(
   const resultPath = path.join(dir, `${name}.result.csv`);
   const summaryPath = path.join(dir, `${name}.summary.json`);
   const dialect = options.dialect ?? batch.dialect;
+  const locale = options.locale ?? DEFAULT_LOCALE;
   const resultColumns = options.kind.resultColumns;
   const moneyColumns = new Set(options.kind.resultMoneyColumns ?? []);
   const width = batch.header.length;
@@ -86,7 +93,7 @@ export async function writeResult(
         const status = rowOutcome(row.state);
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
-        await writer.write(resultLine(row, status, width, resultColumns, moneyColumns, batch.header));
+        await writer.write(resultLine(row, status, width, resultColumns, moneyColumns, batch.header, locale));
       }
     }
     await writer.close();
@@ -103,7 +110,7 @@ export async function writeResult(
     rows,
     counts,
     amounts: Object.fromEntries(
-      ROW_OUTCOMES.map((s) => [s, { cents: cents[s], formatted: formatAmount(cents[s], dialect.decimalMark) }]),
+      ROW_OUTCOMES.map((s) => [s, { cents: cents[s], formatted: formatMoney(locale, cents[s]) }]),
     ) as ResultSummary['amounts'],
     startedAt: batch.startedAt,
     finishedAt: batch.finishedAt,
@@ -120,6 +127,7 @@ function resultLine(
   resultColumns: readonly string[],
   moneyColumns: ReadonlySet<string>,
   header: readonly string[],
+  locale: Locale,
 ): ResultCell[] {
   // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
   const input = row.cells ?? header.map((h) => row.record[h] ?? '');
@@ -128,7 +136,10 @@ function resultLine(
   let message = row.errorMessage;
   if (row.state === 'duplicate' && row.owner) {
     outputs = row.owner.outputs;
-    message = `${message ?? 'Duplicate'} (original: ${describeOwner(row.owner.state)})`;
+    message = t(locale, 'DUPLICATE.original', {
+      message: message ?? 'DUPLICATE_NATURAL_KEY',
+      state: describeOwner(row.owner.state, locale),
+    });
   }
   const code = status === 'succeeded' ? null : row.errorCode;
   cells.push(status, code, status === 'succeeded' ? null : message);
@@ -142,8 +153,9 @@ function resultLine(
   return cells;
 }
 
-function describeOwner(state: RowState): string {
-  return state === 'pending' || state === 'in_flight' ? 'not finished yet' : rowOutcome(state);
+/** The original's state: a status (stable, as ERPs read it) or, while it runs, words. */
+function describeOwner(state: RowState, locale: Locale): string {
+  return state === 'pending' || state === 'in_flight' ? t(locale, 'DUPLICATE.notFinished') : rowOutcome(state);
 }
 
 export interface WriteRejectedOptions {
@@ -158,6 +170,8 @@ export interface WriteRejectedOptions {
   error: { code: string; message: string };
   /** More lines (e.g. one per problem), each written on its own line. */
   details?: readonly string[];
+  /** Language of the note's own words. @defaultValue 'pt-BR' */
+  locale?: Locale;
 }
 
 /** Writes `<outboxDir>/<kind>/<name>.rejected.txt` saying why the file as a whole was not processed. */
@@ -166,7 +180,7 @@ export async function writeRejected(options: WriteRejectedOptions): Promise<stri
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${safeName(options.name, 'name')}.rejected.txt`);
   const lines = [
-    `${options.fileName} was not processed: nothing was sent to the bank.`,
+    t(options.locale ?? DEFAULT_LOCALE, 'REJECTED.header', { file: options.fileName }),
     '',
     `${options.error.code}: ${options.error.message}`,
     ...(options.details ?? []),

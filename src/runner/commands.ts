@@ -187,7 +187,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
     }),
   );
-  const common = { store, client, queue, accountId, retry, logger: log };
+  const common = { store, client, queue, accountId, retry, logger: log, locale: options.locale };
 
   async function reject(
     batch: TakenBatch,
@@ -201,6 +201,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       name: batch.stem,
       fileName: batch.item.meta.name,
       error,
+      locale: options.locale,
     });
     log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
     return { state: 'done', answer: 'rejected', counts: {}, file };
@@ -269,7 +270,12 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
     // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
     await checkUnchanged(batch);
-    const written = await writeResult(store, batch.sha256, { outboxDir: folders.outbox, kind, name: batch.stem });
+    const written = await writeResult(store, batch.sha256, {
+      outboxDir: folders.outbox,
+      kind,
+      name: batch.stem,
+      locale: options.locale,
+    });
     log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     return { state: 'done', answer: 'result', counts, file: written.resultPath };
   }
@@ -305,7 +311,12 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
         if (!r.complete) continue;
         const kind = KINDS[r.batch.kind];
         const name = stemOf(r.batch.fileName);
-        const written = await writeResult(store, r.batch.id, { outboxDir: folders.outbox, kind, name });
+        const written = await writeResult(store, r.batch.id, {
+          outboxDir: folders.outbox,
+          kind,
+          name,
+          locale: options.locale,
+        });
         log.info(
           { batch: r.batch.fileName, counts: describeOutcomeCounts(r.counts), answer: written.resultPath },
           'resumed batch answered again',

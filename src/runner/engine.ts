@@ -51,7 +51,7 @@ import {
 } from '../bank/errors.js';
 import { defaultSleep } from '../bank/options.js';
 import { backoffDelayMs, decideRetry, type RetryDecision, type RetrySettings } from '../bank/retry-policy.js';
-import { type ColumnLabel, columnLabeller, formatCellErrors } from '../batches/fields.js';
+import { type ColumnLabel, columnLabeller, formatCellErrors, readableAmount } from '../batches/fields.js';
 import {
   type BatchKind,
   type CellError,
@@ -430,7 +430,13 @@ class BatchRun {
     if (!parsed.ok) errors.push(...parsed.errors);
     const base = { line: rec.line, record: rec.record, cells: rec.cells };
     if (errors.length > 0 || !parsed.ok) {
-      return { ...base, valid: false, errors, message: formatCellErrors(errors, this.locale, this.label) };
+      return {
+        ...base,
+        valid: false,
+        errors,
+        message: formatCellErrors(errors, this.locale, this.label),
+        amountCents: readableAmount(rec.record.amount, this.dialect),
+      };
     }
     const row = parsed.row;
     const naturalKey = this.kind.naturalKey(row);

@@ -9,6 +9,7 @@ import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
+import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { KindName } from '../types.js';
@@ -84,6 +85,8 @@ export interface RunnerOptions {
    * src/batches/supply.ts). Taken live on a reload. @defaultValue `{}`
    */
   defaults?: Partial<Record<KindName, Record<string, string>>>;
+  /** Language of every message a person reads (config `locale`, `--locale`). Taken live on a reload. */
+  locale: Locale;
   logger: Logger;
   /** Where command output (validate's errors, status) goes. @defaultValue process.stdout */
   out?: NodeJS.WritableStream;
@@ -168,6 +171,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     policy: { ...config.policy },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
+    locale: config.locale,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
     ...(config.metrics.port > 0

@@ -89,6 +89,8 @@ export type IngestRow =
       cells?: readonly string[] | undefined;
       valid: false;
       errors: readonly CellError[];
+      /** The amount its cell holds when it can be read (a rejected amount still counts in the summary). */
+      amountCents?: Cents | undefined;
       /** The errors as the person reads them (the engine names the columns as the file does). @defaultValue rendered here */
       message?: string | undefined;
     };
@@ -471,7 +473,7 @@ export class Store {
             state: 'rejected',
             errorCode: err.code,
             errorMessage: err.message,
-            amountCents: null,
+            amountCents: row.amountCents ?? null,
             dupBatch: null,
             dupLine: null,
             now,
