@@ -150,6 +150,15 @@ export const EN = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} rows${p.counts ? ` (${p.counts})` : ''}, ${p.rate} rows/s${p.eta ? `, ETA ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} rows done${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
+  'STATUS.noStore': 'No store yet at {file}: nothing has been processed.',
+  'STATUS.batches': 'Batches: {count}',
+  'STATUS.noRows': 'no rows',
+  'STATUS.older': '... {count} older',
+  'STATUS.rows': 'Rows: {counts}',
+  'STATUS.none': 'none',
+  'STATUS.uncertain': 'Uncertain rows: {count}',
+  'STATUS.uncertainRow': (p: P) =>
+    `${p.kind} ${p.file} line ${p.line}${p.step ? ` step ${p.step}` : ''}: ${p.code} ${p.message} (idempotency key ${p.key})`,
   'STATUS.valid': 'valid',
   'STATUS.invalid': 'invalid',
 } as const;

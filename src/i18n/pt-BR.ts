@@ -147,6 +147,15 @@ export const PT_BR: Catalogue = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} linhas${p.counts ? ` (${p.counts})` : ''}, ${p.rate} linhas/s${p.eta ? `, faltam ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} linhas processadas${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} linhas | {duration_formatted} | faltam {eta_formatted}',
+  'STATUS.noStore': 'Ainda não há store em {file}: nada foi processado.',
+  'STATUS.batches': 'Lotes: {count}',
+  'STATUS.noRows': 'nenhuma linha',
+  'STATUS.older': '... mais {count} antigos',
+  'STATUS.rows': 'Linhas: {counts}',
+  'STATUS.none': 'nenhuma',
+  'STATUS.uncertain': 'Linhas incertas: {count}',
+  'STATUS.uncertainRow': (p: P) =>
+    `${p.kind} ${p.file} linha ${p.line}${p.step ? ` etapa ${p.step}` : ''}: ${p.code} ${p.message} (chave de idempotência ${p.key})`,
   'STATUS.valid': 'válidas',
   'STATUS.invalid': 'inválidas',
 };

@@ -31,6 +31,7 @@ import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import {
   archiveWorkItem,
   FileChangedError,
@@ -478,7 +479,7 @@ export async function runOnce(
           }
         }
         const batch: TakenBatch = { item, sha256: await sha256File(item.file), stem: stemOf(name) };
-        const progress = createProgress({ stream });
+        const progress = createProgress({ stream, locale: options.locale });
         progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(item.file) : undefined);
         try {
           const answer = await pipeline.processBatch(batch, { signal: abort.signal, progress });
@@ -501,7 +502,7 @@ export async function runOnce(
           logger: log,
         },
         async (batch, signal) => {
-          const progress = createProgress({ stream });
+          const progress = createProgress({ stream, locale: options.locale });
           progress.start(
             `${batch.item.meta.kind ?? '?'} ${batch.item.meta.name}`,
             interactive ? await estimateRows(batch.item.file) : undefined,
@@ -541,13 +542,13 @@ export async function runOnce(
 export async function showStatus(options: RunnerOptions): Promise<number> {
   const file = path.join(options.folders.data, STORE_FILE_NAME);
   if (!(await fs.stat(file).catch(() => undefined))) {
-    out(options).write(`No store yet at ${file}: nothing has been processed.\n`);
+    out(options).write(`${t(options.locale, 'STATUS.noStore', { file })}\n`);
     return EXIT_OK;
   }
   let store: Store | undefined;
   try {
     store = openStore(file);
-    out(options).write(renderStatus(store));
+    out(options).write(renderStatus(store, {}, options.locale));
     return EXIT_OK;
   } catch (err) {
     options.logger.error({ err }, 'cannot read the store');
@@ -558,11 +559,15 @@ export async function showStatus(options: RunnerOptions): Promise<number> {
 }
 
 /** The text of `remessa status`. */
-export function renderStatus(store: Store, limits: { batches?: number; uncertain?: number } = {}): string {
+export function renderStatus(
+  store: Store,
+  limits: { batches?: number; uncertain?: number } = {},
+  locale: Locale = DEFAULT_LOCALE,
+): string {
   const lines: string[] = [];
   const batches = store.listBatches();
   const total: Record<string, number> = {};
-  lines.push(`Batches: ${batches.length}`);
+  lines.push(t(locale, 'STATUS.batches', { count: batches.length }));
   for (const b of batches.slice(0, limits.batches ?? 50)) {
     const counts = store.countRows(b.id);
     for (const [k, n] of Object.entries(counts)) total[k] = (total[k] ?? 0) + n;
@@ -571,10 +576,12 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || 'no rows'}  (${b.id.slice(0, 12)})`,
+      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.status}]  ${shown || t(locale, 'STATUS.noRows')}  (${b.id.slice(0, 12)})`,
     );
   }
-  if (batches.length > (limits.batches ?? 50)) lines.push(`  ... ${batches.length - (limits.batches ?? 50)} older`);
+  if (batches.length > (limits.batches ?? 50)) {
+    lines.push(`  ${t(locale, 'STATUS.older', { count: batches.length - (limits.batches ?? 50) })}`);
+  }
   for (const b of batches.slice(limits.batches ?? 50)) {
     for (const [k, n] of Object.entries(store.countRows(b.id))) total[k] = (total[k] ?? 0) + n;
   }
@@ -582,13 +589,24 @@ export function renderStatus(store: Store, limits: { batches?: number; uncertain
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
-  lines.push(`Rows: ${totals || 'none'}`);
+  lines.push(t(locale, 'STATUS.rows', { counts: totals || t(locale, 'STATUS.none') }));
   const uncertain = store.uncertainRows(limits.uncertain ?? 100);
-  lines.push(`Uncertain rows: ${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`);
+  lines.push(
+    t(locale, 'STATUS.uncertain', {
+      count: `${uncertain.length}${uncertain.length === (limits.uncertain ?? 100) ? '+' : ''}`,
+    }),
+  );
   for (const r of uncertain) {
     lines.push(
-      `  ${r.kind} ${r.fileName} line ${r.line}${r.currentStep ? ` step ${r.currentStep}` : ''}: ` +
-        `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'})`,
+      `  ${t(locale, 'STATUS.uncertainRow', {
+        kind: r.kind,
+        file: r.fileName,
+        line: r.line,
+        step: r.currentStep ?? undefined,
+        code: r.errorCode ?? 'UNKNOWN',
+        message: r.errorMessage ?? '',
+        key: r.idempotencyKey ?? '-',
+      })}`,
     );
   }
   return `${lines.join('\n')}\n`;
