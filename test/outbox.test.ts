@@ -4,6 +4,7 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
+import { msg } from '../src/i18n/index.js';
 import { filesDirFor, writeRejected, writeResult } from '../src/outbox/index.js';
 import { IdempotencyKeys, type IngestRow, openStore, type Store } from '../src/store/index.js';
 
@@ -55,7 +56,7 @@ describe('writeResult', () => {
         record: { correlationId: '=cmd|calc' },
         cells: ['=cmd|calc', '@SUM(1)', '-1'],
         valid: false,
-        errors: [{ column: 'amount', code: 'INVALID_AMOUNT', message: 'Expected an amount > 0, got "-1"' }],
+        errors: [{ column: 'amount', code: 'INVALID_AMOUNT', message: msg('INVALID_AMOUNT.sign', { got: '"-1"' }) }],
       },
       valid(5, 'A-1', 'José Conceição', 123456),
       valid(6, 'A-3', 'Ana', 1000),

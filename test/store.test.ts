@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
+import { msg } from '../src/i18n/index.js';
 import {
   accountNamespace,
   BATCH_HAS_INVALID_ROWS,
@@ -207,8 +208,12 @@ describe('ingestion and duplicates', () => {
       record: { correlationId: '', amount: 'x' },
       valid: false,
       errors: [
-        { column: 'correlationId', code: 'REQUIRED', message: 'Expected a value, got nothing' },
-        { column: 'amount', code: 'INVALID_AMOUNT', message: 'Expected an amount, got "x"' },
+        { column: 'correlationId', code: 'REQUIRED', message: msg('REQUIRED') },
+        {
+          column: 'amount',
+          code: 'INVALID_AMOUNT',
+          message: msg('INVALID_AMOUNT.characters', { char: '"x"', got: '"x"' }),
+        },
       ],
     };
     expect(store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
