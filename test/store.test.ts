@@ -198,7 +198,7 @@ describe('ingestion and duplicates', () => {
     expect(store.db.prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
       batch_id: 'b2',
     });
-    expect(rows[3]!.errorMessage).toContain('line 4 of this file');
+    expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
   });
 
   it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', () => {
@@ -225,7 +225,7 @@ describe('ingestion and duplicates', () => {
     expect(r.state).toBe('rejected');
     expect(r.errorCode).toBe('REQUIRED');
     expect(r.errorMessage).toBe(
-      'column correlationId: Expected a value, got nothing; column amount: Expected an amount, got "x"',
+      'coluna correlationId: Esperava um valor, veio uma célula vazia; coluna amount: Esperava só dígitos, ponto e vírgula, veio "x" em "x"',
     );
   });
 
