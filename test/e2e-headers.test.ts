@@ -136,7 +136,7 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
       'succeeded',
       'duplicate',
     ]);
-    expect(rows[5]!.errorMessage).toContain('line 6 of this file');
+    expect(rows[5]!.errorMessage).toContain('linha 6 deste arquivo');
     expect(rows[5]!.correlationId).toBe(rows[4]!.correlationId);
     expect(rows[0]!.errorMessage).toContain('charges-planilha-pt.csv');
     expect(await totalEffects()).toBe(before + 1);

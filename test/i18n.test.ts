@@ -172,7 +172,7 @@ describe('the habits of Excel', () => {
 });
 
 describe('a cell error names the column as the file does', () => {
-  it('coluna N (Vencimento → dueDate)', async () => {
+  it('coluna N (Vencimento -> dueDate)', async () => {
     const { columnLabeller } = await import('../src/batches/fields.js');
     const label = columnLabeller([
       { source: 'Nome', column: 'payer.name' },
@@ -183,7 +183,7 @@ describe('a cell error names the column as the file does', () => {
     const errors = errorsOf({ ...SLIP, dueDate: '31/02/2030', amount: 'abc' });
     expect(formatCellErrors(errors, 'pt-BR', label)).toBe(
       'coluna 3 (amount): Esperava só dígitos, ponto e vírgula, veio "a" em "abc" (use vírgula: 1.234,56); ' +
-        'coluna 2 (Vencimento → dueDate): Esperava uma data que exista no calendário, veio "31/02/2030"',
+        'coluna 2 (Vencimento -> dueDate): Esperava uma data que exista no calendário, veio "31/02/2030"',
     );
     expect(formatCellErrors([{ column: 'type', code: 'REQUIRED', message: { key: 'REQUIRED' } }], 'en', label)).toBe(
       'column type: Expected a value, got an empty cell',

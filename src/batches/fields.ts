@@ -448,11 +448,11 @@ export function recordParser<Row>(
   };
 }
 
-/** How a column is named to a person: `coluna 4 (Vencimento → dueDate)`; see {@link columnLabeller}. */
+/** How a column is named to a person: `coluna 4 (Vencimento -> dueDate)`; see {@link columnLabeller}. */
 export type ColumnLabel = (column: string) => Message;
 
 /**
- * Names a kind's column as the person's file does, the internal name beside it: `coluna 4 (Vencimento → dueDate)`,
+ * Names a kind's column as the person's file does, the internal name beside it: `coluna 4 (Vencimento -> dueDate)`,
  * `coluna 2 (amount)` when the file calls it so, `coluna dueDate` when the file has no such column. `header` is the
  * file's header in order (source text, and the column each maps to; a supplied column has no place in the file).
  */
@@ -473,7 +473,7 @@ export function columnLabeller(
   return (column) => labels.get(column) ?? msg('WHERE.columnAbsent', { column });
 }
 
-/** The cell errors of one row for its result cell: `coluna 4 (Vencimento → dueDate): Esperava ...; coluna 7 ...`. */
+/** The cell errors of one row for its result cell: `coluna 4 (Vencimento -> dueDate): Esperava ...; coluna 7 ...`. */
 export function formatCellErrors(
   errors: readonly CellError[],
   locale: Locale,

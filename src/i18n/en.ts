@@ -119,7 +119,7 @@ export const EN = {
   'WHY.staticOnly': 'PIX_STATIC only',
   'WHEN.guidForDynamic': 'a GUID for PIX_DYNAMIC',
   // Where: a cell error in a result file or in `validate`
-  'WHERE.column': 'column {index} ({source} → {column})',
+  'WHERE.column': 'column {index} ({source} -> {column})',
   'WHERE.columnSame': 'column {index} ({column})',
   'WHERE.columnAbsent': 'column {column}',
   'WHERE.line': '{file} line {line}',
@@ -139,7 +139,7 @@ export const EN = {
     `${p.file}: ${plural(p.rows, 'row')}, ${p.valid} valid, ${p.invalid} invalid, ${plural(p.errors, 'error')}${p.policy ? `; ${p.policy}` : ''}`,
   'VALIDATE.amounts': 'amounts: {valid} valid, {invalid} invalid',
   'VALIDATE.allOrNothing': 'policy all-or-nothing: nothing would be sent',
-  'VALIDATE.sendValid': 'policy send-valid: {valid} valid rows would be sent',
+  'VALIDATE.sendValid': (p: P) => `policy send-valid: ${plural(p.valid, 'valid row')} would be sent`,
   'VALIDATE.moreErrors': '... more errors not shown (first {max} listed)',
   'VALIDATE.cannotProcess': '{file}: the file cannot be processed',
   'VALIDATE.noKind':

@@ -118,7 +118,7 @@ export const PT_BR: Catalogue = {
   'WHY.dynamicOnly': 'só para PIX_DYNAMIC',
   'WHY.staticOnly': 'só para PIX_STATIC',
   'WHEN.guidForDynamic': 'um GUID, para PIX_DYNAMIC',
-  'WHERE.column': 'coluna {index} ({source} → {column})',
+  'WHERE.column': 'coluna {index} ({source} -> {column})',
   'WHERE.columnSame': 'coluna {index} ({column})',
   'WHERE.columnAbsent': 'coluna {column}',
   'WHERE.line': '{file} linha {line}',
@@ -137,7 +137,8 @@ export const PT_BR: Catalogue = {
     `${p.file}: ${plural(p.rows, 'linha', 'linhas')}, ${plural(p.valid, 'válida', 'válidas')}, ${plural(p.invalid, 'inválida', 'inválidas')}, ${plural(p.errors, 'erro', 'erros')}${p.policy ? `; ${p.policy}` : ''}`,
   'VALIDATE.amounts': 'valores: {valid} válidos, {invalid} inválidos',
   'VALIDATE.allOrNothing': 'política all-or-nothing: nada seria enviado',
-  'VALIDATE.sendValid': 'política send-valid: {valid} linhas válidas seriam enviadas',
+  'VALIDATE.sendValid': (p: P) =>
+    `política send-valid: ${p.valid === '1' ? '1 linha válida seria enviada' : `${p.valid} linhas válidas seriam enviadas`}`,
   'VALIDATE.moreErrors': '... há mais erros (só os primeiros {max} listados)',
   'VALIDATE.cannotProcess': '{file}: o arquivo não pode ser processado',
   'VALIDATE.noKind': '{file}: Esperava o arquivo numa pasta de tipo ou com nome <tipo>-*.csv (ou --kind), veio {name}',

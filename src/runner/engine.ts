@@ -91,7 +91,7 @@ export interface BatchInput {
   dialect: Dialect;
   /**
    * Header in file order: the source names (or `{ source, column }` objects as the reader gives them: then a cell
-   * error names the column as the file does, `coluna 4 (Vencimento → dueDate)`).
+   * error names the column as the file does, `coluna 4 (Vencimento -> dueDate)`).
    */
   header: ReadonlyArray<string | { source: string; column?: string | null; supplied?: true }>;
   rows: AsyncIterable<InputRecord>;

@@ -32,7 +32,7 @@ export interface ValidationReport {
   rows: number;
   valid: number;
   invalid: number;
-  /** One line per error: `file linha L, coluna C (Vencimento → dueDate): message [CODE]` (in the locale). */
+  /** One line per error: `file linha L, coluna C (Vencimento -> dueDate): message [CODE]` (in the locale). */
   errors: string[];
   /** Sum of the amounts of the valid rows and of the invalid ones (those whose amount cell can be read), in cents. */
   amounts: { valid: number; invalid: number };
