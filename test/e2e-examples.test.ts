@@ -326,7 +326,7 @@ describe('invalid input gets one answer each', () => {
 
 describe('commands beside the daemon', () => {
   it('status lists the batches and rows by status', async () => {
-    const { code, stdout } = await runCli(['status', '--config', ws.config]);
+    const { code, stdout } = await runCli(['status', '--config', ws.config, '--locale', 'en']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/Batches: \d+/);
     expect(stdout).toMatch(/bill-payments\s+bill-payments\.csv/);

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ChargeRow } from '../src/batches/charges.js';
 import { CELL_ERROR_CODES, formatCellErrors } from '../src/batches/fields.js';
 import type { CellError, Dialect } from '../src/batches/kind.js';
 import { KINDS } from '../src/batches/registry.js';
@@ -115,8 +116,8 @@ describe('a row reports every error at once', () => {
 describe('the habits of Excel', () => {
   const parsedOk = (record: Record<string, string>, dialect: Dialect = BR) => {
     const parsed = charges.parse(record, dialect);
-    if (!parsed.ok) throw new Error(formatCellErrors(parsed.errors, 'en'));
-    return parsed.row.input;
+    if (parsed.ok) return (parsed.row as ChargeRow).input;
+    throw new Error(formatCellErrors(parsed.errors, 'en'));
   };
 
   it('a currency sign in an amount is accepted (R$ 50,00)', () => {
@@ -136,7 +137,7 @@ describe('the habits of Excel', () => {
   it('a date without leading zeros (15/3/2030) is read', () => {
     expect(parseDate('15/3/2030')).toBe('2030-03-15');
     expect(parseDate('1/1/2031')).toBe('2031-01-01');
-    expect(parsedOk({ ...SLIP, dueDate: '5/3/2030' }).dueDate).toBe('2030-03-05');
+    expect((parsedOk({ ...SLIP, dueDate: '5/3/2030' }) as { dueDate?: string }).dueDate).toBe('2030-03-05');
   });
 
   it('a CPF, CNPJ or CEP that lost its leading zeros gets a hint, never a guess', () => {

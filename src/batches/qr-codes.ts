@@ -33,8 +33,10 @@ export type QrCodeRow =
   | { type: 'PIX_DYNAMIC'; input: CreateDynamicQrInput; idempotencyKey?: string }
   | { type: 'PIX_STATIC'; input: CreateStaticQrInput; idempotencyKey?: string };
 
-const DYNAMIC = msg('WHY.dynamicOnly');
-const STATIC = msg('WHY.staticOnly');
+const DYNAMIC = 'PIX_DYNAMIC only';
+const STATIC = 'PIX_STATIC only';
+const WHY_DYNAMIC = msg('WHY.dynamicOnly');
+const WHY_STATIC = msg('WHY.staticOnly');
 
 export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
   column('type', 'PIX_DYNAMIC (immediate payment) or PIX_STATIC', 'PIX_DYNAMIC', { required: true }),
@@ -90,7 +92,7 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
   const idempotencyKey = r.guid('idempotencyKey');
   const key = idempotencyKey === undefined ? {} : { idempotencyKey };
   if (type === 'PIX_DYNAMIC') {
-    forbid(r, ['pixKey', 'additionalInformation'], STATIC);
+    forbid(r, ['pixKey', 'additionalInformation'], WHY_STATIC);
     const correlationId = r.guid('correlationId', { required: true, when: msg('WHEN.guidForDynamic') });
     const amountCents = r.amount('amount', { required: true, when: msg('WHEN.typeIs', { type: 'PIX_DYNAMIC' }) });
     const expiresInSeconds = r.integer('expiresIn', { min: 1, max: 31_536_000 });
@@ -132,7 +134,7 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
     return { type, input, ...key };
   }
   if (type === 'PIX_STATIC') {
-    forbid(r, ['expiresIn', 'payer', 'city', 'additionalInfos'], DYNAMIC);
+    forbid(r, ['expiresIn', 'payer', 'city', 'additionalInfos'], WHY_DYNAMIC);
     const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, msg('EXPECT.correlationId'), {
       required: true,
     });
