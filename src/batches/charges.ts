@@ -115,7 +115,12 @@ export const DISCOUNT_COLUMNS: readonly ColumnSpec[] = [
 ];
 
 export const CHARGE_COLUMNS: readonly ColumnSpec[] = [
-  column('type', 'one of BANKSLIP, BANKSLIP_PIX, PIX_STATIC, PIX_DYNAMIC', 'BANKSLIP', { required: true }),
+  column(
+    'type',
+    'one of BANKSLIP, BANKSLIP_PIX, PIX_STATIC, PIX_DYNAMIC; also as sheets write them: Boleto (BANKSLIP), Boleto Pix (BANKSLIP_PIX), Pix or Pix dinâmico (PIX_DYNAMIC), Pix estático (PIX_STATIC), case and accents aside',
+    'BANKSLIP',
+    { required: true },
+  ),
   column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
   column('amount', `${FORMATS.amount}; at most 99.999.999,99 for bank slips`, '1.234,56', { required: true }),
   column('dueDate', `${FORMATS.date}, from today to 10 years ahead`, '15/12/2026', { requiredWhen: SLIP }),
