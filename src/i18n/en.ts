@@ -134,6 +134,26 @@ export const EN = {
   'DUPLICATE.notFinished': 'not finished yet',
 
   // Answers: rejection notes, summaries, validate
+  FILE_IS_LINK:
+    '{file} is a symbolic link. remessa never follows links in the inbox, so what it points to was not read and nothing was sent. Copy the file itself into the inbox instead of linking to it.',
+  FILE_IS_FOLDER:
+    '{file} is a folder, not a file: nothing inside it was read and nothing was sent. Put CSV files directly in inbox/<kind>/.',
+  FILE_NOT_REGULAR:
+    '{file} is {what}, not a regular file: it was not opened and nothing was sent. Drop a regular CSV file.',
+  'ENTRY.fifo': 'a named pipe (FIFO)',
+  'ENTRY.socket': 'a socket',
+  'ENTRY.device': 'a device',
+  'ENTRY.other': 'not a regular file',
+  FILE_UNREADABLE:
+    'Could not read {file}: {why} ({code}). Nothing was sent. Give the user remessa runs as permission to read the file, then drop it again.',
+  'FILE_UNREADABLE.denied': 'permission denied',
+  'FILE_UNREADABLE.system': 'the system said',
+  FILE_CUT_OFF:
+    '{file} looks cut off: {what}, and the file has not changed for {seconds} s. Nothing was sent. If its upload was interrupted, upload the whole file again: under a temporary name (name.csv.tmp or name.csv.filepart) renamed to name.csv when complete, or followed by a name.csv.done marker.',
+  'UNFINISHED.empty': 'the file is empty',
+  'UNFINISHED.openQuote': 'line {line} opens a quoted value that never closes',
+  'UNFINISHED.shortLine': "line {line} has {columns} of the header's {headerColumns} columns and no line end",
+  'UNFINISHED.noLineEnd': 'line {line} has no line end',
   'REJECTED.header': '{file} was not processed: nothing was sent to the bank.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'row')}, ${p.valid} valid, ${p.invalid} invalid, ${plural(p.errors, 'error')}${p.policy ? `; ${p.policy}` : ''}`,

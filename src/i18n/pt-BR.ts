@@ -132,6 +132,26 @@ export const PT_BR: Catalogue = {
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
 
+  FILE_IS_LINK:
+    '{file} é um link simbólico. O remessa nunca segue links na caixa de entrada: o destino não foi lido e nada foi enviado. Copie o próprio arquivo para a caixa de entrada em vez de criar um link.',
+  FILE_IS_FOLDER:
+    '{file} é uma pasta, não um arquivo: nada dentro dela foi lido e nada foi enviado. Coloque os arquivos CSV diretamente em inbox/<tipo>/.',
+  FILE_NOT_REGULAR:
+    '{file} é {what}, não um arquivo comum: não foi aberto e nada foi enviado. Deixe um arquivo CSV comum.',
+  'ENTRY.fifo': 'um pipe nomeado (FIFO)',
+  'ENTRY.socket': 'um socket',
+  'ENTRY.device': 'um dispositivo',
+  'ENTRY.other': 'outra coisa',
+  FILE_UNREADABLE:
+    'Não foi possível ler {file}: {why} ({code}). Nada foi enviado. Dê ao usuário com que o remessa roda permissão de leitura no arquivo e deixe-o de novo.',
+  'FILE_UNREADABLE.denied': 'permissão negada',
+  'FILE_UNREADABLE.system': 'erro do sistema',
+  FILE_CUT_OFF:
+    '{file} parece cortado: {what}, e o arquivo não muda há {seconds} s. Nada foi enviado. Se o envio foi interrompido, envie o arquivo inteiro de novo: com um nome temporário (nome.csv.tmp ou nome.csv.filepart) renomeado para nome.csv ao terminar, ou seguido de um marcador nome.csv.done.',
+  'UNFINISHED.empty': 'o arquivo está vazio',
+  'UNFINISHED.openQuote': 'a linha {line} abre aspas que nunca fecham',
+  'UNFINISHED.shortLine': 'a linha {line} tem {columns} das {headerColumns} colunas do cabeçalho e não termina',
+  'UNFINISHED.noLineEnd': 'a linha {line} não termina (falta a quebra de linha)',
   'REJECTED.header': '{file} não foi processado: nada foi enviado ao banco.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'linha', 'linhas')}, ${plural(p.valid, 'válida', 'válidas')}, ${plural(p.invalid, 'inválida', 'inválidas')}, ${plural(p.errors, 'erro', 'erros')}${p.policy ? `; ${p.policy}` : ''}`,

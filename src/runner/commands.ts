@@ -31,7 +31,7 @@ import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
-import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, type Locale, type Message, render, t } from '../i18n/index.js';
 import {
   archiveWorkItem,
   FileChangedError,
@@ -193,7 +193,7 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
   async function reject(
     batch: TakenBatch,
     folder: string,
-    error: { code: string; message: string },
+    error: { code: string; message: string; detail?: Message | undefined },
   ): Promise<BatchAnswer> {
     await checkUnchanged(batch);
     const file = await writeRejected({
@@ -201,7 +201,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       kind: folder,
       name: batch.stem,
       fileName: batch.item.meta.name,
-      error,
+      // An answer worded by catalogue key (the intake's) is said in the locale; others as they were raised.
+      error: { code: error.code, message: error.detail ? render(options.locale, error.detail) : error.message },
       locale: options.locale,
     });
     log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
