@@ -142,7 +142,7 @@ describe('`remessa run FILE` on a link in the inbox', () => {
     await fs.symlink('/etc/passwd', link);
     const run = await runCli(['run', '--config', ws2.config, link]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`${link}: not a regular file (links in the inbox are never followed)`);
+    expect(run.stdout).toContain(`${link}: não é um arquivo comum (links na caixa de entrada nunca são seguidos)`);
     expect(run.stdout + run.stderr).not.toMatch(/root:/);
     expect((await fs.lstat(link)).isSymbolicLink()).toBe(true);
   }, 60_000);

@@ -179,6 +179,11 @@ export const EN = {
   'STATUS.uncertain': 'Uncertain rows: {count}',
   'STATUS.uncertainRow': (p: P) =>
     `${p.kind} ${p.file} line ${p.line}${p.step ? ` step ${p.step}` : ''}: ${p.code} ${p.message} (idempotency key ${p.key})`,
+  'RUN.parked': 'stopped early: not answered yet, resumes on the next run',
+  'RUN.notFound': 'not found',
+  'RUN.notRegular': 'not a regular file (links in the inbox are never followed)',
+  'RUN.takenMeanwhile': 'taken by another process meanwhile',
+  'RUN.nothingWaiting': 'nothing waiting in the inbox',
   'STATUS.valid': 'valid',
   'STATUS.invalid': 'invalid',
 } as const;

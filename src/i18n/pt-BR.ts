@@ -177,6 +177,11 @@ export const PT_BR: Catalogue = {
   'STATUS.uncertain': 'Linhas incertas: {count}',
   'STATUS.uncertainRow': (p: P) =>
     `${p.kind} ${p.file} linha ${p.line}${p.step ? ` etapa ${p.step}` : ''}: ${p.code} ${p.message} (chave de idempotência ${p.key})`,
+  'RUN.parked': 'parado antes do fim: ainda sem resposta, continua na próxima execução',
+  'RUN.notFound': 'não encontrado',
+  'RUN.notRegular': 'não é um arquivo comum (links na caixa de entrada nunca são seguidos)',
+  'RUN.takenMeanwhile': 'pego por outro processo enquanto isso',
+  'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
   'STATUS.valid': 'válidas',
   'STATUS.invalid': 'inválidas',
 };

@@ -376,11 +376,11 @@ export function allSucceeded(counts: OutcomeCounts): boolean {
   return (counts.rejected ?? 0) === 0 && (counts.failed ?? 0) === 0 && (counts.uncertain ?? 0) === 0;
 }
 
-function formatCounts(counts: OutcomeCounts): string {
+function formatCounts(counts: OutcomeCounts, locale: Locale): string {
   const parts = Object.entries(counts)
     .filter(([, n]) => (n ?? 0) > 0)
     .map(([k, n]) => `${k} ${n}`);
-  return parts.length > 0 ? parts.join(', ') : 'no rows';
+  return parts.length > 0 ? parts.join(', ') : t(locale, 'STATUS.noRows');
 }
 
 export interface RunOnceOptions {
@@ -436,8 +436,8 @@ export async function runOnce(
     if (!allSucceeded(answer.counts)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     out(options).write(
-      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
-        `${answer.state === 'parked' ? ' (stopped early: not answered yet, resumes on the next run)' : ` -> ${answer.file}`}\n`,
+      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts, options.locale)}` +
+        `${answer.state === 'parked' ? ` (${t(options.locale, 'RUN.parked')})` : ` -> ${answer.file}`}\n`,
     );
   };
   try {
@@ -450,9 +450,7 @@ export async function runOnce(
         // In the inbox, a link is never followed (as the daemon does: it answers it without reading its target).
         const stat = await (inInbox ? fs.lstat(abs) : fs.stat(abs)).catch(() => undefined);
         if (!stat?.isFile()) {
-          out(options).write(
-            `${file}: ${!stat ? 'not found' : 'not a regular file (links in the inbox are never followed)'}\n`,
-          );
+          out(options).write(`${file}: ${t(options.locale, !stat ? 'RUN.notFound' : 'RUN.notRegular')}\n`);
           missing = true;
           continue;
         }
@@ -475,7 +473,7 @@ export async function runOnce(
           const { takenAt: _, ...rest } = meta;
           item = await takeIntoWorkArea(pipeline.workDir, abs, rest);
           if (!item) {
-            out(options).write(`${file}: taken by another process meanwhile\n`);
+            out(options).write(`${file}: ${t(options.locale, 'RUN.takenMeanwhile')}\n`);
             continue;
           }
         }
@@ -522,7 +520,7 @@ export async function runOnce(
       // A file that could not be handled stays in the work area, unanswered: the next run takes it again.
       if (intake.counts.failed > 0) unsettled = true;
       if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0) {
-        out(options).write('nothing waiting in the inbox\n');
+        out(options).write(`${t(options.locale, 'RUN.nothingWaiting')}\n`);
       }
     }
     if (missing) return EXIT_CANNOT_RUN;
