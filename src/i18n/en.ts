@@ -130,6 +130,20 @@ export const EN = {
   'ROW_INVALID.invalid': 'The row is invalid',
   BATCH_HAS_INVALID_ROWS:
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
+  'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',
+  ROW_UNPARSABLE: 'The stored row no longer parses: {errors}',
+  STOPPED_OUTCOME_UNKNOWN: (p: P) =>
+    `Stopped while the outcome of step ${p.step} was unknown${paren(p.reason)}; resolved by the next run`,
+  'UNKNOWN_OUTCOME.earlierRun': 'an earlier run stopped mid-request',
+  'UNKNOWN_OUTCOME.unknown': 'unknown outcome',
+  UNKNOWN_OUTCOME_NOT_RESENT:
+    'Step {step} may have been carried out at the bank ({reason}); it is never resent blind: check at the bank',
+  'UNKNOWN_OUTCOME.lookupFailed':
+    'Step {step} may have been carried out at the bank, and looking it up failed: {reason}',
+  'RATE_LIMITED.stillLimited': 'Still rate limited after {attempts} attempts: {reason}',
+  UNKNOWN_OUTCOME: 'Step {step}: outcome unknown after {attempts} attempt(s): {reason}; retried by the next run',
+  'UNKNOWN_OUTCOME.notCompleted':
+    'Step {step} could not be completed after {attempts} attempt(s): {reason}; retried by the next run',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'not finished yet',
 

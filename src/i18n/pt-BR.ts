@@ -129,6 +129,20 @@ export const PT_BR: Catalogue = {
   'ROW_INVALID.invalid': 'A linha é inválida',
   BATCH_HAS_INVALID_ROWS:
     'Não enviada: este arquivo de {kind} tem {count} linha(s) inválida(s), e um arquivo que movimenta dinheiro é enviado inteiro ou não é enviado',
+  'STEP_ERROR.internal': 'Erro interno ao processar a linha: {reason}',
+  ROW_UNPARSABLE: 'A linha guardada não é mais válida: {errors}',
+  STOPPED_OUTCOME_UNKNOWN: (p: P) =>
+    `Parado quando o resultado da etapa ${p.step} era desconhecido${paren(p.reason)}; resolvido na próxima execução`,
+  'UNKNOWN_OUTCOME.earlierRun': 'uma execução anterior parou no meio do pedido',
+  'UNKNOWN_OUTCOME.unknown': 'resultado desconhecido',
+  UNKNOWN_OUTCOME_NOT_RESENT:
+    'A etapa {step} pode ter sido feita no banco ({reason}); nunca é reenviada às cegas: confira no banco',
+  'UNKNOWN_OUTCOME.lookupFailed': 'A etapa {step} pode ter sido feita no banco, e a consulta falhou: {reason}',
+  'RATE_LIMITED.stillLimited': 'Ainda limitado pelo banco (429) depois de {attempts} tentativas: {reason}',
+  UNKNOWN_OUTCOME:
+    'Etapa {step}: resultado desconhecido depois de {attempts} tentativa(s): {reason}; tentada de novo na próxima execução',
+  'UNKNOWN_OUTCOME.notCompleted':
+    'A etapa {step} não pôde ser concluída depois de {attempts} tentativa(s): {reason}; tentada de novo na próxima execução',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
 

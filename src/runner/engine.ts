@@ -62,7 +62,7 @@ import {
   type StepSpec,
 } from '../batches/kind.js';
 import { InputError, RemessaError } from '../errors.js';
-import { DEFAULT_LOCALE, type Locale, msg } from '../i18n/index.js';
+import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
@@ -479,7 +479,7 @@ class BatchRun {
                 if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
                   this.store.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
                     code: ENGINE_CODES.stepError,
-                    message: `Internal error while driving the row: ${errorMessage(error)}`,
+                    message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
                   });
                 }
               })
@@ -510,7 +510,7 @@ class BatchRun {
     const { store, batchId } = this.o;
     const parsed = this.kind.parse(row.record, this.dialect);
     if (!parsed.ok) {
-      const message = `The stored row no longer parses: ${parsed.errors.map((e) => e.message).join('; ')}`;
+      const message = t(this.locale, 'ROW_UNPARSABLE', { errors: formatCellErrors(parsed.errors, this.locale) });
       await store.write(() => {
         if (row.state === 'in_flight')
           store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
@@ -571,7 +571,10 @@ class BatchRun {
       if (unknown && state !== 'uncertain') {
         store.recordRowUncertain(batchId, line, rec?.step ?? null, {
           code: ENGINE_CODES.stoppedUnknown,
-          message: `Stopped while the outcome of step ${rec?.step ?? '?'} was unknown${unknownError ? ` (${unknownError.message})` : ''}; resolved by the next run`,
+          message: t(this.locale, 'STOPPED_OUTCOME_UNKNOWN', {
+            step: rec?.step ?? '?',
+            reason: unknownError?.message,
+          }),
         });
       } else if (state === 'in_flight') store.parkRow(batchId, line);
     });
@@ -615,7 +618,7 @@ class BatchRun {
     let lastUnknown: RowError | undefined = unknown
       ? {
           code: rec?.errorCode ?? ENGINE_CODES.unknownAfterRetries,
-          message: rec?.errorMessage ?? 'an earlier run stopped mid-request',
+          message: rec?.errorMessage ?? t(this.locale, 'UNKNOWN_OUTCOME.earlierRun'),
         }
       : undefined;
     let attempt = 0;
@@ -646,7 +649,10 @@ class BatchRun {
         if (!step.recover) {
           return end('uncertain', {
             code: ENGINE_CODES.unknownNotResent,
-            message: `Step ${step.name} may have been carried out at the bank (${lastUnknown?.message ?? 'unknown outcome'}); it is never resent blind: check at the bank`,
+            message: t(this.locale, 'UNKNOWN_OUTCOME_NOT_RESENT', {
+              step: step.name,
+              reason: lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.unknown'),
+            }),
           });
         }
         const recovered = await this.recover(step, ctx, line);
@@ -656,7 +662,10 @@ class BatchRun {
         if (recovered.kind === 'failed') {
           return end('uncertain', {
             code: ENGINE_CODES.unknownAfterRetries,
-            message: `Step ${step.name} may have been carried out at the bank, and looking it up failed: ${recovered.error.message}`,
+            message: t(this.locale, 'UNKNOWN_OUTCOME.lookupFailed', {
+              step: step.name,
+              reason: recovered.error.message,
+            }),
           });
         }
         // Certainly absent: the effect did not happen, sending is safe.
@@ -703,7 +712,7 @@ class BatchRun {
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
             return end('uncertain', {
               code: rowError.code,
-              message: `Still rate limited after ${rateLimited} attempts: ${rowError.message}`,
+              message: t(this.locale, 'RATE_LIMITED.stillLimited', { attempts: rateLimited, reason: rowError.message }),
             });
           }
           continue;
@@ -747,9 +756,11 @@ class BatchRun {
         } else {
           return end('uncertain', {
             code: unknown ? ENGINE_CODES.unknownAfterRetries : rowError.code,
-            message: unknown
-              ? `Step ${step.name}: outcome unknown after ${attempt} attempt(s): ${rowError.message}; retried by the next run`
-              : `Step ${step.name} could not be completed after ${attempt} attempt(s): ${rowError.message}; retried by the next run`,
+            message: t(this.locale, unknown ? 'UNKNOWN_OUTCOME' : 'UNKNOWN_OUTCOME.notCompleted', {
+              step: step.name,
+              attempts: attempt,
+              reason: rowError.message,
+            }),
           });
         }
         this.log.warn(
