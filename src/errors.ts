@@ -55,6 +55,14 @@ export class InputError extends RemessaError {
     this.location = location;
     this.values = options?.values;
   }
+
+  /**
+   * The message for a person reading `locale`. The file-level errors that have their words in the catalogue
+   * (src/i18n: the header's) override this; the others are said as raised (English) for now.
+   */
+  describe(_locale: 'pt-BR' | 'en'): string {
+    return this.message;
+  }
 }
 
 /** Most characters of input text a message or note quotes (see `excerpt`). */
@@ -79,6 +87,20 @@ export function clip(text: string, max: number = EXCERPT_MAX_CHARS): string {
 export function excerpt(text: string, max: number = EXCERPT_MAX_CHARS): string {
   if (text.length <= max) return JSON.stringify(text);
   return `${JSON.stringify(clip(text, max))} (${text.length} characters)`;
+}
+
+/** {@link formatLocation} with the words of `locale`: `file.csv linha 12, coluna 3 (payer.document)`. */
+export function formatLocationIn(locale: 'pt-BR' | 'en', location: InputLocation): string {
+  if (locale === 'en') return formatLocation(location);
+  let out = clip(location.file);
+  if (location.line !== undefined) out += ` linha ${location.line}`;
+  if (location.column !== undefined) {
+    out += `, coluna ${location.column}`;
+    if (location.columnName !== undefined) out += ` (${clip(location.columnName)})`;
+  } else if (location.columnName !== undefined) {
+    out += `, coluna ${clip(location.columnName)}`;
+  }
+  return out;
 }
 
 /** `file.csv line 12, column 3 (payer.document)`; a file or column name from the input is clipped (`clip`). */

@@ -96,7 +96,9 @@ describe('remessa validate', () => {
     await fs.writeFile(missing, 'type,key\nEMAIL,a@b.com\n');
     const bad = await runCli(['validate', '--config', config, missing], { env });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/claims-x\.csv line 1.*HEADER_MISSING_COLUMN/s);
+    expect(bad.stdout).toMatch(
+      /claims-x\.csv linha 1: 6 problemas no cabeçalho:\n- Esperava a coluna obrigatória .*HEADER_MISSING_COLUMN/s,
+    );
 
     const unknown = path.join(dir, 'payroll.csv');
     await fs.writeFile(unknown, 'a\n1\n');

@@ -168,6 +168,22 @@ export const EN = {
   'UNFINISHED.openQuote': 'line {line} opens a quoted value that never closes',
   'UNFINISHED.shortLine': "line {line} has {columns} of the header's {headerColumns} columns and no line end",
   'UNFINISHED.noLineEnd': 'line {line} has no line end',
+  'HEADER.problems': '{count} problems with the header:',
+  'HEADER.more': '... and {count} more',
+  'HEADER.at': 'column {column} ({header})',
+  'HEADER.empty': 'an empty header',
+  'HEADER.suggestion':
+    'To read these headers, add these mappings to the configuration file (merged with any already there; a header mapped to "" is ignored), check each one, then reload (SIGHUP) or restart:',
+  HEADER_UNKNOWN_COLUMN: 'Expected a column name of this kind (see docs/batches.md) or a mapped header, got {header}',
+  'HEADER_UNKNOWN_COLUMN.nearest':
+    'Expected a column name of this kind (see docs/batches.md) or a mapped header, got {header}; nearest known name: {nearest} ({column})',
+  HEADER_DUPLICATE_COLUMN:
+    'Expected each column once, got {target} from both column {firstColumn} ({firstHeader}) and column {column} ({header}); map one of them to "" to ignore it',
+  HEADER_MISSING_COLUMN: 'Expected the required column {target}, got a header without it',
+  'HEADER_MISSING_COLUMN.example':
+    'Expected the required column {target} (e.g. a header {example}), got a header without it',
+  HEADER_BAD_MAPPING:
+    "Expected the column mapping to name one of this kind's columns, got {mapped} for header {header}",
   'REJECTED.header': '{file} was not processed: nothing was sent to the bank.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'row')}, ${p.valid} valid, ${p.invalid} invalid, ${plural(p.errors, 'error')}${p.policy ? `; ${p.policy}` : ''}`,

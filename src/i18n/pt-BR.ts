@@ -166,6 +166,23 @@ export const PT_BR: Catalogue = {
   'UNFINISHED.openQuote': 'a linha {line} abre aspas que nunca fecham',
   'UNFINISHED.shortLine': 'a linha {line} tem {columns} das {headerColumns} colunas do cabeçalho e não termina',
   'UNFINISHED.noLineEnd': 'a linha {line} não termina (falta a quebra de linha)',
+  'HEADER.problems': '{count} problemas no cabeçalho:',
+  'HEADER.more': '... e mais {count}',
+  'HEADER.at': 'coluna {column} ({header})',
+  'HEADER.empty': 'um cabeçalho vazio',
+  'HEADER.suggestion':
+    'Para ler estes cabeçalhos, acrescente estes mappings ao arquivo de configuração (junto dos que já houver; um cabeçalho mapeado para "" é ignorado), confira cada um e recarregue (SIGHUP) ou reinicie:',
+  HEADER_UNKNOWN_COLUMN:
+    'Esperava um nome de coluna deste tipo de lote (veja docs/batches.md) ou um cabeçalho mapeado, veio {header}',
+  'HEADER_UNKNOWN_COLUMN.nearest':
+    'Esperava um nome de coluna deste tipo de lote (veja docs/batches.md) ou um cabeçalho mapeado, veio {header}; nome conhecido mais próximo: {nearest} ({column})',
+  HEADER_DUPLICATE_COLUMN:
+    'Esperava cada coluna uma só vez, veio {target} tanto na coluna {firstColumn} ({firstHeader}) quanto na coluna {column} ({header}); mapeie uma delas para "" para ignorá-la',
+  HEADER_MISSING_COLUMN: 'Esperava a coluna obrigatória {target}, veio um cabeçalho sem ela',
+  'HEADER_MISSING_COLUMN.example':
+    'Esperava a coluna obrigatória {target} (por exemplo, um cabeçalho {example}), veio um cabeçalho sem ela',
+  HEADER_BAD_MAPPING:
+    'Esperava que o mapping nomeasse uma das colunas deste tipo de lote, veio {mapped} para o cabeçalho {header}',
   'REJECTED.header': '{file} não foi processado: nada foi enviado ao banco.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'linha', 'linhas')}, ${plural(p.valid, 'válida', 'válidas')}, ${plural(p.invalid, 'inválida', 'inválidas')}, ${plural(p.errors, 'erro', 'erros')}${p.policy ? `; ${p.policy}` : ''}`,

@@ -231,7 +231,9 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       try {
         reader = await readBatch(batch.item.file, readOptions(options, kindName, meta.name));
       } catch (err) {
-        if (err instanceof InputError) return reject(batch, kindName, { code: err.code, message: err.message });
+        if (err instanceof InputError) {
+          return reject(batch, kindName, { code: err.code, message: err.describe(options.locale) });
+        }
         throw err;
       }
     }
@@ -259,7 +261,8 @@ export async function openPipeline(options: RunnerOptions): Promise<Pipeline> {
       });
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
-        return reject(batch, kindName, { code: err.code, message: err.message });
+        const message = err instanceof InputError ? err.describe(options.locale) : err.message;
+        return reject(batch, kindName, { code: err.code, message });
       }
       throw err;
     } finally {
