@@ -184,6 +184,18 @@ export const EN = {
     'Expected the required column {target} (e.g. a header {example}), got a header without it',
   HEADER_BAD_MAPPING:
     "Expected the column mapping to name one of this kind's columns, got {mapped} for header {header}",
+  FILE_EMPTY: 'Expected a header line and data rows, got an empty file',
+  'FILE_EMPTY.blank': 'Expected a header line and data rows, got only blank lines',
+  'FILE_EMPTY.noHeader': 'Expected a header line, got none',
+  FILE_NOT_TEXT: 'Expected a CSV text file, got {reason}',
+  FILE_NO_ROWS: 'Expected at least one data row after the header, got none',
+  FILE_ENCODING:
+    'Expected UTF-8 text throughout (the file is UTF-8), got a byte that is not UTF-8 ({bytes}) at column {column} (byte offset {offset}); reading the file another way would change its other accented characters: correct that byte and save the file as UTF-8, or configure its encoding',
+  FILE_MIXED_ENCODING:
+    'Expected one encoding throughout (most accented characters are Windows-1252), got bytes that read as UTF-8 ({bytes}) at column {column} (byte offset {offset}); the file mixes encodings, so no reading gives every row as written: save it in one encoding, or configure its encoding',
+  'FILE_MIXED_ENCODING.start':
+    'Expected one encoding throughout (the start of the file is Windows-1252), got bytes that read as UTF-8 ({bytes}) at column {column} (byte offset {offset}); the file mixes encodings, so no reading gives every row as written: save it in one encoding, or configure its encoding',
+  CSV_SYNTAX: 'Expected well-formed CSV (delimiter {delimiter}, fields quoted with "), got: {reason}',
   'REJECTED.header': '{file} was not processed: nothing was sent to the bank.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'row')}, ${p.valid} valid, ${p.invalid} invalid, ${plural(p.errors, 'error')}${p.policy ? `; ${p.policy}` : ''}`,

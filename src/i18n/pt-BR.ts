@@ -183,6 +183,18 @@ export const PT_BR: Catalogue = {
     'Esperava a coluna obrigatória {target} (por exemplo, um cabeçalho {example}), veio um cabeçalho sem ela',
   HEADER_BAD_MAPPING:
     'Esperava que o mapping nomeasse uma das colunas deste tipo de lote, veio {mapped} para o cabeçalho {header}',
+  FILE_EMPTY: 'Esperava uma linha de cabeçalho e linhas de dados, veio um arquivo vazio',
+  'FILE_EMPTY.blank': 'Esperava uma linha de cabeçalho e linhas de dados, vieram só linhas em branco',
+  'FILE_EMPTY.noHeader': 'Esperava uma linha de cabeçalho, não veio nenhuma',
+  FILE_NOT_TEXT: 'Esperava um arquivo de texto CSV, veio {reason}',
+  FILE_NO_ROWS: 'Esperava ao menos uma linha de dados depois do cabeçalho, não veio nenhuma',
+  FILE_ENCODING:
+    'Esperava texto UTF-8 do começo ao fim (o arquivo é UTF-8), veio um byte que não é UTF-8 ({bytes}) na coluna {column} (byte {offset}); ler o arquivo de outro jeito mudaria os outros acentos: corrija esse byte e salve o arquivo como UTF-8, ou configure a codificação',
+  FILE_MIXED_ENCODING:
+    'Esperava uma só codificação (a maioria dos acentos é Windows-1252), vieram bytes que se leem como UTF-8 ({bytes}) na coluna {column} (byte {offset}); o arquivo mistura codificações, e nenhuma leitura dá todas as linhas como foram escritas: salve-o numa só codificação, ou configure a codificação',
+  'FILE_MIXED_ENCODING.start':
+    'Esperava uma só codificação (o começo do arquivo é Windows-1252), vieram bytes que se leem como UTF-8 ({bytes}) na coluna {column} (byte {offset}); o arquivo mistura codificações, e nenhuma leitura dá todas as linhas como foram escritas: salve-o numa só codificação, ou configure a codificação',
+  CSV_SYNTAX: 'Esperava um CSV bem formado (delimitador {delimiter}, campos entre aspas "), veio: {reason}',
   'REJECTED.header': '{file} não foi processado: nada foi enviado ao banco.',
   'VALIDATE.summary': (p: P) =>
     `${p.file}: ${plural(p.rows, 'linha', 'linhas')}, ${plural(p.valid, 'válida', 'válidas')}, ${plural(p.invalid, 'inválida', 'inválidas')}, ${plural(p.errors, 'erro', 'erros')}${p.policy ? `; ${p.policy}` : ''}`,

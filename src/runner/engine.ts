@@ -406,8 +406,9 @@ class BatchRun {
     } catch (error) {
       if (error instanceof InputError) {
         // The file is broken further down (InputError from the reader): reject it whole; nothing was sent.
-        this.store.rejectBatch(batch.id, { code: error.code, message: error.message });
-        throw new BatchRejectedError(batch.id, { code: error.code, message: error.message }, { cause: error });
+        const rejection = { code: error.code, message: error.describe(this.locale) };
+        this.store.rejectBatch(batch.id, rejection);
+        throw new BatchRejectedError(batch.id, rejection, { cause: error });
       }
       throw error;
     }
