@@ -191,3 +191,40 @@ describe('a cell error names the column as the file does', () => {
     );
   });
 });
+
+describe('a file-level answer in the locale', () => {
+  it('an empty file and one without rows', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { readBatch } = await import('../src/csv/reader.js');
+    const { InputError } = await import('../src/errors.js');
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-i18n-'));
+    const empty = path.join(dir, 'vazio.csv');
+    writeFileSync(empty, '');
+    const noRows = path.join(dir, 'so-cabecalho.csv');
+    writeFileSync(noRows, 'correlationId;amount\r\n');
+    const options = {
+      columns: [
+        { name: 'correlationId', required: true },
+        { name: 'amount', required: true },
+      ],
+    };
+    const errorOf = async (file: string) => {
+      try {
+        (await readBatch(file, options)).close();
+      } catch (err) {
+        if (err instanceof InputError) return err;
+        throw err;
+      }
+      throw new Error('expected an InputError');
+    };
+    const e = await errorOf(empty);
+    expect(e.describe('pt-BR')).toBe(
+      'vazio.csv: Esperava uma linha de cabeçalho e linhas de dados, veio um arquivo vazio',
+    );
+    expect(e.describe('en')).toBe('vazio.csv: Expected a header line and data rows, got an empty file');
+    expect((await errorOf(noRows)).describe('pt-BR')).toBe(
+      'so-cabecalho.csv linha 1: Esperava ao menos uma linha de dados depois do cabeçalho, não veio nenhuma',
+    );
+  });
+});

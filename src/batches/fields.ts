@@ -1,6 +1,8 @@
 /**
  * Cell readers shared by the kinds: each reads one column of a record, converts it to its typed value, and records a
- * `CellError` ("Expected X, got Y", naming the column) instead of throwing, so a row reports every bad cell at once.
+ * `CellError` (its column, a stable code, and the catalogue key and values of "Expected X, got Y": src/i18n) instead
+ * of throwing, so a row reports every bad cell at once. The sentence is worded at the edge (`formatCellErrors`), in
+ * the person's locale, naming the column as their file does (`coluna 9 (Vencimento -> dueDate)`).
  *
  * The formats themselves (money, dates, documents, bar codes, BR Codes, GUIDs) live in src/formats; this file only
  * turns their `FormatError`s into cell errors with the column's name.
