@@ -15,6 +15,7 @@ import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
+import { isLocale, LOCALES, type Locale } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { parseStatusDate } from './runner/status-dates.js';
 import type { Decision } from './store/approvals.js';
@@ -31,6 +32,18 @@ const pipeline = async () => {
 
 interface GlobalOptions {
   config?: string;
+  locale?: Locale;
+}
+
+function parseLocale(value: string): Locale {
+  if (!isLocale(value)) throw new InvalidArgumentError(`Expected a locale (${LOCALES.join(', ')}), got "${value}"`);
+  return value;
+}
+
+/** The configuration with `--locale` over its `locale` (on every command, and on every reload of the daemon). */
+function withLocaleFlag(program: Command, config: Config): Config {
+  const locale = program.opts<GlobalOptions>().locale;
+  return locale === undefined || locale === config.locale ? config : Object.freeze({ ...config, locale });
 }
 
 function parsePort(value: string): number {
@@ -117,7 +130,7 @@ function collect(value: string, previous: string[]): string[] {
 
 function setup(program: Command): { config: Config; log: Logger } {
   const options = program.opts<GlobalOptions>();
-  const config = loadConfig(options.config ? { file: options.config } : {});
+  const config = withLocaleFlag(program, loadConfig(options.config ? { file: options.config } : {}));
   const log = createLogger({
     level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
     format: config.log.format,
@@ -147,6 +160,11 @@ function buildProgram(): Command {
   const program = new Command('remessa')
     .description('Batch daemon for a Brazilian banking-as-a-service API')
     .option('-c, --config <file>', 'config file (default: REMESSA_CONFIG or config/remessa.jsonc)')
+    .option(
+      '--locale <locale>',
+      "language of the messages: pt-BR (default) or en (over the config's locale)",
+      parseLocale,
+    )
     .showHelpAfterError()
     .exitOverride((err) => {
       process.exit(err.exitCode === 0 ? 0 : EXIT_CANNOT_RUN);
@@ -164,7 +182,7 @@ function buildProgram(): Command {
           reload: {
             current: config,
             file: config.sourceFile,
-            load: () => loadConfig(file ? { file } : {}),
+            load: () => withLocaleFlag(program, loadConfig(file ? { file } : {})),
             toOptions: (next) => runnerOptionsFromConfig(next, log),
           },
         });

@@ -30,6 +30,7 @@ import {
 import { ConfigError } from './errors.js';
 import { BANK_OPERATIONS, BANK_PROFILES } from './formats/profiles.js';
 import { AUTHORIZATION_SCHEMES, authorizationProblem } from './formats/webhook-authorization.js';
+import { DEFAULT_LOCALE, LOCALES } from './i18n/index.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { KIND_NAMES } from './types.js';
 import { REGISTRABLE_EVENT_TYPES } from './webhooks/events.js';
@@ -61,6 +62,8 @@ const reaisText = z
 export const MONEY_OUT_KINDS = ['bill-payments', 'pix-payments'] as const;
 
 export const configSchema = z.strictObject({
+  /** Language of every message a person reads (row errors, notes, validate, status, progress): pt-BR or en. */
+  locale: z.enum(LOCALES).default(DEFAULT_LOCALE),
   folders: z
     .strictObject({
       /**

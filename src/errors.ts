@@ -9,6 +9,7 @@
  * - `InputError` (here): a file, line or cell of a batch is wrong; carries the location.
  * - `ServiceError` and its subclasses (src/bank/errors.ts): the bank answered with an error, or could not be reached.
  */
+import { type Message, render } from './i18n/index.js';
 export class RemessaError extends Error {
   /** Stable machine-readable code, e.g. `CONFIG_UNKNOWN_KEY`, `ROW_INVALID`, `SERVICE_RATE_LIMITED`. */
   readonly code: string;
@@ -49,11 +50,24 @@ export class InputError extends RemessaError {
     code: string,
     message: string,
     location: InputLocation,
-    options?: { cause?: unknown; values?: Record<string, string | number> },
+    options?: { cause?: unknown; values?: Record<string, string | number>; detail?: Message },
   ) {
     super(code, `${formatLocation(location)}: ${message}`, options);
     this.location = location;
     this.values = options?.values;
+    this.detail = options?.detail;
+  }
+
+  /** The sentence as catalogue key and values (src/i18n), when it has one: then `describe` says it in a locale. */
+  readonly detail: Message | undefined;
+
+  /**
+   * The message for a person reading `locale`. The file-level errors that have their words in the catalogue
+   * (src/i18n: the header's) override this; the others are said as raised (English) for now.
+   */
+  describe(locale: 'pt-BR' | 'en'): string {
+    if (this.detail === undefined || locale === 'en') return this.message;
+    return `${formatLocationIn(locale, this.location)}: ${render(locale, this.detail)}`;
   }
 }
 
@@ -79,6 +93,20 @@ export function clip(text: string, max: number = EXCERPT_MAX_CHARS): string {
 export function excerpt(text: string, max: number = EXCERPT_MAX_CHARS): string {
   if (text.length <= max) return JSON.stringify(text);
   return `${JSON.stringify(clip(text, max))} (${text.length} characters)`;
+}
+
+/** {@link formatLocation} with the words of `locale`: `file.csv linha 12, coluna 3 (payer.document)`. */
+export function formatLocationIn(locale: 'pt-BR' | 'en', location: InputLocation): string {
+  if (locale === 'en') return formatLocation(location);
+  let out = clip(location.file);
+  if (location.line !== undefined) out += ` linha ${location.line}`;
+  if (location.column !== undefined) {
+    out += `, coluna ${location.column}`;
+    if (location.columnName !== undefined) out += ` (${clip(location.columnName)})`;
+  } else if (location.columnName !== undefined) {
+    out += `, coluna ${clip(location.columnName)}`;
+  }
+  return out;
 }
 
 /** `file.csv line 12, column 3 (payer.document)`; a file or column name from the input is clipped (`clip`). */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { kindFor, kindFromPath } from '../src/batches/registry.js';
 import { rejectionCode, resultCells, resultHeader, validateRecord } from '../src/batches/results.js';
 import { safeFileName } from '../src/batches/safe-name.js';
+import { msg } from '../src/i18n/index.js';
 
 describe('safeFileName', () => {
   it('keeps safe ids as they are', () => {
@@ -127,7 +128,7 @@ describe('result lines', () => {
         line: 3,
         record: { barCode: '1' },
         cells: ['1'],
-        problem: { code: 'COLUMN_COUNT', message: 'Expected 2 cells as in the header, got 1' },
+        problem: { code: 'COLUMN_COUNT', message: msg('COLUMN_COUNT', { expected: 2, got: 1 }) },
       },
       { encoding: 'utf8', bom: false, delimiter: ',', decimalMark: '.' },
     );

@@ -69,7 +69,7 @@ describe('a Brazilian spreadsheet batch of charges', () => {
     const seen: Array<[number, boolean, string]> = [];
     for await (const record of reader.rows) {
       const parsed = validateRecord(kind, record, reader.dialect);
-      const message = parsed.ok ? '' : formatCellErrors(parsed.errors);
+      const message = parsed.ok ? '' : formatCellErrors(parsed.errors, 'en');
       seen.push([record.line, parsed.ok, message]);
       await writer.write(
         resultCells(kind, reader.header.length, {

@@ -368,7 +368,7 @@ describe('rows', () => {
     expect(rows[0]!.problem).toBeUndefined();
     expect(rows[1]!.problem).toMatchObject({
       code: 'COLUMN_COUNT',
-      message: 'Expected 4 cells as in the header, got 2',
+      message: { key: 'COLUMN_COUNT', params: { expected: 4, got: 2 } },
     });
     expect(rows[2]!.problem).toBeUndefined();
     expect(rows[3]!.problem?.code).toBe('COLUMN_COUNT');

@@ -85,38 +85,40 @@ describe('remessa validate', () => {
       [10, 'payer.address.state'],
     ] as const) {
       expect(
-        lines.some((l) => l.startsWith(`charges-bad.csv line 3, column ${column} (${name}): `)),
+        lines.some((l) => l.startsWith(`charges-bad.csv linha 3, coluna ${column} (${name}): `)),
         `${name} in ${stdout}`,
       ).toBe(true);
     }
-    expect(lines.some((l) => l.startsWith('charges-bad.csv line 4, column 1 (type): '))).toBe(true);
-    expect(lines.at(-1)).toMatch(/^charges-bad\.csv: 3 rows, 1 valid, 2 invalid, \d+ errors/);
+    expect(lines.some((l) => l.startsWith('charges-bad.csv linha 4, coluna 1 (type): '))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^charges-bad\.csv: 3 linhas, 1 válida, 2 inválidas, \d+ erros/);
     expect(await fs.readdir(dir)).toEqual(['charges-bad.csv', 'remessa.jsonc']);
   });
 
   it('a valid file exits 0; a file that cannot be read says why; an unknown kind says so', async () => {
     const ok = await runCli(['validate', '--config', config, path.join(EXAMPLES, 'charges-planilha-br.csv')], { env });
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/charges-planilha-br\.csv: 4 rows, 4 valid, 0 invalid, 0 errors/);
+    expect(ok.stdout).toMatch(/charges-planilha-br\.csv: 4 linhas, 4 válidas, 0 inválidas, 0 erros/);
 
     const missing = path.join(dir, 'claims-x.csv');
     await fs.writeFile(missing, 'type,key\nEMAIL,a@b.com\n');
     const bad = await runCli(['validate', '--config', config, missing], { env });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/claims-x\.csv line 1.*HEADER_MISSING_COLUMN/s);
+    expect(bad.stdout).toMatch(
+      /claims-x\.csv linha 1: 6 problemas no cabeçalho:\n- Esperava a coluna obrigatória .*HEADER_MISSING_COLUMN/s,
+    );
 
     const unknown = path.join(dir, 'payroll.csv');
     await fs.writeFile(unknown, 'a\n1\n');
     const u = await runCli(['validate', '--config', config, unknown], { env });
     expect(u.code).toBe(1);
-    expect(u.stdout).toMatch(/Expected .* got "payroll\.csv"/);
+    expect(u.stdout).toMatch(/Esperava .* veio "payroll\.csv"/);
 
     // --kind names the kind of a file that neither its folder nor its name gives.
     const exported = path.join(dir, 'export.csv');
     await fs.copyFile(path.join(EXAMPLES, 'claims.csv'), exported);
     const k = await runCli(['validate', '--config', config, '--kind', 'claims', exported], { env });
     expect(k.code, k.stdout).toBe(0);
-    expect(k.stdout).toMatch(/export\.csv: 3 rows, 3 valid/);
+    expect(k.stdout).toMatch(/export\.csv: 3 linhas, 3 válidas/);
   });
 });
 
@@ -145,7 +147,7 @@ describe('remessa run', () => {
     expect(second.code, second.stdout).toBe(0);
     expect(await fs.stat(update)).toBeTruthy();
 
-    const status = await runCli(['status', '--config', config], { env });
+    const status = await runCli(['status', '--config', config, '--locale', 'en'], { env });
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/Batches: 3/);
     expect(status.stdout).toMatch(/Rows: succeeded 10/);

@@ -278,7 +278,7 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       expect(missing.type).toBe('rejected');
       expect(missing.text).toMatch(/HEADER_MISSING_COLUMN/);
       expect(missing.text).toMatch(/account\.branch/);
-      expect(missing.text).toMatch(/line 1/);
+      expect(missing.text).toMatch(/missing\.csv linha 1: \d+ problemas no cabeçalho/);
     });
 
     it('a header without the required columns, for every kind', async () => {
@@ -290,7 +290,7 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
         const answer = await waitForAnswer(ws, kind, 'nocolumns');
         expect(answer.type, kind).toBe('rejected');
         expect(answer.text, kind).toMatch(/HEADER_MISSING_COLUMN/);
-        expect(answer.text, kind).toMatch(/nocolumns\.csv line 1/);
+        expect(answer.text, kind).toMatch(/nocolumns\.csv linha 1/);
       }
     });
 

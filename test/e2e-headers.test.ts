@@ -138,7 +138,7 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
       'succeeded',
       'duplicate',
     ]);
-    expect(rows[5]!.errorMessage).toContain('line 6 of this file');
+    expect(rows[5]!.errorMessage).toContain('linha 6 deste arquivo');
     expect(rows[5]!.correlationId).toBe(rows[4]!.correlationId);
     expect(rows[0]!.errorMessage).toContain('charges-planilha-pt.csv');
     expect(await totalEffects()).toBe(before + 1);
@@ -157,10 +157,10 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
     await drop(ws, iconv.encode(text, 'windows-1252'), 'charges/bad-header.csv');
     const a = await answer('charges', 'bad-header');
     expect(a.type).toBe('rejected');
-    expect(a.text).toContain('3 problems with the header');
+    expect(a.text).toContain('3 problemas no cabeçalho');
     expect(a.text).toContain('"Vencimneto"');
-    expect(a.text).toContain('nearest known name: "Vencimento" (dueDate)');
-    expect(a.text).toContain('column 4 ("Valor") and column 5 ("Valor (R$)")');
+    expect(a.text).toContain('nome conhecido mais próximo: "Vencimento" (dueDate)');
+    expect(a.text).toContain('na coluna 4 ("Valor") quanto na coluna 5 ("Valor (R$)")');
     expect(a.text).toContain('"Obs"');
     const json = JSON.parse(a.text.slice(a.text.indexOf('{'), a.text.lastIndexOf('}') + 1));
     expect(json).toEqual({ mappings: { charges: { Vencimneto: 'dueDate', 'Valor (R$)': '', Obs: '' } } });

@@ -94,14 +94,14 @@ describe('hostile inbox entries, one answer each', () => {
     // One more link, dropped while the daemon watches (an event, not the start-up scan).
     await fs.symlink('/etc/passwd', path.join(ws.inbox, 'charges', 'late-link.csv'));
     const expected: Record<string, RegExp> = {
-      'key-link': /FILE_IS_LINK: "charges\/key-link\.csv" is a symbolic link\. remessa never follows links/,
-      'charges-passwd': /FILE_IS_LINK: "charges-passwd\.csv" is a symbolic link/,
+      'key-link': /FILE_IS_LINK: "charges\/key-link\.csv" é um link simbólico\. O remessa nunca segue links/,
+      'charges-passwd': /FILE_IS_LINK: "charges-passwd\.csv" é um link simbólico/,
       dangling: /FILE_IS_LINK/,
       'late-link': /FILE_IS_LINK/,
-      pipe: /FILE_NOT_REGULAR: "charges\/pipe\.csv" is a named pipe \(FIFO\)/,
-      folder: /FILE_IS_FOLDER: "charges\/folder\.csv" is a folder, not a file/,
-      unreadable: /FILE_UNREADABLE: Could not read "charges\/unreadable\.csv": permission denied \(EACCES\)/,
-      cut: /FILE_CUT_OFF: "charges\/cut\.csv" looks cut off: line 2 has 3 of the header's 4 columns and no line end/,
+      pipe: /FILE_NOT_REGULAR: "charges\/pipe\.csv" é um pipe nomeado \(FIFO\)/,
+      folder: /FILE_IS_FOLDER: "charges\/folder\.csv" é uma pasta, não um arquivo/,
+      unreadable: /FILE_UNREADABLE: Não foi possível ler "charges\/unreadable\.csv": permissão negada \(EACCES\)/,
+      cut: /FILE_CUT_OFF: "charges\/cut\.csv" parece cortado: a linha 2 tem 3 das 4 colunas do cabeçalho e não termina/,
     };
     for (const [stem, pattern] of Object.entries(expected)) {
       const answer = await waitForAnswer(ws, 'charges', stem, 30_000).catch((err: Error) => {
@@ -147,7 +147,7 @@ describe('`remessa run FILE` on a link in the inbox', () => {
     await fs.symlink('/etc/passwd', link);
     const run = await runCli(['run', '--config', ws2.config, link]);
     expect(run.code).toBe(2);
-    expect(run.stdout).toContain(`${link}: not a regular file (links in the inbox are never followed)`);
+    expect(run.stdout).toContain(`${link}: não é um arquivo comum (links na caixa de entrada nunca são seguidos)`);
     expect(run.stdout + run.stderr).not.toMatch(/root:/);
     expect((await fs.lstat(link)).isSymbolicLink()).toBe(true);
   }, 60_000);

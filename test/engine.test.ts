@@ -191,7 +191,7 @@ describe('engine against the sandbox: charges', () => {
     const pdf = path.join(dir, 'outbox', 'charges', 'charges-jan', 'INV-1.pdf');
     expect(readFileSync(pdf).subarray(0, 5).toString()).toBe('%PDF-');
     expect(out.summary.counts).toMatchObject({ succeeded: 3, rejected: 1 });
-    expect(out.summary.amounts.succeeded).toEqual({ cents: 15000 + 1050 + 9990, formatted: '260.40' });
+    expect(out.summary.amounts.succeeded).toEqual({ cents: 15000 + 1050 + 9990, formatted: 'R$ 260,40' });
     expect(created()).toEqual([
       { kind: 'charge_created', key: 'INV-1', count: 1 },
       { kind: 'charge_created', key: 'INV-2', count: 1 },

@@ -3,6 +3,7 @@
  * 20 MB rejection note. Every quote of input text goes through src/errors.ts `excerpt`/`clip` (200 characters, then
  * an ellipsis and the length), cells through `shown` (60), and no record may exceed MAX_RECORD_CHARS.
  */
+
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chargesKind } from '../src/batches/charges.js';
 import { readBatch } from '../src/csv/reader.js';
 import { clip, EXCERPT_MAX_CHARS, excerpt, InputError } from '../src/errors.js';
+import { render } from '../src/i18n/index.js';
 import { answersOf, runCli } from './e2e-harness.js';
 
 let dir: string;
@@ -81,8 +83,8 @@ describe('cell errors quote at most an excerpt', () => {
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.errors.map((e) => e.column)).toEqual(['amount', 'description']);
-    for (const e of parsed.errors) expect(e.message.length).toBeLessThanOrEqual(501);
-    expect(parsed.errors[1]!.message).toContain('(100001 characters)');
+    for (const e of parsed.errors) expect(render('en', e.message).length).toBeLessThanOrEqual(501);
+    expect(render('en', parsed.errors[1]!.message)).toContain('(100001 characters)');
   });
 });
 

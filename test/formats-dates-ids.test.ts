@@ -28,7 +28,19 @@ describe('dates', () => {
     expect(parseDate('2026-11-22')).toBe('2026-11-22');
     expect(parseDate('22/11/2026')).toBe('2026-11-22');
     expect(parseDate('29/02/2024')).toBe('2024-02-29');
-    for (const text of ['29/02/2026', '2026-13-01', '2026-04-31', '22-11-2026', '2026/11/22', '1/2/2026', '']) {
+    // As Excel writes a date without leading zeros: day and month of 1 or 2 digits, the year of 4.
+    expect(parseDate('1/2/2026')).toBe('2026-02-01');
+    expect(parseDate('15/3/2027')).toBe('2027-03-15');
+    for (const text of [
+      '29/02/2026',
+      '2026-13-01',
+      '2026-04-31',
+      '22-11-2026',
+      '2026/11/22',
+      '1/2/26',
+      '123/1/2026',
+      '',
+    ]) {
       expect(() => parseDate(text)).toThrow(FormatError);
     }
     expect(() => parseDate('31/04/2026')).toThrow('Expected a calendar date, got "31/04/2026"');

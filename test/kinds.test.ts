@@ -10,6 +10,7 @@ import type { QrCodeRow } from '../src/batches/qr-codes.js';
 import { KINDS } from '../src/batches/registry.js';
 import { arrecadacaoBarCodeToLine, buildArrecadacaoBarCode } from '../src/formats/arrecadacao.js';
 import { buildStaticBrCode } from '../src/formats/brcode.js';
+import { render } from '../src/i18n/index.js';
 import { KIND_NAMES } from '../src/types.js';
 
 const BR: Dialect = { encoding: 'windows-1252', bom: false, delimiter: ';', decimalMark: ',' };
@@ -47,7 +48,7 @@ function ok<Row>(kind: BatchKind<Row>, record: Record<string, string>, dialect: 
 function errors<Row>(kind: BatchKind<Row>, record: Record<string, string>, dialect: Dialect = BR): CellError[] {
   const result = parse(kind, record, dialect);
   if (result.ok) throw new Error(`expected errors, got a valid row ${JSON.stringify(result.row)}`);
-  for (const e of result.errors) expect(e.message).toMatch(/^Expected .+, got /);
+  for (const e of result.errors) expect(render('en', e.message)).toMatch(/^Expected .+, got /);
   return result.errors;
 }
 
@@ -199,7 +200,7 @@ describe('charges', () => {
   });
 
   it('reports each invalid cell with its column and code', () => {
-    expectError(charges, { ...SLIP, type: 'BOLETO' }, 'type', 'INVALID_ENUM');
+    expectError(charges, { ...SLIP, type: 'BOLETAO' }, 'type', 'INVALID_ENUM');
     expectError(charges, { ...SLIP, correlationId: 'a/b' }, 'correlationId', 'INVALID_TEXT');
     expectError(charges, { ...SLIP, amount: '1.234' }, 'amount', 'AMBIGUOUS_AMOUNT');
     expectError(charges, { ...SLIP, amount: '0,00' }, 'amount', 'AMOUNT_NOT_POSITIVE');
@@ -265,8 +266,8 @@ describe('charges', () => {
       ['payer.address.city', 'NOT_ALLOWED'],
       ['payer.name', 'NOT_ALLOWED'],
     ]);
-    expect(errs[0]!.message).toBe('Expected an empty cell (bank slips only), got "2026-12-01"');
-    expect(errs[3]!.message).toBe('Expected an empty cell (not for PIX_STATIC), got "10"');
+    expect(render('en', errs[0]!.message)).toBe('Expected an empty cell (bank slips only), got "2026-12-01"');
+    expect(render('en', errs[3]!.message)).toBe('Expected an empty cell (not for PIX_STATIC), got "10"');
   });
 
   it('collects every error of a row at once', () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
+import { msg } from '../src/i18n/index.js';
 import {
   answerFileNames,
   answerIntake,
@@ -70,18 +71,22 @@ describe('writeResult', () => {
       dialect: BR,
       header: ['correlationId', 'payer.name', 'amount'],
     });
-    store.ingest('b1', [
-      valid(2, 'A-1', 'José Conceição', 123456),
-      {
-        line: 3,
-        record: { correlationId: '=cmd|calc' },
-        cells: ['=cmd|calc', '@SUM(1)', '-1'],
-        valid: false,
-        errors: [{ column: 'amount', code: 'INVALID_AMOUNT', message: 'Expected an amount > 0, got "-1"' }],
-      },
-      valid(5, 'A-1', 'José Conceição', 123456),
-      valid(6, 'A-3', 'Ana', 1000),
-    ]);
+    store.ingest(
+      'b1',
+      [
+        valid(2, 'A-1', 'José Conceição', 123456),
+        {
+          line: 3,
+          record: { correlationId: '=cmd|calc' },
+          cells: ['=cmd|calc', '@SUM(1)', '-1'],
+          valid: false,
+          errors: [{ column: 'amount', code: 'INVALID_AMOUNT', message: msg('INVALID_AMOUNT.sign', { got: '"-1"' }) }],
+        },
+        valid(5, 'A-1', 'José Conceição', 123456),
+        valid(6, 'A-3', 'Ana', 1000),
+      ],
+      'en',
+    );
     store.finishIngest('b1', 'send-valid');
     store.recordIntent('b1', 2, 'create');
     store.recordStepDone('b1', 2, 'create', { ourNumber: '00000000042', paidAmount: 123456 }, true);
@@ -89,7 +94,12 @@ describe('writeResult', () => {
     store.recordRowUncertain('b1', 6, 'create', { code: 'UNKNOWN_OUTCOME', message: '+ timed out' });
     store.markBatchDone('b1');
 
-    const out = await writeResult(store, 'b1', { outboxDir: path.join(dir, 'outbox'), kind, name: 'cobranças' });
+    const out = await writeResult(store, 'b1', {
+      outboxDir: path.join(dir, 'outbox'),
+      kind,
+      name: 'cobranças',
+      locale: 'en',
+    });
     expect(out.resultPath).toBe(path.join(dir, 'outbox', 'charges', 'cobranças.result.csv'));
     const bytes = readFileSync(out.resultPath);
     expect(bytes.includes(Buffer.from('Concei\xe7\xe3o', 'latin1'))).toBe(true); // Windows-1252, not UTF-8
@@ -97,7 +107,7 @@ describe('writeResult', () => {
     expect(lines.slice(0, 5)).toEqual([
       'correlationId;payer.name;amount;status;errorCode;errorMessage;ourNumber;paidAmount',
       'A-1;José Conceição;1234,56;succeeded;;;00000000042;1234,56',
-      `'=cmd|calc;'@SUM(1);'-1;rejected;INVALID_AMOUNT;"column amount: Expected an amount > 0, got ""-1""";;`,
+      `'=cmd|calc;'@SUM(1);'-1;rejected;INVALID_AMOUNT;"column amount: Expected an amount without a sign, got ""-1""";;`,
       `A-1;José Conceição;1234,56;duplicate;DUPLICATE_NATURAL_KEY;Same charges natural key as line 2 of this file: not sent again (original: succeeded);00000000042;1234,56`,
       `A-3;Ana;10,00;uncertain;UNKNOWN_OUTCOME;'+ timed out;;`,
     ]);
@@ -106,9 +116,9 @@ describe('writeResult', () => {
       rows: 4,
       counts: { succeeded: 1, rejected: 1, duplicate: 1, uncertain: 1, failed: 0 },
       amounts: {
-        succeeded: { cents: 123456, formatted: '1234,56' },
-        duplicate: { cents: 123456, formatted: '1234,56' },
-        uncertain: { cents: 1000, formatted: '10,00' },
+        succeeded: { cents: 123456, formatted: 'R$1,234.56' },
+        duplicate: { cents: 123456, formatted: 'R$1,234.56' },
+        uncertain: { cents: 1000, formatted: 'R$10.00' },
       },
       file: 'cobranças.csv',
     });
@@ -157,6 +167,7 @@ describe('writeRejected', () => {
       fileName: 'pagamentos.csv',
       error: { code: 'HEADER_MISSING_COLUMN', message: 'pagamentos.csv line 1: Expected a column "amount", got none' },
       details: ['columns found: barCode, payAt'],
+      locale: 'en',
     });
     expect(file).toBe(path.join(dir, 'bill-payments', 'pagamentos.rejected.txt'));
     expect(readFileSync(file, 'utf8')).toBe(

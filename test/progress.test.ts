@@ -35,7 +35,7 @@ afterEach(() => {
 describe('plain progress lines', () => {
   it('writes nothing before the interval, then one line with done/total, statuses, rate and ETA', () => {
     const { stream, lines } = sink();
-    const p = createProgress({ stream, tty: false, intervalMs: 5000 });
+    const p = createProgress({ stream, tty: false, intervalMs: 5000, locale: 'en' });
     p.start('charges cobrancas.csv', 100);
     for (let i = 0; i < 3; i++) p.tick('succeeded');
     expect(lines()).toEqual([]);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
+import { msg } from '../src/i18n/index.js';
 import {
   accountNamespace,
   BATCH_HAS_INVALID_ROWS,
@@ -205,7 +206,7 @@ describe('ingestion and duplicates', () => {
     expect(store.db.prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
       batch_id: 'b2',
     });
-    expect(rows[3]!.errorMessage).toContain('line 4 of this file');
+    expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
   });
 
   it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', () => {
@@ -215,8 +216,12 @@ describe('ingestion and duplicates', () => {
       record: { correlationId: '', amount: 'x' },
       valid: false,
       errors: [
-        { column: 'correlationId', code: 'REQUIRED', message: 'Expected a value, got nothing' },
-        { column: 'amount', code: 'INVALID_AMOUNT', message: 'Expected an amount, got "x"' },
+        { column: 'correlationId', code: 'REQUIRED', message: msg('REQUIRED') },
+        {
+          column: 'amount',
+          code: 'INVALID_AMOUNT',
+          message: msg('INVALID_AMOUNT.characters', { char: '"x"', got: '"x"' }),
+        },
       ],
     };
     expect(store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
@@ -228,7 +233,7 @@ describe('ingestion and duplicates', () => {
     expect(r.state).toBe('rejected');
     expect(r.errorCode).toBe('REQUIRED');
     expect(r.errorMessage).toBe(
-      'column correlationId: Expected a value, got nothing; column amount: Expected an amount, got "x"',
+      'coluna correlationId: Esperava um valor, veio uma célula vazia; coluna amount: Esperava só dígitos, ponto e vírgula, veio "x" em "x"',
     );
   });
 

@@ -25,11 +25,12 @@
  * Natural key: the bill's 44-digit bar code (a digitable line is converted, so line and bar code of one bill are one
  * key) + amount in cents + payAt. Paying the same bill twice for the same amount on the same date is one intent.
  */
+
 import type { LookedUpBill } from '../bank/bill-payments.js';
 import type { BankClient } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseDate, utcDate } from '../formats/dates.js';
-import { FormatError } from '../formats/errors.js';
+import { formatError } from '../formats/errors.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
@@ -47,8 +48,6 @@ export interface BillPaymentRow {
   payAt?: string;
   idempotencyKey?: string;
 }
-
-const ONE_OF = 'one of barCode or digitableLine';
 
 export const BILL_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
   column(
@@ -90,7 +89,7 @@ export function parsePayAt(text: string): string {
   if (!m) return `${date}T00:00:00`;
   const [h, min, s] = [Number(m[2]), Number(m[3]), Number(m[4] ?? '0')];
   if (h > 23 || min > 59 || s > 59) {
-    throw new FormatError('INVALID_DATE', `Expected a time HH:mm between 00:00 and 23:59, got "${text}"`);
+    throw formatError('INVALID_DATE', 'INVALID_DATE.time', { got: JSON.stringify(text) });
   }
   return `${date}T${m[2]}:${m[3]}:${m[4] ?? '00'}`;
 }
@@ -99,18 +98,14 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   const hasBar = r.has('barCode');
   const hasLine = r.has('digitableLine');
   if (!hasBar && !hasLine) {
-    r.error('barCode', CELL_ERROR_CODES.required, `Expected ${ONE_OF}, got both empty`);
+    r.error('barCode', CELL_ERROR_CODES.required, 'REQUIRED.billOneOf');
   }
   const bar = hasBar ? r.format('barCode', () => parseBillIdentifier(r.record.barCode!, 'barCode')) : undefined;
   const line = hasLine
     ? r.format('digitableLine', () => parseBillIdentifier(r.record.digitableLine!, 'digitableLine'))
     : undefined;
   if (bar && line && bar.barCode !== line.barCode) {
-    r.error(
-      'digitableLine',
-      CELL_ERROR_CODES.conflict,
-      `Expected the digitable line of the bar code in barCode, got the line of another bill (bar code ${shown(line.barCode)})`,
-    );
+    r.error('digitableLine', CELL_ERROR_CODES.conflict, 'CONFLICT.otherBill', { barCode: shown(line.barCode) });
   }
   const amountCents = r.amount('amount', { required: true });
   let payAt = r.has('payAt') ? r.format('payAt', () => parsePayAt(r.record.payAt!)) : undefined;
@@ -118,11 +113,7 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   if (payAt !== undefined) {
     const today = utcDate();
     if (payAt.slice(0, 10) < today) {
-      r.error(
-        'payAt',
-        CELL_ERROR_CODES.dateOutOfRange,
-        `Expected payAt today (${today}) or later (the bank refuses a past date), got ${payAt.slice(0, 10)}`,
-      );
+      r.error('payAt', CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE.payAt', { today, got: payAt.slice(0, 10) });
       payAt = undefined;
     }
   }

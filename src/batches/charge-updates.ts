@@ -10,8 +10,10 @@
  * Natural key: correlationId + the changed values in canonical form (keys sorted, amounts in cents, dates
  * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another.
  */
+
 import type { ChargePatchInput } from '../bank/client.js';
 import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
+import { msg } from '../i18n/index.js';
 import {
   CORRELATION_ID_FORMAT,
   chargeOutput,
@@ -58,7 +60,9 @@ export const CHARGE_UPDATE_COLUMNS: readonly ColumnSpec[] = [
 ];
 
 export function parseChargeUpdate(r: CellReader): ChargeUpdateRow | undefined {
-  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, msg('EXPECT.correlationId'), {
+    required: true,
+  });
   const idempotencyKey = r.guid('idempotencyKey');
   const payer = compact({
     name: r.text('payer.name', { max: 100 }),
@@ -83,7 +87,7 @@ export function parseChargeUpdate(r: CellReader): ChargeUpdateRow | undefined {
   });
   const changes = Object.keys(r.record).filter((c) => c !== 'correlationId' && c !== 'idempotencyKey');
   if (changes.length === 0) {
-    r.error(undefined, 'NOTHING_TO_CHANGE', 'Expected at least one value to change besides correlationId, got none');
+    r.error(undefined, 'NOTHING_TO_CHANGE', 'NOTHING_TO_CHANGE');
   }
   if (correlationId === undefined) return undefined;
   const row: ChargeUpdateRow = { correlationId, patch };

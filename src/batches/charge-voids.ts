@@ -10,8 +10,10 @@
  * (`yourNumber`) it was issued with from a charges sheet without correlationIds: the correlationId is derived from it
  * the same way (src/batches/supply.ts).
  */
+
 import { NotFoundError } from '../bank/errors.js';
 import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
+import { msg } from '../i18n/index.js';
 import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, recordParser } from './fields.js';
@@ -40,7 +42,9 @@ export function isVoidedStatus(status: string | undefined): boolean {
 }
 
 function parseChargeVoid(r: CellReader): ChargeVoidRow | undefined {
-  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, msg('EXPECT.correlationId'), {
+    required: true,
+  });
   // Only checked here: with a correlationId column it is informative (a charge issued with its own correlationId has a
   // Seu número unrelated to it); without one, the correlationId was derived from it before parsing.
   r.text('yourNumber', { max: 20 });

@@ -29,8 +29,9 @@ import {
   PIX_STATIC_ADDITIONAL_INFO_MAX,
 } from '../formats/charges.js';
 import { addDays, utcDate } from '../formats/dates.js';
+import { msg } from '../i18n/index.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { CELL_ERROR_CODES, type CellReader, type DateRange, recordParser, shown } from './fields.js';
+import { CELL_ERROR_CODES, type CellReader, type DateRange, type Phrase, recordParser, shown } from './fields.js';
 import { brCodePng, writePng } from './images.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
@@ -40,6 +41,8 @@ export const CORRELATION_ID_FORMAT = '1 to 100 letters, digits or . _ ~ : - (it 
 export const MAX_DISCOUNT_ITEMS = 3;
 export const MAX_ADDITIONAL_INFO = 3;
 const SLIP = 'when type is BANKSLIP or BANKSLIP_PIX';
+const WHEN_SLIP = msg('WHEN.slip');
+const CORRELATION_ID_EXPECTED = msg('EXPECT.correlationId');
 
 let dueDates: { range: DateRange; until: number } | undefined;
 
@@ -54,7 +57,7 @@ export function dueDateRange(now: number = Date.now()): DateRange {
       range: {
         from: today,
         to: addDays(today, MAX_DUE_DATE_DAYS_AHEAD),
-        what: 'a due date from today to 10 years ahead (the bank refuses others)',
+        what: msg('WHAT.dueDate'),
       },
       until: Date.parse(`${addDays(today, 1)}T00:00:00Z`),
     };
@@ -66,7 +69,7 @@ export function dueDateRange(now: number = Date.now()): DateRange {
 export const SLIP_AMOUNT = {
   required: true,
   maxCents: MAX_BANK_SLIP_AMOUNT_CENTS,
-  maxWhy: 'the most a bank slip can carry',
+  maxWhy: msg('WHY.slipMax'),
 } as const;
 const RULE_TYPES = ['Fixed', 'Percentage'] as const;
 
@@ -112,7 +115,12 @@ export const DISCOUNT_COLUMNS: readonly ColumnSpec[] = [
 ];
 
 export const CHARGE_COLUMNS: readonly ColumnSpec[] = [
-  column('type', 'one of BANKSLIP, BANKSLIP_PIX, PIX_STATIC, PIX_DYNAMIC', 'BANKSLIP', { required: true }),
+  column(
+    'type',
+    'one of BANKSLIP, BANKSLIP_PIX, PIX_STATIC, PIX_DYNAMIC; also as sheets write them: Boleto (BANKSLIP), Boleto Pix (BANKSLIP_PIX), Pix or Pix dinâmico (PIX_DYNAMIC), Pix estático (PIX_STATIC), case and accents aside',
+    'BANKSLIP',
+    { required: true },
+  ),
   column('correlationId', CORRELATION_ID_FORMAT, 'INV-2026-0001', { required: true }),
   column('amount', `${FORMATS.amount}; at most 99.999.999,99 for bank slips`, '1.234,56', { required: true }),
   column('dueDate', `${FORMATS.date}, from today to 10 years ahead`, '15/12/2026', { requiredWhen: SLIP }),
@@ -200,7 +208,7 @@ const NOT_FOR_PIX_STATIC = new ForbiddenPrefixes(['expiresIn', 'payer.']);
 const PAYER_ADDRESS = new ForbiddenPrefixes(['payer.address.']);
 
 /** NOT_ALLOWED for every filled column under the prefixes (in the order of the prefixes, then of the columns). */
-function forbidPrefixes(r: CellReader, forbidden: ForbiddenPrefixes, why: string): void {
+function forbidPrefixes(r: CellReader, forbidden: ForbiddenPrefixes, why: Phrase): void {
   const record = r.record;
   let any = false;
   for (const k in record) {
@@ -219,18 +227,18 @@ function forbidPrefixes(r: CellReader, forbidden: ForbiddenPrefixes, why: string
  */
 interface AddressPlan {
   required: boolean;
-  when: string | undefined;
+  when: Phrase | undefined;
   names: Record<'zipCode' | 'publicPlace' | 'number' | 'complement' | 'neighborhood' | 'city' | 'state', string>;
   /** Options of the mandatory parts (zip code, state), the street (max 100) and the city (max 60). */
-  part: { required: boolean; when: string | undefined };
-  street: { required: boolean; when: string | undefined; max: number };
-  city: { required: boolean; when: string | undefined; max: number };
+  part: { required: boolean; when: Phrase | undefined };
+  street: { required: boolean; when: Phrase | undefined; max: number };
+  city: { required: boolean; when: Phrase | undefined; max: number };
 }
 const ADDRESS_PLANS = new Map<string, AddressPlan>();
 const MAX_20 = { max: 20 };
 const MAX_60 = { max: 60 };
 
-function addressPlan(prefix: string, required: boolean, when: string | undefined): AddressPlan {
+function addressPlan(prefix: string, required: boolean, when: Phrase | undefined): AddressPlan {
   const cached = ADDRESS_PLANS.get(prefix);
   if (cached !== undefined && cached.required === required && cached.when === when) return cached;
   const plan: AddressPlan = {
@@ -254,7 +262,7 @@ function addressPlan(prefix: string, required: boolean, when: string | undefined
 }
 
 /** Address under `prefix`; `required` makes zip code, street, city and state mandatory. */
-export function readAddress(r: CellReader, prefix: string, required: boolean, when?: string): Payer['address'] {
+export function readAddress(r: CellReader, prefix: string, required: boolean, when?: Phrase): Payer['address'] {
   const plan = addressPlan(prefix, required, when);
   const n = plan.names;
   // Read in this order (it is the order of the errors); the object gets only the parts that have a value.
@@ -283,18 +291,18 @@ export function compact<T extends Record<string, unknown>>(value: T): T {
   return out as T;
 }
 
-const SLIP_NAME = { required: true, when: SLIP, max: 100 };
+const SLIP_NAME = { required: true, when: WHEN_SLIP, max: 100 };
 const MAX_20_PHONE = { max: 20 };
-const SLIP_REQUIRED = { required: true, when: SLIP };
+const SLIP_REQUIRED = { required: true, when: WHEN_SLIP };
 const AREA_CODE = /^[1-9][1-9]$/;
 const PHONE_NUMBER = /^(?:[2-5]\d{7}|9\d{8})$/;
 const PHONE_PREFIX_OPTIONS = [
-  { required: false, when: 'with payer.phone.number' },
-  { required: true, when: 'with payer.phone.number' },
+  { required: false, when: msg('WHEN.with', { column: 'payer.phone.number' }) },
+  { required: true, when: msg('WHEN.with', { column: 'payer.phone.number' }) },
 ] as const;
 const PHONE_NUMBER_OPTIONS = [
-  { required: false, when: 'with payer.phone.prefix' },
-  { required: true, when: 'with payer.phone.prefix' },
+  { required: false, when: msg('WHEN.with', { column: 'payer.phone.prefix' }) },
+  { required: true, when: msg('WHEN.with', { column: 'payer.phone.prefix' }) },
 ] as const;
 
 const PHONE_DIGITS = /^\+?[\d\s().-]+$/;
@@ -307,11 +315,7 @@ function readWholePhone(r: CellReader): { prefix: string; number: string } | und
   const raw = r.text('payer.phone', MAX_20_PHONE);
   if (raw === undefined) return undefined;
   if (r.has('payer.phone.number')) {
-    r.error(
-      'payer.phone',
-      CELL_ERROR_CODES.conflict,
-      'Expected the phone in payer.phone or in payer.phone.number, got both',
-    );
+    r.error('payer.phone', CELL_ERROR_CODES.conflict, 'CONFLICT.phone');
     return undefined;
   }
   let digits = PHONE_DIGITS.test(raw) ? raw.replace(/\D/g, '') : '';
@@ -325,11 +329,7 @@ function readWholePhone(r: CellReader): { prefix: string; number: string } | und
         ? { prefix: prefixCell, number: digits }
         : undefined;
   if (split === undefined || !AREA_CODE.test(split.prefix) || !PHONE_NUMBER.test(split.number)) {
-    r.error(
-      'payer.phone',
-      CELL_ERROR_CODES.invalidPhone,
-      `Expected a phone with its area code like (11) 98765-4321 or (11) 3333-4444, got ${shown(raw)}`,
-    );
+    r.error('payer.phone', CELL_ERROR_CODES.invalidPhone, 'INVALID_PHONE', { got: shown(raw) });
     return undefined;
   }
   return split;
@@ -341,7 +341,7 @@ function readSlipPayer(r: CellReader): Payer | undefined {
   const email = r.email('payer.email');
   if (r.has('payer.phone')) {
     const whole = readWholePhone(r);
-    const address = readAddress(r, 'payer.address', true, SLIP);
+    const address = readAddress(r, 'payer.address', true, WHEN_SLIP);
     if (name === undefined || document === undefined) return undefined;
     const payer: Payer = { name, document };
     if (email !== undefined) payer.email = email;
@@ -352,16 +352,16 @@ function readSlipPayer(r: CellReader): Payer | undefined {
   const prefix = r.pattern(
     'payer.phone.prefix',
     AREA_CODE,
-    'a 2-digit area code (11 to 99, not ending in 0)',
+    msg('EXPECT.areaCode'),
     PHONE_PREFIX_OPTIONS[r.has('payer.phone.number') ? 1 : 0],
   );
   const number = r.pattern(
     'payer.phone.number',
     PHONE_NUMBER,
-    'a phone number of 8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9)',
+    msg('EXPECT.phoneNumber'),
     PHONE_NUMBER_OPTIONS[r.has('payer.phone.prefix') ? 1 : 0],
   );
-  const address = readAddress(r, 'payer.address', true, SLIP);
+  const address = readAddress(r, 'payer.address', true, WHEN_SLIP);
   if (name === undefined || document === undefined) return undefined;
   const payer: Payer = { name, document };
   if (email !== undefined) payer.email = email;
@@ -377,8 +377,8 @@ function rulePlan(prefix: 'lateFine' | 'latePayment') {
     type: `${prefix}.type`,
     date: `${prefix}.date`,
     amount: `${prefix}.amount`,
-    typeOptions: { required: true, when: `when any ${prefix} column is filled` },
-    amountOptions: { required: true, when: `with ${prefix}.type` },
+    typeOptions: { required: true, when: msg('WHEN.anyFilled', { prefix }) },
+    amountOptions: { required: true, when: msg('WHEN.with', { column: `${prefix}.type` }) },
   };
 }
 const RULE_PLANS = { lateFine: rulePlan('lateFine'), latePayment: rulePlan('latePayment') };
@@ -398,7 +398,7 @@ export function readRule(r: CellReader, prefix: 'lateFine' | 'latePayment'): Amo
   return date === undefined ? { type, amountCents } : { type, date, amountCents };
 }
 
-const DISCOUNT_TYPE_OPTIONS = { required: true, when: 'when any discount item is filled' };
+const DISCOUNT_TYPE_OPTIONS = { required: true, when: msg('WHEN.anyDiscountItem') };
 /** Per discount item: its columns and reader options (built once). */
 const DISCOUNT_ITEMS = Array.from({ length: MAX_DISCOUNT_ITEMS }, (_, k) => {
   const dateCol = `discount.items.${k + 1}.date`;
@@ -406,8 +406,8 @@ const DISCOUNT_ITEMS = Array.from({ length: MAX_DISCOUNT_ITEMS }, (_, k) => {
   return {
     dateCol,
     amountCol,
-    dateOptions: { required: true, when: `with ${amountCol}` },
-    amountOptions: { required: true, when: `with ${dateCol}` },
+    dateOptions: { required: true, when: msg('WHEN.with', { column: amountCol }) },
+    amountOptions: { required: true, when: msg('WHEN.with', { column: dateCol }) },
   };
 });
 
@@ -424,18 +424,16 @@ export function readDiscount(r: CellReader): Discount | undefined {
         : r.amount(item.amountCol, item.amountOptions);
     // The bank refuses a discount item of 0, in percent as in money.
     if (value !== undefined && value <= 0) {
-      r.error(
-        item.amountCol,
-        'AMOUNT_NOT_POSITIVE',
-        `Expected a discount greater than 0, got ${shown(r.record[item.amountCol]!)}`,
-      );
+      r.error(item.amountCol, 'AMOUNT_NOT_POSITIVE', 'AMOUNT_NOT_POSITIVE.discount', {
+        got: shown(r.record[item.amountCol]!),
+      });
       value = undefined;
     }
     if (date !== undefined && value !== undefined) items.push({ date, value });
   }
   if (type === undefined) return undefined;
   if (items.length === 0) {
-    r.require('discount.items.1.date', 'when discount.type is filled');
+    r.require('discount.items.1.date', msg('WHEN.filled', { column: 'discount.type' }));
     return undefined;
   }
   return type === 'Percentage'
@@ -447,7 +445,12 @@ export function readDiscount(r: CellReader): Discount | undefined {
 const ADDITIONAL_INFO_ITEMS = Array.from({ length: MAX_ADDITIONAL_INFO }, (_, k) => {
   const keyCol = `additionalInfo.${k + 1}.key`;
   const valueCol = `additionalInfo.${k + 1}.value`;
-  return { keyCol, valueCol, keyOptions: { required: true, when: `with ${valueCol}`, max: 50 } };
+  return {
+    keyCol,
+    valueCol,
+    keyOptions: { required: true, when: msg('WHEN.with', { column: valueCol }), max: 50 },
+    valueWhen: msg('WHEN.with', { column: keyCol }),
+  };
 });
 
 function readAdditionalInfo(r: CellReader, maxValue: number): PixChargeAdditionalInfo[] | undefined {
@@ -455,7 +458,7 @@ function readAdditionalInfo(r: CellReader, maxValue: number): PixChargeAdditiona
   for (const item of ADDITIONAL_INFO_ITEMS) {
     if (!r.has(item.keyCol) && !r.has(item.valueCol)) continue;
     const key = r.text(item.keyCol, item.keyOptions);
-    const value = r.text(item.valueCol, { required: true, when: `with ${item.keyCol}`, max: maxValue });
+    const value = r.text(item.valueCol, { required: true, when: item.valueWhen, max: maxValue });
     if (key !== undefined && value !== undefined) out.push({ key, value });
   }
   return out.length > 0 ? out : undefined;
@@ -463,39 +466,102 @@ function readAdditionalInfo(r: CellReader, maxValue: number): PixChargeAdditiona
 
 const REQUIRED = { required: true };
 const MAX_140 = { max: 140 };
+const MAX_100 = { max: 100 };
 const OUR_NUMBER = /^\d{1,11}$/;
-const FINAL_BENEFICIARY_WHEN = 'when any finalBeneficiary column is filled';
+const OUR_NUMBER_EXPECTED = msg('EXPECT.ourNumber');
+const WHY_PIX_ONLY = msg('WHY.pixOnly');
+const WHY_SLIP_ONLY = msg('WHY.slipOnly');
+const FINAL_BENEFICIARY_WHEN = msg('WHEN.anyFilled', { prefix: 'finalBeneficiary' });
 const FINAL_BENEFICIARY_NAME = { required: true, when: FINAL_BENEFICIARY_WHEN, max: 100 };
 const FINAL_BENEFICIARY_DOCUMENT = { required: true, when: FINAL_BENEFICIARY_WHEN };
 const EXPIRES_IN = { min: 1, max: MAX_EXPIRES_IN_SECONDS };
 const DYNAMIC_PAYER_NAME = [
-  { required: false, when: 'with payer.document', max: 100 },
-  { required: true, when: 'with payer.document', max: 100 },
+  { required: false, when: msg('WHEN.with', { column: 'payer.document' }), max: 100 },
+  { required: true, when: msg('WHEN.with', { column: 'payer.document' }), max: 100 },
 ] as const;
 const DYNAMIC_PAYER_DOCUMENT = [
-  { required: false, when: 'with payer.name' },
-  { required: true, when: 'with payer.name' },
+  { required: false, when: msg('WHEN.with', { column: 'payer.name' }) },
+  { required: true, when: msg('WHEN.with', { column: 'payer.name' }) },
 ] as const;
 
+/**
+ * Charge types as spreadsheets write them (case, accents, spaces, `-` and `_` do not count): `Boleto`, `Boleto Pix`,
+ * `Pix` (a Pix charge with its own QR code and expiry: PIX_DYNAMIC), `Pix estático`, `Pix dinâmico`. Documented in
+ * docs/batches.md; anything else is INVALID_ENUM, never guessed.
+ */
+const CHARGE_TYPE_WORDS: Readonly<Record<string, (typeof CHARGE_TYPES)[number]>> = {
+  boleto: 'BANKSLIP',
+  boletopix: 'BANKSLIP_PIX',
+  bolepix: 'BANKSLIP_PIX',
+  pix: 'PIX_DYNAMIC',
+  pixdinamico: 'PIX_DYNAMIC',
+  pixestatico: 'PIX_STATIC',
+};
+
+function readChargeType(r: CellReader): (typeof CHARGE_TYPES)[number] | undefined {
+  const raw = r.record.type;
+  if (raw !== undefined && raw !== '') {
+    const word = raw
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/[\s_-]+/g, '')
+      .toLowerCase();
+    const mapped = CHARGE_TYPE_WORDS[word];
+    if (mapped !== undefined) return mapped;
+  }
+  return r.enumOf('type', CHARGE_TYPES, REQUIRED);
+}
+
+/**
+ * The cells of a row whose type is missing or invalid, checked each on its own (nothing required: what is required
+ * depends on the type), so that the row reports its bad e-mail, date or state together with its type.
+ */
+function checkUntypedCells(r: CellReader): void {
+  r.date('dueDate', { range: dueDateRange() });
+  r.text('yourNumber', MAX_20);
+  r.pattern('ourNumber', OUR_NUMBER, OUR_NUMBER_EXPECTED);
+  r.text('payer.name', MAX_100);
+  r.document('payer.document');
+  r.email('payer.email');
+  if (r.has('payer.phone')) readWholePhone(r);
+  else {
+    r.pattern('payer.phone.prefix', AREA_CODE, msg('EXPECT.areaCode'));
+    r.pattern('payer.phone.number', PHONE_NUMBER, msg('EXPECT.phoneNumber'));
+  }
+  readAddress(r, 'payer.address', false);
+  r.text('finalBeneficiary.name', MAX_100);
+  r.document('finalBeneficiary.document');
+  readAddress(r, 'finalBeneficiary.address', false);
+  readDiscount(r);
+  readRule(r, 'lateFine');
+  readRule(r, 'latePayment');
+  r.text('description', MAX_140);
+  readAdditionalInfo(r, 200);
+  r.integer('expiresIn', EXPIRES_IN);
+}
+
 export function parseCharge(r: CellReader): ChargeRow | undefined {
-  const type = r.enumOf('type', CHARGE_TYPES, REQUIRED);
-  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, REQUIRED);
+  const type = readChargeType(r);
+  const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_EXPECTED, REQUIRED);
   const slip = type === 'BANKSLIP' || type === 'BANKSLIP_PIX';
   const amountCents = r.amount('amount', slip ? SLIP_AMOUNT : REQUIRED);
   const idempotencyKey = r.guid('idempotencyKey');
-  if (type === undefined) return undefined;
+  if (type === undefined) {
+    checkUntypedCells(r);
+    return undefined;
+  }
 
   // The request objects are built with only the fields that have a value (as `compact` would, without a copy).
   let input: Record<string, unknown> | undefined;
   if (type === 'BANKSLIP' || type === 'BANKSLIP_PIX') {
-    forbidPrefixes(r, PIX_ONLY, 'Pix charges only');
+    forbidPrefixes(r, PIX_ONLY, WHY_PIX_ONLY);
     const dueDate = r.date('dueDate', { ...SLIP_REQUIRED, range: dueDateRange() });
     const yourNumber = r.text('yourNumber', MAX_20);
     let ourNumber: string | undefined;
     if (type === 'BANKSLIP_PIX') {
-      r.forbid('ourNumber', 'a BANKSLIP_PIX charge is issued in wallet 112: the bank assigns ourNumber');
+      r.forbid('ourNumber', msg('WHY.bankslipPixOurNumber'));
     } else {
-      ourNumber = r.pattern('ourNumber', OUR_NUMBER, '1 to 11 digits (express charge)');
+      ourNumber = r.pattern('ourNumber', OUR_NUMBER, OUR_NUMBER_EXPECTED);
     }
     const payer = readSlipPayer(r);
     let finalBeneficiary: { name: string; document: string; address?: Payer['address'] } | undefined;
@@ -504,7 +570,12 @@ export function parseCharge(r: CellReader): ChargeRow | undefined {
       const document = r.document('finalBeneficiary.document', FINAL_BENEFICIARY_DOCUMENT);
       const hasAddress = r.anyFilledUnder('finalBeneficiary.address.');
       const address = hasAddress
-        ? readAddress(r, 'finalBeneficiary.address', true, 'when any finalBeneficiary.address column is filled')
+        ? readAddress(
+            r,
+            'finalBeneficiary.address',
+            true,
+            msg('WHEN.anyFilled', { prefix: 'finalBeneficiary.address' }),
+          )
         : undefined;
       if (name !== undefined && document !== undefined) {
         finalBeneficiary = address ? { name, document, address } : { name, document };
@@ -523,11 +594,11 @@ export function parseCharge(r: CellReader): ChargeRow | undefined {
       if (latePayment !== undefined) input.latePayment = latePayment;
     }
   } else {
-    forbidPrefixes(r, SLIP_ONLY, 'bank slips only');
+    forbidPrefixes(r, SLIP_ONLY, WHY_SLIP_ONLY);
     const description = r.text('description', MAX_140);
     const additionalInfo = readAdditionalInfo(r, type === 'PIX_STATIC' ? PIX_STATIC_ADDITIONAL_INFO_MAX : 200);
     if (type === 'PIX_STATIC') {
-      forbidPrefixes(r, NOT_FOR_PIX_STATIC, 'not for PIX_STATIC');
+      forbidPrefixes(r, NOT_FOR_PIX_STATIC, msg('WHY.notPixStatic'));
       if (correlationId && amountCents !== undefined) {
         input = { type, correlationId, amountCents };
         if (description !== undefined) input.description = description;
@@ -538,7 +609,7 @@ export function parseCharge(r: CellReader): ChargeRow | undefined {
       const anyPayer = r.has('payer.name') || r.has('payer.document') ? 1 : 0;
       const name = r.text('payer.name', DYNAMIC_PAYER_NAME[anyPayer]);
       const document = r.document('payer.document', DYNAMIC_PAYER_DOCUMENT[anyPayer]);
-      forbidPrefixes(r, PAYER_ADDRESS, 'bank slips only');
+      forbidPrefixes(r, PAYER_ADDRESS, WHY_SLIP_ONLY);
       if (correlationId && amountCents !== undefined) {
         input = { type, correlationId, amountCents };
         if (description !== undefined) input.description = description;

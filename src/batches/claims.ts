@@ -20,6 +20,7 @@ import {
   HOLDER_TYPES,
   type HolderType,
 } from '../formats/claims.js';
+import { msg } from '../i18n/index.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
@@ -60,13 +61,8 @@ export const CLAIM_COLUMNS: readonly ColumnSpec[] = [
 
 export function parseClaim(r: CellReader): ClaimRow | undefined {
   const type = r.enumOf('type', CLAIM_KEY_TYPES, { required: true });
-  const number = r.pattern(
-    'account.number',
-    ACCOUNT_NUMBER,
-    'an account number of up to 20 digits (check digit after a hyphen allowed)',
-    { required: true },
-  );
-  const branch = r.pattern('account.branch', BRANCH, 'a branch number of up to 5 digits', { required: true });
+  const number = r.pattern('account.number', ACCOUNT_NUMBER, msg('EXPECT.accountNumber'), { required: true });
+  const branch = r.pattern('account.branch', BRANCH, msg('EXPECT.branch'), { required: true });
   const accountType = r.enumOf('account.type', ACCOUNT_TYPES, { required: true });
   const holderType = r.enumOf('account.holder.type', HOLDER_TYPES, { required: true });
   const document = r.document('account.holder.document', {
@@ -77,20 +73,20 @@ export function parseClaim(r: CellReader): ClaimRow | undefined {
   const idempotencyKey = r.guid('idempotencyKey');
   let key: string | undefined;
   if (type === 'EMAIL') {
-    const email = r.email('key', { required: true, when: 'when type is EMAIL', max: EMAIL_KEY_MAX_LENGTH });
+    const email = r.email('key', {
+      required: true,
+      when: msg('WHEN.typeIs', { type: 'EMAIL' }),
+      max: EMAIL_KEY_MAX_LENGTH,
+    });
     key = email?.toLowerCase();
   } else if (type === 'PHONE') {
-    key = r.pattern('key', PHONE_KEY, 'a mobile phone key +55 + area code + 9 digits, like +5511987654321', {
+    key = r.pattern('key', PHONE_KEY, msg('EXPECT.phoneKey'), {
       required: true,
-      when: 'when type is PHONE',
+      when: msg('WHEN.typeIs', { type: 'PHONE' }),
     });
   } else if (type === 'DOCUMENT' && document !== undefined) {
     if (r.has('key') && bareDocument(r.record.key!) !== document) {
-      r.error(
-        'key',
-        CELL_ERROR_CODES.conflict,
-        `Expected empty or the holder's document ${document}, got ${shown(r.record.key!)}`,
-      );
+      r.error('key', CELL_ERROR_CODES.conflict, 'CONFLICT.claimDocument', { document, got: shown(r.record.key!) });
     }
     key = document;
   }

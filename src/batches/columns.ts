@@ -5,8 +5,8 @@ import type { ColumnSpec } from './kind.js';
 
 export const FORMATS = {
   amount:
-    'amount > 0 with 2 decimals at most, in the file decimal mark (1234,56 or 1.234,56 with ";"; 1234.56 otherwise)',
-  date: 'date yyyy-mm-dd or dd/mm/yyyy',
+    'amount > 0 with 2 decimals at most, in the file decimal mark (1234,56 or 1.234,56 with ";"; 1234.56 otherwise); a leading R$ is allowed (R$ 1.234,56)',
+  date: 'date yyyy-mm-dd or dd/mm/yyyy (15/3/2027 too)',
   document: 'CPF (11 digits) or CNPJ (14), punctuation allowed, valid check digits',
   guid: 'GUID (8-4-4-4-12 hex digits)',
   state: 'two-letter state code (UF)',

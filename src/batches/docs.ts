@@ -95,6 +95,25 @@ like an input column gets \` (result)\` appended), in the same encoding, delimit
 (\`pdfFile\`, \`imageFile\`) names a file in the answer's folder \`outbox/<kind>/<name>.<taken>-<tag>/\`; a duplicate of a
 row of another file names the original's file from there (\`../<original's name>/X.pdf\`).
 
+## Messages
+
+Every message a person reads is in Brazilian Portuguese by default, in English with \`"locale": "en"\` in the
+configuration or \`--locale en\` on any command: \`errorMessage\` in result files, rejection notes, the summary,
+\`validate\`, \`status\` and the progress line. \`status\` values and error codes (\`errorCode\`: \`INVALID_CPF\`,
+\`AMBIGUOUS_AMOUNT\`, ...) never change with the locale: ERPs read them. The log is for operators and stays in English.
+A row gets every one of its errors at once, separated by \`; \`, each naming the column as the file names it and the
+column it was read as:
+
+    coluna 9 (Vencimento -> dueDate): Esperava uma data que exista no calendário, veio "31/02/2030"; coluna 8 (UF -> payer.address.state): Esperava a sigla de um estado (UF) com duas letras, como SP ou RJ, veio "XY"
+
+What a sheet from Excel does that says one thing only is read: \`R$ 50,00\` (the currency sign), \`15/3/2027\` (day and
+month without zeros), and the charge types \`Boleto\`, \`Boleto Pix\`, \`Pix\` (a Pix charge with its own QR code:
+PIX_DYNAMIC), \`Pix estático\`, \`Pix dinâmico\`. What could mean two things is refused with a hint, never guessed: a CPF,
+CNPJ or CEP that lost its leading zeros (Excel reads the column as a number: format it as Text), and \`1.500\` in a
+decimal-comma file (thousands or decimals? \`use vírgula: 1.234,56\`). The summary (\`<name>.summary.json\`) gives the
+amounts by status as a person reads them (\`R$ 14.325,21\`); a rejected row counts with the amount its cell holds when
+it can be read.
+
 ## Kinds
 
 Examples below are written for a \`;\` file with a decimal comma.

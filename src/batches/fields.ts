@@ -1,6 +1,8 @@
 /**
  * Cell readers shared by the kinds: each reads one column of a record, converts it to its typed value, and records a
- * `CellError` ("Expected X, got Y", naming the column) instead of throwing, so a row reports every bad cell at once.
+ * `CellError` (its column, a stable code, and the catalogue key and values of "Expected X, got Y": src/i18n) instead
+ * of throwing, so a row reports every bad cell at once. The sentence is worded at the edge (`formatCellErrors`), in
+ * the person's locale, naming the column as their file does (`coluna 9 (Vencimento -> dueDate)`).
  *
  * The formats themselves (money, dates, documents, bar codes, BR Codes, GUIDs) live in src/formats; this file only
  * turns their `FormatError`s into cell errors with the column's name.
@@ -10,6 +12,7 @@ import { clip, excerpt } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import { formatAmount, parseAmount } from '../formats/money.js';
+import { isMessageKey, type Locale, type Message, type MessageKey, msg, type Params, render } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import type { CellError, Dialect, ParseResult } from './kind.js';
 import * as v from './validators.js';
@@ -57,15 +60,20 @@ function hasControl(value: string): boolean {
 }
 
 const NO_OPTIONS = {};
-const EMAIL_OPTIONS = { max: 100, code: 'INVALID_EMAIL' };
+const EMAIL_OPTIONS = { max: 100, code: 'INVALID_EMAIL', key: 'INVALID_EMAIL' as const };
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** A phrase a kind puts in a sentence (`when`, `why`, `expected`): a catalogue message. */
+export type Phrase = Message;
+
+const EXPECT_EMAIL = msg('EXPECT.email');
 
 /** Dates a column accepts, both ends included (yyyy-mm-dd), and how the message names them. */
 export interface DateRange {
   from: string;
   to: string;
   /** e.g. "a due date (today to 10 years ahead)" */
-  what: string;
+  what: Phrase;
 }
 
 /** Reads the cells of one record; collects errors. One instance per row. */
@@ -99,7 +107,9 @@ export class CellReader {
     return false;
   }
 
-  error(column: string | undefined, code: string, message: string): void {
+  /** Records a cell error: its stable code, and the sentence's catalogue key (default: the code) and values. */
+  error(column: string | undefined, code: string, key: MessageKey, params?: Params): void {
+    const message: Message = msg(key, params);
     this.errors.push(column === undefined ? { code, message } : { column, code, message });
   }
 
@@ -114,27 +124,23 @@ export class CellReader {
   }
 
   /** Records REQUIRED when absent; returns whether present. */
-  require(column: string, when?: string): boolean {
+  require(column: string, when?: Phrase): boolean {
     if (this.has(column)) return true;
-    this.error(column, CELL_ERROR_CODES.required, `Expected a value${when ? ` (${when})` : ''}, got an empty cell`);
+    this.error(column, CELL_ERROR_CODES.required, 'REQUIRED', { when });
     return false;
   }
 
   /** Records NOT_ALLOWED when present. */
-  forbid(column: string, why: string): void {
+  forbid(column: string, why: Phrase): void {
     if (this.has(column)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.notAllowed,
-        `Expected an empty cell (${why}), got ${shown(this.record[column]!)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.notAllowed, 'NOT_ALLOWED', { why, got: shown(this.record[column]!) });
     }
   }
 
   /** Free text: no control characters, at most `max` characters. */
   text(
     column: string,
-    options: { required?: boolean; when?: string; max?: number; min?: number } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; max?: number; min?: number } = NO_OPTIONS,
   ): string | undefined {
     const value = this.record[column];
     if (value === undefined || value === '') {
@@ -142,22 +148,18 @@ export class CellReader {
       return undefined;
     }
     if (hasControl(value)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.invalidText,
-        `Expected text without control characters (tabs, line breaks), got ${shown(value)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.invalidText, 'INVALID_TEXT', { got: shown(value) });
       return undefined;
     }
     // Lengths are counted in UTF-16 code units, as the bank counts them (the sandbox's `string.length`; a .NET or
     // JavaScript service does the same): an emoji counts 2. Counting code points would pass a name the bank refuses.
     const length = value.length;
     if (options.max !== undefined && length > options.max) {
-      this.error(column, CELL_ERROR_CODES.tooLong, `Expected at most ${options.max} characters, got ${length}`);
+      this.error(column, CELL_ERROR_CODES.tooLong, 'TOO_LONG', { max: options.max, got: length });
       return undefined;
     }
     if (options.min !== undefined && length < options.min) {
-      this.error(column, CELL_ERROR_CODES.invalidText, `Expected at least ${options.min} characters, got ${length}`);
+      this.error(column, CELL_ERROR_CODES.invalidText, 'INVALID_TEXT.min', { min: options.min, got: length });
       return undefined;
     }
     return value;
@@ -167,13 +169,16 @@ export class CellReader {
   pattern(
     column: string,
     pattern: RegExp,
-    expected: string,
-    options: { required?: boolean; when?: string; code?: string; max?: number } = NO_OPTIONS,
+    expected: Phrase,
+    options: { required?: boolean; when?: Phrase; code?: string; key?: MessageKey; max?: number } = NO_OPTIONS,
   ): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     if (!pattern.test(value)) {
-      this.error(column, options.code ?? CELL_ERROR_CODES.invalidText, `Expected ${expected}, got ${shown(value)}`);
+      this.error(column, options.code ?? CELL_ERROR_CODES.invalidText, options.key ?? 'PATTERN', {
+        expected,
+        got: shown(value),
+      });
       return undefined;
     }
     return value;
@@ -182,7 +187,7 @@ export class CellReader {
   enumOf<T extends string>(
     column: string,
     values: readonly T[],
-    options: { required?: boolean; when?: string } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase } = NO_OPTIONS,
   ): T | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -201,20 +206,16 @@ export class CellReader {
       found = values.find((x) => x.toLowerCase() === lower);
     }
     if (found === undefined) {
-      this.error(column, CELL_ERROR_CODES.invalidEnum, `Expected one of ${values.join(', ')}, got ${shown(raw)}`);
+      this.error(column, CELL_ERROR_CODES.invalidEnum, 'INVALID_ENUM', { values: values.join(', '), got: shown(raw) });
     }
     return found;
   }
 
-  guid(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
+  guid(column: string, options: { required?: boolean; when?: Phrase } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     if (!v.isGuid(value)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.invalidGuid,
-        `Expected a GUID like 3f2504e0-4f89-41d3-9a0c-0305e82c3301, got ${shown(value)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.invalidGuid, 'INVALID_GUID', { got: shown(value) });
       return undefined;
     }
     return value.toLowerCase();
@@ -223,7 +224,7 @@ export class CellReader {
   /** Money in the dialect's decimal mark, exact in cents; `positive` requires > 0, `maxCents` bounds it. */
   amount(
     column: string,
-    options: { required?: boolean; when?: string; positive?: boolean; maxCents?: Cents; maxWhy?: string } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; positive?: boolean; maxCents?: Cents; maxWhy?: Phrase } = NO_OPTIONS,
   ): Cents | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -232,27 +233,27 @@ export class CellReader {
     const raw = this.record[column]!;
     let cents: Cents;
     try {
-      cents = parseAmount(raw, this.dialect.decimalMark);
+      cents = parseAmount(withoutCurrency(raw), this.dialect.decimalMark);
     } catch (err) {
-      return this.formatFailed(column, err);
+      return this.formatFailed(column, err, true);
     }
     if (options.positive !== false && cents <= 0) {
-      this.error(column, CELL_ERROR_CODES.amountNotPositive, `Expected an amount greater than 0, got ${shown(raw)}`);
+      this.error(column, CELL_ERROR_CODES.amountNotPositive, 'AMOUNT_NOT_POSITIVE', { got: shown(raw) });
       return undefined;
     }
     if (options.maxCents !== undefined && cents > options.maxCents) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.amountTooLarge,
-        `Expected an amount of at most ${formatAmount(options.maxCents, this.dialect.decimalMark)}${options.maxWhy ? ` (${options.maxWhy})` : ''}, got ${shown(raw)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.amountTooLarge, 'AMOUNT_TOO_LARGE', {
+        max: formatAmount(options.maxCents, this.dialect.decimalMark),
+        why: options.maxWhy,
+        got: shown(raw),
+      });
       return undefined;
     }
     return cents;
   }
 
   /** A percentage with up to 2 decimals in the dialect's decimal mark ("2,5" -> 2.5). */
-  percent(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): number | undefined {
+  percent(column: string, options: { required?: boolean; when?: Phrase } = NO_OPTIONS): number | undefined {
     const cents = this.amount(column, { required: options.required, when: options.when, positive: false });
     return cents === undefined ? undefined : cents / 100;
   }
@@ -263,7 +264,7 @@ export class CellReader {
    */
   date(
     column: string,
-    options: { required?: boolean; when?: string; range?: DateRange } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; range?: DateRange } = NO_OPTIONS,
   ): string | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -278,11 +279,12 @@ export class CellReader {
     }
     const range = options.range;
     if (range !== undefined && (date < range.from || date > range.to)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.dateOutOfRange,
-        `Expected ${range.what} from ${range.from} to ${range.to}, got ${date}`,
-      );
+      this.error(column, CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE', {
+        what: range.what,
+        from: range.from,
+        to: range.to,
+        got: date,
+      });
       return undefined;
     }
     return date;
@@ -291,7 +293,7 @@ export class CellReader {
   /** A whole number in [min, max]. */
   integer(
     column: string,
-    options: { required?: boolean; when?: string; min?: number; max?: number } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; min?: number; max?: number } = NO_OPTIONS,
   ): number | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
@@ -302,11 +304,7 @@ export class CellReader {
     const max = options.max ?? Number.MAX_SAFE_INTEGER;
     const n = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isSafeInteger(n) || n < min || n > max) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.invalidNumber,
-        `Expected a whole number from ${min} to ${max}, got ${shown(raw)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.invalidNumber, 'INVALID_NUMBER', { min, max, got: shown(raw) });
       return undefined;
     }
     return n;
@@ -320,64 +318,66 @@ export class CellReader {
     const raw = this.record[column]!.toLowerCase();
     if (['true', 'yes', 'sim', 's', '1'].includes(raw)) return true;
     if (['false', 'no', 'nao', 'não', 'n', '0'].includes(raw)) return false;
-    this.error(column, CELL_ERROR_CODES.invalidBoolean, `Expected true or false, got ${shown(this.record[column]!)}`);
+    this.error(column, CELL_ERROR_CODES.invalidBoolean, 'INVALID_BOOLEAN', { got: shown(this.record[column]!) });
     return undefined;
   }
 
   /** CPF (11 digits) or CNPJ (14, letters allowed in the new format), punctuation tolerated; returned bare. */
   document(
     column: string,
-    options: { required?: boolean; when?: string; only?: 'cpf' | 'cnpj' } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; only?: 'cpf' | 'cnpj' } = NO_OPTIONS,
   ): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     const bare = v.bareDocument(value);
     const problem = v.documentProblem(value, options.only, bare);
     if (problem !== undefined) {
-      this.error(column, problem.code, problem.message);
+      this.errors.push({ column, code: problem.code, message: problem.message });
       return undefined;
     }
     return bare;
   }
 
   /** Two-letter state code (UF), upper-cased. */
-  state(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
+  state(column: string, options: { required?: boolean; when?: Phrase } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     const uf = value.toUpperCase();
     if (!v.isUf(uf)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.invalidState,
-        `Expected a two-letter state code (UF) such as SP or RJ, got ${shown(value)}`,
-      );
+      this.error(column, CELL_ERROR_CODES.invalidState, 'INVALID_STATE', { got: shown(value) });
       return undefined;
     }
     return uf;
   }
 
   /** CEP: 8 digits, with or without the hyphen; returned as 8 digits. */
-  zipCode(column: string, options: { required?: boolean; when?: string } = NO_OPTIONS): string | undefined {
+  zipCode(column: string, options: { required?: boolean; when?: Phrase } = NO_OPTIONS): string | undefined {
     const value = this.text(column, options);
     if (value === undefined) return undefined;
     if (!v.isValidCep(value)) {
-      this.error(
-        column,
-        CELL_ERROR_CODES.invalidZipCode,
-        `Expected a zip code (CEP) of 8 digits like 01310-100, got ${shown(value)}`,
-      );
+      // 7 digits and nothing else: Excel read `01310100` as a number and dropped its zero. Said, never guessed.
+      if (/^\d{5,7}$/.test(value)) {
+        const d = value.padStart(8, '0');
+        this.error(column, CELL_ERROR_CODES.invalidZipCode, 'INVALID_ZIP_CODE.leadingZeros', {
+          got: shown(value),
+          length: value.length,
+          padded: `${d.slice(0, 5)}-${d.slice(5)}`,
+        });
+      } else {
+        this.error(column, CELL_ERROR_CODES.invalidZipCode, 'INVALID_ZIP_CODE', { got: shown(value) });
+      }
       return undefined;
     }
     return value.replace('-', '');
   }
 
-  email(column: string, options: { required?: boolean; when?: string; max?: number } = NO_OPTIONS): string | undefined {
+  email(column: string, options: { required?: boolean; when?: Phrase; max?: number } = NO_OPTIONS): string | undefined {
     // The common call (no options) shares one constant options object instead of spreading a new one per row.
     const o =
       options.required === undefined && options.when === undefined && options.max === undefined
         ? EMAIL_OPTIONS
-        : { max: 100, ...options, code: CELL_ERROR_CODES.invalidEmail };
-    return this.pattern(column, EMAIL_PATTERN, 'an e-mail address like ana@example.com', o);
+        : { max: 100, ...options, code: CELL_ERROR_CODES.invalidEmail, key: 'INVALID_EMAIL' as const };
+    return this.pattern(column, EMAIL_PATTERN, EXPECT_EMAIL, o);
   }
 
   /**
@@ -392,33 +392,47 @@ export class CellReader {
     }
   }
 
-  /** What `format` does with what a format parser threw (amount and date call the parsers without a closure). */
-  private formatFailed(column: string, err: unknown): undefined {
-    if (err instanceof FormatError) {
-      const found = this.record[column];
-      let message =
+  /**
+   * What `format` does with what a format parser threw (amount and date call the parsers without a closure): its
+   * catalogue sentence (`detail`) with a long quoted cell cut to an excerpt; a parser not yet in the catalogue gives
+   * its code's sentence around its English text. An amount's error in a file of the other decimal mark than the
+   * reader's expectation says how this file writes decimals (`use vírgula: 1.234,56`).
+   */
+  private formatFailed(column: string, err: unknown, amount = false): undefined {
+    if (!(err instanceof FormatError)) throw err;
+    const found = this.record[column];
+    const long = found !== undefined && found.length > SHOWN_MAX_CHARS;
+    let message: Message;
+    if (err.detail !== undefined) {
+      const params: Record<string, Params[string]> = { ...err.detail.params };
+      // The parsers quote what they got whole; a long cell is shown as an excerpt, once for every parser.
+      if (long && params.got !== undefined) params.got = shown(found!);
+      message = msg(err.detail.key, params);
+    } else {
+      let detail =
         /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
-      // The format parsers quote what they got; a long cell is shown as an excerpt here, once for every parser.
-      if (found !== undefined && found.length > SHOWN_MAX_CHARS && message.length > MAX_CELL_MESSAGE_CHARS) {
-        message = message
-          .replaceAll(JSON.stringify(found), shown(found))
-          .replaceAll(found, clip(found, SHOWN_MAX_CHARS));
+      if (long && detail.length > MAX_CELL_MESSAGE_CHARS) {
+        detail = detail
+          .replaceAll(JSON.stringify(found), shown(found!))
+          .replaceAll(found!, clip(found!, SHOWN_MAX_CHARS));
       }
-      this.error(column, err.code, clip(message, MAX_CELL_MESSAGE_CHARS));
-      return undefined;
+      message = msg(isMessageKey(err.code) ? err.code : 'INVALID_FIELD', {
+        detail: clip(detail, MAX_CELL_MESSAGE_CHARS),
+      });
     }
-    throw err;
+    if (amount) {
+      const hint = msg(this.dialect.decimalMark === ',' ? 'HINT.decimalComma' : 'HINT.decimalDot');
+      message = msg('WITH_HINT', { message, hint });
+    }
+    this.errors.push({ column, code: err.code, message });
+    return undefined;
   }
 
   /** The parse result: the row when no error was recorded. */
   finish<Row>(row: Row | undefined): ParseResult<Row> {
     if (this.errors.length > 0) return { ok: false, errors: this.errors };
     // Every path that leaves the row undefined records an error first; this guards against a missed one.
-    if (row === undefined)
-      return {
-        ok: false,
-        errors: [{ code: 'INVALID_ROW', message: 'Expected a valid row, got one that could not be read' }],
-      };
+    if (row === undefined) return { ok: false, errors: [{ code: 'INVALID_ROW', message: msg('INVALID_ROW') }] };
     return { ok: true, row };
   }
 }
@@ -436,9 +450,60 @@ export function recordParser<Row>(
   };
 }
 
-/** "payer.document: Expected ...; amount: Expected ..." for one result cell. */
-export function formatCellErrors(errors: readonly CellError[]): string {
-  return errors.map((e) => (e.column ? `${e.column}: ${e.message}` : e.message)).join('; ');
+/** How a column is named to a person: `coluna 4 (Vencimento -> dueDate)`; see {@link columnLabeller}. */
+export type ColumnLabel = (column: string) => Message;
+
+/**
+ * Names a kind's column as the person's file does, the internal name beside it: `coluna 4 (Vencimento -> dueDate)`,
+ * `coluna 2 (amount)` when the file calls it so, `coluna dueDate` when the file has no such column. `header` is the
+ * file's header in order (source text, and the column each maps to; a supplied column has no place in the file).
+ */
+export function columnLabeller(
+  header: ReadonlyArray<{ source: string; column?: string | null; supplied?: true }>,
+): ColumnLabel {
+  const labels = new Map<string, Message>();
+  header.forEach((h, i) => {
+    if (h.column == null || h.supplied || labels.has(h.column)) return;
+    const source = clip(h.source, SHOWN_MAX_CHARS);
+    labels.set(
+      h.column,
+      source === h.column
+        ? msg('WHERE.columnSame', { index: i + 1, column: h.column })
+        : msg('WHERE.column', { index: i + 1, source, column: h.column }),
+    );
+  });
+  return (column) => labels.get(column) ?? msg('WHERE.columnAbsent', { column });
+}
+
+/** The cell errors of one row for its result cell: `coluna 4 (Vencimento -> dueDate): Esperava ...; coluna 7 ...`. */
+export function formatCellErrors(
+  errors: readonly CellError[],
+  locale: Locale,
+  label: ColumnLabel = (column) => msg('WHERE.columnAbsent', { column }),
+): string {
+  return errors
+    .map((e) =>
+      e.column ? `${render(locale, label(e.column))}: ${render(locale, e.message)}` : render(locale, e.message),
+    )
+    .join('; ');
+}
+
+/**
+ * The amount an `amount` cell holds when it can be read (currency sign allowed), else undefined: what a rejected row
+ * would have moved, for the summary's rejected total.
+ */
+export function readableAmount(raw: string | undefined, dialect: Dialect): Cents | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseAmount(withoutCurrency(raw), dialect.decimalMark);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An amount cell read without a currency sign: `R$ 50,00` is `50,00` (the sign is not ambiguous, Excel adds it). */
+function withoutCurrency(raw: string): string {
+  return raw.startsWith('R$') ? raw.slice(2).trimStart() : raw;
 }
 
 /** Sets `value` at a dotted path (`payer.address.zipCode`) when defined; used to build nested request objects. */

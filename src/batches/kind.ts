@@ -7,6 +7,7 @@
  */
 import type { BankClient } from '../bank/client.js';
 import { RemessaError } from '../errors.js';
+import type { Message } from '../i18n/index.js';
 import type { Cents, EndpointGroup, KindName } from '../types.js';
 
 /** One column a kind accepts. Names are the API's field names in camelCase, nested fields dotted. */
@@ -22,14 +23,18 @@ export interface ColumnSpec {
   requiredWhen?: string;
 }
 
-/** A problem with one cell (or with the row as a whole when `column` is absent). */
+/**
+ * A problem with one cell (or with the row as a whole when `column` is absent): a stable code and the sentence as a
+ * catalogue key with its values (src/i18n), never the sentence itself: it is worded at the edge, in the person's
+ * locale, under the column's name as their file writes it.
+ */
 export interface CellError {
   /** Column name as the kind knows it (after header mapping). */
   column?: string;
   /** Stable code, e.g. `REQUIRED`, `INVALID_DATE`, `INVALID_CPF`, `AMBIGUOUS_AMOUNT`. */
   code: string;
-  /** "Expected X, got Y" wording: says what was expected and what was found. */
-  message: string;
+  /** "Expected X, got Y": the catalogue key and the values (what was expected, what was found). */
+  message: Message;
 }
 
 /** How values are written in this batch's file: given to parsers so `1.234,56` and `1234.56` both work. */

@@ -23,6 +23,7 @@
  * our first attempt?) is settled by `settleRefusal` (src/store/rows.ts rule 5): the payment made with the row's own
  * single-use endToEndId, looked up, makes the step done; none (404) proves the first attempt did not pay (`failed`).
  */
+
 import type { PixInitialization, PixQrType } from '../bank/client.js';
 import { NotFoundError, RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
@@ -72,11 +73,10 @@ export function parsePixPayment(r: CellReader): PixPaymentRow | undefined {
   // at the bank and is checked by the pay step.
   if (code?.kind === 'STATIC' && code.amountCents !== undefined && amountCents !== undefined) {
     if (amountCents !== code.amountCents) {
-      r.error(
-        'amount',
-        'AMOUNT_MISMATCH',
-        `Expected the QR code's own amount ${formatAmount(code.amountCents, r.dialect.decimalMark)} (a static code with an amount does not allow another), got ${shown(r.record.amount!)}`,
-      );
+      r.error('amount', 'AMOUNT_MISMATCH', 'AMOUNT_MISMATCH', {
+        amount: formatAmount(code.amountCents, r.dialect.decimalMark),
+        got: shown(r.record.amount!),
+      });
       amountCents = undefined;
     }
   }

@@ -16,14 +16,16 @@
  *
  * Natural key: the correlationId.
  */
+
 import type { CreateDynamicQrInput, CreateStaticQrInput, DynamicQrCode, StaticQrCode } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import { CORRELATION_ID_PATTERN } from '../formats/charges.js';
 import { QR_FORMAT_RESPONSES, STATIC_QR_ADDITIONAL_INFORMATION_MAX } from '../formats/pix.js';
+import { msg } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { CORRELATION_ID_FORMAT } from './charges.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
-import { type CellReader, recordParser, shown } from './fields.js';
+import { type CellReader, type Phrase, recordParser, shown } from './fields.js';
 import { writePng } from './images.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
 import * as v from './validators.js';
@@ -38,6 +40,8 @@ export type QrCodeRow =
 
 const DYNAMIC = 'PIX_DYNAMIC only';
 const STATIC = 'PIX_STATIC only';
+const WHY_DYNAMIC = msg('WHY.dynamicOnly');
+const WHY_STATIC = msg('WHY.staticOnly');
 
 export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
   column('type', 'PIX_DYNAMIC (immediate payment) or PIX_STATIC', 'PIX_DYNAMIC', { required: true }),
@@ -82,7 +86,7 @@ export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
   IDEMPOTENCY_KEY_COLUMN,
 ];
 
-function forbid(r: CellReader, columns: readonly string[], why: string): void {
+function forbid(r: CellReader, columns: readonly string[], why: Phrase): void {
   for (const c of Object.keys(r.record)) if (columns.some((p) => c === p || c.startsWith(`${p}.`))) r.forbid(c, why);
 }
 
@@ -93,23 +97,34 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
   const idempotencyKey = r.guid('idempotencyKey');
   const key = idempotencyKey === undefined ? {} : { idempotencyKey };
   if (type === 'PIX_DYNAMIC') {
-    forbid(r, ['pixKey', 'additionalInformation'], STATIC);
-    const correlationId = r.guid('correlationId', { required: true, when: 'a GUID for PIX_DYNAMIC' });
-    const amountCents = r.amount('amount', { required: true, when: 'when type is PIX_DYNAMIC' });
+    forbid(r, ['pixKey', 'additionalInformation'], WHY_STATIC);
+    const correlationId = r.guid('correlationId', { required: true, when: msg('WHEN.guidForDynamic') });
+    const amountCents = r.amount('amount', { required: true, when: msg('WHEN.typeIs', { type: 'PIX_DYNAMIC' }) });
     const expiresInSeconds = r.integer('expiresIn', { min: 1, max: 31_536_000 });
     const anyPayer = r.has('payer.name') || r.has('payer.document');
-    const payerName = r.text('payer.name', { required: anyPayer, when: 'with payer.document', max: 100 });
-    const payerDocument = r.document('payer.document', { required: anyPayer, when: 'with payer.name' });
+    const payerName = r.text('payer.name', {
+      required: anyPayer,
+      when: msg('WHEN.with', { column: 'payer.document' }),
+      max: 100,
+    });
+    const payerDocument = r.document('payer.document', {
+      required: anyPayer,
+      when: msg('WHEN.with', { column: 'payer.name' }),
+    });
     const anyCity = r.has('city.name') || r.has('city.zipCode');
-    const cityName = r.text('city.name', { required: anyCity, when: 'with city.zipCode', max: 60 });
-    const cityZip = r.zipCode('city.zipCode', { required: anyCity, when: 'with city.name' });
+    const cityName = r.text('city.name', {
+      required: anyCity,
+      when: msg('WHEN.with', { column: 'city.zipCode' }),
+      max: 60,
+    });
+    const cityZip = r.zipCode('city.zipCode', { required: anyCity, when: msg('WHEN.with', { column: 'city.name' }) });
     const additionalInfos: Array<{ name: string; value: string }> = [];
     for (let i = 1; i <= MAX_ADDITIONAL_INFOS; i++) {
       const n = `additionalInfos.${i}.name`;
       const v = `additionalInfos.${i}.value`;
       if (!r.has(n) && !r.has(v)) continue;
-      const name = r.text(n, { required: true, when: `with ${v}`, max: 50 });
-      const value = r.text(v, { required: true, when: `with ${n}`, max: 200 });
+      const name = r.text(n, { required: true, when: msg('WHEN.with', { column: v }), max: 50 });
+      const value = r.text(v, { required: true, when: msg('WHEN.with', { column: n }), max: 200 });
       if (name !== undefined && value !== undefined) additionalInfos.push({ name, value });
     }
     if (correlationId === undefined || amountCents === undefined) return undefined;
@@ -124,16 +139,14 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
     return { type, input, ...key };
   }
   if (type === 'PIX_STATIC') {
-    forbid(r, ['expiresIn', 'payer', 'city', 'additionalInfos'], DYNAMIC);
-    const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, CORRELATION_ID_FORMAT, { required: true });
+    forbid(r, ['expiresIn', 'payer', 'city', 'additionalInfos'], WHY_DYNAMIC);
+    const correlationId = r.pattern('correlationId', CORRELATION_ID_PATTERN, msg('EXPECT.correlationId'), {
+      required: true,
+    });
     const amountCents: Cents | undefined = r.amount('amount');
     const pixKey = r.text('pixKey', { max: 77 });
     if (pixKey !== undefined && !v.isPixKey(pixKey)) {
-      r.error(
-        'pixKey',
-        'INVALID_PIX_KEY',
-        `Expected a Pix key: CPF, CNPJ, +55 phone, e-mail or random key (EVP), got ${shown(pixKey)}`,
-      );
+      r.error('pixKey', 'INVALID_PIX_KEY', 'INVALID_PIX_KEY', { got: shown(pixKey) });
     }
     const additionalInformation = r.text('additionalInformation', { max: STATIC_QR_ADDITIONAL_INFORMATION_MAX });
     if (correlationId === undefined) return undefined;

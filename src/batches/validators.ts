@@ -3,17 +3,11 @@
  * live in src/formats; this file adapts them to what the cell readers need (error codes per column).
  */
 import { parseBillIdentifier as parseBill } from '../formats/bill-identifier.js';
-import {
-  isValidCep,
-  isValidCnpj,
-  isValidCpf,
-  isValidPhone,
-  isValidUf,
-  validateDocument,
-} from '../formats/documents.js';
-import { FormatError } from '../formats/errors.js';
+import { isValidCep, isValidCnpj, isValidCpf, isValidPhone, isValidUf } from '../formats/documents.js';
+import { formatError } from '../formats/errors.js';
 import { isGuid, uuidV5 } from '../formats/ids.js';
 import { isValidPixKey } from '../formats/pix.js';
+import { type Message, msg } from '../i18n/index.js';
 
 export { isGuid, isValidCep, isValidPhone, uuidV5 };
 
@@ -37,28 +31,78 @@ export function bareDocument(value: string): string {
 }
 
 /**
- * Why `value` is not a valid CPF/CNPJ (or not the kind asked for), or undefined when it is. Codes: INVALID_CPF and
- * INVALID_CNPJ for wrong check digits of a well-formed document, INVALID_DOCUMENT for anything else. `bare` is
- * `bareDocument(value)` when the caller has it already (the mask is stripped once per cell).
+ * Why `value` is not a valid CPF/CNPJ (or not the kind asked for), or undefined when it is, as a code and the
+ * catalogue sentence (src/i18n) with its values. Codes: INVALID_CPF and INVALID_CNPJ for wrong check digits of a
+ * well-formed document, INVALID_DOCUMENT for anything else. `bare` is `bareDocument(value)` when the caller has it
+ * already (the mask is stripped once per cell).
+ *
+ * Digits only, too short, and valid once zeros are put back in front (`1234567890` for CPF `012.345.678-90`): Excel
+ * dropped them (it reads the column as a number). That is said, with how to keep them; never guessed.
  */
 export function documentProblem(
   value: string,
   only?: 'cpf' | 'cnpj',
   bare: string = bareDocument(value),
-): { code: string; message: string } | undefined {
+): { code: string; message: Message } | undefined {
+  // The common case first, without building a message: a well-formed valid document.
+  if (only !== 'cnpj' && bare.length === 11 && isValidCpf(bare)) return undefined;
+  if (only !== 'cpf' && bare.length === 14 && isValidCnpj(bare)) return undefined;
+  const zeros = lostLeadingZeros(bare, only);
+  if (zeros !== undefined) {
+    return {
+      code: 'INVALID_DOCUMENT',
+      message: msg('INVALID_DOCUMENT.leadingZeros', { ...zeros, length: bare.length }),
+    };
+  }
   if (only === 'cpf' && bare.length !== 11) {
-    return { code: 'INVALID_DOCUMENT', message: `Expected a CPF (11 digits), got ${bare.length} characters` };
+    return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.onlyCpf', { length: bare.length }) };
   }
   if (only === 'cnpj' && bare.length !== 14) {
-    return { code: 'INVALID_DOCUMENT', message: `Expected a CNPJ (14 characters), got ${bare.length} characters` };
+    return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.onlyCnpj', { length: bare.length }) };
   }
-  // The common case first, without building a message: a well-formed valid document.
-  if ((bare.length === 11 && isValidCpf(bare)) || (bare.length === 14 && isValidCnpj(bare))) return undefined;
-  const reason = validateDocument(value);
-  if (reason === null) return undefined;
-  const wrongDigits = /check digits/.test(reason) && !/Expected the last/.test(reason);
-  const code = !wrongDigits ? 'INVALID_DOCUMENT' : bare.length === 11 ? 'INVALID_CPF' : 'INVALID_CNPJ';
-  return { code, message: reason };
+  // The same reasons as validateDocument (src/formats/documents.ts), by catalogue key.
+  if (bare === '') return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.empty') };
+  const bad = /[^0-9A-Z]/.exec(bare);
+  if (bad) {
+    return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.characters', { char: JSON.stringify(bad[0]) }) };
+  }
+  if (bare.length === 11) {
+    if (/[A-Z]/.test(bare)) return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.cpfLetters') };
+    return { code: 'INVALID_CPF', message: msg('INVALID_CPF') };
+  }
+  if (bare.length === 14) {
+    if (!/^[0-9A-Z]{12}\d{2}$/.test(bare)) {
+      return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT.cnpjLastDigits') };
+    }
+    return { code: 'INVALID_CNPJ', message: msg('INVALID_CNPJ') };
+  }
+  return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT', { length: bare.length }) };
+}
+
+/** A CPF or CNPJ of digits only that is valid once zeros are put in front: what Excel leaves of `012.345.678-90`. */
+function lostLeadingZeros(
+  bare: string,
+  only: 'cpf' | 'cnpj' | undefined,
+): { what: string; expected: number; padded: string } | undefined {
+  if (bare.length === 0 || !/^\d+$/.test(bare)) return undefined;
+  if (only !== 'cnpj' && bare.length < 11 && isValidCpf(bare.padStart(11, '0'))) {
+    const d = bare.padStart(11, '0');
+    return { what: 'CPF', expected: 11, padded: `${d.slice(0, 3)}.${d.slice(3, 6)}.${d.slice(6, 9)}-${d.slice(9)}` };
+  }
+  if (
+    only !== 'cpf' &&
+    bare.length < 14 &&
+    (only === 'cnpj' || bare.length !== 11) &&
+    isValidCnpj(bare.padStart(14, '0'))
+  ) {
+    const d = bare.padStart(14, '0');
+    return {
+      what: 'CNPJ',
+      expected: 14,
+      padded: `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`,
+    };
+  }
+  return undefined;
 }
 
 /** What a bill identifier turned out to be. */
@@ -77,16 +121,10 @@ export interface BillIdentifier {
 export function parseBillIdentifier(value: string, as: 'barCode' | 'digitableLine' | 'any' = 'any'): BillIdentifier {
   const bill = parseBill(value);
   if (as === 'barCode' && bill.givenAs !== 'BAR_CODE') {
-    throw new FormatError(
-      'INVALID_LENGTH',
-      `Expected a bar code of 44 digits, got a digitable line of ${bill.digitableLine.length} digits (put it in digitableLine)`,
-    );
+    throw formatError('INVALID_LENGTH', 'INVALID_LENGTH.barCodeGotLine', { count: bill.digitableLine.length });
   }
   if (as === 'digitableLine' && bill.givenAs !== 'DIGITABLE_LINE') {
-    throw new FormatError(
-      'INVALID_LENGTH',
-      'Expected a digitable line of 47 or 48 digits, got a bar code of 44 digits (put it in barCode)',
-    );
+    throw formatError('INVALID_LENGTH', 'INVALID_LENGTH.lineGotBarCode');
   }
   return { barCode: bill.barCode, type: bill.type };
 }

@@ -18,8 +18,10 @@
  * Problems are values (a stable code plus the values to show): `describeHeaderProblem` is the one place that turns
  * them into words.
  */
+
 import type { Dialect } from '../batches/kind.js';
-import { clip, excerpt, InputError } from '../errors.js';
+import { clip, excerpt, formatLocationIn, InputError } from '../errors.js';
+import { type Locale, t } from '../i18n/index.js';
 
 /** A header name for a column; `sets` are values it implies for other columns of the same row. */
 export type HeaderAliasSpec = string | { readonly header: string; readonly sets: Readonly<Record<string, string>> };
@@ -108,6 +110,24 @@ export class HeaderError extends InputError {
     super(first.code, `${body}${describeSuggestion(suggestion, where.kind)}`, location);
     this.problems = problems;
     this.suggestion = suggestion;
+    this.kind = where.kind;
+  }
+
+  readonly kind: string | undefined;
+
+  /** The same answer in `locale` (a rejection note, `validate`): every problem, then the mappings to add. */
+  override describe(locale: Locale): string {
+    if (locale === 'en') return this.message;
+    const problems = this.problems;
+    const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
+    const more = problems.length - shownProblems.length;
+    const body =
+      problems.length === 1
+        ? describeHeaderProblem(problems[0]!, { located: true, locale })
+        : `${t(locale, 'HEADER.problems', { count: problems.length })}\n${shownProblems
+            .map((p) => `- ${describeHeaderProblem(p, { locale })}`)
+            .join('\n')}${more > 0 ? `\n- ${t(locale, 'HEADER.more', { count: more })}` : ''}`;
+    return `${formatLocationIn(locale, this.location)}: ${body}${describeSuggestion(this.suggestion, this.kind, locale)}`;
   }
 }
 
@@ -117,13 +137,44 @@ const MAX_PROBLEMS_SHOWN = 50;
 const MAX_SUGGESTED_HEADER = 100;
 
 /** How a header is quoted: an excerpt (src/errors.ts), so a runaway header cannot flood a note. */
-function quote(text: string): string {
-  if (text === '') return 'an empty header';
+function quote(text: string, locale: Locale = 'en'): string {
+  if (text === '') return locale === 'en' ? 'an empty header' : t(locale, 'HEADER.empty');
   return excerpt(text);
 }
 
 /** The words for one problem (English; a catalogue per language can replace this function, keyed by `code`). */
-export function describeHeaderProblem(p: HeaderProblem, options: { located?: boolean } = {}): string {
+export function describeHeaderProblem(p: HeaderProblem, options: { located?: boolean; locale?: Locale } = {}): string {
+  const locale = options.locale ?? 'en';
+  if (locale !== 'en') {
+    const where =
+      'column' in p && !options.located
+        ? `${t(locale, 'HEADER.at', { column: p.column, header: quote(p.header, locale) })}: `
+        : '';
+    const q = (text: string) => quote(text, locale);
+    switch (p.code) {
+      case HEADER_PROBLEM_CODES.unknown:
+        return `${where}${t(locale, p.nearest ? 'HEADER_UNKNOWN_COLUMN.nearest' : 'HEADER_UNKNOWN_COLUMN', {
+          header: q(p.header),
+          nearest: p.nearest ? q(p.nearest.name) : undefined,
+          column: p.nearest?.column,
+        })}`;
+      case HEADER_PROBLEM_CODES.duplicate:
+        return `${where}${t(locale, 'HEADER_DUPLICATE_COLUMN', {
+          target: p.target,
+          firstColumn: p.first.column,
+          firstHeader: q(p.first.header),
+          column: p.column,
+          header: q(p.header),
+        })}`;
+      case HEADER_PROBLEM_CODES.missing:
+        return t(locale, p.example ? 'HEADER_MISSING_COLUMN.example' : 'HEADER_MISSING_COLUMN', {
+          target: p.target,
+          example: p.example ? q(p.example) : undefined,
+        });
+      case HEADER_PROBLEM_CODES.badMapping:
+        return `${where}${t(locale, 'HEADER_BAD_MAPPING', { mapped: JSON.stringify(p.mapped), header: q(p.header) })}`;
+    }
+  }
   const at = (column: number, header: string) => (options.located ? '' : `column ${column} (${quote(header)}): `);
   switch (p.code) {
     case HEADER_PROBLEM_CODES.unknown:
@@ -139,10 +190,15 @@ export function describeHeaderProblem(p: HeaderProblem, options: { located?: boo
   }
 }
 
-function describeSuggestion(suggestion: Readonly<Record<string, string>>, kind: string | undefined): string {
+function describeSuggestion(
+  suggestion: Readonly<Record<string, string>>,
+  kind: string | undefined,
+  locale: Locale = 'en',
+): string {
   const entries = Object.entries(suggestion);
   if (entries.length === 0) return '';
   const block = JSON.stringify({ mappings: { [kind ?? '<kind>']: suggestion } }, null, 2);
+  if (locale !== 'en') return `\n${t(locale, 'HEADER.suggestion')}\n${block}`;
   return `\nTo read these headers, add these mappings to the configuration file (merged with any already there; a header mapped to "" is ignored), check each one, then reload (SIGHUP) or restart:\n${block}`;
 }
 

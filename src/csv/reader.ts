@@ -23,6 +23,7 @@ import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CellError, Dialect } from '../batches/kind.js';
 import { clip, InputError } from '../errors.js';
+import { msg } from '../i18n/index.js';
 import {
   completeUtf8Length,
   defaultDecimalMark,
@@ -269,10 +270,20 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
   try {
     const detected = await detectEncoding(handle);
     if (detected.kind === 'empty') {
-      throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line and data rows, got an empty file', { file });
+      throw new InputError(
+        FILE_ERROR_CODES.empty,
+        'Expected a header line and data rows, got an empty file',
+        { file },
+        { detail: msg('FILE_EMPTY') },
+      );
     }
     if (detected.kind === 'not-text') {
-      throw new InputError(FILE_ERROR_CODES.notText, `Expected a CSV text file, got ${detected.reason}`, { file });
+      throw new InputError(
+        FILE_ERROR_CODES.notText,
+        `Expected a CSV text file, got ${detected.reason}`,
+        { file },
+        { detail: msg('FILE_NOT_TEXT', { reason: detected.reason }) },
+      );
     }
     const encoding = options.encoding ?? detected.encoding;
     const evidence = detected.evidence;
@@ -285,9 +296,12 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     const text = iconv.decode(sample.subarray(0, bytesRead), encoding === 'utf8' ? 'utf8' : 'windows-1252');
     const { line, lineEnding } = firstLine(text);
     if (line.trim() === '') {
-      throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line and data rows, got only blank lines', {
-        file,
-      });
+      throw new InputError(
+        FILE_ERROR_CODES.empty,
+        'Expected a header line and data rows, got only blank lines',
+        { file },
+        { detail: msg('FILE_EMPTY.blank') },
+      );
     }
     const delimiter = options.delimiter ?? detectDelimiter(line);
     dialect = {
@@ -336,7 +350,14 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
   try {
     // The header is the first non-blank record; at least one data record must follow it.
     let first = await records.next(rawRecord);
-    if (first === null) throw new InputError(FILE_ERROR_CODES.empty, 'Expected a header line, got none', { file });
+    if (first === null) {
+      throw new InputError(
+        FILE_ERROR_CODES.empty,
+        'Expected a header line, got none',
+        { file },
+        { detail: msg('FILE_EMPTY.noHeader') },
+      );
+    }
     const headerRecord = first[0]!;
     const headerLine = headerRecord.line;
     const resolved = resolveHeader(
@@ -355,10 +376,12 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     const complete = recordCompleter(resolved, options.supply, dialect);
     first = first.length > 1 ? first.slice(1) : await records.next(rawRecord);
     if (first === null) {
-      throw new InputError(FILE_ERROR_CODES.noRows, 'Expected at least one data row after the header, got none', {
-        file,
-        line: headerLine,
-      });
+      throw new InputError(
+        FILE_ERROR_CODES.noRows,
+        'Expected at least one data row after the header, got none',
+        { file, line: headerLine },
+        { detail: msg('FILE_NO_ROWS') },
+      );
     }
     const targets = header.map((h) => h.column);
     // The file's own columns; supplied ones (filled by `complete`) come after them.
@@ -376,10 +399,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       if (complete !== undefined) out.cells = complete(record, cells);
       // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
       if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
-        out.problem = {
-          code: COLUMN_COUNT_CODE,
-          message: `Expected ${width} cells as in the header, got ${cells.length}`,
-        };
+        out.problem = { code: COLUMN_COUNT_CODE, message: msg('COLUMN_COUNT', { expected: width, got: cells.length }) };
       }
       return out;
     };
@@ -547,6 +567,7 @@ class PhysicalRecords {
         {
           cause: err,
           values: { line: at.line, column: at.column, byteOffset: err.byteOffset, encoding: 'windows-1252' },
+          detail: msg('FILE_MIXED_ENCODING.start', { bytes: hex(bytes), column: at.column, offset: err.byteOffset }),
         },
       );
     }
@@ -557,7 +578,10 @@ class PhysicalRecords {
         FILE_ERROR_CODES.syntax,
         `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${clip(err.message)}`,
         { file, line: this.#line },
-        { cause: err },
+        {
+          cause: err,
+          detail: msg('CSV_SYNTAX', { delimiter: JSON.stringify(this.dialect.delimiter), reason: clip(err.message) }),
+        },
       );
     }
     return err;
@@ -636,7 +660,11 @@ async function invalidUtf8Error(
       `${at.column} (byte offset ${offset}); reading the file another way would change its other accented ` +
       'characters: correct that byte and save the file as UTF-8, or configure its encoding',
     { file, line: at.line },
-    { ...(cause === undefined ? {} : { cause }), values: { line: at.line, column: at.column, byteOffset: offset } },
+    {
+      ...(cause === undefined ? {} : { cause }),
+      values: { line: at.line, column: at.column, byteOffset: offset },
+      detail: msg('FILE_ENCODING', { bytes: hex(bytes), column: at.column, offset }),
+    },
   );
 }
 
@@ -651,6 +679,9 @@ async function mixedEncodingError(filePath: string, file: string, evidence: Utf8
       `(${hex(bytes)}) at column ${at.column} (byte offset ${evidence.firstValid}); the file mixes encodings, so ` +
       'no reading gives every row as written: save it in one encoding, or configure its encoding',
     { file, line: at.line },
-    { values: { line: at.line, column: at.column, byteOffset: evidence.firstValid, encoding: 'windows-1252' } },
+    {
+      values: { line: at.line, column: at.column, byteOffset: evidence.firstValid, encoding: 'windows-1252' },
+      detail: msg('FILE_MIXED_ENCODING', { bytes: hex(bytes), column: at.column, offset: evidence.firstValid }),
+    },
   );
 }

@@ -6,7 +6,7 @@ import {
   type ValueIdentifier,
 } from './arrecadacao.js';
 import { bankSlipBarCodeToLine, bankSlipLineToBarCode, parseBankSlipBarCode } from './boleto.js';
-import { FormatError } from './errors.js';
+import { type FormatError, formatError } from './errors.js';
 
 /**
  * One entry point for "the bill the user typed": a 44-digit bar code, a 47-digit bank slip line or a 48-digit
@@ -49,10 +49,10 @@ export interface ParseBillIdentifierOptions {
 export function parseBillIdentifier(text: string, options: ParseBillIdentifierOptions = {}): BillIdentifier {
   const bad = /[^0-9 .\-\t]/.exec(text);
   if (bad) {
-    throw new FormatError(
-      'INVALID_CHARACTERS',
-      `Expected a bar code or digitable line of digits (spaces, dots and dashes allowed), got ${JSON.stringify(bad[0])} at position ${bad.index + 1}`,
-    );
+    throw formatError('INVALID_CHARACTERS', 'INVALID_CHARACTERS.bill', {
+      char: JSON.stringify(bad[0]),
+      position: bad.index + 1,
+    });
   }
   const digits = text.replace(/[ .\-\t]/g, '');
   const isTax = digits.startsWith(ARRECADACAO_PRODUCT);
@@ -62,17 +62,13 @@ export function parseBillIdentifier(text: string, options: ParseBillIdentifierOp
   }
   if (digits.length === 48 && isTax) return taxes(arrecadacaoLineToBarCode(digits), 'DIGITABLE_LINE');
   if (digits.length === 48 || digits.length === 47) {
-    throw new FormatError(
+    throw formatError(
       'INVALID_FIELD',
-      isTax
-        ? `Expected a utility/tax bill line (starting with 8) to have 48 digits, got ${digits.length}`
-        : `Expected a 48-digit line to be a utility/tax bill starting with 8, got ${digits[0]}`,
+      isTax ? 'INVALID_FIELD.taxLength' : 'INVALID_FIELD.taxStart',
+      isTax ? { count: digits.length } : { first: digits[0] },
     );
   }
-  throw new FormatError(
-    'INVALID_LENGTH',
-    `Expected a 44-digit bar code, a 47-digit bank slip line or a 48-digit utility/tax bill line, got ${digits.length} digits`,
-  );
+  throw formatError('INVALID_LENGTH', 'INVALID_LENGTH.bill', { count: digits.length });
 }
 
 function bankSlip(barCode: string, givenAs: BillIdentifier['givenAs'], today: string | undefined): BillIdentifier {

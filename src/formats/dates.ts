@@ -1,4 +1,4 @@
-import { FormatError } from './errors.js';
+import { FormatError, formatError } from './errors.js';
 
 /**
  * Calendar dates as `yyyy-mm-dd` strings (the wire's and the bar code's unit: a day, no zone), and the timestamp
@@ -6,7 +6,8 @@ import { FormatError } from './errors.js';
  */
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const BR_DATE = /^(\d{2})\/(\d{2})\/(\d{4})$/;
+/** dd/mm/yyyy, and d/m/yyyy as Excel writes `15/3/2027` (not ambiguous: the year has 4 digits, the order is fixed). */
+const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/;
 
 function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
@@ -34,7 +35,7 @@ function pad(value: number, width: number): string {
 
 function checkCalendar(text: string, year: number, month: number, day: number): string {
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) {
-    throw new FormatError('INVALID_DATE', `Expected a calendar date, got "${text}"`);
+    throw formatError('INVALID_DATE', 'INVALID_DATE.calendar', { got: JSON.stringify(text) });
   }
   return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
 }
@@ -57,7 +58,7 @@ export function parseDate(text: string): string {
   if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));
   const br = BR_DATE.exec(trimmed);
   if (br) return checkCalendar(trimmed, Number(br[3]), Number(br[2]), Number(br[1]));
-  throw new FormatError('INVALID_DATE', `Expected a date as yyyy-mm-dd or dd/mm/yyyy, got "${text}"`);
+  throw formatError('INVALID_DATE', 'INVALID_DATE', { got: JSON.stringify(text) });
 }
 
 /** True when `text` is exactly a calendar-valid `yyyy-mm-dd`. */
@@ -69,7 +70,7 @@ export function isIsoDate(text: string): boolean {
 }
 
 function requireIsoDate(date: string): [number, number, number] {
-  if (!isIsoDate(date)) throw new FormatError('INVALID_DATE', `Expected a date as yyyy-mm-dd, got "${date}"`);
+  if (!isIsoDate(date)) throw formatError('INVALID_DATE', 'INVALID_DATE.iso', { got: JSON.stringify(date) });
   return [Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10))];
 }
 

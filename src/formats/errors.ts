@@ -1,4 +1,5 @@
 import { RemessaError } from '../errors.js';
+import { type Message, type MessageKey, type Params, t } from '../i18n/index.js';
 
 /**
  * Stable codes of {@link FormatError}. Match on these, never on the message.
@@ -35,8 +36,16 @@ export type FormatErrorCode =
  */
 export class FormatError extends RemessaError {
   declare readonly code: FormatErrorCode;
+  /** The sentence as catalogue key and values (src/i18n), for a person in their locale; `message` is its English. */
+  readonly detail: Message | undefined;
 
-  constructor(code: FormatErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: FormatErrorCode, message: string, options?: { cause?: unknown; detail?: Message }) {
     super(code, message, options);
+    this.detail = options?.detail;
   }
+}
+
+/** A {@link FormatError} raised by catalogue key and values: its `message` is the English sentence of the key. */
+export function formatError(code: FormatErrorCode, key: MessageKey, params: Params = {}): FormatError {
+  return new FormatError(code, t('en', key, params), { detail: { key, params } });
 }

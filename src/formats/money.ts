@@ -1,5 +1,6 @@
+import type { MessageKey, Params } from '../i18n/index.js';
 import type { Cents } from '../types.js';
-import { FormatError } from './errors.js';
+import { FormatError, formatError } from './errors.js';
 
 /**
  * Money at the edges: CSV text in either decimal mark, the wire's JSON decimal numbers, a BR Code's amount text.
@@ -17,6 +18,11 @@ function invalid(message: string): never {
   throw new FormatError('INVALID_AMOUNT', message);
 }
 
+/** INVALID_AMOUNT by catalogue key (a cell's amount: the person reads it in their locale). */
+function invalidAs(key: MessageKey, params: Params): never {
+  throw formatError('INVALID_AMOUNT', key, params);
+}
+
 function requireCents(cents: number, what: string): void {
   if (!Number.isSafeInteger(cents) || cents < 0 || cents > MAX_AMOUNT_CENTS) {
     invalid(`Expected ${what} as whole cents from 0 to ${MAX_AMOUNT_CENTS}, got ${cents}`);
@@ -24,7 +30,7 @@ function requireCents(cents: number, what: string): void {
 }
 
 function toCents(integer: string, decimals: string, text: string): Cents {
-  if (integer.replace(/^0+/, '').length > 10) invalid(`Expected an amount below 10,000,000,000, got "${text}"`);
+  if (integer.replace(/^0+/, '').length > 10) invalidAs('INVALID_AMOUNT.tooLarge', { got: JSON.stringify(text) });
   return Number(integer) * 100 + Number(decimals.padEnd(2, '0'));
 }
 
@@ -46,12 +52,11 @@ export function parseAmount(text: string, decimalMark: DecimalMark): Cents {
   // which every rule below reads the same way in either dialect. Validation of big files spends real time here.
   const simple = SIMPLE_AMOUNT.exec(value);
   if (simple) return Number(simple[1]) * 100 + (simple[2] === undefined ? 0 : Number(simple[2].padEnd(2, '0')));
-  if (value === '') invalid('Expected an amount like 1234,56, got an empty value');
-  if (/^[+-]/.test(value)) invalid(`Expected an amount without a sign, got "${text}"`);
+  if (value === '') invalidAs('INVALID_AMOUNT.empty', {});
+  if (/^[+-]/.test(value)) invalidAs('INVALID_AMOUNT.sign', { got: JSON.stringify(text) });
   const bad = /[^0-9.,]/.exec(value);
-  if (bad) invalid(`Expected only digits and the marks "." and ",", got ${JSON.stringify(bad[0])} in "${text}"`);
-  if (!/^\d/.test(value) || !/\d$/.test(value))
-    invalid(`Expected an amount to start and end with a digit, got "${text}"`);
+  if (bad) invalidAs('INVALID_AMOUNT.characters', { char: JSON.stringify(bad[0]), got: JSON.stringify(text) });
+  if (!/^\d/.test(value) || !/\d$/.test(value)) invalidAs('INVALID_AMOUNT.edges', { got: JSON.stringify(text) });
 
   const lastDot = value.lastIndexOf('.');
   const lastComma = value.lastIndexOf(',');
@@ -62,37 +67,40 @@ export function parseAmount(text: string, decimalMark: DecimalMark): Cents {
     const group = mark === '.' ? ',' : '.';
     const [integer, decimals] = [value.slice(0, value.lastIndexOf(mark)), value.slice(value.lastIndexOf(mark) + 1)];
     checkDecimals(decimals, text);
-    if (integer.includes(mark)) invalid(`Expected one decimal mark "${mark}", got more in "${text}"`);
+    if (integer.includes(mark)) invalidAs('INVALID_AMOUNT.marks', { mark, got: JSON.stringify(text) });
     return toCents(ungroup(integer, group, text), decimals, text);
   }
 
   const mark = lastDot !== -1 ? '.' : ',';
   const parts = value.split(mark);
   if (parts.length > 2) {
-    if (mark === decimalMark) invalid(`Expected one decimal mark "${mark}", got ${parts.length - 1} in "${text}"`);
+    if (mark === decimalMark) {
+      invalidAs('INVALID_AMOUNT.markCount', { mark, count: parts.length - 1, got: JSON.stringify(text) });
+    }
     return toCents(ungroup(value, mark, text), '', text);
   }
   const decimals = parts[1]!;
   if (decimals.length === 3) {
-    throw new FormatError(
-      'AMBIGUOUS_AMOUNT',
-      `Expected "${mark}" followed by 1 or 2 decimals or a whole number without grouping, got "${text}": ` +
-        `"${mark}" and 3 digits may mean thousands or decimals (write ${parts.join('')} or ${parts[0]}${decimalMark}${decimals.slice(0, 2)})`,
-    );
+    throw formatError('AMBIGUOUS_AMOUNT', 'AMBIGUOUS_AMOUNT', {
+      mark,
+      got: JSON.stringify(text),
+      whole: parts.join(''),
+      decimal: `${parts[0]}${decimalMark}${decimals.slice(0, 2)}`,
+    });
   }
   checkDecimals(decimals, text);
   return toCents(parts[0]!, decimals, text);
 }
 
 function checkDecimals(decimals: string, text: string): void {
-  if (decimals.length > 2) invalid(`Expected at most 2 decimals, got ${decimals.length} in "${text}"`);
+  if (decimals.length > 2) invalidAs('INVALID_AMOUNT.decimals', { count: decimals.length, got: JSON.stringify(text) });
 }
 
 /** `1.234.567` -> `1234567`: groups of exactly 3 after a first group of 1..3. */
 function ungroup(integer: string, group: string, text: string): string {
   const parts = integer.split(group);
   if (!/^\d{1,3}$/.test(parts[0]!) || parts.slice(1).some((part) => !/^\d{3}$/.test(part))) {
-    invalid(`Expected thousands grouped in threes with "${group}", got "${text}"`);
+    invalidAs('INVALID_AMOUNT.grouping', { group, got: JSON.stringify(text) });
   }
   return parts.join('');
 }
@@ -149,4 +157,17 @@ export function formatPercentBr(percent: number): string {
   // Up to 4 decimals, trailing zeros dropped: what was typed (1 or 2 decimals in practice) reads back as typed.
   const text = Number(percent.toFixed(4)).toString();
   return `${text.replace('.', ',')}%`;
+}
+
+/**
+ * Cents as a person reading `locale` reads money (summaries, status): `R$ 14.325,21` in pt-BR ({@link formatBrl}),
+ * `R$14,325.21` in English. Negative amounts never reach here (totals of rows).
+ */
+export function formatMoney(locale: 'pt-BR' | 'en', cents: Cents): string {
+  if (locale === 'pt-BR') return formatBrl(cents);
+  requireCents(cents, 'an amount');
+  const whole = Math.floor(cents / 100)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `R$${whole}.${String(cents % 100).padStart(2, '0')}`;
 }

@@ -15,7 +15,9 @@
  * tab `|` that the header line holds most often, as the reader decides it. It reads the file once, in chunks, through
  * a handle the caller opened (so what is checked is the file that was opened, not whatever the name points to later).
  */
+
 import type { FileHandle } from 'node:fs/promises';
+import { type Message, msg } from '../i18n/index.js';
 
 export type Completeness =
   | { complete: true; lines: number; binary?: true }
@@ -124,6 +126,20 @@ export async function checkCompleteness(handle: FileHandle): Promise<Completenes
 }
 
 /** What an unfinished last line looks like, for a person (the rejection and the log). */
+/** What is unfinished, as a catalogue message (src/i18n) for the person who reads the rejection note. */
+export function unfinishedMessage(c: Exclude<Completeness, { complete: true }>): Message {
+  switch (c.reason) {
+    case 'empty':
+      return msg('UNFINISHED.empty');
+    case 'open-quote':
+      return msg('UNFINISHED.openQuote', { line: c.line });
+    case 'short-line':
+      return msg('UNFINISHED.shortLine', { line: c.line, columns: c.columns, headerColumns: c.headerColumns });
+    case 'no-line-end':
+      return msg('UNFINISHED.noLineEnd', { line: c.line });
+  }
+}
+
 export function describeUnfinished(c: Exclude<Completeness, { complete: true }>): string {
   switch (c.reason) {
     case 'empty':

@@ -54,11 +54,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import PQueue from 'p-queue';
+import { type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { isKindName, KIND_NAMES } from '../types.js';
 import { classifyInboxPath, DONE_MARKER_SUFFIX, isIgnoredName, stemOf } from './classify.js';
-import { type Completeness, checkCompleteness, describeUnfinished } from './completeness.js';
+import { type Completeness, checkCompleteness, describeUnfinished, unfinishedMessage } from './completeness.js';
 import {
   archiveWorkItem,
   type FileFingerprint,
@@ -471,7 +472,7 @@ export class Intake {
         return;
       }
       if (completeness.reason === 'open-quote' || completeness.reason === 'short-line') {
-        rejection = cutOffRejection(rel, what, quietMs);
+        rejection = cutOffRejection(rel, what, unfinishedMessage(completeness), quietMs);
       } else {
         // All its columns, only the final line end missing (or empty): after this long, the writer is done.
         this.log.info({ file: rel }, `taking the file as it is after ${Math.round(quietMs / 1000)} s: ${what}`);
@@ -673,7 +674,7 @@ export class Intake {
         if (!c.complete && c.reason !== 'empty') {
           if (now - since < this.options.cutOffMs) continue;
           if (c.reason === 'open-quote' || c.reason === 'short-line') {
-            item.meta.rejection = cutOffRejection(rel, describeUnfinished(c), now - since);
+            item.meta.rejection = cutOffRejection(rel, describeUnfinished(c), unfinishedMessage(c), now - since);
           }
         }
         item.meta.taken = inspection.fp;
@@ -721,6 +722,7 @@ function specialEntryRejection(stat: Stats, rel: string): WorkMeta['rejection'] 
   if (stat.isSymbolicLink()) {
     return {
       code: 'FILE_IS_LINK',
+      detail: msg('FILE_IS_LINK', { file: quoted }),
       message:
         `${quoted} is a symbolic link. remessa never follows links in the inbox, so what it points to was not read ` +
         'and nothing was sent. Copy the file itself into the inbox instead of linking to it.',
@@ -730,37 +732,49 @@ function specialEntryRejection(stat: Stats, rel: string): WorkMeta['rejection'] 
     if (!isCsvName(path.basename(rel))) return undefined;
     return {
       code: 'FILE_IS_FOLDER',
+      detail: msg('FILE_IS_FOLDER', { file: quoted }),
       message:
         `${quoted} is a folder, not a file: nothing inside it was read and nothing was sent. ` +
         'Put CSV files directly in inbox/<kind>/.',
     };
   }
-  const what = stat.isFIFO()
-    ? 'a named pipe (FIFO)'
+  const kind = stat.isFIFO()
+    ? 'fifo'
     : stat.isSocket()
-      ? 'a socket'
+      ? 'socket'
       : stat.isBlockDevice() || stat.isCharacterDevice()
-        ? 'a device'
-        : 'not a regular file';
+        ? 'device'
+        : 'other';
+  const what = { fifo: 'a named pipe (FIFO)', socket: 'a socket', device: 'a device', other: 'not a regular file' }[
+    kind
+  ];
   return {
     code: 'FILE_NOT_REGULAR',
+    detail: msg('FILE_NOT_REGULAR', { file: quoted, what: msg(`ENTRY.${kind}`) }),
     message: `${quoted} is ${what}, not a regular file: it was not opened and nothing was sent. Drop a regular CSV file.`,
   };
 }
 
 function unreadableRejection(rel: string, code: string): WorkMeta['rejection'] {
-  const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : 'the system said';
+  const denied = code === 'EACCES' || code === 'EPERM';
+  const why = denied ? 'permission denied' : 'the system said';
   return {
     code: 'FILE_UNREADABLE',
+    detail: msg('FILE_UNREADABLE', {
+      file: JSON.stringify(rel),
+      why: msg(denied ? 'FILE_UNREADABLE.denied' : 'FILE_UNREADABLE.system'),
+      code,
+    }),
     message:
       `Could not read ${JSON.stringify(rel)}: ${why} (${code}). Nothing was sent. ` +
       'Give the user remessa runs as permission to read the file, then drop it again.',
   };
 }
 
-function cutOffRejection(rel: string, what: string, quietMs: number): WorkMeta['rejection'] {
+function cutOffRejection(rel: string, what: string, unfinished: Message, quietMs: number): WorkMeta['rejection'] {
   return {
     code: 'FILE_CUT_OFF',
+    detail: msg('FILE_CUT_OFF', { file: JSON.stringify(rel), what: unfinished, seconds: Math.round(quietMs / 1000) }),
     message:
       `${JSON.stringify(rel)} looks cut off: ${what}, and the file has not changed for ${Math.round(quietMs / 1000)} s. ` +
       'Nothing was sent. If its upload was interrupted, upload the whole file again: under a temporary name ' +

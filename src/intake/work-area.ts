@@ -18,12 +18,14 @@
  * but no file means the file was never moved in (it is still in the inbox and will be taken again) or was already
  * archived: either way the folder is only cleaned up.
  */
+
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../atomic-file.js';
 import { RemessaError } from '../errors.js';
+import type { Message } from '../i18n/index.js';
 import { archiveNameFor } from '../outbox/names.js';
 import type { KindName } from '../types.js';
 
@@ -52,7 +54,7 @@ export interface WorkMeta {
    * Set when the intake itself answers the file as a whole (a link, a FIFO, a folder, an unreadable or cut-off
    * file): the file is then never opened again; the handler writes this rejection and nothing else.
    */
-  rejection?: { code: string; message: string };
+  rejection?: { code: string; message: string; detail?: Message };
 }
 
 /** Identity and state of a file: same inode, same size, same modification time = not written since. */

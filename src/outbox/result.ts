@@ -21,7 +21,8 @@ import type { BatchKind, Dialect } from '../batches/kind.js';
 import { crashPoint } from '../crash-point.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
-import { formatAmount } from '../formats/money.js';
+import { formatMoney } from '../formats/money.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import {
   batchChanges,
   beginAnswer,
@@ -59,6 +60,8 @@ export interface WriteResultOptions {
   unlessSha256?: string | null;
   /** The result file of this version is in place (read from the same store state): write only its summary. */
   summaryOnly?: boolean;
+  /** Language of what the answer says to a person (duplicate notes, amounts in the summary). @defaultValue 'pt-BR' */
+  locale?: Locale;
 }
 
 export interface ResultSummary {
@@ -79,7 +82,10 @@ export interface ResultSummary {
   copyOf?: { file: string; takenAt: string; resultFile: string };
   rows: number;
   counts: Record<RowOutcome, number>;
-  /** Sum of the rows' amounts by status (rows without an amount left out). */
+  /**
+   * Sum of the rows' amounts by status, as a person reads them (`R$ 14.325,21`); rejected rows count with the amount
+   * their cell holds when it can be read. Rows without an amount are left out.
+   */
   amounts: Record<RowOutcome, { cents: number; formatted: string }>;
   startedAt: string | null;
   finishedAt: string | null;
@@ -134,6 +140,7 @@ export async function writeResult(
   const dir = path.dirname(resultPath);
   await mkdir(dir, { recursive: true });
   const dialect = options.dialect ?? batch.dialect;
+  const locale = options.locale ?? DEFAULT_LOCALE;
   const resultColumns = options.kind.resultColumns;
   const moneyColumns = new Set(options.kind.resultMoneyColumns ?? []);
   const fileColumns = new Set(options.kind.resultFileColumns ?? []);
@@ -164,7 +171,9 @@ export async function writeResult(
         const status = rowOutcome(row.state);
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
-        await writer?.write(resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header));
+        await writer?.write(
+          resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header, locale),
+        );
       }
     }
     if (!writer) {
@@ -205,7 +214,7 @@ export async function writeResult(
     rows,
     counts,
     amounts: Object.fromEntries(
-      ROW_OUTCOMES.map((s) => [s, { cents: cents[s], formatted: formatAmount(cents[s], dialect.decimalMark) }]),
+      ROW_OUTCOMES.map((s) => [s, { cents: cents[s], formatted: formatMoney(locale, cents[s]) }]),
     ) as ResultSummary['amounts'],
     startedAt: batch.startedAt,
     finishedAt: batch.finishedAt,
@@ -226,6 +235,8 @@ export interface AnswerIntakeOptions {
   outboxDir: string;
   // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
   kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns'>;
+  /** Language of what the answer says to a person. @defaultValue 'pt-BR' */
+  locale?: Locale | undefined;
 }
 
 export interface AnswerIntakeOutput {
@@ -288,6 +299,7 @@ async function answerIntakeNow(
       await writeResult(store, intake.batchId, {
         outboxDir: options.outboxDir,
         kind: options.kind,
+        ...(options.locale ? { locale: options.locale } : {}),
         name: intake.answerName,
         version: intake.writingVersion,
         intake,
@@ -312,6 +324,7 @@ async function answerIntakeNow(
   const out = await writeResult(store, intake.batchId, {
     outboxDir: options.outboxDir,
     kind: options.kind,
+    ...(options.locale ? { locale: options.locale } : {}),
     name: intake.answerName,
     version,
     intake,
@@ -359,6 +372,7 @@ function resultLine(
   moneyColumns: ReadonlySet<string>,
   fileColumns: ReadonlySet<string>,
   header: readonly string[],
+  locale: Locale,
 ): ResultCell[] {
   // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
   const input = row.cells ?? header.map((h) => row.record[h] ?? '');
@@ -367,7 +381,10 @@ function resultLine(
   let message = row.errorMessage;
   if (row.state === 'duplicate' && row.owner) {
     outputs = row.owner.outputs;
-    message = `${message ?? 'Duplicate'} (original: ${describeOwner(row.owner.state)})`;
+    message = t(locale, 'DUPLICATE.original', {
+      message: message ?? 'DUPLICATE_NATURAL_KEY',
+      state: describeOwner(row.owner.state, locale),
+    });
     const ownerFolder = row.owner.answerName;
     if (ownerFolder && row.duplicateOf && row.duplicateOf.batchId !== row.batchId && fileColumns.size > 0) {
       // The original's files are in the original's folder: named from this batch's folder, where file columns point.
@@ -390,8 +407,9 @@ function resultLine(
   return cells;
 }
 
-function describeOwner(state: RowState): string {
-  return state === 'pending' || state === 'in_flight' ? 'not finished yet' : rowOutcome(state);
+/** The original's state: a status (stable, as ERPs read it) or, while it runs, words. */
+function describeOwner(state: RowState, locale: Locale): string {
+  return state === 'pending' || state === 'in_flight' ? t(locale, 'DUPLICATE.notFinished') : rowOutcome(state);
 }
 
 export interface WriteRejectedOptions {
@@ -406,6 +424,8 @@ export interface WriteRejectedOptions {
   error: { code: string; message: string };
   /** More lines (e.g. one per problem), each written on its own line. */
   details?: readonly string[];
+  /** Language of the note's own words. @defaultValue 'pt-BR' */
+  locale?: Locale;
 }
 
 /**
@@ -416,7 +436,7 @@ export async function writeRejected(options: WriteRejectedOptions): Promise<stri
   const file = answerPaths(options.outboxDir, options.kind, options.name).rejectedPath;
   await mkdir(path.dirname(file), { recursive: true });
   const lines = [
-    `${options.fileName} was not processed: nothing was sent to the bank.`,
+    t(options.locale ?? DEFAULT_LOCALE, 'REJECTED.header', { file: options.fileName }),
     '',
     `${options.error.code}: ${options.error.message}`,
     ...(options.details ?? []),

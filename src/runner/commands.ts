@@ -35,6 +35,7 @@ import { crashPoint } from '../crash-point.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import { type Locale, type Message, render, t } from '../i18n/index.js';
 import {
   archiveWorkItem,
   FileChangedError,
@@ -285,7 +286,7 @@ export async function openPipeline(
     retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],
     maxWaitMs: waitForBank.maxWaitMs,
   };
-  const common = { store, client, queue, accountId, retry, unreachable, logger: log };
+  const common = { store, client, queue, accountId, retry, unreachable, logger: log, locale: options.locale };
 
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
   function intakeOf(batch: TakenBatch): IntakeRecord {
@@ -311,7 +312,7 @@ export async function openPipeline(
   async function reject(
     batch: TakenBatch,
     intake: IntakeRecord,
-    error: { code: string; message: string },
+    error: { code: string; message: string; detail?: Message | undefined },
   ): Promise<BatchAnswer> {
     await checkUnchanged(batch);
     const file = await writeRejected({
@@ -319,7 +320,9 @@ export async function openPipeline(
       kind: intake.folder,
       name: intake.answerName,
       fileName: batch.item.meta.name,
-      error,
+      // An answer worded by catalogue key (the intake's) is said in the locale; others as they were raised.
+      error: { code: error.code, message: error.detail ? render(options.locale, error.detail) : error.message },
+      locale: options.locale,
     });
     markAnswered(store, intake.id, { type: 'rejected', version: 1, changes: 0, at: new Date().toISOString() });
     log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
@@ -342,7 +345,11 @@ export async function openPipeline(
       const kind = batch && KINDS[batch.kind];
       if (!batch || !kind) continue;
       try {
-        const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind });
+        const written = await answerIntake(store, intake.id, {
+          outboxDir: folders.outbox,
+          kind,
+          locale: options.locale,
+        });
         if (written.written) {
           log.info(
             { batch: intake.fileName, version: written.version, answer: written.resultPath },
@@ -384,7 +391,9 @@ export async function openPipeline(
       try {
         reader = await readBatch(batch.item.file, readOptions(options, kindName, meta.name));
       } catch (err) {
-        if (err instanceof InputError) return reject(batch, intake, { code: err.code, message: err.message });
+        if (err instanceof InputError) {
+          return reject(batch, intake, { code: err.code, message: err.describe(options.locale) });
+        }
         throw err;
       }
     }
@@ -425,7 +434,8 @@ export async function openPipeline(
       }
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
-        return reject(batch, intake, { code: err.code, message: err.message });
+        const message = err instanceof InputError ? err.describe(options.locale) : err.message;
+        return reject(batch, intake, { code: err.code, message });
       }
       throw err;
     } finally {
@@ -447,7 +457,7 @@ export async function openPipeline(
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
     // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
     await checkUnchanged(batch);
-    const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind });
+    const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind, locale: options.locale });
     if (written.written) log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     // Rows of this batch that other files' answers show as their originals (duplicates answered while these were
     // not finished): those answers get their new version now, not at the next retry pass.
@@ -593,11 +603,11 @@ export function allSucceeded(counts: OutcomeCounts): boolean {
   );
 }
 
-function formatCounts(counts: OutcomeCounts): string {
+function formatCounts(counts: OutcomeCounts, locale: Locale): string {
   const parts = Object.entries(counts)
     .filter(([, n]) => (n ?? 0) > 0)
     .map(([k, n]) => `${k} ${n}`);
-  return parts.length > 0 ? parts.join(', ') : 'no rows';
+  return parts.length > 0 ? parts.join(', ') : t(locale, 'STATUS.noRows');
 }
 
 export interface RunOnceOptions {
@@ -663,8 +673,8 @@ export async function runOnce(
         ? ` (${waiting} row(s) waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them)`
         : ' (stopped early: not answered yet, resumes on the next run)';
     out(options).write(
-      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts)}` +
-        `${answer.state === 'parked' ? parked : ` -> ${answer.file}`}\n`,
+      `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts, options.locale)}` +
+        `${answer.state === 'parked' ? (waiting > 0 ? parked : ` (${t(options.locale, 'RUN.parked')})`) : ` -> ${answer.file}`}\n`,
     );
   };
   try {
@@ -686,9 +696,7 @@ export async function runOnce(
         // In the inbox, a link is never followed (as the daemon does: it answers it without reading its target).
         const stat = await (inInbox ? fs.lstat(abs) : fs.stat(abs)).catch(() => undefined);
         if (!stat?.isFile()) {
-          out(options).write(
-            `${file}: ${!stat ? 'not found' : 'not a regular file (links in the inbox are never followed)'}\n`,
-          );
+          out(options).write(`${file}: ${t(options.locale, !stat ? 'RUN.notFound' : 'RUN.notRegular')}\n`);
           missing = true;
           continue;
         }
@@ -719,12 +727,12 @@ export async function runOnce(
           const { takenAt: _, ...rest } = meta;
           item = await takeIntoWorkArea(pipeline.workDir, abs, rest);
           if (!item) {
-            out(options).write(`${file}: taken by another process meanwhile\n`);
+            out(options).write(`${file}: ${t(options.locale, 'RUN.takenMeanwhile')}\n`);
             continue;
           }
         }
         const batch: TakenBatch = { item, sha256, stem: stemOf(name) };
-        const progress = createProgress({ stream });
+        const progress = createProgress({ stream, locale: options.locale });
         progress.start(`${k ?? '?'} ${name}`, interactive ? await estimateRows(item.file) : undefined);
         try {
           const answer = await pipeline.processBatch(batch, { signal: abort.signal, progress });
@@ -747,7 +755,7 @@ export async function runOnce(
           logger: log,
         },
         async (batch, signal) => {
-          const progress = createProgress({ stream });
+          const progress = createProgress({ stream, locale: options.locale });
           progress.start(
             `${batch.item.meta.kind ?? '?'} ${batch.item.meta.name}`,
             interactive ? await estimateRows(batch.item.file) : undefined,
@@ -766,7 +774,7 @@ export async function runOnce(
       // A file that could not be handled stays in the work area, unanswered: the next run takes it again.
       if (intake.counts.failed > 0) unsettled = true;
       if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0) {
-        out(options).write('nothing waiting in the inbox\n');
+        out(options).write(`${t(options.locale, 'RUN.nothingWaiting')}\n`);
       }
     }
     if (missing) return EXIT_CANNOT_RUN;

@@ -64,6 +64,7 @@ import {
 } from '../bank/errors.js';
 import { defaultSleep } from '../bank/options.js';
 import { backoffDelayMs, decideRetry, type RetryDecision, type RetrySettings } from '../bank/retry-policy.js';
+import { type ColumnLabel, columnLabeller, formatCellErrors, readableAmount } from '../batches/fields.js';
 import {
   type BatchKind,
   type CellError,
@@ -75,6 +76,7 @@ import {
   type StepSpec,
 } from '../batches/kind.js';
 import { InputError, RemessaError } from '../errors.js';
+import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
@@ -102,8 +104,11 @@ export interface InputRecord {
 /** The file side of a batch: what `readBatch` returns (dialect, header, rows). */
 export interface BatchInput {
   dialect: Dialect;
-  /** Header in file order: the source names (or `{ source }` objects as the reader gives them). */
-  header: ReadonlyArray<string | { source: string }>;
+  /**
+   * Header in file order: the source names (or `{ source, column }` objects as the reader gives them: then a cell
+   * error names the column as the file does, `coluna 4 (Vencimento -> dueDate)`).
+   */
+  header: ReadonlyArray<string | { source: string; column?: string | null; supplied?: true }>;
   rows: AsyncIterable<InputRecord>;
 }
 
@@ -132,6 +137,8 @@ export interface ProcessBatchOptions {
   retry?: RetrySettings;
   /** 429 answers a step may get in one run before the row is left `uncertain`. @defaultValue 20 */
   maxRateLimitedAttempts?: number;
+  /** Language of the messages stored for people (row errors in the result file). @defaultValue 'pt-BR' */
+  locale?: Locale;
   /** Rows stored per transaction during ingestion. @defaultValue 500 */
   ingestChunkRows?: number;
   /**
@@ -336,6 +343,9 @@ class BatchRun {
   private rowCount = 0;
   /** The batch waits for approval: no effect step starts (rows are parked before it). */
   private holdEffects = false;
+  private readonly locale: Locale;
+  /** Names a column as the batch's file does (set when its rows are read). */
+  private label: ColumnLabel | undefined;
 
   constructor(options: ProcessBatchOptions) {
     this.o = options;
@@ -350,6 +360,7 @@ class BatchRun {
     this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
     this.gate = gateFor(options.queue, options.unreachable);
+    this.locale = options.locale ?? DEFAULT_LOCALE;
   }
 
   async process(): Promise<ProcessBatchResult> {
@@ -436,12 +447,13 @@ class BatchRun {
       );
     }
     const keys = new IdempotencyKeys(this.o.accountId);
+    this.label = columnLabeller(input.header.map((h) => (typeof h === 'string' ? { source: h, column: h } : h)));
     const chunkSize = this.o.ingestChunkRows ?? 500;
     let chunk: IngestRow[] = [];
     let stored = batch.rowCount;
     const flush = () => {
       if (chunk.length === 0) return;
-      stored += this.store.ingest(batch.id, chunk).stored;
+      stored += this.store.ingest(batch.id, chunk, this.locale).stored;
       chunk = [];
       this.rowCount = stored;
       this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });
@@ -461,13 +473,14 @@ class BatchRun {
     } catch (error) {
       if (error instanceof InputError) {
         // The file is broken further down (InputError from the reader): reject it whole; nothing was sent.
-        this.store.rejectBatch(batch.id, { code: error.code, message: error.message });
-        throw new BatchRejectedError(batch.id, { code: error.code, message: error.message }, { cause: error });
+        const rejection = { code: error.code, message: error.describe(this.locale) };
+        this.store.rejectBatch(batch.id, rejection);
+        throw new BatchRejectedError(batch.id, rejection, { cause: error });
       }
       throw error;
     }
     const policy = this.o.policy ?? (this.kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-    this.store.finishIngest(batch.id, policy);
+    this.store.finishIngest(batch.id, policy, this.locale);
     return true;
   }
 
@@ -479,12 +492,20 @@ class BatchRun {
     } catch (error) {
       parsed = {
         ok: false,
-        errors: [{ code: 'ROW_INVALID', message: `The row could not be read: ${(error as Error).message}` }],
+        errors: [{ code: 'ROW_INVALID', message: msg('ROW_INVALID', { reason: (error as Error).message }) }],
       };
     }
     if (!parsed.ok) errors.push(...parsed.errors);
     const base = { line: rec.line, record: rec.record, cells: rec.cells };
-    if (errors.length > 0 || !parsed.ok) return { ...base, valid: false, errors };
+    if (errors.length > 0 || !parsed.ok) {
+      return {
+        ...base,
+        valid: false,
+        errors,
+        message: formatCellErrors(errors, this.locale, this.label),
+        amountCents: readableAmount(rec.record.amount, this.dialect),
+      };
+    }
     const row = parsed.row;
     const naturalKey = this.kind.naturalKey(row);
     return {
@@ -526,7 +547,7 @@ class BatchRun {
                 if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
                   this.store.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
                     code: ENGINE_CODES.stepError,
-                    message: `Internal error while driving the row: ${errorMessage(error)}`,
+                    message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
                   });
                 }
               })
@@ -557,7 +578,7 @@ class BatchRun {
     const { store, batchId } = this.o;
     const parsed = this.kind.parse(row.record, this.dialect);
     if (!parsed.ok) {
-      const message = `The stored row no longer parses: ${parsed.errors.map((e) => e.message).join('; ')}`;
+      const message = t(this.locale, 'ROW_UNPARSABLE', { errors: formatCellErrors(parsed.errors, this.locale) });
       await store.write(() => {
         if (row.state === 'in_flight' || row.state === 'waiting')
           store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
@@ -623,7 +644,10 @@ class BatchRun {
       if (unknown && state !== 'uncertain') {
         store.recordRowUncertain(batchId, line, rec?.step ?? null, {
           code: ENGINE_CODES.stoppedUnknown,
-          message: `Stopped while the outcome of step ${rec?.step ?? '?'} was unknown${unknownError ? ` (${unknownError.message})` : ''}; resolved by the next run`,
+          message: t(this.locale, 'STOPPED_OUTCOME_UNKNOWN', {
+            step: rec?.step ?? '?',
+            reason: unknownError?.message,
+          }),
         });
       } else if (state === 'in_flight') store.parkRow(batchId, line);
     });
@@ -670,7 +694,7 @@ class BatchRun {
     let lastUnknown: RowError | undefined = unknown
       ? {
           code: rec?.errorCode ?? ENGINE_CODES.unknownAfterRetries,
-          message: rec?.errorMessage ?? 'an earlier run stopped mid-request',
+          message: rec?.errorMessage ?? t(this.locale, 'UNKNOWN_OUTCOME.earlierRun'),
         }
       : undefined;
     let attempt = 0;
@@ -701,7 +725,10 @@ class BatchRun {
         if (!step.recover) {
           return end('uncertain', {
             code: ENGINE_CODES.unknownNotResent,
-            message: `Step ${step.name} may have been carried out at the bank (${lastUnknown?.message ?? 'unknown outcome'}); it is never resent blind: check at the bank`,
+            message: t(this.locale, 'UNKNOWN_OUTCOME_NOT_RESENT', {
+              step: step.name,
+              reason: lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.unknown'),
+            }),
           });
         }
         const recovered = await this.recover(step, ctx, line);
@@ -711,7 +738,10 @@ class BatchRun {
         if (recovered.kind === 'failed') {
           return end('uncertain', {
             code: ENGINE_CODES.unknownAfterRetries,
-            message: `Step ${step.name} may have been carried out at the bank, and looking it up failed: ${recovered.error.message}`,
+            message: t(this.locale, 'UNKNOWN_OUTCOME.lookupFailed', {
+              step: step.name,
+              reason: recovered.error.message,
+            }),
           });
         }
         // Certainly absent: the effect did not happen, sending is safe.
@@ -781,7 +811,7 @@ class BatchRun {
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
             return end('uncertain', {
               code: rowError.code,
-              message: `Still rate limited after ${rateLimited} attempts: ${rowError.message}`,
+              message: t(this.locale, 'RATE_LIMITED.stillLimited', { attempts: rateLimited, reason: rowError.message }),
             });
           }
           continue;
@@ -831,9 +861,11 @@ class BatchRun {
         } else {
           return end('uncertain', {
             code: unknown ? ENGINE_CODES.unknownAfterRetries : rowError.code,
-            message: unknown
-              ? `Step ${step.name}: outcome unknown after ${attempt} attempt(s): ${rowError.message}; retried by the next run`
-              : `Step ${step.name} could not be completed after ${attempt} attempt(s): ${rowError.message}; retried by the next run`,
+            message: t(this.locale, unknown ? 'UNKNOWN_OUTCOME' : 'UNKNOWN_OUTCOME.notCompleted', {
+              step: step.name,
+              attempts: attempt,
+              reason: rowError.message,
+            }),
           });
         }
         this.log.warn(

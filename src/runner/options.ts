@@ -10,6 +10,7 @@ import type { Config, SandboxTls } from '../config.js';
 import type { ReadBatchOptions } from '../csv/reader.js';
 import { parseAmount } from '../formats/money.js';
 import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
+import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Cents, KindName } from '../types.js';
@@ -99,6 +100,8 @@ export interface RunnerOptions {
    * src/batches/supply.ts). Taken live on a reload. @defaultValue `{}`
    */
   defaults?: Partial<Record<KindName, Record<string, string>>>;
+  /** Language of every message a person reads (config `locale`, `--locale`). Taken live on a reload. */
+  locale: Locale;
   logger: Logger;
   /** Where command output (validate's errors, status) goes. @defaultValue process.stdout */
   out?: NodeJS.WritableStream;
@@ -255,6 +258,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,
+    locale: config.locale,
     logger,
     progressIntervalMs: config.log.progressIntervalMs,
     ...(config.webhookReceiverEnabled

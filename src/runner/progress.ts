@@ -9,6 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import cliProgress from 'cli-progress';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 
 export interface ProgressOptions {
@@ -18,6 +19,8 @@ export interface ProgressOptions {
   tty?: boolean;
   /** Minimum time between two plain lines, in milliseconds. @defaultValue 5000 */
   intervalMs?: number;
+  /** Language of the words of the bar and the lines (row statuses stay as they are). @defaultValue 'pt-BR' */
+  locale?: Locale;
 }
 
 /** Progress of one file. */
@@ -38,7 +41,8 @@ export interface Progress {
 export function createProgress(options: ProgressOptions = {}): Progress {
   const stream = options.stream ?? process.stderr;
   const tty = options.tty ?? Boolean(stream.isTTY);
-  return tty ? new BarProgress(stream) : new LineProgress(stream, options.intervalMs ?? 5000);
+  const locale = options.locale ?? DEFAULT_LOCALE;
+  return tty ? new BarProgress(stream, locale) : new LineProgress(stream, options.intervalMs ?? 5000, locale);
 }
 
 /** Whether progress on `stream` would be a bar (then counting lines for the total is worth it). */
@@ -57,6 +61,7 @@ abstract class CountingProgress implements Progress {
   protected startedAt = Date.now();
   private renderedAt = this.startedAt;
   protected readonly counts: Record<string, number> = {};
+  protected locale: Locale = DEFAULT_LOCALE;
 
   constructor(private readonly refreshMs: number) {}
 
@@ -92,9 +97,11 @@ abstract class CountingProgress implements Progress {
     this.render();
   }
 
+  /** `succeeded 3, rejected 1` (statuses as ERPs read them); validate's valid/invalid in the locale's words. */
   protected summary(): string {
-    const parts = Object.entries(this.counts).map(([k, v]) => `${k} ${v}`);
-    return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+    return Object.entries(this.counts)
+      .map(([k, v]) => `${k === 'valid' || k === 'invalid' ? t(this.locale, `STATUS.${k}`) : k} ${v}`)
+      .join(', ');
   }
 
   /** Rows per second since the start, and the seconds left at that rate when the total is known. */
@@ -115,12 +122,13 @@ class BarProgress extends CountingProgress {
   private readonly bar: cliProgress.SingleBar;
   private barTotal = 1;
 
-  constructor(stream: NodeJS.WritableStream) {
+  constructor(stream: NodeJS.WritableStream, locale: Locale) {
     super(BAR_REFRESH_MS);
+    this.locale = locale;
     this.bar = new cliProgress.SingleBar(
       {
         stream,
-        format: '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
+        format: t(locale, 'PROGRESS.bar'),
         hideCursor: true,
         clearOnComplete: false,
         fps: 10,
@@ -155,23 +163,34 @@ class LineProgress extends CountingProgress {
   constructor(
     private readonly stream: NodeJS.WritableStream,
     intervalMs: number,
+    locale: Locale,
   ) {
     super(intervalMs);
+    this.locale = locale;
   }
 
   protected begin(): void {}
 
   protected render(): void {
-    const of = this.total ? `/${this.total}` : '';
     const { ratePerSecond, etaSeconds } = this.pace();
-    const eta = etaSeconds !== undefined ? `, ETA ${formatDuration(etaSeconds)}` : '';
-    this.stream.write(
-      `${this.label}: ${this.done}${of} rows${this.summary()}, ${ratePerSecond.toFixed(1)} rows/s${eta}\n`,
-    );
+    const line = t(this.locale, 'PROGRESS.rows', {
+      label: this.label,
+      done: this.done,
+      total: this.total || undefined,
+      counts: this.summary() || undefined,
+      rate: ratePerSecond.toFixed(1),
+      eta: etaSeconds !== undefined ? formatDuration(etaSeconds) : undefined,
+    });
+    this.stream.write(`${line}\n`);
   }
 
   protected end(): void {
-    this.stream.write(`${this.label}: ${this.done} rows done${this.summary()}\n`);
+    const line = t(this.locale, 'PROGRESS.done', {
+      label: this.label,
+      done: this.done,
+      counts: this.summary() || undefined,
+    });
+    this.stream.write(`${line}\n`);
   }
 }
 

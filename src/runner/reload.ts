@@ -2,8 +2,8 @@
  * Taking a changed configuration without a restart (the daemon, on SIGHUP or when the file changes).
  *
  * Applied live, from the next file taken on (a file already being processed keeps what it started with):
- * `mappings`, `defaults`, `policy`, `csv`, `approval`, `limits` and `log.level` (`approval.pollMs` needs a
- * restart). They only change how a file is read and judged.
+ * `mappings`, `defaults`, `policy`, `csv`, `approval`, `limits`, `locale` and `log.level` (`approval.pollMs` needs a
+ * restart). They only change how a file is read, judged and answered.
  *
  * Need a restart (a reload logs which of them changed and keeps the running values): `folders`, `bank` (URL,
  * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`, `webhooks` (the receiver's port and
@@ -21,7 +21,16 @@ import type { RunnerOptions } from './options.js';
 export const RESTART_SETTINGS = ['folders', 'bank', 'sandbox', 'intake', 'queue', 'webhooks'] as const;
 
 /** The settings applied live on a reload. */
-export const LIVE_SETTINGS = ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits', 'log.level'] as const;
+export const LIVE_SETTINGS = [
+  'mappings',
+  'defaults',
+  'policy',
+  'csv',
+  'approval',
+  'limits',
+  'locale',
+  'log.level',
+] as const;
 
 /** Which restart-only settings differ between two configurations (`bank.url`, `folders.inbox`, ...). */
 export function restartOnlyChanges(before: Config, after: Config): string[] {
@@ -39,7 +48,7 @@ export function restartOnlyChanges(before: Config, after: Config): string[] {
 /** Which live settings differ (for the log line). */
 export function liveChanges(before: Config, after: Config): string[] {
   const changed: string[] = [];
-  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits'] as const) {
+  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits', 'locale'] as const) {
     if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed.push(key);
   }
   if (before.log.level !== after.log.level) changed.push('log.level');
@@ -56,6 +65,7 @@ export function applyLiveSettings(running: RunnerOptions, next: RunnerOptions, l
   running.policy = next.policy;
   running.csv = next.csv;
   if (next.controls) running.controls = next.controls;
+  running.locale = next.locale;
   // REMESSA_LOG_LEVEL, when set, overrides the file at start and on every reload alike.
   log.level = process.env.REMESSA_LOG_LEVEL ?? level;
 }

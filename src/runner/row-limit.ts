@@ -5,6 +5,7 @@
  */
 import type { BatchKind, CellError, Dialect } from '../batches/kind.js';
 import { formatAmount, formatBrl } from '../formats/money.js';
+import { msg } from '../i18n/index.js';
 import type { MoneyControlOptions } from './options.js';
 
 /** Code of a row whose amount is over its kind's per-row limit. */
@@ -29,7 +30,12 @@ export function withRowLimit<K extends BatchKind<any>>(kind: K, controls: MoneyC
       const error: CellError = {
         column: 'amount',
         code: LIMIT_PER_ROW,
-        message: `Expected at most ${formatAmount(perRow, dialect.decimalMark)} (limits.${kind.name}.perRow, ${formatBrl(perRow)}), got ${formatAmount(cents, dialect.decimalMark)}`,
+        message: msg(LIMIT_PER_ROW, {
+          max: formatAmount(perRow, dialect.decimalMark),
+          setting: `limits.${kind.name}.perRow`,
+          brl: formatBrl(perRow),
+          got: formatAmount(cents, dialect.decimalMark),
+        }),
       };
       return { ok: false, errors: [error] };
     },

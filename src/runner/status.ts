@@ -249,7 +249,7 @@ function outboxRejections(outboxDir: string): OutboxRejection[] {
         const stat = statSync(file);
         if (!stat.isFile()) continue;
         const lines = readFileSync(file, 'utf8').split('\n');
-        const first = /^(.*) was not processed:/.exec(lines[0] ?? '');
+        const first = /^(.*) (?:was not processed|não foi processado):/.exec(lines[0] ?? '');
         const reason = /^([A-Z][A-Z0-9_]*): (.*)$/.exec(lines[2] ?? '');
         found.push({
           kind: folder,

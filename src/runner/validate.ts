@@ -5,11 +5,14 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { columnLabeller, readableAmount } from '../batches/fields.js';
 import type { CellError } from '../batches/kind.js';
 import { KINDS } from '../batches/registry.js';
 import { readBatch } from '../csv/reader.js';
-import { formatLocation, type InputLocation, RemessaError } from '../errors.js';
+import { clip, InputError, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
+import { formatMoney } from '../formats/money.js';
+import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { classifyInboxPath } from '../intake/classify.js';
 import type { KindName } from '../types.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
@@ -30,8 +33,10 @@ export interface ValidationReport {
   rows: number;
   valid: number;
   invalid: number;
-  /** One line per error: `file line L, column C (name): message [CODE]`. */
+  /** One line per error: `file linha L, coluna C (Vencimento -> dueDate): message [CODE]` (in the locale). */
   errors: string[];
+  /** Sum of the amounts of the valid rows and of the invalid ones (those whose amount cell can be read), in cents. */
+  amounts: { valid: number; invalid: number };
   /** Said when the policy would send nothing. */
   policyNote?: string;
 }
@@ -40,25 +45,22 @@ export interface ValidationReport {
 export async function validateBatchFile(
   file: string,
   kindName: KindName,
-  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'> & Partial<Pick<RunnerOptions, 'controls'>>,
+  options: Pick<RunnerOptions, 'csv' | 'mappings' | 'policy'> &
+    Partial<Pick<RunnerOptions, 'controls'>> & { locale?: Locale },
   hooks: { onRow?: (valid: boolean) => void; maxErrors?: number } = {},
 ): Promise<ValidationReport> {
   const kind = withRowLimit(KINDS[kindName], options.controls);
   const name = path.basename(file);
   const reader = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
-  const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [] };
+  const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [], amounts: { valid: 0, invalid: 0 } };
   const maxErrors = hooks.maxErrors ?? 10_000;
-  const columnIndex = new Map<string, number>();
-  reader.header.forEach((h, i) => {
-    if (h.column !== null && !columnIndex.has(h.column)) columnIndex.set(h.column, i + 1);
-  });
+  const locale = options.locale ?? DEFAULT_LOCALE;
+  const label = columnLabeller(reader.header);
   const add = (line: number, e: CellError) => {
     if (report.errors.length >= maxErrors) return;
-    const column = e.column === undefined ? undefined : columnIndex.get(e.column);
-    const loc: InputLocation = { file: name, line };
-    if (column !== undefined) loc.column = column;
-    if (e.column !== undefined) loc.columnName = e.column;
-    report.errors.push(`${formatLocation(loc)}: ${e.message} [${e.code}]`);
+    const where = t(locale, 'WHERE.line', { file: clip(name), line });
+    const column = e.column === undefined ? '' : `, ${render(locale, label(e.column))}`;
+    report.errors.push(`${where}${column}: ${render(locale, e.message)} [${e.code}]`);
   };
   try {
     const dialect = reader.dialect;
@@ -75,7 +77,12 @@ export async function validateBatchFile(
           const parsed = kind.parse(rec.record, dialect);
           ok = parsed.ok;
           if (!parsed.ok) for (const e of parsed.errors) add(rec.line, e);
+          else {
+            const cents = kind.amountCents?.(parsed.row);
+            if (cents !== undefined) report.amounts.valid += cents;
+          }
         }
+        if (!ok) report.amounts.invalid += readableAmount(rec.record.amount, dialect) ?? 0;
         if (ok) report.valid++;
         else report.invalid++;
         onRow?.(ok);
@@ -84,13 +91,13 @@ export async function validateBatchFile(
   } finally {
     reader.close();
   }
-  if (report.errors.length >= maxErrors) report.errors.push(`... more errors not shown (first ${maxErrors} listed)`);
+  if (report.errors.length >= maxErrors) report.errors.push(t(locale, 'VALIDATE.moreErrors', { max: maxErrors }));
   const policy = options.policy[kindName] ?? (kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
   if (report.invalid > 0) {
     report.policyNote =
       policy === 'all-or-nothing'
-        ? 'policy all-or-nothing: nothing would be sent'
-        : `policy send-valid: ${report.valid} valid rows would be sent`;
+        ? t(locale, 'VALIDATE.allOrNothing')
+        : t(locale, 'VALIDATE.sendValid', { valid: report.valid });
   }
   return report;
 }
@@ -104,17 +111,16 @@ export async function validateFile(options: RunnerOptions, file: string, kind?: 
   const abs = path.resolve(file);
   const k = kind ?? kindOfGivenFile(abs);
   const o = out(options);
+  const locale = options.locale ?? DEFAULT_LOCALE;
   if (!k) {
-    o.write(
-      `${file}: Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${path.basename(file)}"\n`,
-    );
+    o.write(`${t(locale, 'VALIDATE.noKind', { file, name: JSON.stringify(path.basename(file)) })}\n`);
     return EXIT_NOT_ALL_SUCCEEDED;
   }
   if (!(await fs.stat(abs).catch(() => undefined))?.isFile()) {
-    o.write(`${file}: not found\n`);
+    o.write(`${t(locale, 'VALIDATE.notFound', { file })}\n`);
     return EXIT_CANNOT_RUN;
   }
-  const progress = createProgress({ stream });
+  const progress = createProgress({ stream, locale });
   progress.start(`validate ${k} ${path.basename(abs)}`, isInteractive(stream) ? await estimateRows(abs) : undefined);
   let result: ValidationReport;
   try {
@@ -122,22 +128,27 @@ export async function validateFile(options: RunnerOptions, file: string, kind?: 
   } catch (err) {
     progress.stop();
     if (err instanceof RemessaError) {
-      o.write(`${err.message} [${err.code}]\n`);
-      o.write(`${path.basename(abs)}: the file cannot be processed\n`);
+      o.write(`${err instanceof InputError ? err.describe(locale) : err.message} [${err.code}]\n`);
+      o.write(`${t(locale, 'VALIDATE.cannotProcess', { file: path.basename(abs) })}\n`);
       return EXIT_NOT_ALL_SUCCEEDED;
     }
     throw err;
   }
   progress.stop();
   for (const line of result.errors) o.write(`${line}\n`);
+  const amounts = t(locale, 'VALIDATE.amounts', {
+    valid: formatMoney(locale, result.amounts.valid),
+    invalid: formatMoney(locale, result.amounts.invalid),
+  });
   o.write(
-    `${path.basename(abs)}: ${plural(result.rows, 'row')}, ${result.valid} valid, ${result.invalid} invalid, ` +
-      `${plural(result.errors.length, 'error')}${result.policyNote ? `; ${result.policyNote}` : ''}\n`,
+    `${t(locale, 'VALIDATE.summary', {
+      file: path.basename(abs),
+      rows: result.rows,
+      valid: result.valid,
+      invalid: result.invalid,
+      errors: result.errors.length,
+      policy: result.policyNote,
+    })}; ${amounts}\n`,
   );
   return result.invalid === 0 && result.rows > 0 ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
-}
-
-/** `1 error`, `2 errors`. */
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

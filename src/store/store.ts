@@ -35,6 +35,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
+import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase, StoreError } from './db.js';
@@ -102,6 +103,10 @@ export type IngestRow =
       cells?: readonly string[] | undefined;
       valid: false;
       errors: readonly CellError[];
+      /** The amount its cell holds when it can be read (a rejected amount still counts in the summary). */
+      amountCents?: Cents | undefined;
+      /** The errors as the person reads them (the engine names the columns as the file does). @defaultValue rendered here */
+      message?: string | undefined;
     };
 
 export interface IngestResult {
@@ -476,7 +481,7 @@ export class Store {
    * ingestion of this batch was interrupted and is being redone from the file). A valid row whose natural key is
    * owned by another row becomes `duplicate`; otherwise it takes the key (a failed or rejected owner gives it up).
    */
-  ingest(batchId: string, rows: readonly IngestRow[]): IngestResult {
+  ingest(batchId: string, rows: readonly IngestRow[], locale: Locale = DEFAULT_LOCALE): IngestResult {
     return this.db.transaction(() => {
       const batch = this.ingestingBatch(batchId, 'its rows are already stored');
       const insert = this.db.prepare(
@@ -511,7 +516,8 @@ export class Store {
         stored++;
         if (!row.valid) {
           invalid++;
-          const err = describeCellErrors(row.errors);
+          const err = describeCellErrors(row.errors, locale);
+          if (row.message !== undefined) err.message = row.message;
           insert.run({
             batchId,
             line: row.line,
@@ -523,7 +529,7 @@ export class Store {
             state: 'rejected',
             errorCode: err.code,
             errorMessage: err.message,
-            amountCents: null,
+            amountCents: row.amountCents ?? null,
             dupBatch: null,
             dupLine: null,
             now,
@@ -552,8 +558,15 @@ export class Store {
           errorCode: isDuplicate ? DUPLICATE_NATURAL_KEY : null,
           errorMessage: isDuplicate
             ? own!.batch_id === batchId
-              ? `Same ${batch.kind} natural key as line ${own!.line} of this file: not sent again`
-              : `Same ${batch.kind} natural key as line ${own!.line} of ${own!.file_name ?? own!.batch_id}${own!.answer_name ? ` (answered in ${own!.answer_name}.result.csv)` : ''}: not sent again`
+              ? t(locale, 'DUPLICATE_NATURAL_KEY', { kind: batch.kind, line: own!.line })
+              : t(locale, 'DUPLICATE_NATURAL_KEY.otherFile', {
+                  kind: batch.kind,
+                  line: own!.line,
+                  file: own!.file_name ?? own!.batch_id,
+                  answered: own!.answer_name
+                    ? t(locale, 'DUPLICATE_NATURAL_KEY.answeredIn', { answer: `${own!.answer_name}.result.csv` })
+                    : '',
+                })
             : null,
           amountCents: row.amountCents ?? null,
           dupBatch: isDuplicate ? own!.batch_id : null,
@@ -575,7 +588,7 @@ export class Store {
    * Ends ingestion: applies the policy (all-or-nothing with any invalid row: every pending row becomes `rejected`
    * with BATCH_HAS_INVALID_ROWS, which also gives its natural key up) and marks the batch ready.
    */
-  finishIngest(batchId: string, policy: BatchPolicy): BatchRecord {
+  finishIngest(batchId: string, policy: BatchPolicy, locale: Locale = DEFAULT_LOCALE): BatchRecord {
     return this.db.transaction(() => {
       const batch = this.requireBatch(batchId);
       if (batch.status !== 'ingesting') return batch;
@@ -584,7 +597,7 @@ export class Store {
           batchId,
           {
             code: BATCH_HAS_INVALID_ROWS,
-            message: `Not sent: this ${batch.kind} file has ${batch.invalidCount} invalid row(s), and a file that moves money is sent whole or not at all`,
+            message: t(locale, 'BATCH_HAS_INVALID_ROWS', { kind: batch.kind, count: batch.invalidCount }),
           },
           this.ts(),
         );
@@ -1120,10 +1133,15 @@ function safeJson(value: unknown): string | null {
 }
 
 /** One code and one message for a row's cell errors: the first code; every error, with its column, in the message. */
-export function describeCellErrors(errors: readonly CellError[]): RowError {
-  if (errors.length === 0) return { code: 'ROW_INVALID', message: 'The row is invalid' };
+export function describeCellErrors(errors: readonly CellError[], locale: Locale = DEFAULT_LOCALE): RowError {
+  if (errors.length === 0) return { code: 'ROW_INVALID', message: t(locale, 'ROW_INVALID.invalid') };
   return {
     code: errors[0]!.code,
-    message: errors.map((e) => (e.column ? `column ${e.column}: ${e.message}` : e.message)).join('; '),
+    message: errors
+      .map((e) => {
+        const text = render(locale, e.message);
+        return e.column ? `${t(locale, 'WHERE.columnAbsent', { column: e.column })}: ${text}` : text;
+      })
+      .join('; '),
   };
 }

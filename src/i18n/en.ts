@@ -1,0 +1,237 @@
+/**
+ * English sentences, keyed by stable code (`CODE`) or `CODE.variant`; the keys of this file are the catalogue's keys
+ * (./pt-BR.ts must have every one: the type checks it, test/i18n.test.ts too). `{name}` is a value to put in; a
+ * function entry builds a sentence with optional parts. Values quoted from the input come already quoted.
+ */
+type P = Readonly<Record<string, string | undefined>>;
+const paren = (v: string | undefined) => (v ? ` (${v})` : '');
+
+export const EN = {
+  // Cells (src/batches/fields.ts and the kinds)
+  REQUIRED: (p: P) => `Expected a value${paren(p.when)}, got an empty cell`,
+  NOT_ALLOWED: 'Expected an empty cell ({why}), got {got}',
+  INVALID_TEXT: 'Expected text without control characters (tabs, line breaks), got {got}',
+  'INVALID_TEXT.min': 'Expected at least {min} characters, got {got}',
+  PATTERN: 'Expected {expected}, got {got}',
+  TOO_LONG: 'Expected at most {max} characters, got {got}',
+  INVALID_ENUM: 'Expected one of {values}, got {got}',
+  INVALID_GUID: 'Expected a GUID like 3f2504e0-4f89-41d3-9a0c-0305e82c3301, got {got}',
+  AMOUNT_NOT_POSITIVE: 'Expected an amount greater than 0, got {got}',
+  'AMOUNT_NOT_POSITIVE.discount': 'Expected a discount greater than 0, got {got}',
+  AMOUNT_TOO_LARGE: (p: P) => `Expected an amount of at most ${p.max}${paren(p.why)}, got ${p.got}`,
+  DATE_OUT_OF_RANGE: 'Expected {what} from {from} to {to}, got {got}',
+  INVALID_NUMBER: 'Expected a whole number from {min} to {max}, got {got}',
+  INVALID_BOOLEAN: 'Expected true or false, got {got}',
+  INVALID_STATE: 'Expected a two-letter state code (UF) such as SP or RJ, got {got}',
+  INVALID_ZIP_CODE: 'Expected a zip code (CEP) of 8 digits like 01310-100, got {got}',
+  'INVALID_ZIP_CODE.leadingZeros':
+    'Expected a zip code (CEP) of 8 digits, got {got} ({length} digits): Excel drops leading zeros; format the column as Text and type {padded}',
+  INVALID_EMAIL: 'Expected an e-mail address like ana@example.com, got {got}',
+  INVALID_PHONE: 'Expected a phone with its area code like (11) 98765-4321 or (11) 3333-4444, got {got}',
+  CONFLICT: 'Expected one of two columns to be filled, got both',
+  'CONFLICT.phone': 'Expected the phone in payer.phone or in payer.phone.number, got both',
+  NOTHING_TO_CHANGE: 'Expected at least one value to change besides correlationId, got none',
+  COLUMN_COUNT: 'Expected {expected} cells as in the header, got {got}',
+  INVALID_ROW: 'Expected a valid row, got one that could not be read',
+  ROW_INVALID: 'The row could not be read: {reason}',
+  INVALID_DOCUMENT: 'Expected a CPF (11 digits) or a CNPJ (14 characters), got {length} characters',
+  'INVALID_DOCUMENT.empty': 'Expected a CPF (11 digits) or a CNPJ (14 characters), got an empty value',
+  'INVALID_DOCUMENT.characters': 'Expected only digits (and letters in a CNPJ), got {char}',
+  'INVALID_DOCUMENT.cpfLetters': 'Expected a CPF of 11 digits, got letters',
+  'INVALID_DOCUMENT.cnpjLastDigits': 'Expected the last 2 characters of a CNPJ to be digits',
+  'INVALID_DOCUMENT.onlyCpf': 'Expected a CPF (11 digits), got {length} characters',
+  'INVALID_DOCUMENT.onlyCnpj': 'Expected a CNPJ (14 characters), got {length} characters',
+  'INVALID_DOCUMENT.leadingZeros':
+    'Expected a {what} of {expected} digits, got {length} digits: Excel drops leading zeros; format the column as Text and type the document with its zeros ({padded})',
+  INVALID_CPF: 'Expected a CPF with valid check digits, got wrong check digits',
+  INVALID_CNPJ: 'Expected a CNPJ with valid check digits, got wrong check digits',
+
+  // Format errors (src/formats): a code's own sentence quotes the English detail of a parser not yet in the catalogue.
+  INVALID_LENGTH: '{detail}',
+  INVALID_CHARACTERS: '{detail}',
+  INVALID_CHECK_DIGIT: '{detail}',
+  INVALID_CRC: '{detail}',
+  INVALID_FIELD: '{detail}',
+  MISSING_FIELD: '{detail}',
+  UNKNOWN_FORMAT: '{detail}',
+  DUE_DATE_OUT_OF_RANGE: '{detail}',
+  INVALID_DATE: 'Expected a date as yyyy-mm-dd or dd/mm/yyyy, got {got}',
+  'INVALID_DATE.calendar': 'Expected a calendar date, got {got}',
+  'INVALID_DATE.iso': 'Expected a date as yyyy-mm-dd, got {got}',
+  'INVALID_DATE.time': 'Expected a time HH:mm between 00:00 and 23:59, got {got}',
+  INVALID_AMOUNT: '{detail}',
+  'INVALID_AMOUNT.empty': 'Expected an amount like 1234,56, got an empty value',
+  'INVALID_AMOUNT.sign': 'Expected an amount without a sign, got {got}',
+  'INVALID_AMOUNT.characters': 'Expected only digits and the marks "." and ",", got {char} in {got}',
+  'INVALID_AMOUNT.edges': 'Expected an amount to start and end with a digit, got {got}',
+  'INVALID_AMOUNT.marks': 'Expected one decimal mark "{mark}", got more in {got}',
+  'INVALID_AMOUNT.markCount': 'Expected one decimal mark "{mark}", got {count} in {got}',
+  'INVALID_AMOUNT.decimals': 'Expected at most 2 decimals, got {count} in {got}',
+  'INVALID_AMOUNT.grouping': 'Expected thousands grouped in threes with "{group}", got {got}',
+  'INVALID_AMOUNT.tooLarge': 'Expected an amount below 10,000,000,000, got {got}',
+  AMBIGUOUS_AMOUNT:
+    'Expected "{mark}" followed by 1 or 2 decimals or a whole number without grouping, got {got}: "{mark}" and 3 digits may mean thousands or decimals (write {whole} or {decimal})',
+  WITH_HINT: '{message} ({hint})',
+  'HINT.decimalComma': 'this file writes decimals after a comma: 1.234,56',
+  'HINT.decimalDot': 'this file writes decimals after a point: 1234.56',
+  'INVALID_CHARACTERS.bill':
+    'Expected a bar code or digitable line of digits (spaces, dots and dashes allowed), got {char} at position {position}',
+  'INVALID_LENGTH.bill':
+    'Expected a 44-digit bar code, a 47-digit bank slip line or a 48-digit utility/tax bill line, got {count} digits',
+  'INVALID_LENGTH.barCodeGotLine':
+    'Expected a bar code of 44 digits, got a digitable line of {count} digits (put it in digitableLine)',
+  'INVALID_LENGTH.lineGotBarCode':
+    'Expected a digitable line of 47 or 48 digits, got a bar code of 44 digits (put it in barCode)',
+  'INVALID_FIELD.taxLength': 'Expected a utility/tax bill line (starting with 8) to have 48 digits, got {count}',
+  'INVALID_FIELD.taxStart': 'Expected a 48-digit line to be a utility/tax bill starting with 8, got {first}',
+
+  // Phrases the kinds put in sentences (when a value is required, why a cell must be empty, what a value is)
+  'WHEN.slip': 'when type is BANKSLIP or BANKSLIP_PIX',
+  'WHEN.with': 'with {column}',
+  'WHEN.typeIs': 'when type is {type}',
+  'WHEN.anyFilled': 'when any {prefix} column is filled',
+  'WHEN.anyDiscountItem': 'when any discount item is filled',
+  'WHEN.filled': 'when {column} is filled',
+  'WHY.pixOnly': 'Pix charges only',
+  'WHY.slipOnly': 'bank slips only',
+  'WHY.notPixStatic': 'not for PIX_STATIC',
+  'WHY.bankslipPixOurNumber': 'a BANKSLIP_PIX charge is issued in wallet 112: the bank assigns ourNumber',
+  'WHY.slipMax': 'the most a bank slip can carry',
+  'WHAT.dueDate': 'a due date from today to 10 years ahead (the bank refuses others)',
+  'EXPECT.correlationId': '1 to 100 letters, digits or . _ ~ : - (it is used in URL paths)',
+  'EXPECT.ourNumber': '1 to 11 digits (express charge)',
+  'EXPECT.areaCode': 'a 2-digit area code (11 to 99, not ending in 0)',
+  'EXPECT.phoneNumber': 'a phone number of 8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9)',
+  'EXPECT.email': 'an e-mail address like ana@example.com',
+
+  'REQUIRED.billOneOf': 'Expected one of barCode or digitableLine, got both empty',
+  'CONFLICT.otherBill':
+    'Expected the digitable line of the bar code in barCode, got the line of another bill (bar code {barCode})',
+  'DATE_OUT_OF_RANGE.payAt': 'Expected payAt today ({today}) or later (the bank refuses a past date), got {got}',
+  'EXPECT.accountNumber': 'an account number of up to 20 digits (check digit after a hyphen allowed)',
+  'EXPECT.branch': 'a branch number of up to 5 digits',
+  'EXPECT.phoneKey': 'a mobile phone key +55 + area code + 9 digits, like +5511987654321',
+  'CONFLICT.claimDocument': "Expected empty or the holder's document {document}, got {got}",
+  AMOUNT_MISMATCH:
+    "Expected the QR code's own amount {amount} (a static code with an amount does not allow another), got {got}",
+  INVALID_PIX_KEY: 'Expected a Pix key: CPF, CNPJ, +55 phone, e-mail or random key (EVP), got {got}',
+  'WHY.dynamicOnly': 'PIX_DYNAMIC only',
+  'WHY.staticOnly': 'PIX_STATIC only',
+  'WHEN.guidForDynamic': 'a GUID for PIX_DYNAMIC',
+  // Where: a cell error in a result file or in `validate`
+  'WHERE.column': 'column {index} ({source} -> {column})',
+  'WHERE.columnSame': 'column {index} ({column})',
+  'WHERE.columnAbsent': 'column {column}',
+  'WHERE.line': '{file} line {line}',
+
+  // Rows the store or engine decides about
+  LIMIT_PER_ROW: 'Expected at most {max} ({setting}, {brl}), got {got}',
+  DUPLICATE_NATURAL_KEY: 'Same {kind} natural key as line {line} of this file: not sent again',
+  'DUPLICATE_NATURAL_KEY.answeredIn': ' (answered in {answer})',
+  'DUPLICATE_NATURAL_KEY.otherFile': 'Same {kind} natural key as line {line} of {file}{answered}: not sent again',
+  'ROW_INVALID.invalid': 'The row is invalid',
+  BATCH_HAS_INVALID_ROWS:
+    'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
+  'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',
+  ROW_UNPARSABLE: 'The stored row no longer parses: {errors}',
+  STOPPED_OUTCOME_UNKNOWN: (p: P) =>
+    `Stopped while the outcome of step ${p.step} was unknown${paren(p.reason)}; resolved by the next run`,
+  'UNKNOWN_OUTCOME.earlierRun': 'an earlier run stopped mid-request',
+  'UNKNOWN_OUTCOME.unknown': 'unknown outcome',
+  UNKNOWN_OUTCOME_NOT_RESENT:
+    'Step {step} may have been carried out at the bank ({reason}); it is never resent blind: check at the bank',
+  'UNKNOWN_OUTCOME.lookupFailed':
+    'Step {step} may have been carried out at the bank, and looking it up failed: {reason}',
+  'RATE_LIMITED.stillLimited': 'Still rate limited after {attempts} attempts: {reason}',
+  UNKNOWN_OUTCOME: 'Step {step}: outcome unknown after {attempts} attempt(s): {reason}; retried by the next run',
+  'UNKNOWN_OUTCOME.notCompleted':
+    'Step {step} could not be completed after {attempts} attempt(s): {reason}; retried by the next run',
+  'DUPLICATE.original': '{message} (original: {state})',
+  'DUPLICATE.notFinished': 'not finished yet',
+
+  // Answers: rejection notes, summaries, validate
+  FILE_IS_LINK:
+    '{file} is a symbolic link. remessa never follows links in the inbox, so what it points to was not read and nothing was sent. Copy the file itself into the inbox instead of linking to it.',
+  FILE_IS_FOLDER:
+    '{file} is a folder, not a file: nothing inside it was read and nothing was sent. Put CSV files directly in inbox/<kind>/.',
+  FILE_NOT_REGULAR:
+    '{file} is {what}, not a regular file: it was not opened and nothing was sent. Drop a regular CSV file.',
+  'ENTRY.fifo': 'a named pipe (FIFO)',
+  'ENTRY.socket': 'a socket',
+  'ENTRY.device': 'a device',
+  'ENTRY.other': 'not a regular file',
+  FILE_UNREADABLE:
+    'Could not read {file}: {why} ({code}). Nothing was sent. Give the user remessa runs as permission to read the file, then drop it again.',
+  'FILE_UNREADABLE.denied': 'permission denied',
+  'FILE_UNREADABLE.system': 'the system said',
+  FILE_CUT_OFF:
+    '{file} looks cut off: {what}, and the file has not changed for {seconds} s. Nothing was sent. If its upload was interrupted, upload the whole file again: under a temporary name (name.csv.tmp or name.csv.filepart) renamed to name.csv when complete, or followed by a name.csv.done marker.',
+  'UNFINISHED.empty': 'the file is empty',
+  'UNFINISHED.openQuote': 'line {line} opens a quoted value that never closes',
+  'UNFINISHED.shortLine': "line {line} has {columns} of the header's {headerColumns} columns and no line end",
+  'UNFINISHED.noLineEnd': 'line {line} has no line end',
+  'HEADER.problems': '{count} problems with the header:',
+  'HEADER.more': '... and {count} more',
+  'HEADER.at': 'column {column} ({header})',
+  'HEADER.empty': 'an empty header',
+  'HEADER.suggestion':
+    'To read these headers, add these mappings to the configuration file (merged with any already there; a header mapped to "" is ignored), check each one, then reload (SIGHUP) or restart:',
+  HEADER_UNKNOWN_COLUMN: 'Expected a column name of this kind (see docs/batches.md) or a mapped header, got {header}',
+  'HEADER_UNKNOWN_COLUMN.nearest':
+    'Expected a column name of this kind (see docs/batches.md) or a mapped header, got {header}; nearest known name: {nearest} ({column})',
+  HEADER_DUPLICATE_COLUMN:
+    'Expected each column once, got {target} from both column {firstColumn} ({firstHeader}) and column {column} ({header}); map one of them to "" to ignore it',
+  HEADER_MISSING_COLUMN: 'Expected the required column {target}, got a header without it',
+  'HEADER_MISSING_COLUMN.example':
+    'Expected the required column {target} (e.g. a header {example}), got a header without it',
+  HEADER_BAD_MAPPING:
+    "Expected the column mapping to name one of this kind's columns, got {mapped} for header {header}",
+  FILE_EMPTY: 'Expected a header line and data rows, got an empty file',
+  'FILE_EMPTY.blank': 'Expected a header line and data rows, got only blank lines',
+  'FILE_EMPTY.noHeader': 'Expected a header line, got none',
+  FILE_NOT_TEXT: 'Expected a CSV text file, got {reason}',
+  FILE_NO_ROWS: 'Expected at least one data row after the header, got none',
+  FILE_ENCODING:
+    'Expected UTF-8 text throughout (the file is UTF-8), got a byte that is not UTF-8 ({bytes}) at column {column} (byte offset {offset}); reading the file another way would change its other accented characters: correct that byte and save the file as UTF-8, or configure its encoding',
+  FILE_MIXED_ENCODING:
+    'Expected one encoding throughout (most accented characters are Windows-1252), got bytes that read as UTF-8 ({bytes}) at column {column} (byte offset {offset}); the file mixes encodings, so no reading gives every row as written: save it in one encoding, or configure its encoding',
+  'FILE_MIXED_ENCODING.start':
+    'Expected one encoding throughout (the start of the file is Windows-1252), got bytes that read as UTF-8 ({bytes}) at column {column} (byte offset {offset}); the file mixes encodings, so no reading gives every row as written: save it in one encoding, or configure its encoding',
+  CSV_SYNTAX: 'Expected well-formed CSV (delimiter {delimiter}, fields quoted with "), got: {reason}',
+  'REJECTED.header': '{file} was not processed: nothing was sent to the bank.',
+  'VALIDATE.summary': (p: P) =>
+    `${p.file}: ${plural(p.rows, 'row')}, ${p.valid} valid, ${p.invalid} invalid, ${plural(p.errors, 'error')}${p.policy ? `; ${p.policy}` : ''}`,
+  'VALIDATE.amounts': 'amounts: {valid} valid, {invalid} invalid',
+  'VALIDATE.allOrNothing': 'policy all-or-nothing: nothing would be sent',
+  'VALIDATE.sendValid': (p: P) => `policy send-valid: ${plural(p.valid, 'valid row')} would be sent`,
+  'VALIDATE.moreErrors': '... more errors not shown (first {max} listed)',
+  'VALIDATE.cannotProcess': '{file}: the file cannot be processed',
+  'VALIDATE.noKind':
+    '{file}: Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got {name}',
+  'VALIDATE.notFound': '{file}: not found',
+  'SUMMARY.amounts': 'amounts: {parts}',
+  'PROGRESS.rows': (p: P) =>
+    `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} rows${p.counts ? ` (${p.counts})` : ''}, ${p.rate} rows/s${p.eta ? `, ETA ${p.eta}` : ''}`,
+  'PROGRESS.done': (p: P) => `${p.label}: ${p.done} rows done${p.counts ? ` (${p.counts})` : ''}`,
+  'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
+  'STATUS.noStore': 'No store yet at {file}: nothing has been processed.',
+  'STATUS.batches': 'Batches: {count}',
+  'STATUS.noRows': 'no rows',
+  'STATUS.older': '... {count} older',
+  'STATUS.rows': 'Rows: {counts}',
+  'STATUS.none': 'none',
+  'STATUS.uncertain': 'Uncertain rows: {count}',
+  'STATUS.uncertainRow': (p: P) =>
+    `${p.kind} ${p.file} line ${p.line}${p.step ? ` step ${p.step}` : ''}: ${p.code} ${p.message} (idempotency key ${p.key})`,
+  'RUN.parked': 'stopped early: not answered yet, resumes on the next run',
+  'RUN.notFound': 'not found',
+  'RUN.notRegular': 'not a regular file (links in the inbox are never followed)',
+  'RUN.takenMeanwhile': 'taken by another process meanwhile',
+  'RUN.nothingWaiting': 'nothing waiting in the inbox',
+  'STATUS.valid': 'valid',
+  'STATUS.invalid': 'invalid',
+} as const;
+
+function plural(count: string | undefined, noun: string): string {
+  return `${count} ${noun}${count === '1' ? '' : 's'}`;
+}

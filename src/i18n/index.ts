@@ -1,0 +1,61 @@
+/**
+ * The words a person reads: one catalogue per language (./en.ts, ./pt-BR.ts), keyed by the stable error code (or
+ * `CODE.variant` when one code has several sentences), with the values to interpolate. Code raises codes and values,
+ * never sentences; the sentence is chosen here, at the edge, in the locale of the configuration (`locale`) or of the
+ * command line (`--locale`). Stable codes (`INVALID_CPF`, ...) and row statuses never change with the locale: ERPs
+ * read them. Log lines for operators stay in English.
+ *
+ * A value may itself be a message (a `when`, a `why`): it is rendered in the same locale first.
+ */
+import { EN } from './en.js';
+import { PT_BR } from './pt-BR.js';
+
+export const LOCALES = ['pt-BR', 'en'] as const;
+export type Locale = (typeof LOCALES)[number];
+/** Brazilian Portuguese: remessa's users are finance teams in Brazil. */
+export const DEFAULT_LOCALE: Locale = 'pt-BR';
+
+export type MessageKey = keyof typeof EN;
+export type ParamValue = string | number | Message | undefined;
+export type Params = Readonly<Record<string, ParamValue>>;
+/** A sentence to be: its catalogue key and the values to put in it. */
+export interface Message {
+  key: MessageKey;
+  params?: Params;
+}
+/** A catalogue entry: its sentence, given the values already rendered as text. */
+export type Entry = string | ((p: Readonly<Record<string, string | undefined>>) => string);
+export type Catalogue = Record<MessageKey, Entry>;
+
+export const CATALOGUES: Readonly<Record<Locale, Catalogue>> = { en: EN, 'pt-BR': PT_BR };
+
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
+export function isMessageKey(value: string): value is MessageKey {
+  return Object.hasOwn(EN, value);
+}
+
+/** The sentence of `key` in `locale` with `params` put in (`{name}` in a string entry). */
+export function t(locale: Locale, key: MessageKey, params: Params = {}): string {
+  const entry = CATALOGUES[locale][key] ?? EN[key];
+  const values: Record<string, string | undefined> = {};
+  for (const name in params) {
+    const v = params[name];
+    values[name] = v === undefined ? undefined : typeof v === 'object' ? t(locale, v.key, v.params) : String(v);
+  }
+  if (typeof entry === 'function') return entry(values);
+  // A placeholder without a value is left as it is (`{eta_formatted}` is filled by the progress bar itself).
+  return entry.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? (values[name] ?? '') : whole));
+}
+
+/** `t` of a message. */
+export function render(locale: Locale, message: Message): string {
+  return t(locale, message.key, message.params);
+}
+
+/** A message value: `msg('WHEN.with', { column: 'payer.name' })`. */
+export function msg(key: MessageKey, params?: Params): Message {
+  return params === undefined ? { key } : { key, params };
+}
