@@ -286,7 +286,7 @@ describe('limits', () => {
       ['rejected', 'BATCH_HAS_INVALID_ROWS'],
     ]);
     expect(perRow[0]!.errorMessage).toMatch(
-      /amount: Expected at most 100\.00 \(limits\.bill-payments\.perRow, R\$ 100,00\), got 150\.00/,
+      /amount\): Esperava no máximo 100\.00 \(limits\.bill-payments\.perRow, R\$ 100,00\), veio 150\.00/,
     );
 
     // A file over perFile is rejected whole.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  answersOf,
   drop,
   makeWorkspace,
   type Proc,
@@ -107,7 +108,7 @@ describe('a sheet with the usual mistakes', () => {
     for (const r of rows) expect(`${r.errorMessage}`).not.toMatch(/Expected|got /);
 
     const summary = JSON.parse(
-      await fs.readFile(path.join(ws.outbox, 'charges', 'charges-erros.summary.json'), 'utf8'),
+      await fs.readFile((await answersOf(ws, 'charges', 'charges-erros')).at(-1)!.summaries.at(-1)!, 'utf8'),
     ) as { amounts: Record<string, { cents: number; formatted: string }> };
     expect(summary.amounts.succeeded).toEqual({ cents: 5000, formatted: 'R$ 50,00' });
     // The rejected rows whose amount can be read: 100,00 + 200,00 ("1.500" cannot be read).

@@ -24,6 +24,6 @@ describe('remessa run exit codes', () => {
 
     const missing = await runCli(['run', '--config', ws.config, path.join(ws.dir, 'charges-nope.csv')]);
     expect(missing.code).toBe(EXIT_CANNOT_RUN);
-    expect(missing.stdout).toMatch(/charges-nope\.csv: not found/);
+    expect(missing.stdout).toMatch(/charges-nope\.csv: não encontrado/);
   });
 });

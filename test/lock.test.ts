@@ -141,7 +141,7 @@ describe('one writer per data folder, between processes', () => {
     daemon.child.kill('SIGKILL');
     await daemon.exited;
     expect(await waitingRun.exited).toBe(0);
-    expect(waitingRun.stdout()).toContain('nothing waiting in the inbox');
+    expect(waitingRun.stdout()).toContain('nada esperando na caixa de entrada');
     expect(readLockHolder(data)).toBeUndefined();
   }, 240_000);
 

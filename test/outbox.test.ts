@@ -365,12 +365,12 @@ describe('answerIntake: versions, never overwritten', () => {
     store.recordRowUncertain(a, 2, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
     store.markBatchDone(a);
     const b = setUp('20261123T134005Z-00000005', 'b.csv', 'same');
-    store.ingest(b, [valid(2, 'D-1', 'Ana', 1000)]);
+    store.ingest(b, [valid(2, 'D-1', 'Ana', 1000)], 'en');
     store.finishIngest(b, 'send-valid');
     store.markBatchDone(b);
     const fileKind = { ...kind, resultColumns: ['ourNumber', 'pdfFile'], resultFileColumns: ['pdfFile'] };
-    await answerIntake(store, a, { outboxDir: outboxDir(), kind: fileKind });
-    const b1 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind });
+    await answerIntake(store, a, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
+    const b1 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
     expect(readFileSync(b1.resultPath, 'utf8')).toContain(
       `duplicate;DUPLICATE_NATURAL_KEY;Same charges natural key as line 2 of a.csv (answered in a.${a}.result.csv): not sent again (original: uncertain)`,
     );
@@ -385,7 +385,7 @@ describe('answerIntake: versions, never overwritten', () => {
     store.recordStepDone(a, 2, 'create', { ourNumber: '7', pdfFile: 'D-1.pdf' }, true);
     store.markBatchDone(a);
     expect(intakesToAnswer(store).map((i) => i.id)).toEqual([a, b]);
-    const b2 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind });
+    const b2 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
     expect(b2.version).toBe(2);
     expect(readFileSync(b2.resultPath, 'utf8')).toContain(`(original: succeeded);7;../a.${a}/D-1.pdf`);
   });
