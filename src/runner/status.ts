@@ -448,7 +448,8 @@ export function renderStatusReport(report: StatusReport, show: Pick<ShowStatusOp
           : `, ${p.ratePerSecond} rows/s, ETA ${describeSeconds(p.etaSeconds ?? 0)}`);
     }
     lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ? b.id.slice(0, 12) : b.answerFile})`,
+      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ?? b.answerFile})` +
+        (b.id && b.answerFile ? `  -> ${b.answerFile}` : ''),
     );
   }
   if (report.batches.length > limit) lines.push(`  ... ${report.batches.length - limit} older (see --json or filters)`);
