@@ -130,7 +130,14 @@ function sortKeys(value: unknown): unknown {
   if (value !== null && typeof value === 'object' && !(value instanceof Buffer)) {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value as Record<string, unknown>).sort()) {
-      out[k] = sortKeys((value as Record<string, unknown>)[k]);
+      // defineProperty, not assignment: a key named "__proto__" must stay a key of the body (assigning it would set
+      // the object's prototype and drop it, so two different bodies would share one fingerprint).
+      Object.defineProperty(out, k, {
+        value: sortKeys((value as Record<string, unknown>)[k]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }
