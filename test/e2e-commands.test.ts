@@ -227,5 +227,5 @@ describe('remessa daemon with polling and .done markers (network shares)', () =>
     } finally {
       expect(await stopDaemon(daemon)).toBe(0);
     }
-  });
+  }, 90_000); // a daemon start, a polled inbox and a slip through the sandbox: slow on a loaded machine
 });

@@ -92,7 +92,10 @@ async function setup(authorization = AUTHORIZATION): Promise<Setup> {
   const sandboxDir = await fs.mkdtemp(path.join((await import('node:os')).tmpdir(), 'remessa-e2e-bank-'));
   dirs.push(sandboxDir);
   const sandbox = await startSandbox(path.join(sandboxDir, 'bank.sqlite'));
-  const ws = await makeWorkspace(sandbox.url, { bank: { apiKey: API_KEY } });
+  // Pinned to the interface dialect: this file drives its own sandbox process and its staging and webhook routes
+  // directly in that dialect; the receiver does not depend on the profile (the delbank paths and headers of the
+  // webhook operations are covered by test/profiles.test.ts).
+  const ws = await makeWorkspace(sandbox.url, { bank: { apiKey: API_KEY, profile: 'interface' } });
   dirs.push(ws.dir);
   const port = await closedPort();
   const eventsUrl = `http://127.0.0.1:${port}/hooks/remessa`;
@@ -301,7 +304,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     const ws = await makeWorkspace('embedded');
     dirs.push(ws.dir);
     const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as { bank: Record<string, unknown> };
-    config.bank = { url: 'embedded', retry: config.bank.retry };
+    config.bank = { url: 'embedded', profile: 'interface', retry: config.bank.retry };
     await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
     const daemon = startDaemon(ws);
     procs.push(daemon);
