@@ -321,7 +321,7 @@ describe('a row settled after its answer', () => {
     expect(answers[0]!.results).toEqual([answer!.results[0]!]);
     expect(await fs.readFile(answer!.results[0]!, 'utf8')).toBe(v1);
     expect(parseResultCsv(v1).map((r) => r.status)).toEqual(['succeeded']);
-    const status = await runCli(['status', '--config', ws.config], { env });
+    const status = await runCli(['status', '--config', ws.config, '--locale', 'en'], { env });
     expect(status.stdout).toContain(`-> ${answer!.base}`);
   }, 60_000);
 });

@@ -253,7 +253,7 @@ describe('without a daemon: remessa run', () => {
     // Not even the Pix initialization (it has an effect at the bank): nothing of either file reached it.
     expect((await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length).toBe(pixBefore);
     expect(await paidCount()).toBe(paidBefore);
-    const status = await cli(ws, 'status');
+    const status = await cli(ws, 'status', '--locale', 'en');
     expect(status.stdout.match(/\[awaiting_approval\]/g)?.length).toBe(2);
 
     expect((await cli(ws, 'approve', 'noturno.csv', '--by', 'Carla')).code).toBe(0);

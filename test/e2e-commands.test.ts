@@ -189,7 +189,7 @@ describe('remessa run', () => {
     // No config at all (none in the working directory, no REMESSA_CONFIG): the defaults, and nothing ran there.
     const cwd = await fs.mkdtemp(path.join(ROOT, 'test', '.tmp-status-'));
     try {
-      const plain = await runCli(['status'], { env: { ...env, REMESSA_CONFIG: '' }, cwd });
+      const plain = await runCli(['status', '--locale', 'en'], { env: { ...env, REMESSA_CONFIG: '' }, cwd });
       expect(plain.code, plain.stderr).toBe(0);
       expect(plain.stdout).toMatch(/nothing has been processed/);
     } finally {

@@ -344,7 +344,7 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
 
   describe('commands beside the daemon', () => {
     it('status lists the batches and rows by status', async () => {
-      const { code, stdout } = await runCli(['status', '--config', ws.config]);
+      const { code, stdout } = await runCli(['status', '--config', ws.config, '--locale', 'en']);
       expect(code).toBe(0);
       expect(stdout).toMatch(/Batches: \d+/);
       expect(stdout).toMatch(/bill-payments\s+bill-payments\.csv/);

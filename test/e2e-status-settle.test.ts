@@ -96,7 +96,7 @@ describe('remessa status', () => {
     await fs.writeFile(slow, chargesCsv('SLOW', 24));
 
     // Before anything ran, a config given explicitly that leads to no store is an error, not "nothing yet".
-    const none = await runCli(['status', '--config', ws.config], { cwd: ELSEWHERE });
+    const none = await runCli(['status', '--config', ws.config, '--locale', 'en'], { cwd: ELSEWHERE });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(`No store at ${path.join(ws.data, 'remessa.sqlite')}`);
 
@@ -146,7 +146,7 @@ describe('remessa status', () => {
     expect(answers.every((b) => b.answerFile?.endsWith('.rejected.txt'))).toBe(true);
     expect(parked.totals).toMatchObject({ batches: 3, byState: { parked: 1, rejected: 2 } });
 
-    const text = await runCli(['status', '--config', ws.config], { cwd: ELSEWHERE });
+    const text = await runCli(['status', '--config', ws.config, '--locale', 'en'], { cwd: ELSEWHERE });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/charges\s+slow\.csv\s+\[parked\]/);
     expect(text.stdout).toMatch(/_unknown\s+notes\.csv\s+\[rejected\]\s+rejected as a whole: UNKNOWN_KIND/);

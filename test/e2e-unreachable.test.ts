@@ -57,7 +57,7 @@ describe('the bank is down', () => {
     await drop(ws, Buffer.from(bills(6, 3000)), 'bill-payments/down.csv');
     // Let it try for longer than the 3 s in which the whole batch used to turn uncertain.
     await new Promise((r) => setTimeout(r, 4000));
-    const status = await runCli(['status', '--config', ws.config]);
+    const status = await runCli(['status', '--config', ws.config, '--locale', 'en']);
     expect(status.stdout).toContain('waiting 6');
     expect(status.stdout).not.toMatch(/uncertain \d/);
     expect(status.stdout).toContain('Waiting rows: 6');

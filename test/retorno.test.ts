@@ -122,7 +122,7 @@ async function issueAndAct(tag: string): Promise<Scenario> {
   ids.e2e = pixResult[0]!.endToEndId!;
 
   // Still waiting for its final status: `remessa status` says so.
-  const status = await cli(ws, 'status');
+  const status = await cli(ws, 'status', '--locale', 'en');
   expect(status.stdout).toMatch(/Waiting for a final status from the bank: 1/);
   expect(status.stdout).toContain(`pix-payment ${ids.e2e}: PIX_PROCESSING`);
 
@@ -268,7 +268,7 @@ describe('the retorno', () => {
     expect((await readRetorno(s.ws)).lines).toHaveLength(6);
 
     // Nothing waits for a final status any more.
-    const status = await cli(s.ws, 'status');
+    const status = await cli(s.ws, 'status', '--locale', 'en');
     expect(status.stdout).toMatch(/Waiting for a final status from the bank: 0/);
   }, 120_000);
 

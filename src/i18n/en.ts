@@ -214,6 +214,16 @@ export const EN = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} rows${p.counts ? ` (${p.counts})` : ''}, ${p.rate} rows/s${p.eta ? `, ETA ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} rows done${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
+  'STATUS.driver': 'Driven now by pid {pid} on {host} since {since}',
+  'STATUS.driverNobody': 'Driven now by: nobody (no daemon or run holds the data folder)',
+  'STATUS.rejectedWhole': 'rejected as a whole: {code}',
+  'STATUS.toGo': '{count} to go',
+  'STATUS.rateUnknown': 'rate not known yet',
+  'STATUS.rate': '{rate} rows/s, ETA {eta}',
+  'STATUS.waitingRows':
+    'Waiting rows: {count} (the bank could not be reached; nothing of them was sent; sent when it is back)',
+  'STATUS.settleHint':
+    'Settle them: `remessa retry [BATCH]` asks the bank again; `remessa resolve BATCH LINE --as ...` records what a person checked.',
   'STATUS.noStore': 'No store yet at {file}: nothing has been processed.',
   'STATUS.batches': 'Batches: {count}',
   'STATUS.noRows': 'no rows',

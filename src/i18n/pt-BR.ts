@@ -213,6 +213,16 @@ export const PT_BR: Catalogue = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} linhas${p.counts ? ` (${p.counts})` : ''}, ${p.rate} linhas/s${p.eta ? `, faltam ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} linhas processadas${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} linhas | {duration_formatted} | faltam {eta_formatted}',
+  'STATUS.driver': 'Em uso agora pelo processo {pid} em {host} desde {since}',
+  'STATUS.driverNobody': 'Em uso agora por: ninguém (nenhum daemon ou run usa a pasta de dados)',
+  'STATUS.rejectedWhole': 'arquivo recusado por inteiro: {code}',
+  'STATUS.toGo': '{count} a fazer',
+  'STATUS.rateUnknown': 'ritmo ainda desconhecido',
+  'STATUS.rate': '{rate} linhas/s, termina em {eta}',
+  'STATUS.waitingRows':
+    'Linhas aguardando: {count} (o banco não pôde ser alcançado; nada delas foi enviado; vão quando ele voltar)',
+  'STATUS.settleHint':
+    'Para resolvê-las: `remessa retry [LOTE]` pergunta de novo ao banco; `remessa resolve LOTE LINHA --as ...` registra o que uma pessoa conferiu.',
   'STATUS.noStore': 'Ainda não há store em {file}: nada foi processado.',
   'STATUS.batches': 'Lotes: {count}',
   'STATUS.noRows': 'nenhuma linha',

@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { intakeForBatch, openStore, type RowCounts, type RowState, type Store } from '../store/index.js';
 import type { BatchRecord } from '../store/store.js';
@@ -157,14 +158,18 @@ export async function showStatus(options: RunnerOptions, show: ShowStatusOptions
         );
       }
       if (!show.json) {
-        out(options).write(`No store yet at ${file}: nothing has been processed.\n`);
+        out(options).write(`${t(options.locale ?? DEFAULT_LOCALE, 'STATUS.noStore', { file })}\n`);
         return EXIT_OK;
       }
     } else {
       store = openStore(file);
     }
     const report = buildStatusReport(store, options, show);
-    out(options).write(show.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatusReport(report, show));
+    out(options).write(
+      show.json
+        ? `${JSON.stringify(report, null, 2)}\n`
+        : renderStatusReport(report, { ...show, locale: options.locale ?? DEFAULT_LOCALE }),
+    );
     return EXIT_OK;
   } catch (err) {
     if (err instanceof RemessaError) throw err;
@@ -417,13 +422,19 @@ function describeSeconds(seconds: number): string {
 }
 
 /** The text of `remessa status`. */
-export function renderStatusReport(report: StatusReport, show: Pick<ShowStatusOptions, 'textBatchLimit'> = {}): string {
+export function renderStatusReport(
+  report: StatusReport,
+  show: Pick<ShowStatusOptions, 'textBatchLimit'> & { locale?: Locale } = {},
+): string {
+  const locale = show.locale ?? DEFAULT_LOCALE;
   const lines: string[] = [];
   const limit = show.textBatchLimit ?? 50;
   if (report.driver) {
-    lines.push(`Driven now by pid ${report.driver.pid} on ${report.driver.host} since ${report.driver.since}`);
+    lines.push(
+      t(locale, 'STATUS.driver', { pid: report.driver.pid, host: report.driver.host, since: report.driver.since }),
+    );
   } else {
-    lines.push('Driven now by: nobody (no daemon or run holds the data folder)');
+    lines.push(t(locale, 'STATUS.driverNobody'));
   }
   const f = report.filters;
   const shownFilters = [
@@ -433,46 +444,57 @@ export function renderStatusReport(report: StatusReport, show: Pick<ShowStatusOp
     f.states.length > 0 && `state ${f.states.join('|')}`,
   ].filter(Boolean);
   lines.push(
-    `Batches: ${report.totals.batches}${shownFilters.length > 0 ? ` (${shownFilters.join(', ')})` : ''}` +
+    `${t(locale, 'STATUS.batches', { count: report.totals.batches })}${shownFilters.length > 0 ? ` (${shownFilters.join(', ')})` : ''}` +
       (report.totals.batches > 0 ? `: ${describeCounts(report.totals.byState)}` : ''),
   );
   for (const b of report.batches.slice(0, limit)) {
-    let detail = b.id === null ? `rejected as a whole: ${b.error?.code ?? '?'}` : describeCounts(b.counts);
+    let detail =
+      b.id === null ? t(locale, 'STATUS.rejectedWhole', { code: b.error?.code ?? '?' }) : describeCounts(b.counts);
     if (b.id !== null && b.state === 'rejected' && b.error) detail = `${b.error.code}; ${detail}`;
     if (b.progress) {
       const p = b.progress;
       detail +=
-        `; ${p.remaining} to go` +
+        `; ${t(locale, 'STATUS.toGo', { count: p.remaining })}` +
         (p.ratePerSecond === null
-          ? ', rate not known yet'
-          : `, ${p.ratePerSecond} rows/s, ETA ${describeSeconds(p.etaSeconds ?? 0)}`);
+          ? `, ${t(locale, 'STATUS.rateUnknown')}`
+          : `, ${t(locale, 'STATUS.rate', { rate: p.ratePerSecond, eta: describeSeconds(p.etaSeconds ?? 0) })}`);
     }
     lines.push(
       `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ?? b.answerFile})` +
         (b.id && b.answerFile ? `  -> ${b.answerFile}` : ''),
     );
   }
-  if (report.batches.length > limit) lines.push(`  ... ${report.batches.length - limit} older (see --json or filters)`);
+  if (report.batches.length > limit) {
+    lines.push(`  ${t(locale, 'STATUS.older', { count: report.batches.length - limit })}`);
+  }
+  const anyRow = Object.values(report.totals.rows).some((n) => (n ?? 0) > 0);
   lines.push(
-    `Rows: ${Object.values(report.totals.rows).some((n) => (n ?? 0) > 0) ? describeCounts(report.totals.rows) : 'none'}`,
+    t(locale, 'STATUS.rows', { counts: anyRow ? describeCounts(report.totals.rows) : t(locale, 'STATUS.none') }),
   );
   const waiting = report.totals.rows.waiting ?? 0;
   if (waiting > 0) {
-    lines.push(
-      `Waiting rows: ${waiting} (the bank could not be reached; nothing of them was sent; sent when it is back)`,
-    );
+    lines.push(t(locale, 'STATUS.waitingRows', { count: waiting }));
   }
-  lines.push(`Uncertain rows: ${report.uncertainRows.length}${report.uncertainTruncated ? '+' : ''}`);
+  lines.push(
+    t(locale, 'STATUS.uncertain', {
+      count: `${report.uncertainRows.length}${report.uncertainTruncated ? '+' : ''}`,
+    }),
+  );
   for (const r of report.uncertainRows) {
     lines.push(
-      `  ${r.kind} ${r.fileName} line ${r.line}${r.step ? ` step ${r.step}` : ''}: ` +
-        `${r.errorCode ?? 'UNKNOWN'} ${r.errorMessage ?? ''} (idempotency key ${r.idempotencyKey ?? '-'}; batch ${r.batchId.slice(0, 12)})`,
+      `  ${t(locale, 'STATUS.uncertainRow', {
+        kind: r.kind,
+        file: r.fileName,
+        line: r.line,
+        step: r.step ?? undefined,
+        code: r.errorCode ?? 'UNKNOWN',
+        message: r.errorMessage ?? '',
+        key: r.idempotencyKey ?? '-',
+      })} (${r.batchId})`,
     );
   }
   if (report.uncertainRows.length > 0) {
-    lines.push(
-      '  Settle them: `remessa retry [BATCH]` asks the bank again; `remessa resolve BATCH LINE --as ...` records what a person checked.',
-    );
+    lines.push(`  ${t(locale, 'STATUS.settleHint')}`);
   }
   lines.push(...report.unsettled);
   return `${lines.join('\n')}\n`;
