@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../atomic-file.js';
+import { defaultSleep } from '../bank/options.js';
 import { RemessaError } from '../errors.js';
 
 /** The lock file inside the data folder (a SQLite file: the lock is SQLite's EXCLUSIVE lock on it). */
@@ -138,24 +139,6 @@ function tryLock(file: string): Database.Database | undefined {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * Takes the lock of `dataDir` (created if needed). Throws `DataFolderLockedError` when another process holds it and
  * `waitMs` runs out (at once by default).
@@ -178,7 +161,7 @@ export async function acquireDataFolderLock(
       waiting = true;
       options.onWait?.(readLockHolder(dataDir));
     }
-    await sleep(Math.min(options.pollMs ?? 250, Math.max(1, waitMs - waited)), options.signal);
+    await defaultSleep(Math.min(options.pollMs ?? 250, Math.max(1, waitMs - waited)), options.signal);
     db = tryLock(file);
   }
   const held = db;

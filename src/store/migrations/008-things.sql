@@ -7,25 +7,6 @@
 --   adds its event id and the amounts it knows to that change.
 -- - A final status (charge Paid / Voided, Pix payment settled or failed, QR code CONCLUDED, ...) is never left.
 
--- Fallback for branches built without the receiver's migration 007 (which creates this very table first: then
--- these statements change nothing). Same columns as 007-webhook-events.sql.
-CREATE TABLE IF NOT EXISTS webhook_events (
-  id TEXT PRIMARY KEY,
-  event_type TEXT NOT NULL,
-  correlation_id TEXT,
-  end_to_end_id TEXT,
-  claim_id TEXT,
-  our_number TEXT,
-  payment_id TEXT,
-  txid TEXT,
-  occurred_at TEXT,
-  received_at TEXT NOT NULL,
-  webhook_id TEXT,
-  payload TEXT NOT NULL,
-  applied_at TEXT
-);
-CREATE INDEX IF NOT EXISTS webhook_events_unapplied ON webhook_events (occurred_at) WHERE applied_at IS NULL;
-
 CREATE TABLE things (
   id INTEGER PRIMARY KEY,
   -- charge | qr-code | pix-payment | bill-payment | claim
