@@ -31,11 +31,10 @@ describe('the catalogues', () => {
     }
   });
 
-  it('have a sentence for every code the pipeline raises (cells, formats, reader, kinds)', () => {
+  it('have a sentence for every code the pipeline raises (cells, reader, kinds)', () => {
+    // A FormatError (src/formats) carries its own catalogue key and values (the type requires them): its code needs
+    // no sentence of its own.
     const codes = new Set<string>(Object.values(CELL_ERROR_CODES));
-    const formatErrors = readFileSync(path.join(SRC, 'formats', 'errors.ts'), 'utf8');
-    const union = /export type FormatErrorCode =([^;]+);/.exec(formatErrors)![1]!;
-    for (const m of union.matchAll(/'([A-Z_]+)'/g)) codes.add(m[1]!);
     // Codes given literally where a row's error is raised: r.error(column, 'CODE', ...), { code: 'CODE', message: msg(
     for (const file of sources(SRC).filter((f) => !f.includes(`${path.sep}sandbox${path.sep}`))) {
       const text = readFileSync(file, 'utf8');
@@ -45,9 +44,34 @@ describe('the catalogues', () => {
     }
     codes.delete('COLUMN_COUNT_CODE');
     codes.add('COLUMN_COUNT');
-    expect(codes.size).toBeGreaterThan(30);
+    expect(codes.size).toBeGreaterThan(20); // the scan found the raising sites (25 when written)
     const missing = [...codes].filter((c) => !isMessageKey(c));
     expect(missing).toEqual([]);
+  });
+
+  it('say nothing in English in pt-BR: every key rendered with every optional part', () => {
+    // Every value a sentence may take (placeholders of the string entries, and the optional parts of the function
+    // entries), given as a neutral token: what is left of the sentence is the catalogue's own words.
+    const names = new Set(['when', 'why', 'policy', 'step', 'reason', 'total', 'counts', 'eta', 'both', 'name']);
+    for (const entry of Object.values(CATALOGUES.en)) {
+      if (typeof entry === 'string') for (const m of entry.matchAll(/\{(\w+)\}/g)) names.add(m[1]!);
+      else for (const m of entry.toString().matchAll(/\bp\.(\w+)/g)) names.add(m[1]!);
+    }
+    const params = Object.fromEntries([...names].map((n) => [n, '7']));
+    // Words only English uses; what remessa's users read as is stays: code and setting names, commands, formats.
+    const english =
+      /(?<!\p{L})(the|of|and|with|got|expected|field|line|lines|column|file|row|rows|none|since|until|waiting|bank|digits?|characters|amount|invalid|must|is|are|was|to|for|from|by|an|it|this|that|which|after|before|only|every|each|empty|missing|unknown|should|could|cannot|error|errors|found|position|check|date|due|slip|payment|event|events|more|than|least|most|between|any|its|nothing|sent|not|value|values|at|here|there|read|written|please)(?!\p{L})/iu;
+    const allowed =
+      /`[^`]*`|all-or-nothing|send-valid|BR Code|CSV UTF-8|UTF-8|UTF-16\/UTF-32|UTF-16|Windows-1252|6304XXXX|payAt|barCode|digitableLine|correlationId|payer\.phone(\.number)?|--kind|--as|inbox\/<tipo>\/|<tipo>[-_]\*\.csv|nome\.csv(\.tmp|\.filepart|\.done)?|SIGHUP|mappings?|txid|PIX_STATIC|PIX_DYNAMIC|BANKSLIP_PIX|BANKSLIP|ETA|\{\w+\}/g;
+    const leaks: string[] = [];
+    for (const key of Object.keys(CATALOGUES.en)) {
+      if (!isMessageKey(key)) continue;
+      const text = t('pt-BR', key, params);
+      const words = text.replace(allowed, ' ');
+      const m = english.exec(words);
+      if (m) leaks.push(`${key}: "${m[0]}" in ${text}`);
+    }
+    expect(leaks).toEqual([]);
   });
 
   it('words a code in Portuguese by default and in English on request', () => {

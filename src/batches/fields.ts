@@ -12,7 +12,7 @@ import { clip, excerpt } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import { formatAmount, parseAmount } from '../formats/money.js';
-import { isMessageKey, type Locale, type Message, type MessageKey, msg, type Params, render } from '../i18n/index.js';
+import { type Locale, type Message, type MessageKey, msg, type Params, render } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import type { CellError, Dialect, ParseResult } from './kind.js';
 import * as v from './validators.js';
@@ -46,9 +46,6 @@ export const SHOWN_MAX_CHARS = 60;
 export function shown(value: string): string {
   return excerpt(value, SHOWN_MAX_CHARS);
 }
-
-/** Longest cell error message kept whole; a format message that quoted a long cell in full is cut there. */
-const MAX_CELL_MESSAGE_CHARS = 500;
 
 /** Whether `value` holds a control character (U+0000-U+001F or U+007F): a char loop, cheaper than a regex per cell. */
 function hasControl(value: string): boolean {
@@ -381,8 +378,8 @@ export class CellReader {
   }
 
   /**
-   * Runs a format parser; a `FormatError` becomes a cell error with its code. Its message gets the found value
-   * appended when it does not already say what it got ("Expected ..., got ...").
+   * Runs a format parser; a `FormatError` becomes a cell error with its code and its catalogue sentence (which says
+   * what it got, or names the field that is wrong: a BR Code carries a Pix key, so it is never quoted whole).
    */
   format<T>(column: string, parse: () => T): T | undefined {
     try {
@@ -394,32 +391,17 @@ export class CellReader {
 
   /**
    * What `format` does with what a format parser threw (amount and date call the parsers without a closure): its
-   * catalogue sentence (`detail`) with a long quoted cell cut to an excerpt; a parser not yet in the catalogue gives
-   * its code's sentence around its English text. An amount's error in a file of the other decimal mark than the
-   * reader's expectation says how this file writes decimals (`use vírgula: 1.234,56`).
+   * catalogue sentence (`detail`) with a long quoted cell cut to an excerpt. An amount's error in a file of the other
+   * decimal mark than the reader's expectation says how this file writes decimals (`use vírgula: 1.234,56`).
    */
   private formatFailed(column: string, err: unknown, amount = false): undefined {
     if (!(err instanceof FormatError)) throw err;
     const found = this.record[column];
     const long = found !== undefined && found.length > SHOWN_MAX_CHARS;
-    let message: Message;
-    if (err.detail !== undefined) {
-      const params: Record<string, Params[string]> = { ...err.detail.params };
-      // The parsers quote what they got whole; a long cell is shown as an excerpt, once for every parser.
-      if (long && params.got !== undefined) params.got = shown(found!);
-      message = msg(err.detail.key, params);
-    } else {
-      let detail =
-        /\bgot\b/.test(err.message) || found === undefined ? err.message : `${err.message}, got ${shown(found)}`;
-      if (long && detail.length > MAX_CELL_MESSAGE_CHARS) {
-        detail = detail
-          .replaceAll(JSON.stringify(found), shown(found!))
-          .replaceAll(found!, clip(found!, SHOWN_MAX_CHARS));
-      }
-      message = msg(isMessageKey(err.code) ? err.code : 'INVALID_FIELD', {
-        detail: clip(detail, MAX_CELL_MESSAGE_CHARS),
-      });
-    }
+    const params: Record<string, Params[string]> = { ...err.detail.params };
+    // The parsers quote what they got whole; a long cell is shown as an excerpt, once for every parser.
+    if (long && params.got !== undefined) params.got = shown(found!);
+    let message: Message = msg(err.detail.key, params);
     if (amount) {
       const hint = msg(this.dialect.decimalMark === ',' ? 'HINT.decimalComma' : 'HINT.decimalDot');
       message = msg('WITH_HINT', { message, hint });

@@ -24,6 +24,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Dialect } from '../batches/kind.js';
+import { type Message, msg } from '../i18n/index.js';
 
 export const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -125,7 +126,8 @@ export type DetectedEncoding =
       evidence?: Utf8Evidence;
     }
   | { kind: 'empty' }
-  | { kind: 'not-text'; reason: string };
+  /** `reason`: a catalogue phrase (src/i18n `NOT_TEXT.*`), said in the person's locale. */
+  | { kind: 'not-text'; reason: Message };
 
 /** Length of the valid prefix of `buf` that does not end in the middle of a UTF-8 sequence. */
 export function completeUtf8Length(buf: Uint8Array): number {
@@ -143,6 +145,13 @@ export function completeUtf8Length(buf: Uint8Array): number {
   return n;
 }
 
+const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
+const OLE2_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+
+function startsWith(buf: Uint8Array, magic: readonly number[]): boolean {
+  return buf.length >= magic.length && magic.every((b, i) => buf[i] === b);
+}
+
 function hasNul(buf: Uint8Array): boolean {
   return buf.indexOf(0) !== -1;
 }
@@ -156,9 +165,13 @@ export async function detectEncoding(handle: FileHandle): Promise<DetectedEncodi
   const { bytesRead } = await handle.read(first, 0, first.length, 0);
   if (bytesRead === 0) return { kind: 'empty' };
   const head = first.subarray(0, bytesRead);
-  if (head[0] === 0xff && head[1] === 0xfe) return { kind: 'not-text', reason: 'a UTF-16/UTF-32 byte order mark' };
-  if (head[0] === 0xfe && head[1] === 0xff) return { kind: 'not-text', reason: 'a UTF-16 byte order mark' };
-  if (hasNul(head.subarray(0, 8192))) return { kind: 'not-text', reason: 'binary content (NUL bytes)' };
+  if (head[0] === 0xff && head[1] === 0xfe) return { kind: 'not-text', reason: msg('NOT_TEXT.utf16le') };
+  if (head[0] === 0xfe && head[1] === 0xff) return { kind: 'not-text', reason: msg('NOT_TEXT.utf16be') };
+  // A workbook saved as such (.xlsx is a zip, .xls an OLE2 file) instead of as CSV: a habit of Excel users.
+  if (startsWith(head, ZIP_MAGIC) || startsWith(head, OLE2_MAGIC)) {
+    return { kind: 'not-text', reason: msg('NOT_TEXT.workbook') };
+  }
+  if (hasNul(head.subarray(0, 8192))) return { kind: 'not-text', reason: msg('NOT_TEXT.binary') };
   const bom = head.subarray(0, 3).equals(UTF8_BOM);
   if (bom) {
     if (bytesRead === 3) return { kind: 'empty' };

@@ -23,7 +23,7 @@ import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import type { CellError, Dialect } from '../batches/kind.js';
 import { clip, InputError } from '../errors.js';
-import { msg } from '../i18n/index.js';
+import { type Message, msg, t } from '../i18n/index.js';
 import {
   completeUtf8Length,
   defaultDecimalMark,
@@ -280,7 +280,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     if (detected.kind === 'not-text') {
       throw new InputError(
         FILE_ERROR_CODES.notText,
-        `Expected a CSV text file, got ${detected.reason}`,
+        t('en', 'FILE_NOT_TEXT', { reason: detected.reason }),
         { file },
         { detail: msg('FILE_NOT_TEXT', { reason: detected.reason }) },
       );
@@ -573,18 +573,39 @@ class PhysicalRecords {
     }
     if (err instanceof CsvError) {
       // The record that failed starts at the line after the records read so far; csv-parse's own line in the
-      // message may be further down.
+      // message may be further down. Its message is the library's English: it stays in `message` (logs, `en`
+      // detail), never in what a person reads in their locale (`detail`, by csv-parse's code).
+      const problem = csvProblem(err, this.dialect.delimiter);
+      const column = typeof err.column === 'number' ? err.column + 1 : undefined;
       return new InputError(
         FILE_ERROR_CODES.syntax,
-        `Expected well-formed CSV (delimiter ${JSON.stringify(this.dialect.delimiter)}, fields quoted with "), got: ${clip(err.message)}`,
-        { file, line: this.#line },
-        {
-          cause: err,
-          detail: msg('CSV_SYNTAX', { delimiter: JSON.stringify(this.dialect.delimiter), reason: clip(err.message) }),
-        },
+        `${t('en', problem.key, problem.params)} (csv-parse: ${clip(err.message)})`,
+        column === undefined ? { file, line: this.#line } : { file, line: this.#line, column },
+        { cause: err, values: { line: this.#line, ...(column === undefined ? {} : { column }) }, detail: problem },
       );
     }
     return err;
+  }
+}
+
+/**
+ * What csv-parse's error means, in the user's words (a catalogue message): by its `code`, the ones these options can
+ * raise (relax_quotes and relax_column_count leave an unclosed quote, text after a closing quote and a record over
+ * MAX_RECORD_CHARS); any other code gets the general sentence with the code.
+ */
+function csvProblem(err: CsvError, delimiter: string): Message {
+  const quoted = JSON.stringify(delimiter);
+  const column = typeof err.column === 'number' ? err.column + 1 : '?';
+  switch (err.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return msg('CSV_SYNTAX.quoteNotClosed', { column });
+    case 'CSV_INVALID_CLOSING_QUOTE':
+    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
+      return msg('CSV_SYNTAX.closingQuote', { column, delimiter: quoted });
+    case 'CSV_MAX_RECORD_SIZE':
+      return msg('CSV_SYNTAX.recordSize', { max: MAX_RECORD_CHARS });
+    default:
+      return msg('CSV_SYNTAX', { delimiter: quoted, code: err.code });
   }
 }
 

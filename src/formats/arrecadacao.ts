@@ -1,6 +1,7 @@
+import { msg } from '../i18n/index.js';
 import { arrecadacaoMod11Dv, mod10 } from './check-digits.js';
 import { requireCheckDigit, requireDigits } from './digits.js';
-import { FormatError } from './errors.js';
+import { formatError } from './errors.js';
 
 /**
  * Utility and tax bills (arrecadação), brazilian-formats.md 3.
@@ -46,19 +47,16 @@ export interface ArrecadacaoBarCodeOptions {
 export function buildArrecadacaoBarCode(options: ArrecadacaoBarCodeOptions): string {
   const { segment, valueIdentifier, value } = options;
   if (!Number.isInteger(segment) || segment < 1 || segment > 9) {
-    throw new FormatError('INVALID_FIELD', `Expected a segment 1..9, got ${segment}`);
+    throw formatError('INVALID_FIELD', 'ARRECADACAO.segment', { got: segment });
   }
   if (!isValueIdentifier(valueIdentifier)) {
-    throw new FormatError('INVALID_FIELD', `Expected a value identifier 6, 7, 8 or 9, got ${valueIdentifier}`);
+    throw formatError('INVALID_FIELD', 'ARRECADACAO.valueIdentifier', { got: valueIdentifier });
   }
   if (!Number.isSafeInteger(value) || value < 0 || value > MAX_ARRECADACAO_VALUE) {
-    throw new FormatError(
-      'INVALID_AMOUNT',
-      `Expected a value of 0..${MAX_ARRECADACAO_VALUE} (11 digits), got ${value}`,
-    );
+    throw formatError('INVALID_AMOUNT', 'ARRECADACAO.value', { max: MAX_ARRECADACAO_VALUE, got: value });
   }
-  const companyId = requireDigits(options.companyId, 4, 'a company id');
-  const freeField = requireDigits(options.freeField, 25, 'an arrecadação free field');
+  const companyId = requireDigits(options.companyId, 4, msg('WHAT.companyId'));
+  const freeField = requireDigits(options.freeField, 25, msg('WHAT.taxFreeField'));
   const head = ARRECADACAO_PRODUCT + segment + valueIdentifier;
   const rest = String(value).padStart(11, '0') + companyId + freeField;
   return head + arrecadacaoCheckDigit(head + rest, valueIdentifier) + rest;
@@ -66,23 +64,20 @@ export function buildArrecadacaoBarCode(options: ArrecadacaoBarCodeOptions): str
 
 /** Checks an arrecadação bar code: digits, length, product 8, segment, value identifier, general DV. */
 export function validateArrecadacaoBarCode(barCode: string): void {
-  requireDigits(barCode, ARRECADACAO_BAR_CODE_LENGTH, 'a utility/tax bill bar code');
+  requireDigits(barCode, ARRECADACAO_BAR_CODE_LENGTH, msg('WHAT.taxBarCode'));
   const valueIdentifier = checkHead(barCode);
   const dv = arrecadacaoCheckDigit(barCode.slice(0, 3) + barCode.slice(4), valueIdentifier);
-  requireCheckDigit(barCode[3]!, dv, 'the utility/tax bill bar code (position 4)');
+  requireCheckDigit(barCode[3]!, dv, msg('WHAT.taxGeneralDv'));
 }
 
 function checkHead(digits: string): ValueIdentifier {
   if (digits[0] !== ARRECADACAO_PRODUCT) {
-    throw new FormatError('INVALID_FIELD', `Expected a utility/tax bill to start with 8, got ${digits[0]}`);
+    throw formatError('INVALID_FIELD', 'ARRECADACAO.product', { got: digits[0] });
   }
-  if (digits[1] === '0') throw new FormatError('INVALID_FIELD', 'Expected a segment 1..9 at position 2, got 0');
+  if (digits[1] === '0') throw formatError('INVALID_FIELD', 'ARRECADACAO.segmentAt', { got: 0 });
   const valueIdentifier = digits[2];
   if (!isValueIdentifier(valueIdentifier)) {
-    throw new FormatError(
-      'INVALID_FIELD',
-      `Expected a value identifier 6, 7, 8 or 9 at position 3, got ${valueIdentifier}`,
-    );
+    throw formatError('INVALID_FIELD', 'ARRECADACAO.valueIdentifierAt', { got: valueIdentifier });
   }
   return valueIdentifier;
 }
@@ -132,12 +127,12 @@ export function arrecadacaoBarCodeToLine(barCode: string): string {
 
 /** Checks a 48-digit arrecadação line: digits, length, each block DV, then the bar code it encodes. */
 export function validateArrecadacaoLine(line: string): void {
-  requireDigits(line, ARRECADACAO_LINE_LENGTH, 'a utility/tax bill digitable line');
+  requireDigits(line, ARRECADACAO_LINE_LENGTH, msg('WHAT.taxLine'));
   const valueIdentifier = checkHead(line);
   for (let block = 0; block < 4; block++) {
     const start = block * 12;
     const dv = arrecadacaoCheckDigit(line.slice(start, start + 11), valueIdentifier);
-    requireCheckDigit(line[start + 11]!, dv, `block ${block + 1} of the digitable line (position ${start + 12})`);
+    requireCheckDigit(line[start + 11]!, dv, msg('WHAT.lineBlock', { block: block + 1, position: start + 12 }));
   }
   validateArrecadacaoBarCode(blocksOf(line));
 }

@@ -1,7 +1,8 @@
+import { msg } from '../i18n/index.js';
 import { bankSlipMod11Dv, mod10 } from './check-digits.js';
 import { addDays, daysBetween, epochDay, utcDate } from './dates.js';
 import { requireCheckDigit, requireDigits } from './digits.js';
-import { FormatError } from './errors.js';
+import { formatError } from './errors.js';
 
 /**
  * Bank slip (boleto de cobrança) bar code (44 digits) and digitable line (47 digits), brazilian-formats.md 1-2.
@@ -38,7 +39,7 @@ export const DUE_DATE_WINDOW_FUTURE_DAYS = 5500;
 export function dueDateFactor(date: string): number {
   const days = daysBetween(DUE_DATE_FACTOR_BASE, date);
   if (days < FACTOR_MIN) {
-    throw new FormatError('DUE_DATE_OUT_OF_RANGE', `Expected a due date on or after 2000-07-03, got ${date}`);
+    throw formatError('DUE_DATE_OUT_OF_RANGE', 'BOLETO.dueDateTooEarly', { got: date });
   }
   return FACTOR_MIN + ((days - FACTOR_MIN) % FACTOR_CYCLE_DAYS);
 }
@@ -54,7 +55,7 @@ export function dueDateFactor(date: string): number {
 export function factorToDate(factor: number, today: string = utcDate()): string | null {
   if (factor === 0) return null;
   if (!Number.isInteger(factor) || factor < FACTOR_MIN || factor > 9999) {
-    throw new FormatError('INVALID_DATE', `Expected a due-date factor 0000 or 1000..9999, got ${factor}`);
+    throw formatError('INVALID_DATE', 'BOLETO.factor', { got: factor });
   }
   const earliest = epochDay(today) - DUE_DATE_WINDOW_PAST_DAYS;
   const latest = epochDay(today) + DUE_DATE_WINDOW_FUTURE_DAYS;
@@ -62,11 +63,11 @@ export function factorToDate(factor: number, today: string = utcDate()): string 
   const cycles = Math.max(0, Math.ceil((earliest - first) / FACTOR_CYCLE_DAYS));
   const day = first + cycles * FACTOR_CYCLE_DAYS;
   if (day > latest) {
-    throw new FormatError(
-      'DUE_DATE_OUT_OF_RANGE',
-      `Expected a due-date factor meaning a date between ${addDays(today, -DUE_DATE_WINDOW_PAST_DAYS)} and ` +
-        `${addDays(today, DUE_DATE_WINDOW_FUTURE_DAYS)}, got ${String(factor).padStart(4, '0')}`,
-    );
+    throw formatError('DUE_DATE_OUT_OF_RANGE', 'BOLETO.factorWindow', {
+      from: addDays(today, -DUE_DATE_WINDOW_PAST_DAYS),
+      to: addDays(today, DUE_DATE_WINDOW_FUTURE_DAYS),
+      got: String(factor).padStart(4, '0'),
+    });
   }
   return addDays(DUE_DATE_FACTOR_BASE, day - epochDay(DUE_DATE_FACTOR_BASE));
 }
@@ -85,15 +86,15 @@ export interface BankSlipBarCodeOptions {
 
 /** Builds a 44-digit bank slip bar code with its general check digit. */
 export function buildBankSlipBarCode(options: BankSlipBarCodeOptions): string {
-  const bankCode = requireDigits(options.bankCode ?? DEFAULT_BANK_CODE, 3, 'a bank code');
-  const freeField = requireDigits(options.freeField, 25, 'a bank slip free field');
+  const bankCode = requireDigits(options.bankCode ?? DEFAULT_BANK_CODE, 3, msg('WHAT.bankCode'));
+  const freeField = requireDigits(options.freeField, 25, msg('WHAT.slipFreeField'));
   const factor = options.dueDate === null ? 0 : dueDateFactor(options.dueDate);
   const amount = options.amountCents ?? 0;
   if (!Number.isSafeInteger(amount) || amount < 0 || amount > MAX_BANK_SLIP_AMOUNT_CENTS) {
-    throw new FormatError(
-      'INVALID_AMOUNT',
-      `Expected a bank slip amount of 0..${MAX_BANK_SLIP_AMOUNT_CENTS} whole cents, got ${options.amountCents}`,
-    );
+    throw formatError('INVALID_AMOUNT', 'BOLETO.amount', {
+      max: MAX_BANK_SLIP_AMOUNT_CENTS,
+      got: String(options.amountCents),
+    });
   }
   const withoutDv =
     bankCode + BRL_CURRENCY_CODE + String(factor).padStart(4, '0') + String(amount).padStart(10, '0') + freeField;
@@ -102,11 +103,11 @@ export function buildBankSlipBarCode(options: BankSlipBarCodeOptions): string {
 
 /** Checks a 44-digit bank slip bar code: digits, length, currency 9, general DV. Throws {@link FormatError}. */
 export function validateBankSlipBarCode(barCode: string): void {
-  requireDigits(barCode, BANK_SLIP_BAR_CODE_LENGTH, 'a bank slip bar code');
+  requireDigits(barCode, BANK_SLIP_BAR_CODE_LENGTH, msg('WHAT.slipBarCode'));
   if (barCode[3] !== BRL_CURRENCY_CODE) {
-    throw new FormatError('INVALID_FIELD', `Expected currency code 9 at position 4 of the bar code, got ${barCode[3]}`);
+    throw formatError('INVALID_FIELD', 'BOLETO.currency', { got: barCode[3] });
   }
-  requireCheckDigit(barCode[4]!, bankSlipMod11Dv(barCode.slice(0, 4) + barCode.slice(5)), 'the bar code (position 5)');
+  requireCheckDigit(barCode[4]!, bankSlipMod11Dv(barCode.slice(0, 4) + barCode.slice(5)), msg('WHAT.slipGeneralDv'));
 }
 
 /** The fields of a bank slip bar code. */
@@ -152,10 +153,10 @@ export function bankSlipBarCodeToLine(barCode: string): string {
 
 /** Checks a 47-digit digitable line: digits, length, the three field DVs, then the bar code it encodes. */
 export function validateBankSlipLine(line: string): void {
-  requireDigits(line, BANK_SLIP_LINE_LENGTH, 'a bank slip digitable line');
-  requireCheckDigit(line[9]!, mod10(line.slice(0, 9)), 'field 1 of the digitable line (position 10)');
-  requireCheckDigit(line[20]!, mod10(line.slice(10, 20)), 'field 2 of the digitable line (position 21)');
-  requireCheckDigit(line[31]!, mod10(line.slice(21, 31)), 'field 3 of the digitable line (position 32)');
+  requireDigits(line, BANK_SLIP_LINE_LENGTH, msg('WHAT.slipLine'));
+  requireCheckDigit(line[9]!, mod10(line.slice(0, 9)), msg('WHAT.lineField', { field: 1, position: 10 }));
+  requireCheckDigit(line[20]!, mod10(line.slice(10, 20)), msg('WHAT.lineField', { field: 2, position: 21 }));
+  requireCheckDigit(line[31]!, mod10(line.slice(21, 31)), msg('WHAT.lineField', { field: 3, position: 32 }));
   validateBankSlipBarCode(rearrangeLine(line));
 }
 
@@ -186,11 +187,11 @@ export interface ServiceFreeFieldOptions {
 
 /** The service's 25-digit free field: agency(4) + wallet(3) + middle(7) + our number(11), as in the samples. */
 export function serviceFreeField(options: ServiceFreeFieldOptions): string {
-  const agency = requireDigits(options.agency ?? '0001', 4, 'an agency');
-  const wallet = requireDigits(options.wallet, 3, 'a wallet');
-  const middle = requireDigits(options.middle, 7, 'the free field middle part');
-  if (options.ourNumber.length > 11) requireDigits(options.ourNumber, 11, 'an our number');
-  const ourNumber = requireDigits(options.ourNumber.padStart(11, '0'), 11, 'an our number');
+  const agency = requireDigits(options.agency ?? '0001', 4, msg('WHAT.agency'));
+  const wallet = requireDigits(options.wallet, 3, msg('WHAT.wallet'));
+  const middle = requireDigits(options.middle, 7, msg('WHAT.freeFieldMiddle'));
+  if (options.ourNumber.length > 11) requireDigits(options.ourNumber, 11, msg('WHAT.ourNumber'));
+  const ourNumber = requireDigits(options.ourNumber.padStart(11, '0'), 11, msg('WHAT.ourNumber'));
   return agency + wallet + middle + ourNumber;
 }
 
@@ -204,7 +205,7 @@ export interface ServiceFreeField {
 
 /** Splits a 25-digit free field built by {@link serviceFreeField}. */
 export function parseServiceFreeField(freeField: string): ServiceFreeField {
-  requireDigits(freeField, 25, 'a bank slip free field');
+  requireDigits(freeField, 25, msg('WHAT.slipFreeField'));
   return {
     agency: freeField.slice(0, 4),
     wallet: freeField.slice(4, 7),

@@ -1,4 +1,5 @@
-import { FormatError } from './errors.js';
+import { type Message, type MessageKey, msg, type Params } from '../i18n/index.js';
+import { formatError } from './errors.js';
 import { formatBrCodeAmount, MAX_AMOUNT_CENTS } from './money.js';
 
 /**
@@ -33,31 +34,30 @@ export interface TlvField {
 
 /** `id` + 2-digit length + `value`. Throws when `id` is not 2 digits or the value is longer than 99. */
 export function encodeTlv(id: string, value: string): string {
-  if (!/^\d{2}$/.test(id)) throw new FormatError('INVALID_FIELD', `Expected a 2-digit TLV id, got "${id}"`);
+  if (!/^\d{2}$/.test(id)) throw formatError('INVALID_FIELD', 'BRCODE.tlvId', { got: JSON.stringify(id) });
   if (value.length > 99) {
-    throw new FormatError('INVALID_LENGTH', `Expected at most 99 characters in field ${id}, got ${value.length}`);
+    throw formatError('INVALID_LENGTH', 'BRCODE.tlvTooLong', { id, count: value.length });
   }
   return id + String(value.length).padStart(2, '0') + value;
 }
 
 /** Splits TLV text into its data objects (one level). `where` names the text in errors ("field 26"). */
-export function parseTlv(text: string, where = 'the BR Code'): TlvField[] {
+export function parseTlv(text: string, where: Message = msg('BRCODE.whole')): TlvField[] {
   const fields: TlvField[] = [];
   let at = 0;
   while (at < text.length) {
     const head = text.slice(at, at + 4);
     if (!/^\d{4}$/.test(head)) {
-      throw new FormatError(
-        'INVALID_FIELD',
-        `Expected a 2-digit id and a 2-digit length at position ${at + 1} of ${where}, got ${JSON.stringify(head)}`,
-      );
+      throw formatError('INVALID_FIELD', 'BRCODE.tlvHead', { position: at + 1, where, got: JSON.stringify(head) });
     }
     const length = Number(head.slice(2));
     if (at + 4 + length > text.length) {
-      throw new FormatError(
-        'INVALID_LENGTH',
-        `Expected ${length} characters for field ${head.slice(0, 2)} of ${where}, got ${text.length - at - 4}`,
-      );
+      throw formatError('INVALID_LENGTH', 'BRCODE.tlvShort', {
+        length,
+        id: head.slice(0, 2),
+        where,
+        count: text.length - at - 4,
+      });
     }
     fields.push({ id: head.slice(0, 2), value: text.slice(at + 4, at + 4 + length) });
     at += 4 + length;
@@ -102,19 +102,16 @@ export function toBrCodeText(text: string, maxLength: number): string {
     .trimEnd();
 }
 
-function requireText(value: string, maxLength: number, what: string): string {
+function requireText(value: string, maxLength: number, what: Message): string {
   const text = toBrCodeText(value, maxLength);
-  if (text === '') throw new FormatError('MISSING_FIELD', `Expected a ${what} with letters or digits, got "${value}"`);
+  if (text === '') throw formatError('MISSING_FIELD', 'BRCODE.text', { what, got: JSON.stringify(value) });
   return text;
 }
 
 function amountField(amountCents: number | undefined): string {
   if (amountCents === undefined) return '';
   if (!Number.isSafeInteger(amountCents) || amountCents <= 0 || amountCents > MAX_AMOUNT_CENTS) {
-    throw new FormatError(
-      'INVALID_AMOUNT',
-      `Expected a BR Code amount of 1..${MAX_AMOUNT_CENTS} whole cents, got ${amountCents}`,
-    );
+    throw formatError('INVALID_AMOUNT', 'BRCODE.buildAmount', { max: MAX_AMOUNT_CENTS, got: amountCents });
   }
   return encodeTlv('54', formatBrCodeAmount(amountCents));
 }
@@ -130,8 +127,8 @@ function tail(options: { merchantName: string; merchantCity: string }, amountCen
     encodeTlv('53', '986') +
     amountField(amountCents) +
     encodeTlv('58', 'BR') +
-    encodeTlv('59', requireText(options.merchantName, MAX_MERCHANT_NAME_LENGTH, 'merchant name')) +
-    encodeTlv('60', requireText(options.merchantCity, MAX_MERCHANT_CITY_LENGTH, 'merchant city'))
+    encodeTlv('59', requireText(options.merchantName, MAX_MERCHANT_NAME_LENGTH, msg('BRCODE.merchantName'))) +
+    encodeTlv('60', requireText(options.merchantCity, MAX_MERCHANT_CITY_LENGTH, msg('BRCODE.merchantCity')))
   );
 }
 
@@ -155,7 +152,7 @@ export interface StaticBrCodeOptions {
 export function buildStaticBrCode(options: StaticBrCodeOptions): string {
   const key = options.key.trim();
   if (key === '' || key.length > MAX_PIX_KEY_LENGTH) {
-    throw new FormatError('INVALID_FIELD', `Expected a Pix key of 1..77 characters, got ${key.length}`);
+    throw formatError('INVALID_FIELD', 'BRCODE.buildKey', { max: MAX_PIX_KEY_LENGTH, count: key.length });
   }
   let account = encodeTlv('00', PIX_GUI) + encodeTlv('01', key);
   const room = Math.min(MAX_DESCRIPTION_LENGTH, 99 - account.length - 4);
@@ -186,19 +183,13 @@ export interface DynamicBrCodeOptions {
 export function buildDynamicBrCode(options: DynamicBrCodeOptions): string {
   const url = options.locationUrl.trim().replace(/^https?:\/\//i, '');
   if (url === '' || url.length > MAX_LOCATION_URL_LENGTH || /[^\x21-\x7e]/.test(url)) {
-    throw new FormatError(
-      'INVALID_FIELD',
-      `Expected a location URL of 1..77 printable characters without scheme, got ${url.length} characters`,
-    );
+    throw formatError('INVALID_FIELD', 'BRCODE.buildUrl', { max: MAX_LOCATION_URL_LENGTH, count: url.length });
   }
   let txid = NO_TXID;
   if (options.txid !== undefined) {
     txid = options.txid.replace(/[^A-Za-z0-9]/g, '').slice(0, 35);
     if (txid.length < 26) {
-      throw new FormatError(
-        'INVALID_FIELD',
-        `Expected a dynamic txid of 26..35 letters and digits, got ${txid.length}`,
-      );
+      throw formatError('INVALID_FIELD', 'BRCODE.buildTxid', { count: txid.length });
     }
   }
   return finish(
@@ -239,13 +230,18 @@ export interface BrCode {
   fields: TlvField[];
 }
 
-function fail(code: 'INVALID_FIELD' | 'MISSING_FIELD' | 'INVALID_LENGTH', message: string): never {
-  throw new FormatError(code, message);
+function fail(code: 'INVALID_FIELD' | 'MISSING_FIELD' | 'INVALID_LENGTH', key: MessageKey, params?: Params): never {
+  throw formatError(code, key, params);
 }
 
-function checkLength(value: string, min: number, max: number, what: string): void {
+/** Field `id` and its name, as messages name it: `field 59 (merchant name)`. */
+function field(id: string, name: MessageKey): Message {
+  return msg('BRCODE.field', { id, name: msg(name) });
+}
+
+function checkLength(value: string, min: number, max: number, what: Message): void {
   if (value.length < min || value.length > max) {
-    fail('INVALID_LENGTH', `Expected ${min}..${max} characters in ${what}, got ${value.length}`);
+    fail('INVALID_LENGTH', 'BRCODE.length', { min, max, what, count: value.length });
   }
 }
 
@@ -253,10 +249,10 @@ function checkLength(value: string, min: number, max: number, what: string): voi
 function parseBrCodeAmount(text: string): number {
   const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!match || text.length > MAX_BR_CODE_AMOUNT_LENGTH) {
-    fail('INVALID_FIELD', `Expected field 54 (amount) like "66.66", at most 13 characters, got "${text}"`);
+    fail('INVALID_FIELD', 'BRCODE.amount', { max: MAX_BR_CODE_AMOUNT_LENGTH, got: JSON.stringify(text) });
   }
   const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
-  if (cents <= 0) fail('INVALID_FIELD', `Expected field 54 (amount) greater than zero, got "${text}"`);
+  if (cents <= 0) fail('INVALID_FIELD', 'BRCODE.amountZero', { got: JSON.stringify(text) });
   return cents;
 }
 
@@ -266,40 +262,44 @@ function parseBrCodeAmount(text: string): number {
  * description 72, URL 77, amount 13, txid 1..25 static / 26..35 dynamic / ***). Throws {@link FormatError}.
  */
 export function parseBrCode(payload: string): BrCode {
-  if (!/^000201/.test(payload)) fail('INVALID_FIELD', 'Expected a BR Code to start with field 00 = "01" (000201)');
+  if (!/^000201/.test(payload)) fail('INVALID_FIELD', 'BRCODE.start', { got: JSON.stringify(payload.slice(0, 6)) });
   const crcMatch = /6304([0-9A-Fa-f]{4})$/.exec(payload);
   if (!crcMatch || !/^[0-9A-F]{4}$/.test(crcMatch[1]!)) {
-    throw new FormatError(
-      'INVALID_CRC',
-      'Expected a BR Code to end with field 63 = 4 upper-case hex digits (6304XXXX)',
-    );
+    throw formatError('INVALID_CRC', 'BRCODE.crcField', { got: JSON.stringify(payload.slice(-8)) });
   }
   const crc = crcMatch[1]!;
   const expectedCrc = crc16Hex(payload.slice(0, -4));
-  if (crc !== expectedCrc) throw new FormatError('INVALID_CRC', `Expected CRC ${expectedCrc}, got ${crc}`);
+  if (crc !== expectedCrc) throw formatError('INVALID_CRC', 'BRCODE.crc', { expected: expectedCrc, got: crc });
 
   const fields = parseTlv(payload);
   const byId = new Map<string, string>();
-  for (const field of fields) {
-    if (byId.has(field.id)) fail('INVALID_FIELD', `Expected field ${field.id} once, got it twice`);
-    byId.set(field.id, field.value);
+  for (const f of fields) {
+    if (byId.has(f.id)) fail('INVALID_FIELD', 'BRCODE.twice', { id: f.id });
+    byId.set(f.id, f.value);
   }
-  if (fields[fields.length - 1]?.id !== '63') fail('INVALID_FIELD', 'Expected field 63 (CRC) to be the last field');
-  const need = (id: string, name: string): string =>
-    byId.get(id) ?? fail('MISSING_FIELD', `Expected field ${id} (${name})`);
-  const fixed = (id: string, name: string, value: string): void => {
+  const last = fields[fields.length - 1]?.id;
+  if (last !== '63') fail('INVALID_FIELD', 'BRCODE.crcLast', { id: last });
+  const need = (id: string, name: MessageKey): string =>
+    byId.get(id) ?? fail('MISSING_FIELD', 'BRCODE.missing', { field: field(id, name) });
+  const fixed = (id: string, name: MessageKey, value: string): void => {
     const found = need(id, name);
-    if (found !== value) fail('INVALID_FIELD', `Expected field ${id} (${name}) = "${value}", got "${found}"`);
+    if (found !== value) {
+      fail('INVALID_FIELD', 'BRCODE.fixed', {
+        field: field(id, name),
+        expected: JSON.stringify(value),
+        got: JSON.stringify(found),
+      });
+    }
   };
-  fixed('53', 'currency', '986');
-  fixed('58', 'country code', 'BR');
-  const merchantCategoryCode = need('52', 'merchant category code');
+  fixed('53', 'BRCODE.currency', '986');
+  fixed('58', 'BRCODE.country', 'BR');
+  const merchantCategoryCode = need('52', 'BRCODE.category');
   if (!/^\d{4}$/.test(merchantCategoryCode)) {
-    fail('INVALID_FIELD', `Expected field 52 (merchant category code) of 4 digits, got "${merchantCategoryCode}"`);
+    fail('INVALID_FIELD', 'BRCODE.categoryDigits', { got: JSON.stringify(merchantCategoryCode) });
   }
   const pointOfInitiation = byId.get('01') ?? null;
   if (pointOfInitiation !== null && pointOfInitiation !== '11' && pointOfInitiation !== '12') {
-    fail('INVALID_FIELD', `Expected field 01 (point of initiation) "11" or "12", got "${pointOfInitiation}"`);
+    fail('INVALID_FIELD', 'BRCODE.initiation', { got: JSON.stringify(pointOfInitiation) });
   }
 
   const template = findPixTemplate(fields);
@@ -308,31 +308,31 @@ export function parseBrCode(payload: string): BrCode {
   const url = template.get('25');
   const description = template.get('02');
   if ((key === undefined) === (url === undefined)) {
-    fail('INVALID_FIELD', 'Expected the Pix template to carry exactly one of 01 (key) or 25 (location URL)');
+    fail('INVALID_FIELD', 'BRCODE.keyOrUrl', key === undefined ? {} : { both: 'yes' });
   }
-  if (key !== undefined) checkLength(key, 1, MAX_PIX_KEY_LENGTH, 'the Pix key (26-01)');
-  if (url !== undefined) checkLength(url, 1, MAX_LOCATION_URL_LENGTH, 'the location URL (26-25)');
-  if (description !== undefined) checkLength(description, 0, MAX_DESCRIPTION_LENGTH, 'the description (26-02)');
+  if (key !== undefined) checkLength(key, 1, MAX_PIX_KEY_LENGTH, msg('BRCODE.key'));
+  if (url !== undefined) checkLength(url, 1, MAX_LOCATION_URL_LENGTH, msg('BRCODE.url'));
+  if (description !== undefined) checkLength(description, 0, MAX_DESCRIPTION_LENGTH, msg('BRCODE.description'));
   const kind = key !== undefined ? 'STATIC' : 'DYNAMIC';
 
-  const merchantName = need('59', 'merchant name');
-  const merchantCity = need('60', 'merchant city');
-  checkLength(merchantName, 1, MAX_MERCHANT_NAME_LENGTH, 'field 59 (merchant name)');
-  checkLength(merchantCity, 1, MAX_MERCHANT_CITY_LENGTH, 'field 60 (merchant city)');
+  const merchantName = need('59', 'BRCODE.merchantName');
+  const merchantCity = need('60', 'BRCODE.merchantCity');
+  checkLength(merchantName, 1, MAX_MERCHANT_NAME_LENGTH, field('59', 'BRCODE.merchantName'));
+  checkLength(merchantCity, 1, MAX_MERCHANT_CITY_LENGTH, field('60', 'BRCODE.merchantCity'));
   const amountText = byId.get('54');
 
-  const additional = parseTlv(need('62', 'additional data'), 'field 62');
-  const txidText = additional.find((field) => field.id === '05')?.value;
-  if (txidText === undefined) fail('MISSING_FIELD', 'Expected field 62-05 (txid), got none');
+  const additional = parseTlv(need('62', 'BRCODE.additional'), msg('BRCODE.field', { id: '62' }));
+  const txidText = additional.find((f) => f.id === '05')?.value;
+  if (txidText === undefined) fail('MISSING_FIELD', 'BRCODE.txidMissing');
   let txid: string | null = null;
   if (txidText !== NO_TXID) {
     const [min, max] = kind === 'STATIC' ? [1, 25] : [26, 35];
     if (!/^[A-Za-z0-9]*$/.test(txidText) || txidText.length < min || txidText.length > max) {
-      fail(
-        'INVALID_FIELD',
-        `Expected field 62-05 (txid) of ${min}..${max} letters and digits or "***" in a ${kind.toLowerCase()} code, ` +
-          `got ${txidText.length} characters`,
-      );
+      fail('INVALID_FIELD', kind === 'STATIC' ? 'BRCODE.txidStatic' : 'BRCODE.txidDynamic', {
+        min,
+        max,
+        count: txidText.length,
+      });
     }
     txid = txidText;
   }
@@ -360,13 +360,13 @@ export function parseBrCode(payload: string): BrCode {
 
 /** The first merchant account template (26..51) whose GUI is br.gov.bcb.pix, as a map of its sub-fields. */
 function findPixTemplate(fields: TlvField[]): Map<string, string> {
-  for (const field of fields) {
-    const id = Number(field.id);
+  for (const f of fields) {
+    const id = Number(f.id);
     if (id < 26 || id > 51) continue;
-    const sub = parseTlv(field.value, `field ${field.id}`);
+    const sub = parseTlv(f.value, msg('BRCODE.field', { id: f.id }));
     if (sub[0]?.id === '00' && sub[0].value.toLowerCase() === PIX_GUI) {
       return new Map(sub.map((entry) => [entry.id, entry.value]));
     }
   }
-  return fail('MISSING_FIELD', `Expected a merchant account template (26..51) with GUI "${PIX_GUI}", got none`);
+  return fail('MISSING_FIELD', 'BRCODE.template', { gui: JSON.stringify(PIX_GUI) });
 }

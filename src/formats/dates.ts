@@ -1,4 +1,4 @@
-import { FormatError, formatError } from './errors.js';
+import { formatError } from './errors.js';
 
 /**
  * Calendar dates as `yyyy-mm-dd` strings (the wire's and the bar code's unit: a day, no zone), and the timestamp
@@ -126,6 +126,6 @@ export function utcDate(at: Date = new Date()): string {
 
 /** The wire's timestamp: ISO 8601, UTC, with milliseconds (`2026-11-22T00:00:00.000Z`). */
 export function isoTimestamp(at: Date): string {
-  if (Number.isNaN(at.getTime())) throw new FormatError('INVALID_DATE', 'Expected a valid instant, got Invalid Date');
+  if (Number.isNaN(at.getTime())) throw formatError('INVALID_DATE', 'INVALID_DATE.instant');
   return at.toISOString();
 }

@@ -1,6 +1,7 @@
+import { type Message, msg, render } from '../i18n/index.js';
 import { documentMod11Dv } from './check-digits.js';
 import { onlyDigits } from './digits.js';
-import { FormatError } from './errors.js';
+import { FormatError, formatError } from './errors.js';
 
 /**
  * People and companies (brazilian-formats.md 7): CPF, CNPJ (numeric and, from July 2026, alphanumeric), CEP, UF.
@@ -76,37 +77,44 @@ export function isValidCnpj(text: string): boolean {
 }
 
 /**
- * Why `text` is not a usable CPF or CNPJ, or null when it is one. The reason reads "Expected ..., got ..." and
- * never echoes the whole document (it is personal data).
+ * Why `text` is not a usable CPF or CNPJ, as a catalogue message (src/i18n), or null when it is one. The reason reads
+ * "Expected ..., got ..." and never echoes the whole document (it is personal data).
  */
-export function validateDocument(text: string): string | null {
+export function documentProblem(text: string): Message | null {
   const compact = stripMask(text).toUpperCase();
-  if (compact === '') return 'Expected a CPF (11 digits) or a CNPJ (14 characters), got an empty value';
+  if (compact === '') return msg('INVALID_DOCUMENT.empty');
   const bad = /[^0-9A-Z]/.exec(compact);
-  if (bad) return `Expected only digits (and letters in a CNPJ), got ${JSON.stringify(bad[0])}`;
+  if (bad) return msg('INVALID_DOCUMENT.characters', { char: JSON.stringify(bad[0]) });
   if (compact.length === 11) {
-    if (/[A-Z]/.test(compact)) return 'Expected a CPF of 11 digits, got letters';
-    return isValidCpf(compact) ? null : 'Expected a CPF with valid check digits, got wrong check digits';
+    if (/[A-Z]/.test(compact)) return msg('INVALID_DOCUMENT.cpfLetters');
+    return isValidCpf(compact) ? null : msg('INVALID_CPF');
   }
   if (compact.length === 14) {
-    if (!/^[0-9A-Z]{12}\d{2}$/.test(compact)) return 'Expected the last 2 characters of a CNPJ to be digits';
-    return isValidCnpj(compact) ? null : 'Expected a CNPJ with valid check digits, got wrong check digits';
+    if (!/^[0-9A-Z]{12}\d{2}$/.test(compact)) return msg('INVALID_DOCUMENT.cnpjLastDigits');
+    return isValidCnpj(compact) ? null : msg('INVALID_CNPJ');
   }
-  return `Expected a CPF (11 digits) or a CNPJ (14 characters), got ${compact.length} characters`;
+  return msg('INVALID_DOCUMENT', { length: compact.length });
+}
+
+/** {@link documentProblem} in English (the sandbox's answers, logs), or null for a usable document. */
+export function validateDocument(text: string): string | null {
+  const problem = documentProblem(text);
+  return problem === null ? null : render('en', problem);
 }
 
 /** The document without mask, upper-cased (`12.ABC.345/01DE-35` -> `12ABC34501DE35`). Throws {@link FormatError}. */
 export function normalizeDocument(text: string): string {
-  const reason = validateDocument(text);
-  if (reason !== null) throw new FormatError('INVALID_CHECK_DIGIT', reason);
+  const problem = documentProblem(text);
+  if (problem !== null) throw new FormatError('INVALID_CHECK_DIGIT', problem);
   return stripMask(text).toUpperCase();
 }
 
 /** NATURAL for a valid CPF, LEGAL for a valid CNPJ; {@link FormatError} otherwise. */
 export function documentType(text: string): DocumentType {
-  const reason = validateDocument(text);
-  if (reason !== null) {
-    throw new FormatError(/check digits/.test(reason) ? 'INVALID_CHECK_DIGIT' : 'INVALID_LENGTH', reason);
+  const problem = documentProblem(text);
+  if (problem !== null) {
+    const checkDigits = problem.key === 'INVALID_CPF' || problem.key === 'INVALID_CNPJ';
+    throw new FormatError(checkDigits ? 'INVALID_CHECK_DIGIT' : 'INVALID_LENGTH', problem);
   }
   return stripMask(text).length === 11 ? 'NATURAL' : 'LEGAL';
 }
@@ -114,7 +122,7 @@ export function documentType(text: string): DocumentType {
 /** `n` scrambled into `digits` digits: a bijection on [0, 10^digits), so distinct seeds give distinct numbers. */
 function scramble(n: number, digits: number): string {
   const modulus = 10 ** digits;
-  if (!Number.isSafeInteger(n) || n < 0) throw new FormatError('INVALID_FIELD', `Expected a seed >= 0, got ${n}`);
+  if (!Number.isSafeInteger(n) || n < 0) throw formatError('INVALID_FIELD', 'IDS.seed', { got: n });
   // 7_654_321 is odd and not a multiple of 5, so it is invertible modulo 10^digits; BigInt keeps the product exact.
   const mixed = (BigInt(n % modulus) * 7_654_321n + 1_234_567n) % BigInt(modulus);
   return mixed.toString().padStart(digits, '0');

@@ -31,21 +31,23 @@ export type FormatErrorCode =
 
 /**
  * A bar code, digitable line, BR Code, document, amount, date or id is not well formed.
- * The message says what was expected and what was found ("Expected 47 digits, got 45"), never more of the
- * input than needed (a BR Code may carry a Pix key, so messages quote fields, not whole payloads).
+ * Raised by catalogue key and values (src/i18n), never by a sentence: `detail` is what a person reads, in their
+ * locale; `message` is its English, for logs and for code that is not a person. A message says what was expected and
+ * what was found ("Expected 47 digits, got 45"), never more of the input than needed (a BR Code may carry a Pix key,
+ * so messages quote fields, not whole payloads).
  */
 export class FormatError extends RemessaError {
   declare readonly code: FormatErrorCode;
   /** The sentence as catalogue key and values (src/i18n), for a person in their locale; `message` is its English. */
-  readonly detail: Message | undefined;
+  readonly detail: Message;
 
-  constructor(code: FormatErrorCode, message: string, options?: { cause?: unknown; detail?: Message }) {
-    super(code, message, options);
-    this.detail = options?.detail;
+  constructor(code: FormatErrorCode, detail: Message, options?: { cause?: unknown }) {
+    super(code, t('en', detail.key, detail.params), options);
+    this.detail = detail;
   }
 }
 
 /** A {@link FormatError} raised by catalogue key and values: its `message` is the English sentence of the key. */
 export function formatError(code: FormatErrorCode, key: MessageKey, params: Params = {}): FormatError {
-  return new FormatError(code, t('en', key, params), { detail: { key, params } });
+  return new FormatError(code, { key, params });
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { v5 } from 'uuid';
 import { isIsoDate } from './dates.js';
-import { FormatError } from './errors.js';
+import { formatError } from './errors.js';
 
 /** GUIDs (the service's correlation and idempotency ids) and Pix end-to-end ids (brazilian-formats.md 5). */
 
@@ -26,7 +26,7 @@ export function randomAlphanumeric(length: number): string {
 
 /** Deterministic UUID version 5 of `name` in `namespace` (a GUID): same inputs, same id, on any machine. */
 export function uuidV5(name: string, namespace: string): string {
-  if (!isGuid(namespace)) throw new FormatError('INVALID_FIELD', `Expected a GUID namespace, got "${namespace}"`);
+  if (!isGuid(namespace)) throw formatError('INVALID_FIELD', 'IDS.namespace', { got: JSON.stringify(namespace) });
   return v5(name, namespace);
 }
 
@@ -45,10 +45,9 @@ export interface EndToEndIdOptions {
 /** A 32-character end-to-end id: E + ISPB(8) + yyyyMMddHHmm (UTC) + 11 of [A-Za-z0-9]. */
 export function endToEndId(options: EndToEndIdOptions): string {
   if (!/^\d{8}$/.test(options.ispb)) {
-    throw new FormatError('INVALID_FIELD', `Expected an ISPB of 8 digits, got "${options.ispb}"`);
+    throw formatError('INVALID_FIELD', 'IDS.ispb', { got: JSON.stringify(options.ispb) });
   }
-  if (Number.isNaN(options.at.getTime()))
-    throw new FormatError('INVALID_DATE', 'Expected a valid instant, got Invalid Date');
+  if (Number.isNaN(options.at.getTime())) throw formatError('INVALID_DATE', 'INVALID_DATE.instant');
   const random = options.random ?? Math.random;
   const stamp = options.at.toISOString().replace(/\D/g, '').slice(0, 12);
   let suffix = '';

@@ -1,6 +1,6 @@
 import type { MessageKey, Params } from '../i18n/index.js';
 import type { Cents } from '../types.js';
-import { FormatError, formatError } from './errors.js';
+import { formatError } from './errors.js';
 
 /**
  * Money at the edges: CSV text in either decimal mark, the wire's JSON decimal numbers, a BR Code's amount text.
@@ -14,18 +14,14 @@ export const MAX_AMOUNT_CENTS: Cents = 999_999_999_999;
 /** A spreadsheet dialect's decimal mark. */
 export type DecimalMark = '.' | ',';
 
-function invalid(message: string): never {
-  throw new FormatError('INVALID_AMOUNT', message);
-}
-
 /** INVALID_AMOUNT by catalogue key (a cell's amount: the person reads it in their locale). */
 function invalidAs(key: MessageKey, params: Params): never {
   throw formatError('INVALID_AMOUNT', key, params);
 }
 
-function requireCents(cents: number, what: string): void {
+function requireCents(cents: number): void {
   if (!Number.isSafeInteger(cents) || cents < 0 || cents > MAX_AMOUNT_CENTS) {
-    invalid(`Expected ${what} as whole cents from 0 to ${MAX_AMOUNT_CENTS}, got ${cents}`);
+    invalidAs('MONEY.cents', { max: MAX_AMOUNT_CENTS, got: cents });
   }
 }
 
@@ -107,7 +103,7 @@ function ungroup(integer: string, group: string, text: string): string {
 
 /** Cents as CSV text in the dialect: `1234,56` / `1234.56`, no grouping, always 2 decimals. */
 export function formatAmount(cents: Cents, decimalMark: DecimalMark): string {
-  requireCents(cents, 'an amount');
+  requireCents(cents);
   return `${Math.floor(cents / 100)}${decimalMark}${String(cents % 100).padStart(2, '0')}`;
 }
 
@@ -118,7 +114,7 @@ export function formatBrCodeAmount(cents: Cents): string {
 
 /** Cents as the wire's JSON decimal number (1050 -> 10.5). Division by 100 gives the double nearest the decimal. */
 export function centsToWire(cents: Cents): number {
-  requireCents(cents, 'an amount');
+  requireCents(cents);
   return cents / 100;
 }
 
@@ -128,14 +124,14 @@ export function centsToWire(cents: Cents): number {
  * place of the double, far below a tenth of a cent, so 10.555 is refused.
  */
 export function wireToCents(value: number): Cents {
-  if (typeof value !== 'number' || !Number.isFinite(value)) invalid(`Expected a finite amount, got ${String(value)}`);
-  if (value < 0) invalid(`Expected a non-negative amount, got ${value}`);
+  if (typeof value !== 'number' || !Number.isFinite(value)) invalidAs('MONEY.finite', { got: String(value) });
+  if (value < 0) invalidAs('MONEY.negative', { got: value });
   const scaled = value * 100;
   const cents = Math.round(scaled);
   if (Math.abs(scaled - cents) > Math.max(1e-9, Math.abs(scaled) * 8 * Number.EPSILON)) {
-    invalid(`Expected an amount with at most 2 decimals, got ${value}`);
+    invalidAs('MONEY.decimals', { got: value });
   }
-  if (cents > MAX_AMOUNT_CENTS) invalid(`Expected an amount up to ${MAX_AMOUNT_CENTS / 100}, got ${value}`);
+  if (cents > MAX_AMOUNT_CENTS) invalidAs('MONEY.max', { max: MAX_AMOUNT_CENTS / 100, got: value });
   return cents;
 }
 
@@ -144,7 +140,7 @@ export function wireToCents(value: number): Cents {
  * always 2 decimals). For paper and messages, never for CSV cells (those use {@link formatAmount}).
  */
 export function formatBrl(cents: Cents): string {
-  requireCents(cents, 'an amount');
+  requireCents(cents);
   const whole = Math.floor(cents / 100)
     .toString()
     .replace(/\B(?=(\d{3})+(?!\d))/g, '.');
@@ -153,7 +149,7 @@ export function formatBrl(cents: Cents): string {
 
 /** A percentage as a person in Brazil reads it: 2 -> `2%`, 2.5 -> `2,5%`, 0.033 -> `0,033%` (decimal comma). */
 export function formatPercentBr(percent: number): string {
-  if (!Number.isFinite(percent) || percent < 0) invalid(`Expected a percentage of 0 or more, got ${percent}`);
+  if (!Number.isFinite(percent) || percent < 0) invalidAs('MONEY.percent', { got: percent });
   // Up to 4 decimals, trailing zeros dropped: what was typed (1 or 2 decimals in practice) reads back as typed.
   const text = Number(percent.toFixed(4)).toString();
   return `${text.replace('.', ',')}%`;
@@ -165,7 +161,7 @@ export function formatPercentBr(percent: number): string {
  */
 export function formatMoney(locale: 'pt-BR' | 'en', cents: Cents): string {
   if (locale === 'pt-BR') return formatBrl(cents);
-  requireCents(cents, 'an amount');
+  requireCents(cents);
   const whole = Math.floor(cents / 100)
     .toString()
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');

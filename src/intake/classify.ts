@@ -22,6 +22,7 @@
  * Pure functions: no file system access, so the rules are tested on their own.
  */
 import path from 'node:path';
+import { type Message, msg, t } from '../i18n/index.js';
 import { isKindName, KIND_NAMES, type KindName } from '../types.js';
 
 /** Suffix of the marker a writer drops next to a finished file when `requireDoneMarker` is on. */
@@ -36,8 +37,11 @@ const KINDS_LONGEST_FIRST = [...KIND_NAMES].sort((a, b) => b.length - a.length);
 export type InboxEntry =
   /** A batch of a known kind. */
   | { type: 'batch'; kind: KindName; name: string; folder: string | null }
-  /** A file that is a batch of no known kind: answered with a rejection, then archived. */
-  | { type: 'unknown-kind'; name: string; folder: string | null; reason: string }
+  /**
+   * A file that is a batch of no known kind: answered with a rejection, then archived. `reason` is the English (logs),
+   * `detail` the catalogue message a person reads in their locale.
+   */
+  | { type: 'unknown-kind'; name: string; folder: string | null; reason: string; detail: Message }
   /** Not ours to take (yet): temp files, lock files, markers, deeper folders. */
   | { type: 'ignored'; reason: string };
 
@@ -85,23 +89,13 @@ export function classifyInboxPath(relativePath: string): InboxEntry {
   if (parts.length === 2) {
     const folder = parts[0]!;
     if (isKindName(folder)) return { type: 'batch', kind: folder, name, folder };
-    return {
-      type: 'unknown-kind',
-      name,
-      folder,
-      reason: `Expected the inbox folder to be a batch kind (${KIND_NAMES.join(', ')}), got "${folder}"`,
-    };
+    const detail = msg('UNKNOWN_KIND.folder', { kinds: KIND_NAMES.join(', '), got: JSON.stringify(folder) });
+    return { type: 'unknown-kind', name, folder, reason: t('en', detail.key, detail.params), detail };
   }
   const kind = kindFromRootName(name);
   if (kind) return { type: 'batch', kind, name, folder: null };
-  return {
-    type: 'unknown-kind',
-    name,
-    folder: null,
-    reason:
-      `Expected a file in a kind folder (inbox/<kind>/) or named <kind>-*.csv or <kind>_*.csv with kind one of ` +
-      `${KIND_NAMES.join(', ')}, got "${name}"`,
-  };
+  const detail = msg('UNKNOWN_KIND.name', { kinds: KIND_NAMES.join(', '), got: JSON.stringify(name) });
+  return { type: 'unknown-kind', name, folder: null, reason: t('en', detail.key, detail.params), detail };
 }
 
 /** The name without its last extension: `jan.csv` -> `jan` (matches `.done` markers; answers: src/outbox/names.ts). */

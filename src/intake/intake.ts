@@ -536,6 +536,7 @@ export class Intake {
           : {
               kind: null,
               unknownKindReason: entry.reason,
+              unknownKindDetail: entry.detail,
               name: entry.name,
               folder: entry.folder,
               relativePath: rel,

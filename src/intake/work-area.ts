@@ -33,8 +33,10 @@ import type { KindName } from '../types.js';
 export interface WorkMeta {
   /** Kind from the inbox folder or name prefix; null when unknown (the file is answered with a rejection). */
   kind: KindName | null;
-  /** Why the kind is unknown, when it is. */
+  /** Why the kind is unknown, when it is (English, for logs). */
   unknownKindReason?: string;
+  /** The same as a catalogue message (src/i18n), for the person reading the rejection in their locale. */
+  unknownKindDetail?: Message;
   /** The file's name as dropped. */
   name: string;
   /** The inbox folder it was dropped in (`charges`), or null for the inbox root. */

@@ -35,7 +35,7 @@ import { crashPoint } from '../crash-point.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
-import { type Locale, type Message, render, t } from '../i18n/index.js';
+import { type Locale, type Message, msg, render, t } from '../i18n/index.js';
 import {
   archiveWorkItem,
   FileChangedError,
@@ -376,9 +376,12 @@ export async function openPipeline(
     // The intake answered the file as a whole (a link, a special or unreadable file, a cut-off upload): never read.
     if (meta.rejection) return reject(batch, intake, meta.rejection);
     if (meta.kind === null) {
+      // A meta written before the detail existed (a file taken by an older version) still has its English reason.
+      const detail = meta.unknownKindDetail ?? msg('UNKNOWN_KIND', { got: JSON.stringify(meta.name) });
       return reject(batch, intake, {
         code: 'UNKNOWN_KIND',
-        message: meta.unknownKindReason ?? `Expected a known batch kind, got "${meta.name}"`,
+        message: meta.unknownKindReason ?? t('en', detail.key, detail.params),
+        ...(meta.unknownKindDetail || !meta.unknownKindReason ? { detail } : {}),
       });
     }
     const kindName = meta.kind;
@@ -712,7 +715,8 @@ export async function runOnce(
         const earlier = given.get(abs);
         const sha256 = await sha256File(abs);
         if (!k) {
-          meta.unknownKindReason = `Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got "${name}"`;
+          meta.unknownKindDetail = msg('UNKNOWN_KIND.given', { got: JSON.stringify(name) });
+          meta.unknownKindReason = t('en', 'UNKNOWN_KIND.given', { got: JSON.stringify(name) });
         }
         // A file given from the inbox is taken like the daemon takes it (moved to the work area, archived once
         // answered), so it is not found and answered again later; a file elsewhere is read where it is.

@@ -31,6 +31,7 @@ import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { Charge } from '../bank/types.js';
 import { wireToCents } from '../formats/money.js';
+import { type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { RequestQueue } from '../queue/request-queue.js';
@@ -564,8 +565,14 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
   return result;
 }
 
-/** Unsettled things as `remessa status` shows them. */
-export function describeUnsettled(store: Store, limit = 50): string[] {
+/** A line of `remessa status` about the retorno, in catalogue words; `item` lines are listed under a heading. */
+export interface UnsettledLine {
+  message: Message;
+  item?: true;
+}
+
+/** Unsettled things as `remessa status` shows them (said in the locale by src/runner/status.ts). */
+export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
   const things = new Things(store.db);
   // Read only (status takes no lock): rows whose things are not derived yet are derived here, in memory.
   const pending: ThingRecord[] = [];
@@ -591,13 +598,18 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
     }
   }
   const rows = [...things.unsettled(limit + 1), ...pending];
-  const lines: string[] = [];
+  const lines: UnsettledLine[] = [];
   const foreign = things.foreignEvents();
   if (foreign.count > 0) {
-    lines.push(`Bank events about things remessa did not create: ${foreign.count}`);
-    for (const f of foreign.latest) lines.push(`  ${f.type} ${f.subject ?? '-'} (event ${f.id})`);
+    lines.push({ message: msg('STATUS.foreign', { count: foreign.count }) });
+    for (const f of foreign.latest) {
+      lines.push({
+        message: msg('STATUS.foreignEvent', { type: f.type, subject: f.subject ?? '-', id: f.id }),
+        item: true,
+      });
+    }
   }
-  lines.push(`Waiting for a final status from the bank: ${rows.length > limit ? `${limit}+` : rows.length}`);
+  lines.push({ message: msg('STATUS.waitingFinal', { count: rows.length > limit ? `${limit}+` : rows.length }) });
   const files = new Map<string, string>();
   for (const t of rows.slice(0, limit)) {
     let file = files.get(t.batchId);
@@ -605,7 +617,8 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
       file = store.getBatch(t.batchId)?.fileName ?? t.batchId.slice(0, 12);
       files.set(t.batchId, file);
     }
-    lines.push(`  ${t.kind} ${t.key}: ${t.status} since ${t.createdAt} (${file} line ${t.line})`);
+    const thing = { kind: t.kind, key: t.key, status: t.status, since: t.createdAt, file, line: t.line };
+    lines.push({ message: msg('STATUS.waitingThing', thing), item: true });
   }
   return lines;
 }

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
-import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { intakeForBatch, openStore, type RowCounts, type RowState, type Store } from '../store/index.js';
 import type { BatchRecord } from '../store/store.js';
@@ -33,7 +33,7 @@ import { type LockHolder, readLockHolder } from './lock.js';
 export { parseStatusDate } from './status-dates.js';
 
 import { out, type RunnerOptions } from './options.js';
-import { describeUnsettled } from './retorno.js';
+import { describeUnsettled, type UnsettledLine } from './retorno.js';
 
 /** The store's file name inside the data folder. */
 export const STORE_FILE_NAME = 'remessa.sqlite';
@@ -123,7 +123,10 @@ export interface StatusReport {
   uncertainRows: UncertainRowStatus[];
   /** True when there are more uncertain rows than listed. */
   uncertainTruncated: boolean;
-  /** What the retorno still waits for (payments without a final status, foreign events), as lines for a person. */
+  /**
+   * What the retorno still waits for (payments without a final status, foreign events), as lines for a person in the
+   * locale of the configuration (`locale`, `--locale`).
+   */
   unsettled: string[];
 }
 
@@ -285,7 +288,7 @@ function sumCounts(into: Partial<Record<RowState, number>>, counts: Partial<Reco
 /** The whole report, from the store (undefined when there is none yet) and the outbox. */
 export function buildStatusReport(
   store: Store | undefined,
-  options: Pick<RunnerOptions, 'folders'>,
+  options: Pick<RunnerOptions, 'folders'> & Partial<Pick<RunnerOptions, 'locale'>>,
   show: ShowStatusOptions = {},
 ): StatusReport {
   const now = (show.now ?? (() => new Date()))();
@@ -404,15 +407,21 @@ export function buildStatusReport(
     totals: { batches: entries.length, byState, rows },
     uncertainRows,
     uncertainTruncated: uncertainTotal > uncertainRows.length,
-    unsettled: store ? describeUnsettled(store) : [],
+    unsettled: store ? renderUnsettled(describeUnsettled(store), options.locale ?? DEFAULT_LOCALE) : [],
   };
 }
 
-function describeCounts(counts: Partial<Record<string, number>>): string {
+/** The retorno's lines, said in `locale`; the items under a heading indented. */
+function renderUnsettled(lines: readonly UnsettledLine[], locale: Locale): string[] {
+  return lines.map((l) => `${l.item ? '  ' : ''}${render(locale, l.message)}`);
+}
+
+/** Counts by state (`succeeded 3, failed 1`): the states are stable values (ERPs read them), not translated. */
+function describeCounts(counts: Partial<Record<string, number>>, locale: Locale): string {
   const parts = Object.entries(counts)
     .filter(([, n]) => (n ?? 0) > 0)
     .map(([k, n]) => `${k} ${n}`);
-  return parts.length > 0 ? parts.join(', ') : 'no rows';
+  return parts.length > 0 ? parts.join(', ') : t(locale, 'STATUS.noRows');
 }
 
 function describeSeconds(seconds: number): string {
@@ -438,18 +447,20 @@ export function renderStatusReport(
   }
   const f = report.filters;
   const shownFilters = [
-    f.since && `since ${f.since}`,
-    f.until && `until ${f.until}`,
-    f.kinds.length > 0 && `kind ${f.kinds.join('|')}`,
-    f.states.length > 0 && `state ${f.states.join('|')}`,
+    f.since && t(locale, 'STATUS.filterSince', { at: f.since }),
+    f.until && t(locale, 'STATUS.filterUntil', { at: f.until }),
+    f.kinds.length > 0 && t(locale, 'STATUS.filterKind', { kinds: f.kinds.join('|') }),
+    f.states.length > 0 && t(locale, 'STATUS.filterState', { states: f.states.join('|') }),
   ].filter(Boolean);
   lines.push(
     `${t(locale, 'STATUS.batches', { count: report.totals.batches })}${shownFilters.length > 0 ? ` (${shownFilters.join(', ')})` : ''}` +
-      (report.totals.batches > 0 ? `: ${describeCounts(report.totals.byState)}` : ''),
+      (report.totals.batches > 0 ? `: ${describeCounts(report.totals.byState, locale)}` : ''),
   );
   for (const b of report.batches.slice(0, limit)) {
     let detail =
-      b.id === null ? t(locale, 'STATUS.rejectedWhole', { code: b.error?.code ?? '?' }) : describeCounts(b.counts);
+      b.id === null
+        ? t(locale, 'STATUS.rejectedWhole', { code: b.error?.code ?? '?' })
+        : describeCounts(b.counts, locale);
     if (b.id !== null && b.state === 'rejected' && b.error) detail = `${b.error.code}; ${detail}`;
     if (b.progress) {
       const p = b.progress;
@@ -469,7 +480,9 @@ export function renderStatusReport(
   }
   const anyRow = Object.values(report.totals.rows).some((n) => (n ?? 0) > 0);
   lines.push(
-    t(locale, 'STATUS.rows', { counts: anyRow ? describeCounts(report.totals.rows) : t(locale, 'STATUS.none') }),
+    t(locale, 'STATUS.rows', {
+      counts: anyRow ? describeCounts(report.totals.rows, locale) : t(locale, 'STATUS.none'),
+    }),
   );
   const waiting = report.totals.rows.waiting ?? 0;
   if (waiting > 0) {
