@@ -296,6 +296,13 @@ describe('file-level problems', () => {
       readBatch(await file('x.csv', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 1])), { columns: COLUMNS }),
     );
     expect(err.code).toBe('FILE_NOT_TEXT');
+    // A zip is what an .xlsx saved as such is: the reason says so, in the person's words.
+    expect(err.describe('pt-BR')).toBe(
+      'x.csv: Esperava um arquivo de texto CSV, veio uma pasta de trabalho do Excel (.xlsx ou .xls): salve-a no Excel como CSV',
+    );
+    const nul = await inputError(readBatch(await file('n.csv', Buffer.from('a,b\n\0\0,1\n')), { columns: COLUMNS }));
+    expect(nul.describe('pt-BR')).toBe('n.csv: Esperava um arquivo de texto CSV, veio conteúdo binário (bytes NUL)');
+    expect(nul.describe('en')).toBe('n.csv: Expected a CSV text file, got binary content (NUL bytes)');
   });
 
   it('duplicate, unknown and missing columns name the place', async () => {
@@ -332,6 +339,14 @@ describe('file-level problems', () => {
     const err = await inputError(readAll(p));
     expect(err.code).toBe('CSV_SYNTAX');
     expect(err.location.line).toBe(3);
+    // The quote opens in the 2nd cell; csv-parse's own English stays out of the Portuguese, and in the English detail.
+    expect(err.location.column).toBe(2);
+    expect(err.describe('pt-BR')).toBe(
+      'q.csv linha 3, coluna 2: Esperava que o valor entre aspas aberto na coluna 2 fechasse com aspas ("), veio o fim ' +
+        'do arquivo: aspas abertas e nunca fechadas engolem as linhas seguintes',
+    );
+    expect(err.describe('en')).toContain('q.csv line 3, column 2: Expected the quoted value that opens in column 2');
+    expect(err.describe('en')).toContain('(csv-parse: Quote Not Closed:');
   });
 });
 

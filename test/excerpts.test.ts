@@ -54,6 +54,9 @@ describe('file-level messages quote at most an excerpt', () => {
     expect(err.code).toBe('CSV_SYNTAX');
     expect(err.location.line).toBe(1);
     expect(err.message.length).toBeLessThan(1000);
+    expect(err.describe('pt-BR')).toMatch(
+      /^huge\.csv linha 1, coluna 1: Esperava um registro de no máximo 1048576 caracteres/,
+    );
   });
 
   it('a long unknown header is quoted as an excerpt, in the message and the location', async () => {

@@ -125,6 +125,10 @@ async function issueAndAct(tag: string): Promise<Scenario> {
   const status = await cli(ws, 'status', '--locale', 'en');
   expect(status.stdout).toMatch(/Waiting for a final status from the bank: 1/);
   expect(status.stdout).toContain(`pix-payment ${ids.e2e}: PIX_PROCESSING`);
+  // In Portuguese by default, like the rest of `status`.
+  const statusPt = await cli(ws, 'status');
+  expect(statusPt.stdout).toMatch(/Aguardando status final do banco: 1/);
+  expect(statusPt.stdout).toContain(`pix-payment ${ids.e2e}: PIX_PROCESSING desde `);
 
   await bank('POST', `/v1/charges/${ids.pay}/pay`);
   await bank('PUT', `/v1/charges/${ids.exp}/expire`);

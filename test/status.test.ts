@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { batchState, currentDriver, parseStatusDate } from '../src/runner/status.js';
+import { msg } from '../src/i18n/index.js';
+import { batchState, currentDriver, parseStatusDate, renderUnsettled } from '../src/runner/status.js';
 
 describe('batchState', () => {
   it('a batch not finished shows running only while a process drives the folder, else parked', () => {
@@ -42,5 +43,38 @@ describe('parseStatusDate', () => {
     for (const bad of ['2026-02-30', '23/11/2026', '2026-11-23T14:00:00', 'yesterday', '']) {
       expect(parseStatusDate(bad, 'start')).toBeUndefined();
     }
+  });
+});
+
+describe("the retorno's lines", () => {
+  it('are said in the locale: foreign events and payments waiting for a final status', () => {
+    const lines = [
+      { message: msg('STATUS.foreign', { count: 1 }) },
+      { message: msg('STATUS.foreignEvent', { type: 'CHARGE_PAID', subject: 'x', id: 'e2' }), item: true as const },
+      { message: msg('STATUS.waitingFinal', { count: 1 }) },
+      {
+        message: msg('STATUS.waitingThing', {
+          kind: 'pix-payment',
+          key: 'E123',
+          status: 'PIX_PROCESSING',
+          since: '2026-11-23T10:00:00.000Z',
+          file: 'pix.csv',
+          line: 2,
+        }),
+        item: true as const,
+      },
+    ];
+    expect(renderUnsettled(lines, 'pt-BR')).toEqual([
+      'Eventos do banco sobre coisas que o remessa não criou: 1',
+      '  CHARGE_PAID x (evento e2)',
+      'Aguardando status final do banco: 1',
+      '  pix-payment E123: PIX_PROCESSING desde 2026-11-23T10:00:00.000Z (pix.csv linha 2)',
+    ]);
+    expect(renderUnsettled(lines, 'en')).toEqual([
+      'Bank events about things remessa did not create: 1',
+      '  CHARGE_PAID x (event e2)',
+      'Waiting for a final status from the bank: 1',
+      '  pix-payment E123: PIX_PROCESSING since 2026-11-23T10:00:00.000Z (pix.csv line 2)',
+    ]);
   });
 });

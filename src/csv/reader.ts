@@ -590,8 +590,8 @@ class PhysicalRecords {
 
 /**
  * What csv-parse's error means, in the user's words (a catalogue message): by its `code`, the ones these options can
- * raise (relax_quotes and relax_column_count leave an unclosed quote, text after a closing quote and a record over
- * MAX_RECORD_CHARS); any other code gets the general sentence with the code.
+ * raise (relax_quotes and relax_column_count leave an unclosed quote and a record over MAX_RECORD_CHARS); any other
+ * code gets the general sentence with the code.
  */
 function csvProblem(err: CsvError, delimiter: string): Message {
   const quoted = JSON.stringify(delimiter);
@@ -599,9 +599,6 @@ function csvProblem(err: CsvError, delimiter: string): Message {
   switch (err.code) {
     case 'CSV_QUOTE_NOT_CLOSED':
       return msg('CSV_SYNTAX.quoteNotClosed', { column });
-    case 'CSV_INVALID_CLOSING_QUOTE':
-    case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
-      return msg('CSV_SYNTAX.closingQuote', { column, delimiter: quoted });
     case 'CSV_MAX_RECORD_SIZE':
       return msg('CSV_SYNTAX.recordSize', { max: MAX_RECORD_CHARS });
     default:

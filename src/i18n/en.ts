@@ -274,8 +274,6 @@ export const EN = {
     'Expected well-formed CSV (delimiter {delimiter}, fields quoted with "), got a record that could not be read ({code})',
   'CSV_SYNTAX.quoteNotClosed':
     'Expected the quoted value that opens in column {column} to close with a quote ("), got the end of the file: a quote opened and never closed takes in the lines after it',
-  'CSV_SYNTAX.closingQuote':
-    'Expected the delimiter {delimiter} or a line end after the quote that closes the value of column {column}, got more text; a quote inside a quoted value is written twice ("")',
   'CSV_SYNTAX.recordSize':
     'Expected a record of at most {max} characters, got a longer one: most likely a quote (") that never closes, which takes in the lines after it',
   'NOT_TEXT.utf16le': 'a UTF-16/UTF-32 byte order mark (save the sheet as CSV UTF-8 or CSV, not as Unicode text)',

@@ -274,8 +274,6 @@ export const PT_BR: Catalogue = {
     'Esperava um CSV bem formado (delimitador {delimiter}, campos entre aspas "), veio um registro que não pôde ser lido ({code})',
   'CSV_SYNTAX.quoteNotClosed':
     'Esperava que o valor entre aspas aberto na coluna {column} fechasse com aspas ("), veio o fim do arquivo: aspas abertas e nunca fechadas engolem as linhas seguintes',
-  'CSV_SYNTAX.closingQuote':
-    'Esperava o delimitador {delimiter} ou o fim da linha depois das aspas que fecham o valor da coluna {column}, veio mais texto; aspas dentro de um valor entre aspas se escrevem dobradas ("")',
   'CSV_SYNTAX.recordSize':
     'Esperava um registro de no máximo {max} caracteres, veio um maior: provavelmente aspas (") que nunca fecham e engolem as linhas seguintes',
   'NOT_TEXT.utf16le':

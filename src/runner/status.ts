@@ -412,7 +412,7 @@ export function buildStatusReport(
 }
 
 /** The retorno's lines, said in `locale`; the items under a heading indented. */
-function renderUnsettled(lines: readonly UnsettledLine[], locale: Locale): string[] {
+export function renderUnsettled(lines: readonly UnsettledLine[], locale: Locale): string[] {
   return lines.map((l) => `${l.item ? '  ' : ''}${render(locale, l.message)}`);
 }
 
