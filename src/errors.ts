@@ -9,7 +9,7 @@
  * - `InputError` (here): a file, line or cell of a batch is wrong; carries the location.
  * - `ServiceError` and its subclasses (src/bank/errors.ts): the bank answered with an error, or could not be reached.
  */
-import { type Message, render } from './i18n/index.js';
+import { type Message, msg, render } from './i18n/index.js';
 export class RemessaError extends Error {
   /** Stable machine-readable code, e.g. `CONFIG_UNKNOWN_KEY`, `ROW_INVALID`, `SERVICE_RATE_LIMITED`. */
   readonly code: string;
@@ -91,8 +91,19 @@ export function clip(text: string, max: number = EXCERPT_MAX_CHARS): string {
  * when cut, an ellipsis and the full length: `"Avenida Paulista…" (10485760 characters)`.
  */
 export function excerpt(text: string, max: number = EXCERPT_MAX_CHARS): string {
+  return excerptIn('en', text, max);
+}
+
+/** {@link excerpt} as a value of a catalogue message: said in the message's locale (`(150 caracteres)`). */
+export function excerptValue(text: string, max: number = EXCERPT_MAX_CHARS): string | Message {
   if (text.length <= max) return JSON.stringify(text);
-  return `${JSON.stringify(clip(text, max))} (${text.length} characters)`;
+  return msg('EXCERPT', { text: JSON.stringify(clip(text, max)), length: text.length });
+}
+
+/** {@link excerpt} in the words of `locale`. */
+export function excerptIn(locale: 'pt-BR' | 'en', text: string, max: number = EXCERPT_MAX_CHARS): string {
+  const value = excerptValue(text, max);
+  return typeof value === 'string' ? value : render(locale, value);
 }
 
 /** {@link formatLocation} with the words of `locale`: `file.csv linha 12, coluna 3 (payer.document)`. */

@@ -8,7 +8,7 @@
  * turns their `FormatError`s into cell errors with the column's name.
  */
 
-import { clip, excerpt } from '../errors.js';
+import { clip, excerptValue } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import { formatAmount, parseAmount } from '../formats/money.js';
@@ -43,8 +43,8 @@ export const CELL_ERROR_CODES = {
 export const SHOWN_MAX_CHARS = 60;
 
 /** How a value is quoted in a message: at most 60 characters, then `…` and its length. */
-export function shown(value: string): string {
-  return excerpt(value, SHOWN_MAX_CHARS);
+export function shown(value: string): string | Message {
+  return excerptValue(value, SHOWN_MAX_CHARS);
 }
 
 /** Whether `value` holds a control character (U+0000-U+001F or U+007F): a char loop, cheaper than a regex per cell. */
@@ -399,8 +399,9 @@ export class CellReader {
     const found = this.record[column];
     const long = found !== undefined && found.length > SHOWN_MAX_CHARS;
     const params: Record<string, Params[string]> = { ...err.detail.params };
-    // The parsers quote what they got whole; a long cell is shown as an excerpt, once for every parser.
-    if (long && params.got !== undefined) params.got = shown(found!);
+    // A parser that quotes the whole cell it got: a long cell is shown as an excerpt, once for every parser. (A part
+    // of the cell, a BR Code's field, is quoted as it is: never the whole code, which carries a Pix key.)
+    if (long && params.got === JSON.stringify(found)) params.got = shown(found!);
     let message: Message = msg(err.detail.key, params);
     if (amount) {
       const hint = msg(this.dialect.decimalMark === ',' ? 'HINT.decimalComma' : 'HINT.decimalDot');

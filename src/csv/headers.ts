@@ -20,7 +20,7 @@
  */
 
 import type { Dialect } from '../batches/kind.js';
-import { clip, excerpt, formatLocationIn, InputError } from '../errors.js';
+import { clip, excerptIn, formatLocationIn, InputError } from '../errors.js';
 import { type Locale, t } from '../i18n/index.js';
 
 /** A header name for a column; `sets` are values it implies for other columns of the same row. */
@@ -139,7 +139,7 @@ const MAX_SUGGESTED_HEADER = 100;
 /** How a header is quoted: an excerpt (src/errors.ts), so a runaway header cannot flood a note. */
 function quote(text: string, locale: Locale = 'en'): string {
   if (text === '') return locale === 'en' ? 'an empty header' : t(locale, 'HEADER.empty');
-  return excerpt(text);
+  return excerptIn(locale, text);
 }
 
 /** The words for one problem (English; a catalogue per language can replace this function, keyed by `code`). */

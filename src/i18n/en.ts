@@ -196,6 +196,7 @@ export const EN = {
   'WHERE.columnSame': 'column {index} ({column})',
   'WHERE.columnAbsent': 'column {column}',
   'WHERE.line': '{file} line {line}',
+  EXCERPT: '{text} ({length} characters)',
 
   // Rows the store or engine decides about
   LIMIT_PER_ROW: 'Expected at most {max} ({setting}, {brl}), got {got}',

@@ -196,6 +196,7 @@ export const PT_BR: Catalogue = {
   'WHERE.columnSame': 'coluna {index} ({column})',
   'WHERE.columnAbsent': 'coluna {column}',
   'WHERE.line': '{file} linha {line}',
+  EXCERPT: '{text} ({length} caracteres)',
 
   LIMIT_PER_ROW: 'Esperava no máximo {max} ({setting}, {brl}), veio {got}',
   DUPLICATE_NATURAL_KEY: 'Mesma chave de negócio ({kind}) da linha {line} deste arquivo: não foi enviada de novo',
