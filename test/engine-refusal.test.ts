@@ -85,6 +85,8 @@ async function runOne(kind: BatchKind<never>, csv: string, between: () => Promis
       retry: { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 10 },
       random: () => 0.5,
       sleep: async () => between(),
+      // The assertions read the English words (the rules are the point here; the catalogue test covers pt-BR).
+      locale: 'en',
     });
     return { result, row: store.getRow(batchId, 2)! };
   } finally {

@@ -31,6 +31,7 @@ import type { BankClient } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseDate, utcDate } from '../formats/dates.js';
 import { formatError } from '../formats/errors.js';
+import { msg } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
@@ -238,20 +239,20 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       async settleRefusal(ctx, refusal) {
         // The bank offers no lookup of a payment by IdempotencyKey: the bill's status is the only evidence.
         const bill = await lookup(ctx.client, ctx.row, ctx.signal);
-        const shown = `the bill ${ctx.row.barCode} now reads ${bill.status}`;
+        const shown = msg('EVIDENCE.billReads', { barCode: ctx.row.barCode, status: bill.status });
         if (
           bill.status === 'PENDING_PAYMENT' &&
           ctx.row.payAt === undefined &&
           refusal.serviceCode !== 'BILL_PAYMENT_ALREADY_SCHEDULED'
         ) {
           // Unpaid, and this row schedules nothing: no payment of it went through, ours included.
-          return { kind: 'not-done', evidence: `${shown}: no payment of it went through` };
+          return { kind: 'not-done', evidence: msg('EVIDENCE.billNotPaid', { bill: shown }) };
         }
         return {
           kind: 'unclear',
           evidence:
             bill.status === 'PAID' || bill.status === 'PENDING_PAYMENT'
-              ? `${shown}; the earlier attempt of this row may be the payment (the bank offers no lookup of a payment by IdempotencyKey): do not pay it again before checking the account statement`
+              ? msg('EVIDENCE.billMaybePaid', { bill: shown })
               : shown,
         };
       },

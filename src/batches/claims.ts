@@ -149,7 +149,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
           if (mine) {
             return {
               kind: 'done',
-              evidence: `the open claim ${mine.id} (${mine.status}) of key ${key} for this account`,
+              evidence: msg('EVIDENCE.claimOpen', { id: mine.id, status: mine.status, key }),
               output: {
                 claimId: mine.id,
                 claimStatus: mine.status,
@@ -159,7 +159,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
             };
           }
         }
-        return { kind: 'unclear', evidence: `no open claim of key ${key} for this account was found` };
+        return { kind: 'unclear', evidence: msg('EVIDENCE.claimNone', { key }) };
       },
     },
   ],

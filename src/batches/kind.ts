@@ -88,15 +88,16 @@ export class StepOutcomeError extends RemessaError {
 
 /**
  * What a step found out about an earlier attempt of unknown outcome, after the bank refused a later attempt
- * (`StepSpec.settleRefusal`). `evidence` says, for a person, what was looked at and what it showed.
+ * (`StepSpec.settleRefusal`). `evidence` says, for a person (a catalogue message, src/i18n), what was looked at and
+ * what it showed.
  */
 export type RefusalEvidence =
   /** The effect is there and it is this row's (it matches the row's key or natural key): the step is done. */
-  | { kind: 'done'; output: StepOutput; evidence: string }
+  | { kind: 'done'; output: StepOutput; evidence: Message }
   /** The earlier attempt certainly did nothing: the refusal stands and the row fails. */
-  | { kind: 'not-done'; evidence: string }
+  | { kind: 'not-done'; evidence: Message }
   /** Cannot tell: the row ends `uncertain`, with the evidence in its message. */
-  | { kind: 'unclear'; evidence: string };
+  | { kind: 'unclear'; evidence: Message };
 
 /** A refusal as `settleRefusal` gets it. */
 export interface StepRefusal {

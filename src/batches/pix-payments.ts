@@ -28,6 +28,7 @@ import type { PixInitialization, PixQrType } from '../bank/client.js';
 import { NotFoundError, RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import { formatAmount } from '../formats/money.js';
+import { msg } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
@@ -158,19 +159,19 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
       async settleRefusal(ctx) {
         // The endToEndId is single-use and came from this row's own initialization: a payment made with it is ours.
         const e2e = ctx.previous.initialize?.endToEndId;
-        if (typeof e2e !== 'string') return { kind: 'unclear', evidence: 'no stored initialization to look up' };
+        if (typeof e2e !== 'string') return { kind: 'unclear', evidence: msg('EVIDENCE.noInitialization') };
         try {
           const payment = await ctx.client.pixPayments.getByEndToEndId(e2e, { signal: ctx.signal });
           return {
             kind: 'done',
-            evidence: `the payment ${payment.id} was made with this row's endToEndId ${e2e}`,
+            evidence: msg('EVIDENCE.pixPaid', { id: payment.id, e2e }),
             output: { paymentId: payment.id, paymentStatus: payment.status, paidAmount: payment.amountCents ?? null },
           };
         } catch (err) {
           // Only the lookup's own "no such payment" proves it: a bare 404 may be a bank without this route (it is
           // not in the spec), which proves nothing.
           if (err instanceof NotFoundError && err.serviceCode === PIX_PAYMENT_NOT_FOUND) {
-            return { kind: 'not-done', evidence: `no payment was made with this row's endToEndId ${e2e}` };
+            return { kind: 'not-done', evidence: msg('EVIDENCE.pixNotPaid', { e2e }) };
           }
           throw err;
         }

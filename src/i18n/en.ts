@@ -220,6 +220,30 @@ export const EN = {
   UNKNOWN_OUTCOME: 'Step {step}: outcome unknown after {attempts} attempt(s): {reason}; retried by the next run',
   'UNKNOWN_OUTCOME.notCompleted':
     'Step {step} could not be completed after {attempts} attempt(s): {reason}; retried by the next run',
+  'BANK_UNREACHABLE.waiting':
+    'The bank could not be reached ({reason}); nothing of this row was sent. Waiting: it is sent when the bank is back (next try within {seconds} s)',
+  'BANK_UNREACHABLE.otherRequest': 'another request found it unreachable just before',
+  'UNKNOWN_OUTCOME.unreachable':
+    'Step {step}: outcome unknown ({reason}), and the bank cannot be reached now to resend it with the same key; retried by the next run',
+  'UNKNOWN_OUTCOME.earlierAttempt': 'an earlier attempt',
+  'UNKNOWN_OUTCOME.itsOutcome': 'its outcome is unknown',
+  'REFUSED.replayed':
+    "{message} (the bank's replay of its first answer to this IdempotencyKey: the first attempt was refused too, nothing was done)",
+  'REFUSED.evidence': '{message} ({evidence})',
+  REFUSED_AFTER_UNKNOWN: (p: P) =>
+    `Step ${p.step}: the bank refused the resend (${p.code}: ${p.message}), but an earlier attempt of this row may have been carried out (${p.cause}) and would explain that refusal, so the row is not marked failed.${p.evidence ? ` Evidence: ${p.evidence}.` : ''} Check at the bank (IdempotencyKey ${p.key}) before doing it by hand; retried by the next run.`,
+  'EVIDENCE.lookedUpNotDone': 'looked up at the bank: it was not done',
+  'EVIDENCE.lookedUpDone': 'looked up at the bank: it was done',
+  'EVIDENCE.lookupFailed': 'looking for evidence failed: {reason}',
+  'EVIDENCE.billReads': 'the bill {barCode} now reads {status}',
+  'EVIDENCE.billNotPaid': '{bill}: no payment of it went through',
+  'EVIDENCE.billMaybePaid':
+    '{bill}; the earlier attempt of this row may be the payment (the bank offers no lookup of a payment by IdempotencyKey): do not pay it again before checking the account statement',
+  'EVIDENCE.claimOpen': 'the open claim {id} ({status}) of key {key} for this account',
+  'EVIDENCE.claimNone': 'no open claim of key {key} for this account was found',
+  'EVIDENCE.noInitialization': 'no stored initialization to look up',
+  'EVIDENCE.pixPaid': "the payment {id} was made with this row's endToEndId {e2e}",
+  'EVIDENCE.pixNotPaid': "no payment was made with this row's endToEndId {e2e}",
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'not finished yet',
 

@@ -220,6 +220,30 @@ export const PT_BR: Catalogue = {
     'Etapa {step}: resultado desconhecido depois de {attempts} tentativa(s): {reason}; tentada de novo na próxima execução',
   'UNKNOWN_OUTCOME.notCompleted':
     'A etapa {step} não pôde ser concluída depois de {attempts} tentativa(s): {reason}; tentada de novo na próxima execução',
+  'BANK_UNREACHABLE.waiting':
+    'O banco não pôde ser alcançado ({reason}); nada desta linha foi enviado. Aguardando: vai quando o banco voltar (próxima tentativa em até {seconds} s)',
+  'BANK_UNREACHABLE.otherRequest': 'outro pedido acabou de encontrá-lo fora do ar',
+  'UNKNOWN_OUTCOME.unreachable':
+    'Etapa {step}: resultado desconhecido ({reason}), e o banco não pode ser alcançado agora para reenviá-la com a mesma chave; tentada de novo na próxima execução',
+  'UNKNOWN_OUTCOME.earlierAttempt': 'uma tentativa anterior',
+  'UNKNOWN_OUTCOME.itsOutcome': 'o resultado dela é desconhecido',
+  'REFUSED.replayed':
+    '{message} (o banco repetiu a primeira resposta a esta IdempotencyKey: a primeira tentativa também foi recusada, nada foi feito)',
+  'REFUSED.evidence': '{message} ({evidence})',
+  REFUSED_AFTER_UNKNOWN: (p: P) =>
+    `Etapa ${p.step}: o banco recusou o reenvio (${p.code}: ${p.message}), mas uma tentativa anterior desta linha pode ter sido feita (${p.cause}) e explicaria essa recusa; por isso a linha não é marcada como falha.${p.evidence ? ` Evidência: ${p.evidence}.` : ''} Confira no banco (IdempotencyKey ${p.key}) antes de fazer à mão; tentada de novo na próxima execução.`,
+  'EVIDENCE.lookedUpNotDone': 'consultado no banco: não foi feito',
+  'EVIDENCE.lookedUpDone': 'consultado no banco: foi feito',
+  'EVIDENCE.lookupFailed': 'a busca de evidência falhou: {reason}',
+  'EVIDENCE.billReads': 'a conta {barCode} agora consta como {status}',
+  'EVIDENCE.billNotPaid': '{bill}: nenhum pagamento dela foi feito',
+  'EVIDENCE.billMaybePaid':
+    '{bill}; a tentativa anterior desta linha pode ser o pagamento (o banco não oferece consulta de pagamento por IdempotencyKey): não pague de novo antes de conferir o extrato',
+  'EVIDENCE.claimOpen': 'a reivindicação aberta {id} ({status}) da chave {key} nesta conta',
+  'EVIDENCE.claimNone': 'nenhuma reivindicação aberta da chave {key} foi encontrada nesta conta',
+  'EVIDENCE.noInitialization': 'nenhuma inicialização guardada para consultar',
+  'EVIDENCE.pixPaid': 'o pagamento {id} foi feito com o endToEndId {e2e} desta linha',
+  'EVIDENCE.pixNotPaid': 'nenhum pagamento foi feito com o endToEndId {e2e} desta linha',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
 

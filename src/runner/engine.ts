@@ -895,12 +895,12 @@ class BatchRun {
   ): Promise<StepResult | undefined> {
     const { store, batchId } = this.o;
     if (!unknown) {
-      const reason = cause?.message ?? 'another request found it unreachable just before';
+      const reason = cause?.message ?? t(this.locale, 'BANK_UNREACHABLE.otherRequest');
       const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
       await store.write(() =>
         store.recordRowWaiting(batchId, line, step, {
           code: ENGINE_CODES.bankUnreachable,
-          message: `The bank could not be reached (${reason}); nothing of this row was sent. Waiting: it is sent when the bank is back (next try within ${nextS} s)`,
+          message: t(this.locale, 'BANK_UNREACHABLE.waiting', { reason, seconds: nextS }),
         }),
       );
     }
@@ -913,7 +913,10 @@ class BatchRun {
     if (unknown) {
       return this.endUncertain(line, step, {
         code: ENGINE_CODES.unknownAfterRetries,
-        message: `Step ${step}: outcome unknown (${lastUnknown?.message ?? 'an earlier attempt'}), and the bank cannot be reached now to resend it with the same key; retried by the next run`,
+        message: t(this.locale, 'UNKNOWN_OUTCOME.unreachable', {
+          step,
+          reason: lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.earlierAttempt'),
+        }),
       });
     }
     this.log.warn({ line, step }, 'bank unreachable: row left waiting');
@@ -960,7 +963,7 @@ class BatchRun {
     if (error instanceof ServiceError && error.replayed && !refusedBefore) {
       return end('failed', {
         code: refusal.code,
-        message: `${refusal.message} (the bank's replay of its first answer to this IdempotencyKey: the first attempt was refused too, nothing was done)`,
+        message: t(this.locale, 'REFUSED.replayed', { message: refusal.message }),
       });
     }
     let evidence: RefusalEvidence | undefined;
@@ -972,8 +975,8 @@ class BatchRun {
         ? async (): Promise<RefusalEvidence> => {
             const found = await step.recover!(ctx);
             return found === undefined
-              ? { kind: 'not-done', evidence: 'looked up at the bank: it was not done' }
-              : { kind: 'done', output: found, evidence: 'looked up at the bank: it was done' };
+              ? { kind: 'not-done', evidence: msg('EVIDENCE.lookedUpNotDone') }
+              : { kind: 'done', output: found, evidence: msg('EVIDENCE.lookedUpDone') };
           }
         : undefined;
     if (settle) {
@@ -984,7 +987,7 @@ class BatchRun {
         if (this.signal?.aborted) {
           return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);
         }
-        evidence = { kind: 'unclear', evidence: `looking for evidence failed: ${errorMessage(lookupError)}` };
+        evidence = { kind: 'unclear', evidence: msg('EVIDENCE.lookupFailed', { reason: errorMessage(lookupError) }) };
       }
     }
     this.log.info(
@@ -993,20 +996,26 @@ class BatchRun {
     );
     if (evidence?.kind === 'done') return done(evidence.output);
     if (evidence?.kind === 'not-done') {
-      return end('failed', { code: refusal.code, message: `${refusal.message} (${evidence.evidence})` });
+      return end('failed', {
+        code: refusal.code,
+        message: t(this.locale, 'REFUSED.evidence', { message: refusal.message, evidence: evidence.evidence }),
+      });
     }
     // The step stays unknown, marked as refused once after it (for the replay rule above), with the first cause.
-    const cause = lastUnknown?.message ?? 'its outcome is unknown';
+    const cause = lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.itsOutcome');
     await store.write(() =>
       store.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
     );
     return end('uncertain', {
       code: ENGINE_CODES.refusedAfterUnknown,
-      message:
-        `Step ${step.name}: the bank refused the resend (${refusal.code}: ${refusal.message}), but an earlier attempt ` +
-        `of this row may have been carried out (${cause}) and would explain ` +
-        `that refusal, so the row is not marked failed.${evidence ? ` Evidence: ${evidence.evidence}.` : ''} ` +
-        `Check at the bank (IdempotencyKey ${ctx.idempotencyKey}) before doing it by hand; retried by the next run.`,
+      message: t(this.locale, 'REFUSED_AFTER_UNKNOWN', {
+        step: step.name,
+        code: refusal.code,
+        message: refusal.message,
+        cause,
+        evidence: evidence?.evidence,
+        key: ctx.idempotencyKey,
+      }),
     });
   }
 
