@@ -292,7 +292,9 @@ describe('limits', () => {
     // A file over perFile is rejected whole.
     const perFile = await answer('arquivo', [9_000, 9_000, 9_000, 9_000]);
     expect(perFile.map((r) => r.errorCode)).toEqual(Array(4).fill('LIMIT_PER_FILE'));
-    expect(perFile[0]!.errorMessage).toMatch(/R\$ 360,00, over limits\.bill-payments\.perFile R\$ 300,00/);
+    expect(perFile[0]!.errorMessage).toMatch(
+      /^Não enviado: o arquivo paga R\$ 360,00, acima de limits\.bill-payments\.perFile R\$ 300,00 \(a aprovação/,
+    );
     expect(await paidCount()).toBe(paidBefore);
 
     // Within every limit: paid. The day has used 270,00 of 500,00.
@@ -303,7 +305,7 @@ describe('limits', () => {
     // 270,00 + 270,00 passes 500,00: rejected whole, nothing sent.
     const over = await answer('dia2', [9_000, 9_000, 9_000]);
     expect(over.map((r) => r.errorCode)).toEqual(Array(3).fill('LIMIT_PER_DAY'));
-    expect(over[0]!.errorMessage).toMatch(/R\$ 270,00 of bill-payments was let go on .* already.*R\$ 500,00/);
+    expect(over[0]!.errorMessage).toMatch(/R\$ 270,00 de bill-payments já foram liberados em .*R\$ 500,00/);
     expect(await paidCount()).toBe(paidBefore + 3);
     // 270,00 + 200,00 fits.
     expect((await answer('dia3', [10_000, 10_000])).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);

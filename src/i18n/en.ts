@@ -244,6 +244,11 @@ export const EN = {
   'EVIDENCE.noInitialization': 'no stored initialization to look up',
   'EVIDENCE.pixPaid': "the payment {id} was made with this row's endToEndId {e2e}",
   'EVIDENCE.pixNotPaid': "no payment was made with this row's endToEndId {e2e}",
+  'APPROVAL.perFile': 'the file pays {amount}, over {setting} {limit}',
+  'APPROVAL.perDay':
+    "{used} of {kind} was let go on {day} (America/Sao_Paulo) already: with this file's {amount} it passes {setting} {limit}",
+  'APPROVAL.required': "approval.kinds includes {kind}: every such file waits for a person's approval",
+  'APPROVAL.notSent': 'Not sent: {reasons} (approval is off for {kind}, so the file is rejected whole)',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'not finished yet',
 

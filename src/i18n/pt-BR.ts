@@ -244,6 +244,12 @@ export const PT_BR: Catalogue = {
   'EVIDENCE.noInitialization': 'nenhuma inicialização guardada para consultar',
   'EVIDENCE.pixPaid': 'o pagamento {id} foi feito com o endToEndId {e2e} desta linha',
   'EVIDENCE.pixNotPaid': 'nenhum pagamento foi feito com o endToEndId {e2e} desta linha',
+  'APPROVAL.perFile': 'o arquivo paga {amount}, acima de {setting} {limit}',
+  'APPROVAL.perDay':
+    '{used} de {kind} já foram liberados em {day} (America/Sao_Paulo): com os {amount} deste arquivo, passa de {setting} {limit}',
+  'APPROVAL.required': 'approval.kinds inclui {kind}: todo arquivo desse tipo espera a aprovação de uma pessoa',
+  'APPROVAL.notSent':
+    'Não enviado: {reasons} (a aprovação está desligada para {kind}, então o arquivo é recusado inteiro)',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
 

@@ -23,7 +23,8 @@ import path from 'node:path';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
 import { parseBrCode } from '../formats/brcode.js';
-import { formatBrl } from '../formats/money.js';
+import { formatMoney } from '../formats/money.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
 import type { WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
@@ -64,13 +65,19 @@ function limitReasons(
   amount: Cents,
   controls: MoneyControlOptions | undefined,
   now: Date,
+  locale: Locale,
 ): ApprovalReason[] {
   const limits = controls?.limits[kind];
   const reasons: ApprovalReason[] = [];
+  const brl = (cents: Cents) => formatMoney(locale, cents);
   if (limits?.perFile !== undefined && amount > limits.perFile) {
     reasons.push({
       code: APPROVAL_CODES.perFile,
-      message: `the file pays ${formatBrl(amount)}, over limits.${kind}.perFile ${formatBrl(limits.perFile)}`,
+      message: t(locale, 'APPROVAL.perFile', {
+        amount: brl(amount),
+        setting: `limits.${kind}.perFile`,
+        limit: brl(limits.perFile),
+      }),
     });
   }
   if (limits?.perDay !== undefined) {
@@ -79,7 +86,14 @@ function limitReasons(
     if (used + amount > limits.perDay) {
       reasons.push({
         code: APPROVAL_CODES.perDay,
-        message: `${formatBrl(used)} of ${kind} was let go on ${day} (America/Sao_Paulo) already: with this file's ${formatBrl(amount)} it passes limits.${kind}.perDay ${formatBrl(limits.perDay)}`,
+        message: t(locale, 'APPROVAL.perDay', {
+          used: brl(used),
+          kind,
+          day,
+          amount: brl(amount),
+          setting: `limits.${kind}.perDay`,
+          limit: brl(limits.perDay),
+        }),
       });
     }
   }
@@ -96,6 +110,7 @@ export function gateBatch(
   controls: MoneyControlOptions | undefined,
   owner: string | null,
   now: Date = new Date(),
+  locale: Locale = DEFAULT_LOCALE,
 ): 'go' | 'hold' {
   return immediate(store, () => {
     const batch = store.getBatch(batchId);
@@ -107,13 +122,13 @@ export function gateBatch(
       return 'go';
     }
     const amount = unfinishedAmount(store, batchId);
-    const reasons = limitReasons(store, batch.kind, amount, controls, now);
+    const reasons = limitReasons(store, batch.kind, amount, controls, now, locale);
     if (controls?.approvalKinds.includes(batch.kind)) {
       holdBatch(store, batchId, {
         reasons: [
           {
             code: APPROVAL_CODES.required,
-            message: `approval.kinds includes ${batch.kind}: every such file waits for a person's approval`,
+            message: t(locale, 'APPROVAL.required', { kind: batch.kind }),
           },
           ...reasons,
         ],
@@ -126,7 +141,7 @@ export function gateBatch(
     if (reasons.length > 0) {
       rejectUnsentBatch(store, batchId, {
         code: reasons[0]!.code,
-        message: `Not sent: ${reasons.map((r) => r.message).join('; ')} (approval is off for ${batch.kind}, so the file is rejected whole)`,
+        message: t(locale, 'APPROVAL.notSent', { reasons: reasons.map((r) => r.message).join('; '), kind: batch.kind }),
       });
       return 'go';
     }
@@ -142,11 +157,12 @@ export function gateBatch(
 export function resumeGate(
   store: Store,
   controls: MoneyControlOptions | undefined,
+  locale: Locale = DEFAULT_LOCALE,
 ): (batch: BatchRecord) => 'go' | 'hold' | 'skip' {
   return (batch) => {
     if (batch.status === 'awaiting_approval' || getApproval(store, batch.id)) return 'skip';
     if (controls?.approvalKinds.includes(batch.kind)) return 'skip';
-    return gateBatch(store, batch.id, controls, null);
+    return gateBatch(store, batch.id, controls, null, new Date(), locale);
   };
 }
 

@@ -411,7 +411,7 @@ export async function openPipeline(
         processBatch({
           ...common,
           kind: withRowLimit(kind, controls),
-          gate: (b) => gateBatch(store, b.id, controls, owner),
+          gate: (b) => gateBatch(store, b.id, controls, owner, new Date(), options.locale),
           batchId,
           fileName: meta.name,
           input,
@@ -498,7 +498,7 @@ export async function openPipeline(
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
-        gate: resumeGate(store, options.controls),
+        gate: resumeGate(store, options.controls, options.locale),
       });
       for (const r of results) {
         const counts = describeOutcomeCounts(r.counts);
