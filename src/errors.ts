@@ -62,8 +62,8 @@ export class InputError extends RemessaError {
   readonly detail: Message | undefined;
 
   /**
-   * The message for a person reading `locale`. The file-level errors that have their words in the catalogue
-   * (src/i18n: the header's) override this; the others are said as raised (English) for now.
+   * The message for a person reading `locale`: the catalogue's sentence (`detail`) after the place in the locale's
+   * words; in English, the message as raised (which may carry a library's own text after the sentence).
    */
   describe(locale: 'pt-BR' | 'en'): string {
     if (this.detail === undefined || locale === 'en') return this.message;

@@ -99,15 +99,7 @@ export class HeaderError extends InputError {
         : problems.length === 1 && first.code === HEADER_PROBLEM_CODES.missing
           ? { file: where.file, line: where.line, columnName: first.target }
           : { file: where.file, line: where.line };
-    const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
-    const more = problems.length - shownProblems.length;
-    const body =
-      problems.length === 1
-        ? describeHeaderProblem(first, { located: true })
-        : `${problems.length} problems with the header:\n${shownProblems.map((p) => `- ${describeHeaderProblem(p)}`).join('\n')}${
-            more > 0 ? `\n- ... and ${more} more` : ''
-          }`;
-    super(first.code, `${body}${describeSuggestion(suggestion, where.kind)}`, location);
+    super(first.code, headerAnswer('en', problems, suggestion, where.kind), location);
     this.problems = problems;
     this.suggestion = suggestion;
     this.kind = where.kind;
@@ -118,17 +110,26 @@ export class HeaderError extends InputError {
   /** The same answer in `locale` (a rejection note, `validate`): every problem, then the mappings to add. */
   override describe(locale: Locale): string {
     if (locale === 'en') return this.message;
-    const problems = this.problems;
-    const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
-    const more = problems.length - shownProblems.length;
-    const body =
-      problems.length === 1
-        ? describeHeaderProblem(problems[0]!, { located: true, locale })
-        : `${t(locale, 'HEADER.problems', { count: problems.length })}\n${shownProblems
-            .map((p) => `- ${describeHeaderProblem(p, { locale })}`)
-            .join('\n')}${more > 0 ? `\n- ${t(locale, 'HEADER.more', { count: more })}` : ''}`;
-    return `${formatLocationIn(locale, this.location)}: ${body}${describeSuggestion(this.suggestion, this.kind, locale)}`;
+    return `${formatLocationIn(locale, this.location)}: ${headerAnswer(locale, this.problems, this.suggestion, this.kind)}`;
   }
+}
+
+/** Every problem of a header (one, located; or a list), then the mappings to add, in the words of `locale`. */
+function headerAnswer(
+  locale: Locale,
+  problems: readonly HeaderProblem[],
+  suggestion: Readonly<Record<string, string>>,
+  kind: string | undefined,
+): string {
+  const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
+  const more = problems.length - shownProblems.length;
+  const body =
+    problems.length === 1
+      ? describeHeaderProblem(problems[0]!, { located: true, locale })
+      : `${t(locale, 'HEADER.problems', { count: problems.length })}\n${shownProblems
+          .map((p) => `- ${describeHeaderProblem(p, { locale })}`)
+          .join('\n')}${more > 0 ? `\n- ${t(locale, 'HEADER.more', { count: more })}` : ''}`;
+  return `${body}${describeSuggestion(suggestion, kind, locale)}`;
 }
 
 /** Problems listed in one message (a header of thousands of cells must not make a note of megabytes). */
@@ -138,55 +139,40 @@ const MAX_SUGGESTED_HEADER = 100;
 
 /** How a header is quoted: an excerpt (src/errors.ts), so a runaway header cannot flood a note. */
 function quote(text: string, locale: Locale = 'en'): string {
-  if (text === '') return locale === 'en' ? 'an empty header' : t(locale, 'HEADER.empty');
+  if (text === '') return t(locale, 'HEADER.empty');
   return excerptIn(locale, text);
 }
 
-/** The words for one problem (English; a catalogue per language can replace this function, keyed by `code`). */
+/** The words for one problem, from the catalogue (src/i18n) in `locale` (English unless told). */
 export function describeHeaderProblem(p: HeaderProblem, options: { located?: boolean; locale?: Locale } = {}): string {
   const locale = options.locale ?? 'en';
-  if (locale !== 'en') {
-    const where =
-      'column' in p && !options.located
-        ? `${t(locale, 'HEADER.at', { column: p.column, header: quote(p.header, locale) })}: `
-        : '';
-    const q = (text: string) => quote(text, locale);
-    switch (p.code) {
-      case HEADER_PROBLEM_CODES.unknown:
-        return `${where}${t(locale, p.nearest ? 'HEADER_UNKNOWN_COLUMN.nearest' : 'HEADER_UNKNOWN_COLUMN', {
-          header: q(p.header),
-          nearest: p.nearest ? q(p.nearest.name) : undefined,
-          column: p.nearest?.column,
-        })}`;
-      case HEADER_PROBLEM_CODES.duplicate:
-        return `${where}${t(locale, 'HEADER_DUPLICATE_COLUMN', {
-          target: p.target,
-          firstColumn: p.first.column,
-          firstHeader: q(p.first.header),
-          column: p.column,
-          header: q(p.header),
-        })}`;
-      case HEADER_PROBLEM_CODES.missing:
-        return t(locale, p.example ? 'HEADER_MISSING_COLUMN.example' : 'HEADER_MISSING_COLUMN', {
-          target: p.target,
-          example: p.example ? q(p.example) : undefined,
-        });
-      case HEADER_PROBLEM_CODES.badMapping:
-        return `${where}${t(locale, 'HEADER_BAD_MAPPING', { mapped: JSON.stringify(p.mapped), header: q(p.header) })}`;
-    }
-  }
-  const at = (column: number, header: string) => (options.located ? '' : `column ${column} (${quote(header)}): `);
+  const where =
+    'column' in p && !options.located
+      ? `${t(locale, 'HEADER.at', { column: p.column, header: quote(p.header, locale) })}: `
+      : '';
+  const q = (text: string) => quote(text, locale);
   switch (p.code) {
     case HEADER_PROBLEM_CODES.unknown:
-      return `${at(p.column, p.header)}Expected a column name of this kind (see docs/batches.md) or a mapped header, got ${quote(p.header)}${
-        p.nearest ? `; nearest known name: ${quote(p.nearest.name)} (${p.nearest.column})` : ''
-      }`;
+      return `${where}${t(locale, p.nearest ? 'HEADER_UNKNOWN_COLUMN.nearest' : 'HEADER_UNKNOWN_COLUMN', {
+        header: q(p.header),
+        nearest: p.nearest ? q(p.nearest.name) : undefined,
+        column: p.nearest?.column,
+      })}`;
     case HEADER_PROBLEM_CODES.duplicate:
-      return `${at(p.column, p.header)}Expected each column once, got ${p.target} from both column ${p.first.column} (${quote(p.first.header)}) and column ${p.column} (${quote(p.header)}); map one of them to "" to ignore it`;
+      return `${where}${t(locale, 'HEADER_DUPLICATE_COLUMN', {
+        target: p.target,
+        firstColumn: p.first.column,
+        firstHeader: q(p.first.header),
+        column: p.column,
+        header: q(p.header),
+      })}`;
     case HEADER_PROBLEM_CODES.missing:
-      return `Expected the required column ${p.target}${p.example ? ` (e.g. a header ${quote(p.example)})` : ''}, got a header without it`;
+      return t(locale, p.example ? 'HEADER_MISSING_COLUMN.example' : 'HEADER_MISSING_COLUMN', {
+        target: p.target,
+        example: p.example ? q(p.example) : undefined,
+      });
     case HEADER_PROBLEM_CODES.badMapping:
-      return `${at(p.column, p.header)}Expected the column mapping to name one of this kind's columns, got ${JSON.stringify(p.mapped)} for header ${quote(p.header)}`;
+      return `${where}${t(locale, 'HEADER_BAD_MAPPING', { mapped: JSON.stringify(p.mapped), header: q(p.header) })}`;
   }
 }
 
@@ -198,8 +184,7 @@ function describeSuggestion(
   const entries = Object.entries(suggestion);
   if (entries.length === 0) return '';
   const block = JSON.stringify({ mappings: { [kind ?? '<kind>']: suggestion } }, null, 2);
-  if (locale !== 'en') return `\n${t(locale, 'HEADER.suggestion')}\n${block}`;
-  return `\nTo read these headers, add these mappings to the configuration file (merged with any already there; a header mapped to "" is ignored), check each one, then reload (SIGHUP) or restart:\n${block}`;
+  return `\n${t(locale, 'HEADER.suggestion')}\n${block}`;
 }
 
 /**

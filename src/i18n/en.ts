@@ -269,6 +269,8 @@ export const EN = {
   'FILE_UNREADABLE.system': 'the system said',
   FILE_CUT_OFF:
     '{file} looks cut off: {what}, and the file has not changed for {seconds} s. Nothing was sent. If its upload was interrupted, upload the whole file again: under a temporary name (name.csv.tmp or name.csv.filepart) renamed to name.csv when complete, or followed by a name.csv.done marker.',
+  FILE_CHANGED_WHILE_READ:
+    'the file changed while it was being read (its writer was still at work); nothing was sent. Drop it again once it is complete',
   'UNFINISHED.empty': 'the file is empty',
   'UNFINISHED.openQuote': 'line {line} opens a quoted value that never closes',
   'UNFINISHED.shortLine': "line {line} has {columns} of the header's {headerColumns} columns and no line end",
@@ -354,6 +356,7 @@ export const EN = {
   'RUN.notFound': 'not found',
   'RUN.notRegular': 'not a regular file (links in the inbox are never followed)',
   'RUN.takenMeanwhile': 'taken by another process meanwhile',
+  'RUN.waitsApproval': 'waits for approval (remessa approve / reject) -> preview {preview}',
   'RUN.nothingWaiting': 'nothing waiting in the inbox',
   'STATUS.foreign': 'Bank events about things remessa did not create: {count}',
   'STATUS.foreignEvent': '{type} {subject} (event {id})',

@@ -269,6 +269,8 @@ export const PT_BR: Catalogue = {
   'FILE_UNREADABLE.system': 'erro do sistema',
   FILE_CUT_OFF:
     '{file} parece cortado: {what}, e o arquivo não muda há {seconds} s. Nada foi enviado. Se o envio foi interrompido, envie o arquivo inteiro de novo: com um nome temporário (nome.csv.tmp ou nome.csv.filepart) renomeado para nome.csv ao terminar, ou seguido de um marcador nome.csv.done.',
+  FILE_CHANGED_WHILE_READ:
+    'o arquivo mudou enquanto era lido (quem o gravava ainda não tinha terminado); nada foi enviado. Deixe-o de novo quando estiver completo',
   'UNFINISHED.empty': 'o arquivo está vazio',
   'UNFINISHED.openQuote': 'a linha {line} abre aspas que nunca fecham',
   'UNFINISHED.shortLine': 'a linha {line} tem {columns} das {headerColumns} colunas do cabeçalho e não termina',
@@ -357,6 +359,7 @@ export const PT_BR: Catalogue = {
   'RUN.notFound': 'não encontrado',
   'RUN.notRegular': 'não é um arquivo comum (links na caixa de entrada nunca são seguidos)',
   'RUN.takenMeanwhile': 'pego por outro processo enquanto isso',
+  'RUN.waitsApproval': 'aguarda aprovação (remessa approve / reject) -> prévia {preview}',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
   'STATUS.foreign': 'Eventos do banco sobre coisas que o remessa não criou: {count}',
   'STATUS.foreignEvent': '{type} {subject} (evento {id})',

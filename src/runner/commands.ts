@@ -583,8 +583,9 @@ function checkedAtEnd(reader: BatchReader, batch: TakenBatch): BatchInput {
       if (batch.unchanged && !(await batch.unchanged())) {
         throw new InputError(
           'FILE_CHANGED_WHILE_READ',
-          'the file changed while it was being read (its writer was still at work); nothing was sent. Drop it again once it is complete',
+          t('en', 'FILE_CHANGED_WHILE_READ'),
           { file: batch.item.meta.name },
+          { detail: msg('FILE_CHANGED_WHILE_READ') },
         );
       }
     })(),
@@ -667,7 +668,7 @@ export async function runOnce(
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     if (answer.answer === 'preview') {
       unsettled = true;
-      out(options).write(`${name}: waits for approval (remessa approve / reject) -> preview ${answer.file}\n`);
+      out(options).write(`${name}: ${t(options.locale, 'RUN.waitsApproval', { preview: answer.file })}\n`);
       return;
     }
     const waiting = answer.counts.waiting ?? 0;
