@@ -101,6 +101,12 @@ Every message a person reads is in Brazilian Portuguese by default, in English w
 configuration or \`--locale en\` on any command: \`errorMessage\` in result files, rejection notes, the summary,
 \`validate\`, \`status\` and the progress line. \`status\` values and error codes (\`errorCode\`: \`INVALID_CPF\`,
 \`AMBIGUOUS_AMOUNT\`, ...) never change with the locale: ERPs read them. The log is for operators and stays in English.
+The parsers speak the same way: a bar code, digitable line or BR Code is refused with what was expected and what
+was found in the locale's words (\`Esperava o dígito verificador 8 no campo 1 da linha digitável (posição 10), veio 9\`;
+a BR Code's error names its field, never quotes the whole code, which carries a Pix key). So does the file as a
+whole: a workbook saved as \`.xlsx\`/\`.xls\` instead of CSV, a quote that never closes (with its line and column), a file
+in a folder of no known kind. Said as they come: the bank's own error text (after its code: \`BILL_NOT_PAYABLE: ...\`),
+and the words of an approval preview (\`TOTAL\`, \`WAITS\`, \`DECIDE\`), which are still English.
 A row gets every one of its errors at once, separated by \`; \`, each naming the column as the file names it and the
 column it was read as:
 
