@@ -131,7 +131,7 @@ describe('a bill-payments file that waits for approval', () => {
     ]);
     for (const r of rows) expect(r.beneficiary).not.toBe('');
     const total = preview.find((r) => r.barCode === 'TOTAL to pay');
-    expect(total?.preview).toBe('2 row(s)');
+    expect(total?.preview).toBe('2 linhas');
     expect(total?.amountToPay).toBe('191.34');
     const waits = preview.filter((r) => r.barCode?.startsWith('WAITS:')).map((r) => r.barCode);
     expect(waits).toEqual(['WAITS: APPROVAL_REQUIRED', 'WAITS: LIMIT_PER_FILE']);
@@ -243,8 +243,8 @@ describe('without a daemon: remessa run', () => {
 
     const first = await cli(ws, 'run');
     expect(first.code).toBe(3);
-    expect(first.stdout).toMatch(/noturno\.csv: waits for approval .*noturno\.\S+\.preview\.csv/);
-    expect(first.stdout).toMatch(/pix-noturno\.csv: waits for approval/);
+    expect(first.stdout).toMatch(/noturno\.csv: aguarda aprovação .*noturno\.\S+\.preview\.csv/);
+    expect(first.stdout).toMatch(/pix-noturno\.csv: aguarda aprovação/);
     const pix = parseResultCsv(await fs.readFile((await previewFile(ws, 'pix-payments', 'pix-noturno'))!));
     expect(pix.slice(0, 2).map((r) => [r.preview, r.amountToPay, r.beneficiary, r.beneficiaryCity])).toEqual([
       ['to pay', '100.00', 'Fornecedor Exemplo Ltda', 'Sao Paulo'],

@@ -105,8 +105,9 @@ The parsers speak the same way: a bar code, digitable line or BR Code is refused
 was found in the locale's words (\`Esperava o dígito verificador 8 no campo 1 da linha digitável (posição 10), veio 9\`;
 a BR Code's error names its field, never quotes the whole code, which carries a Pix key). So does the file as a
 whole: a workbook saved as \`.xlsx\`/\`.xls\` instead of CSV, a quote that never closes (with its line and column), a file
-in a folder of no known kind. Said as they come: the bank's own error text (after its code: \`BILL_NOT_PAYABLE: ...\`),
-and the words of an approval preview (\`TOTAL\`, \`WAITS\`, \`DECIDE\`), which are still English.
+in a folder of no known kind. Said as it comes: the bank's own error text (after its code: \`BILL_NOT_PAYABLE: ...\`).
+An approval preview's labels (\`TOTAL\`, \`WAITS\`, \`FILE\`, \`DECIDE\`) and status words (\`to pay\`) are markers, like
+row statuses; the sentences beside them are in the locale.
 A row gets every one of its errors at once, separated by \`; \`, each naming the column as the file names it and the
 column it was read as:
 

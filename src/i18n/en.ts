@@ -357,6 +357,13 @@ export const EN = {
   'RUN.notRegular': 'not a regular file (links in the inbox are never followed)',
   'RUN.takenMeanwhile': 'taken by another process meanwhile',
   'RUN.waitsApproval': 'waits for approval (remessa approve / reject) -> preview {preview}',
+  'PREVIEW.rows': (p: P) => plural(p.count, 'row'),
+  'PREVIEW.notLookedUp': 'not looked up yet ({reason}); looked up again before paying',
+  'PREVIEW.noAnswer': 'the bank did not answer',
+  'PREVIEW.file': '{file} (batch {batch}), owner {owner}',
+  'PREVIEW.ownerUnknown': 'unknown',
+  'PREVIEW.decide':
+    'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name beside the file in the inbox',
   'RUN.nothingWaiting': 'nothing waiting in the inbox',
   'STATUS.foreign': 'Bank events about things remessa did not create: {count}',
   'STATUS.foreignEvent': '{type} {subject} (event {id})',

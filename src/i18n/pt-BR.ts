@@ -360,6 +360,13 @@ export const PT_BR: Catalogue = {
   'RUN.notRegular': 'não é um arquivo comum (links na caixa de entrada nunca são seguidos)',
   'RUN.takenMeanwhile': 'pego por outro processo enquanto isso',
   'RUN.waitsApproval': 'aguarda aprovação (remessa approve / reject) -> prévia {preview}',
+  'PREVIEW.rows': (p: P) => plural(p.count, 'linha', 'linhas'),
+  'PREVIEW.notLookedUp': 'ainda não consultada ({reason}); consultada de novo antes de pagar',
+  'PREVIEW.noAnswer': 'o banco não respondeu',
+  'PREVIEW.file': '{file} (lote {batch}), dono {owner}',
+  'PREVIEW.ownerUnknown': 'desconhecido',
+  'PREVIEW.decide':
+    'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome ao lado do arquivo na caixa de entrada',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
   'STATUS.foreign': 'Eventos do banco sobre coisas que o remessa não criou: {count}',
   'STATUS.foreignEvent': '{type} {subject} (evento {id})',

@@ -238,8 +238,11 @@ export function previewPath(outboxDir: string, kind: string, name: string): stri
 export async function writePreview(
   store: Store,
   batchId: string,
-  options: { outboxDir: string; name: string; now?: Date },
+  options: { outboxDir: string; name: string; now?: Date; locale?: Locale },
 ): Promise<string> {
+  // Its labels (TOTAL, WAITS, FILE, DECIDE) and status words (`to pay`) are markers, like a result's statuses; the
+  // sentences beside them are in the person's locale.
+  const locale = options.locale ?? DEFAULT_LOCALE;
   const batch = store.getBatch(batchId);
   const approval = getApproval(store, batchId);
   if (!batch || !approval) throw new RemessaError('APPROVAL_NO_BATCH', `Batch ${batchId} does not wait for approval`);
@@ -257,10 +260,10 @@ export async function writePreview(
       for (const row of page) {
         after = row.line;
         const status = PREVIEW_STATUS[row.state] ?? row.state;
-        const t = totals.get(status) ?? { rows: 0, cents: 0 };
-        t.rows++;
-        t.cents += row.amountCents ?? 0;
-        totals.set(status, t);
+        const total = totals.get(status) ?? { rows: 0, cents: 0 };
+        total.rows++;
+        total.cents += row.amountCents ?? 0;
+        totals.set(status, total);
         const input = row.cells ?? batch.header.map((h) => row.record[h] ?? '');
         const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
         const notLookedUp = row.state === 'uncertain';
@@ -270,7 +273,7 @@ export async function writePreview(
           status === 'to pay' && !notLookedUp
             ? null
             : notLookedUp
-              ? `not looked up yet (${row.errorMessage ?? 'the bank did not answer'}); looked up again before paying`
+              ? t(locale, 'PREVIEW.notLookedUp', { reason: row.errorMessage ?? t(locale, 'PREVIEW.noAnswer') })
               : row.errorMessage,
           status === 'to pay' && row.amountCents !== null ? { cents: row.amountCents } : null,
         );
@@ -292,18 +295,30 @@ export async function writePreview(
       return cells;
     };
     const toPay = totals.get('to pay') ?? { rows: 0, cents: 0 };
-    await writer.write(summary('TOTAL to pay', `${toPay.rows} row(s)`, toPay.cents));
-    for (const [status, t] of totals) {
-      if (status !== 'to pay') await writer.write(summary(`TOTAL ${status} (not paid)`, `${t.rows} row(s)`, t.cents));
+    const rowCount = (rows: number) => t(locale, 'PREVIEW.rows', { count: rows });
+    await writer.write(summary('TOTAL to pay', rowCount(toPay.rows), toPay.cents));
+    for (const [status, total] of totals) {
+      if (status !== 'to pay')
+        await writer.write(summary(`TOTAL ${status} (not paid)`, rowCount(total.rows), total.cents));
     }
     for (const reason of approval.reasons) await writer.write(summary(`WAITS: ${reason.code}`, reason.message));
     await writer.write(
-      summary('FILE', `${batch.fileName} (batch ${batchId.slice(0, 12)}), owner ${approval.owner ?? 'unknown'}`),
+      summary(
+        'FILE',
+        t(locale, 'PREVIEW.file', {
+          file: batch.fileName,
+          batch: batchId.slice(0, 12),
+          owner: approval.owner ?? t(locale, 'PREVIEW.ownerUnknown'),
+        }),
+      ),
     );
     await writer.write(
       summary(
         'DECIDE',
-        `remessa approve ${batchId.slice(0, 12)} --by NAME | remessa reject ${batchId.slice(0, 12)} --by NAME --note TEXT | or drop ${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX} holding your name beside the file in the inbox`,
+        t(locale, 'PREVIEW.decide', {
+          batch: batchId.slice(0, 12),
+          marker: `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`,
+        }),
       ),
     );
     await writer.close();

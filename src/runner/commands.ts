@@ -429,7 +429,11 @@ export async function openPipeline(
         });
       result = await run(reader && batch.unchanged ? checkedAtEnd(reader, batch) : reader);
       if (result.held && !opts.signal.aborted) {
-        const written = await writePreview(store, batchId, { outboxDir: folders.outbox, name: intake.answerName });
+        const written = await writePreview(store, batchId, {
+          outboxDir: folders.outbox,
+          name: intake.answerName,
+          locale: options.locale,
+        });
         log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
         // A team that approves by file may have dropped the marker already.
         const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
