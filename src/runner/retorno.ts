@@ -153,7 +153,10 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
     case 'charge-voids': {
       const correlationId = str(parsed.correlationId);
       if (!correlationId) return null;
-      return { void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: row.updatedAt } };
+      // The bank's time of the void when its answer gave one, else when remessa stored the answer.
+      return {
+        void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: str(out.voidedAt) ?? row.updatedAt },
+      };
     }
     default:
       return null;
