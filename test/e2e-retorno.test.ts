@@ -190,6 +190,12 @@ async function expectedLines(w: World, endToEndIds: string[]): Promise<string[]>
   out.push(`charge RT-PIXC Created>Paid 55.00 - - - ${await paidAt('RT-PIXC')}`);
   const dyn = (await bank(w, 'GET', 'dynamicQrGet', [DYNAMIC_QR])) as Record<string, string>;
   out.push(`qr-code ${DYNAMIC_QR} PENDING>CONCLUDED 40.00 - - - ${dyn.paidAt}`);
+  // A static code stays ACTIVE: the Pix received on it is a line of its own, keyed by the payment's endToEndId.
+  const stat = (await bank(w, 'GET', 'staticQrGet', [STATIC_QR])) as {
+    payments: Array<{ endToEndId: string; receivedAt: string }>;
+  };
+  expect(stat.payments.map((p) => p.endToEndId)).toEqual([endToEndIds[1]]);
+  out.push(`pix-received ${endToEndIds[1]} ACTIVE>RECEIVED 25.00 - - - ${stat.payments[0]!.receivedAt}`);
   for (const [i, e2e] of endToEndIds.entries()) {
     const p = (await bank(w, 'GET', 'pixPaymentGet', [e2e])) as Record<string, string>;
     out.push(`pix-payment ${e2e} PIX_PROCESSING>${p.status} ${i === 0 ? '40.00' : '25.00'} - - - ${p.createdAt}`);
@@ -210,7 +216,7 @@ async function retornoLines(ws: Workspace): Promise<RetornoLine[]> {
   const out: RetornoLine[] = [];
   for (const name of names) {
     for (const r of parseResultCsv(await fs.readFile(path.join(dir, name)))) {
-      const id = r.kind === 'pix-payment' ? r.endToEndId : r.correlationId;
+      const id = r.kind === 'pix-payment' || r.kind === 'pix-received' ? r.endToEndId : r.correlationId;
       const money = (v: string | undefined) => (v ? v : '-');
       out.push({
         key: [
@@ -379,7 +385,8 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     expect(value('remessa_retorno_oldest_unsettled_seconds')).toBe(0);
     expect(await stopDaemon(daemon)).toBe(0);
 
-    const reconciled = await runCli(['reconcile', '--config', w.ws.config]);
+    // The same config (receiver on) needs the same credential, even for reconciling.
+    const reconciled = await runCli(['reconcile', '--config', w.ws.config], { env: w.env });
     expect(reconciled.code, reconciled.stderr).toBe(0);
     const both = await retornoLines(w.ws);
     expect(both.map((l) => l.key).sort()).toEqual(expected);

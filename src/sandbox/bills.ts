@@ -42,7 +42,13 @@ import {
   centsToWire,
   daysBetween,
 } from '../formats/index.js';
-import { ChargeStateError, findChargeByBarCode, getCharge, markChargePaid, type StoredCharge } from './charges-store.js';
+import {
+  ChargeStateError,
+  findChargeByBarCode,
+  getCharge,
+  markChargePaid,
+  type StoredCharge,
+} from './charges-store.js';
 import type { SandboxContext } from './server.js';
 
 export type BillPaymentStatus = 'PAID' | 'SCHEDULED' | 'FAILED';

@@ -27,6 +27,7 @@ import {
   validateDocument,
   wireToCents,
 } from '../../formats/index.js';
+import { chargeSlipCalculation } from '../bills.js';
 import {
   type ChargeExtras,
   type ChargeUpdate,
@@ -40,7 +41,6 @@ import {
   updateCharge,
   voidCharge,
 } from '../charges-store.js';
-import { chargeSlipCalculation } from '../bills.js';
 import { renderChargePdf } from '../pdf.js';
 import { httpErrors } from '../problems.js';
 import type { SandboxContext } from '../server.js';
