@@ -17,6 +17,11 @@
  *        remessa created is observed. Open charges the pages did not show are looked up by correlationId;
  *      - dynamic QR codes not CONCLUDED: looked up by correlationId (`qrCodes.getDynamic`);
  *      - Pix QR payments still PIX_PROCESSING (or another open status): looked up by endToEndId (`pixPayments.get`);
+ *      - bill payments still SCHEDULED whose date has come: looked up by id (`billPayments.get`, a sandbox addition);
+ *      - key claims not COMPLETED or CANCELED: one claims search per status (no event, no look-up by id);
+ *      - static QR codes created since --since (default the last STATIC_QR_LOOKBACK_DAYS days): looked up by
+ *        correlationId for the Pix received on them (each one a `pix-received` thing of its own, made on first sight
+ *        by an event or a look-up: `observeOf`);
  *      a charge record gives its history by its times: `expiredAt` (Expired), then `paidAt` (Paid, with the payment's
  *      amount) or `voidedAt` (Voided), so a charge expired then paid is two lines, as the events would have told;
  *   4. the retorno files of the days that gained or completed a line since they were last written are written
