@@ -5,3 +5,7 @@
 --   settle them: a bill payment looked up by id, claims by search), so the ones recorded before are marked so.
 ALTER TABLE things ADD COLUMN due_at TEXT;
 UPDATE things SET settled = 0 WHERE final = 0 AND kind IN ('bill-payment', 'claim');
+-- Static QR codes were not followed before (their rows made no thing): their rows are looked at again, so each
+-- becomes a `static-qr-code` and the Pix received on it are reported (a dynamic code's thing is already there and is
+-- left as it is: things are inserted ON CONFLICT DO NOTHING).
+DELETE FROM thing_rows_seen WHERE batch_id IN (SELECT id FROM batches WHERE kind = 'qr-codes');
