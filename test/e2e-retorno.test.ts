@@ -10,7 +10,9 @@
  * itself records, once each, in three modes:
  *   (a) webhooks only (no reconciliation), with the daemon SIGKILLed in the middle of deliveries: the bank retries,
  *       nothing is lost, nothing is doubled;
- *   (b) reconciliation only (`remessa reconcile`, no receiver, nothing registered);
+ *   (b) reconciliation only (`remessa reconcile`, no receiver, nothing registered), with what no event reports: a
+ *       bill payment scheduled a little ahead (SCHEDULED until the bank runs it on its date) and a key claim moved on
+ *       to COMPLETED, both listed by `remessa status` as waiting until reconciliation tells their outcome;
  *   (c) both, with a delivery of a wrong authorization refused (401) and not stored, and /metrics scraped.
  * The sandbox's webhook retries and the daemon's retorno schedule are shortened by config, to keep the file quick.
  */
@@ -20,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BANK_PROFILE_DEFINITIONS, type BankOperation, fillPath } from '../src/formats/profiles.js';
+import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { openDatabase } from '../src/store/db.js';
 import {
   drop,
@@ -216,7 +219,14 @@ async function retornoLines(ws: Workspace): Promise<RetornoLine[]> {
   const out: RetornoLine[] = [];
   for (const name of names) {
     for (const r of parseResultCsv(await fs.readFile(path.join(dir, name)))) {
-      const id = r.kind === 'pix-payment' || r.kind === 'pix-received' ? r.endToEndId : r.correlationId;
+      const id =
+        r.kind === 'pix-payment' || r.kind === 'pix-received'
+          ? r.endToEndId
+          : r.kind === 'bill-payment'
+            ? r.paymentId
+            : r.kind === 'claim'
+              ? r.claimId
+              : r.correlationId;
       const money = (v: string | undefined) => (v ? v : '-');
       out.push({
         key: [
@@ -310,11 +320,36 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     expect(await stopDaemon(daemon)).toBe(0);
   }, 150_000);
 
-  it('(b) reconciliation only: no receiver, `remessa reconcile` tells the same changes', async () => {
+  it('(b) reconciliation only: no receiver, `remessa reconcile` tells the same changes, and scheduled bill payments and claims', async () => {
     const w = await world('reconcile');
     const daemon = startDaemon(w.ws, w.env);
     procs.push(daemon);
+    // Things no event reports: a bill payment scheduled a little ahead (it goes through at the bank on its date), and
+    // a key claim (moved on by the other participant, here the sandbox's admin route).
+    const payAt = new Date(Date.now() + 30_000);
+    const payAtText = payAt.toISOString().slice(0, 19);
+    const bill = SANDBOX_BILL_FIXTURES.PENDING_PAYMENT;
+    await drop(
+      w.ws,
+      Buffer.from(`digitableLine,amount,payAt\n${bill.digitableLine},150.00,${payAtText}\n`),
+      'bill-payments/rt-bill.csv',
+    );
+    await drop(
+      w.ws,
+      Buffer.from(
+        'type,key,account.number,account.branch,account.type,account.holder.document,account.holder.name,account.holder.type\n' +
+          'EMAIL,retorno-e2e@example.com,123456-7,0001,CURRENT,123.456.789-09,Maria da Silva,NATURAL\n',
+      ),
+      'claims/rt-claim.csv',
+    );
     const e2e = await issueAndPayQrCodes(w);
+    const billRow = parseResultCsv((await waitForAnswer(w.ws, 'bill-payments', 'rt-bill')).text)[0]!;
+    expect(billRow).toMatchObject({ status: 'succeeded', paymentStatus: 'SCHEDULED' });
+    const claimRow = parseResultCsv((await waitForAnswer(w.ws, 'claims', 'rt-claim')).text)[0]!;
+    expect(claimRow.status).toBe('succeeded');
+    for (const status of ['AWAITING_RESOLUTION', 'CONFIRMED', 'COMPLETED']) {
+      await w.sandbox.admin('PATCH', `/claims/${claimRow.claimId}`, { status });
+    }
     await pay(w, 'RT-PAID');
     await pay(w, 'RT-DISC');
     await expire(w, 'RT-LATE');
@@ -325,14 +360,28 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     await voided(w);
     expect(await stopDaemon(daemon)).toBe(0);
     expect(await deliveries(w)).toEqual([]);
-    // The Pix payments answered PIX_PROCESSING wait for their final status until reconciliation tells it.
+    // The Pix payments answered PIX_PROCESSING, the scheduled bill payment and the claim wait for their final status
+    // until reconciliation tells it.
     const waiting = await runCli(['status', '--locale', 'en', '--config', w.ws.config]);
-    expect(waiting.stdout).toContain('Waiting for a final status from the bank: 2');
+    expect(waiting.stdout).toContain('Waiting for a final status from the bank: 4');
     for (const id of e2e) expect(waiting.stdout).toContain(`pix-payment ${id}: PIX_PROCESSING`);
+    expect(waiting.stdout).toContain(`bill-payment ${billRow.paymentId}: SCHEDULED since`);
+    expect(waiting.stdout).toContain(`due ${new Date(`${payAtText}Z`).toISOString()}`);
+    expect(waiting.stdout).toContain(`claim ${claimRow.claimId}: ${claimRow.claimStatus} since`);
 
+    // Once the payment's date has passed (the bank runs it then).
+    await new Promise((r) => setTimeout(r, Math.max(0, payAt.getTime() + 1_500 - Date.now())));
     const reconciled = await runCli(['reconcile', '--config', w.ws.config]);
     expect(reconciled.code, reconciled.stderr).toBe(0);
-    const lines = await expectRetorno(w, await expectedLines(w, e2e));
+    const paidBill = (await bank(w, 'GET', 'billPaymentGet', [billRow.paymentId!])) as Record<string, string>;
+    expect(paidBill.status).toBe('PAID');
+    const claim = (await w.sandbox.admin('GET', `/claims/${claimRow.claimId}`)) as Record<string, string>;
+    const expected = [
+      ...(await expectedLines(w, e2e)),
+      `bill-payment ${billRow.paymentId} SCHEDULED>PAID 150.00 0.00 0.00 0.00 ${paidBill.paidAt}`,
+      `claim ${claimRow.claimId} ${claimRow.claimStatus}>COMPLETED - - - - ${claim.updatedAt}`,
+    ].sort();
+    const lines = await expectRetorno(w, expected);
     for (const l of lines) {
       expect(l.eventIds, l.key).toEqual([]);
       expect(l.reportedBy, l.key).toBe(l.key.includes('>Voided') ? 'row' : 'reconcile');

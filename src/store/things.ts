@@ -116,6 +116,8 @@ export interface ThingChangeLine extends ChangeAmounts {
   seq: number;
   day: string;
   kind: ThingKind;
+  /** The thing's identity at the bank (see `ThingRecord.key`: a bill payment's id, ...). */
+  key: string;
   correlationId: string | null;
   endToEndId: string | null;
   claimId: string | null;
@@ -536,7 +538,7 @@ export class Things {
     return (
       this.db
         .prepare(
-          `SELECT c.*, t.kind, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
+          `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
              t.line, b.file_name, b.dialect
            FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
            WHERE c.day = ? ORDER BY c.seq`,
@@ -544,6 +546,7 @@ export class Things {
         .all(day) as Array<
         ChangeSql & {
           kind: ThingKind;
+          key: string;
           correlation_id: string | null;
           end_to_end_id: string | null;
           claim_id: string | null;
@@ -559,6 +562,7 @@ export class Things {
       seq: r.seq,
       day: r.day,
       kind: r.kind,
+      key: r.key,
       correlationId: r.correlation_id,
       endToEndId: r.end_to_end_id,
       claimId: r.claim_id,
