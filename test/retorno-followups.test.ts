@@ -254,3 +254,39 @@ describe('Pix received on a static QR code', () => {
     expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
   });
 });
+
+describe('Pix QR payments', () => {
+  it('a failed payment ends its wait with a line that shows no paid amount; a settled one shows it', async () => {
+    const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const settled = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    for (const e2e of [failed, settled]) {
+      succeeded('pix-payments', {}, { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 }, 4_000);
+    }
+    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 2');
+    const at = '2026-11-23T11:59:00.000Z';
+    for (const [id, e2e, status] of [
+      ['ev-failed', failed, 'PIX_FAILED'],
+      ['ev-settled', settled, 'PIX_EXECUTED'],
+    ] as const) {
+      insertWebhookEvent(store.db, {
+        id,
+        type: 'PIX_PAYMENT_UPDATED',
+        endToEndId: e2e,
+        occurredAt: at,
+        receivedAt: clock.toISOString(),
+        payload: JSON.stringify({
+          id,
+          event: 'PIX_PAYMENT_UPDATED',
+          createdAt: at,
+          data: { endToEndId: e2e, status, amount: 40, updatedAt: at },
+        }),
+      });
+    }
+    await pass(false);
+    expect(lines().map((l) => [l.endToEndId, l.oldStatus, l.newStatus, l.paidCents])).toEqual([
+      [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
+      [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
+    ]);
+    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
+  });
+});

@@ -312,12 +312,22 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
           key: d.endToEndId,
           status: d.status,
           occurredAt: when(d.updatedAt, envelope.createdAt),
-          paidCents: d.amount,
+          // A failed payment paid nothing: its amount is not a paid amount.
+          ...(pixPaymentWentThrough(d.status) ? { paidCents: d.amount } : {}),
         },
       ];
     default:
       return [];
   }
+}
+
+/**
+ * Whether a Pix QR payment's final status says the money went (the spec shows only PIX_PROCESSING; the sandbox's
+ * PIX_EXECUTED, and the usual words of a done payment). Any other final status (a failure, a return) reports no paid
+ * amount: the retorno never shows a failed payment as paid.
+ */
+export function pixPaymentWentThrough(status: string): boolean {
+  return /EXECUTED|SETTLED|COMPLETED|CONCLUDED|CONFIRMED|PAID|DONE|SUCCE/i.test(status);
 }
 
 /** The status of a Pix received on a static QR code (its thing goes ACTIVE -> RECEIVED). */
@@ -604,7 +614,7 @@ async function reconcile(
           status: payment.status,
           source: 'reconcile',
           occurredAt: at ?? now().toISOString(),
-          paidCents: payment.amountCents,
+          ...(pixPaymentWentThrough(payment.status) ? { paidCents: payment.amountCents } : {}),
         },
       ];
     });
