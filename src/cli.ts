@@ -496,6 +496,10 @@ function buildProgram(): Command {
             pixEndToEndIdTtlSeconds: config.sandbox.pixEndToEndIdTtlSeconds,
             faultSeed: flags.faultSeed ?? config.sandbox.faultSeed,
             webhookAllowLoopbackUrls: flags.allowLoopbackWebhooks ?? config.sandbox.webhookAllowLoopbackUrls,
+            webhookBackoffBaseMs: config.sandbox.webhookBackoffBaseMs,
+            webhookBackoffMaxMs: config.sandbox.webhookBackoffMaxMs,
+            webhookMaxAttempts: config.sandbox.webhookMaxAttempts,
+            webhookPollIntervalMs: config.sandbox.webhookPollIntervalMs,
             ...(tls ? { tls } : {}),
             // Crash tests (test/sandbox-crash.test.ts): die after a matching request committed, before answering.
             ...(process.env.REMESSA_SANDBOX_CRASH_AFTER_COMMIT

@@ -140,6 +140,11 @@ export const configSchema = z.strictObject({
       pixEndToEndIdTtlSeconds: positiveInt.default(900),
       faultSeed: z.number().int().default(1),
       webhookAllowLoopbackUrls: z.boolean().default(false),
+      // Its webhook delivery (`remessa sandbox`): first retry delay (doubling), the largest delay, attempts, polling.
+      webhookBackoffBaseMs: nonNegativeInt.default(1_000),
+      webhookBackoffMaxMs: nonNegativeInt.default(300_000),
+      webhookMaxAttempts: positiveInt.default(8),
+      webhookPollIntervalMs: positiveInt.default(1_000),
       tls: z
         .strictObject({
           certFile: z.string().min(1).optional(),

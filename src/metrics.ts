@@ -70,6 +70,9 @@ export const THING_STATUS_LABELS = [
   'canceled',
   'awaiting_resolution',
   'confirmed',
+  'failed',
+  'active',
+  'received',
 ] as const;
 
 function thingStatusLabel(status: string): string {

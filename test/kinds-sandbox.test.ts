@@ -122,10 +122,12 @@ describe('charges', () => {
     const patch = KINDS['charge-updates'].steps[0]!;
     await patch.recover!(context(updated.parsed, {}, updated.key) as never);
     const voided = await runAll('charge-voids', { correlationId: id });
-    expect(voided.previous.void).toEqual({ chargeStatus: 'Voided' });
+    // The bank's time of the void is kept for the retorno (src/runner/retorno.ts), by the step and by its recovery.
+    expect(voided.previous.void).toEqual({ chargeStatus: 'Voided', voidedAt: expect.stringMatching(/^\d{4}-.*Z$/) });
     const voidStep = KINDS['charge-voids'].steps[0]!;
     expect(await voidStep.recover!(context(voided.parsed, {}, voided.key) as never)).toEqual({
       chargeStatus: 'Voided',
+      voidedAt: voided.previous.void!.voidedAt,
     });
   });
 });

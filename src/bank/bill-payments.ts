@@ -131,6 +131,17 @@ export class BillPaymentsResource {
   }
 
   /**
+   * GET {billPaymentGet}/{id}: a payment and its current status (a SCHEDULED one becomes PAID or FAILED on its date).
+   * Not in the spec: the sandbox serves it (docs/service-gaps.md "The retorno"); a bank without it answers 404.
+   */
+  get(id: string, options: RequestOptions = {}): Promise<BillPayment> {
+    return this.#http.json(
+      { method: 'GET', path: this.#http.path('billPaymentGet', id), signal: options.signal },
+      billPaymentSchema,
+    );
+  }
+
+  /**
    * POST /baas/api/v1/bill-payments with the caller's IdempotencyKey (the same key on every attempt). Sends the
    * looked-up bill's barCode (or its digitableLine when it has no bar code). Refuses before sending what spec 4.2
    * forbids (see the top of this file).

@@ -53,6 +53,12 @@ function parseChargeVoid(r: CellReader): ChargeVoidRow | undefined {
   return idempotencyKey === undefined ? { correlationId } : { correlationId, idempotencyKey };
 }
 
+/** The bank's `voidedAt` of a void answer or charge record (not shown in the spec; the sandbox sends it). */
+function voidedAtOf(record: object): { voidedAt?: string } {
+  const at = (record as Record<string, unknown>).voidedAt;
+  return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? { voidedAt: at } : {};
+}
+
 export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
   name: 'charge-voids',
   group: 'charges',
@@ -71,12 +77,13 @@ export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
         const result = await ctx.client.charges.void(ctx.row.correlationId, options);
         // The void body is not shown in the spec: ask the charge for its status when the body has none.
         const status = result.status ?? (await ctx.client.charges.get(ctx.row.correlationId, options)).status;
-        return { chargeStatus: status ?? null };
+        // Kept for the retorno (not a result column): when the bank says the void happened, when it says so.
+        return { chargeStatus: status ?? null, ...voidedAtOf(result) };
       },
       async recover(ctx) {
         try {
           const charge = await ctx.client.charges.get(ctx.row.correlationId, { signal: ctx.signal });
-          return isVoidedStatus(charge.status) ? { chargeStatus: charge.status } : undefined;
+          return isVoidedStatus(charge.status) ? { chargeStatus: charge.status, ...voidedAtOf(charge) } : undefined;
         } catch (err) {
           // Unknown charge: the void certainly did not happen; sending it again gives the bank's 404 as the outcome.
           if (err instanceof NotFoundError) return undefined;

@@ -40,6 +40,7 @@ export const BANK_OPERATIONS = [
   'chargeStagingExpire',
   'billLookup',
   'billPayment',
+  'billPaymentGet',
   'pixPaymentInitialization',
   'pixPayment',
   'pixPaymentGet',
@@ -97,6 +98,8 @@ const INTERFACE_PATHS: Record<BankOperation, string> = {
   chargeStagingExpire: '/v1/charges/{correlationId}/expire',
   billLookup: '/baas/api/v1/bill-payments/{identifier}',
   billPayment: '/baas/api/v1/bill-payments',
+  // Not in the spec (docs/service-gaps.md "The retorno"): a payment by id, served by the sandbox; a setting.
+  billPaymentGet: '/baas/api/v1/bill-payments/payments/{id}',
   pixPaymentInitialization: '/baas/api/v2/pix/qrcode/payment-initialization',
   // Not shown in the spec (docs/service-gaps.md): the sandbox's choice, a setting.
   pixPayment: '/baas/api/v2/pix/qrcode/payment',

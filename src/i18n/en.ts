@@ -369,6 +369,7 @@ export const EN = {
   'STATUS.foreignEvent': '{type} {subject} (event {id})',
   'STATUS.waitingFinal': 'Waiting for a final status from the bank: {count}',
   'STATUS.waitingThing': '{kind} {key}: {status} since {since} ({file} line {line})',
+  'STATUS.waitingThingDue': '{kind} {key}: {status} since {since}, due {due} ({file} line {line})',
   'STATUS.filterSince': 'since {at}',
   'STATUS.filterUntil': 'until {at}',
   'STATUS.filterKind': 'kind {kinds}',

@@ -372,6 +372,7 @@ export const PT_BR: Catalogue = {
   'STATUS.foreignEvent': '{type} {subject} (evento {id})',
   'STATUS.waitingFinal': 'Aguardando status final do banco: {count}',
   'STATUS.waitingThing': '{kind} {key}: {status} desde {since} ({file} linha {line})',
+  'STATUS.waitingThingDue': '{kind} {key}: {status} desde {since}, prazo {due} ({file} linha {line})',
   'STATUS.filterSince': 'desde {at}',
   'STATUS.filterUntil': 'até {at}',
   'STATUS.filterKind': 'tipo {kinds}',

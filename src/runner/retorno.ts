@@ -17,6 +17,11 @@
  *        remessa created is observed. Open charges the pages did not show are looked up by correlationId;
  *      - dynamic QR codes not CONCLUDED: looked up by correlationId (`qrCodes.getDynamic`);
  *      - Pix QR payments still PIX_PROCESSING (or another open status): looked up by endToEndId (`pixPayments.get`);
+ *      - bill payments still SCHEDULED whose date has come: looked up by id (`billPayments.get`, a sandbox addition);
+ *      - key claims not COMPLETED or CANCELED: one claims search per status (no event, no look-up by id);
+ *      - static QR codes created since --since (default the last STATIC_QR_LOOKBACK_DAYS days): looked up by
+ *        correlationId for the Pix received on them (each one a `pix-received` thing of its own, made on first sight
+ *        by an event or a look-up: `observeOf`);
  *      a charge record gives its history by its times: `expiredAt` (Expired), then `paidAt` (Paid, with the payment's
  *      amount) or `voidedAt` (Voided), so a charge expired then paid is two lines, as the events would have told;
  *   4. the retorno files of the days that gained or completed a line since they were last written are written
@@ -26,10 +31,11 @@
  * the event's `paidAt`), and an observation of the status a thing already has only completes its line (one line per
  * change, rule 1 of src/store/things.ts). Failing look-ups are logged and counted; the pass goes on with the rest.
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
-import type { Charge } from '../bank/types.js';
+import type { BillPayment, Charge, ClaimSearchItem } from '../bank/types.js';
 import { wireToCents } from '../formats/money.js';
 import { type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
@@ -113,8 +119,14 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
       const input = (parsed.input ?? {}) as Record<string, unknown>;
       const payer = (input.payer ?? {}) as Record<string, unknown>;
       const correlationId = str(input.correlationId);
-      // A static code is reusable and never changes status: only dynamic codes are followed.
-      if (!correlationId || parsed.type !== 'PIX_DYNAMIC') return null;
+      if (!correlationId) return null;
+      // A static code is reusable and never changes status: what is followed is each Pix received on it.
+      if (parsed.type === 'PIX_STATIC') {
+        return {
+          thing: { ...base, kind: 'static-qr-code', key: correlationId, correlationId, status: 'ACTIVE' },
+        };
+      }
+      if (parsed.type !== 'PIX_DYNAMIC') return null;
       return {
         thing: {
           ...base,
@@ -144,21 +156,40 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
     case 'bill-payments': {
       const id = str(out.paymentId);
       if (!id) return null;
-      return { thing: { ...base, kind: 'bill-payment', key: id, status: str(out.paymentStatus) ?? 'PAID' } };
+      const status = str(out.paymentStatus) ?? 'PAID';
+      // A scheduled payment is owed on its date (payAt without a zone is UTC, as the bank reads it).
+      const payAt = str(parsed.payAt);
+      const dueAt = status.toUpperCase() === 'SCHEDULED' && payAt ? isoOrUndefined(payAt) : undefined;
+      return { thing: { ...base, kind: 'bill-payment', key: id, status, dueAt } };
     }
     case 'claims': {
       const id = str(out.claimId);
       if (!id) return null;
-      return { thing: { ...base, kind: 'claim', key: id, claimId: id, status: str(out.claimStatus) ?? 'PENDING' } };
+      // A claim is owed its outcome by its resolutionDeadline.
+      const dueAt = isoOrUndefined(str(out.resolutionDeadline));
+      return {
+        thing: { ...base, kind: 'claim', key: id, claimId: id, status: str(out.claimStatus) ?? 'PENDING', dueAt },
+      };
     }
     case 'charge-voids': {
       const correlationId = str(parsed.correlationId);
       if (!correlationId) return null;
-      return { void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: row.updatedAt } };
+      // The bank's time of the void when its answer gave one, else when remessa stored the answer.
+      return {
+        void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: str(out.voidedAt) ?? row.updatedAt },
+      };
     }
     default:
       return null;
   }
+}
+
+/** An ISO 8601 UTC instant of a date-time (one without a zone read as UTC), or undefined. */
+function isoOrUndefined(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(text) || !/T/.test(text) ? text : `${text}Z`;
+  const ms = Date.parse(zoned);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
 // ------------------------------------------------------------------------------------------------ events
@@ -210,7 +241,7 @@ const envelopeSchema = z.looseObject({
 type Envelope = z.infer<typeof envelopeSchema>;
 
 /** The observations an event makes, by type; [] for a type the retorno does not follow. */
-export function observationsOfEvent(envelope: Envelope, things: Things): Observation[] {
+export function observationsOfEvent(envelope: Envelope, things: Things): ObservationOf[] {
   const d = envelope.data;
   const when = (...candidates: Array<string | undefined>) =>
     candidates.find((c) => c !== undefined && !Number.isNaN(Date.parse(c))) ?? new Date().toISOString();
@@ -255,6 +286,20 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
           { ...common, kind: 'charge', key: d.correlationId, status: 'Paid', occurredAt: at, paidCents: d.amount },
         ];
       }
+      // A static QR code paid: a Pix received of its own (the code stays ACTIVE), keyed by its endToEndId.
+      if (d.endToEndId && things.get('static-qr-code', d.correlationId)) {
+        return [
+          {
+            ...common,
+            kind: 'pix-received',
+            key: d.endToEndId,
+            staticQrCode: d.correlationId,
+            status: RECEIVED,
+            occurredAt: at,
+            paidCents: d.amount,
+          },
+        ];
+      }
       return [
         { ...common, kind: 'qr-code', key: d.correlationId, status: 'CONCLUDED', occurredAt: at, paidCents: d.amount },
       ];
@@ -268,12 +313,59 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
           key: d.endToEndId,
           status: d.status,
           occurredAt: when(d.updatedAt, envelope.createdAt),
-          paidCents: d.amount,
+          // A failed payment paid nothing: its amount is not a paid amount.
+          ...(pixPaymentWentThrough(d.status) ? { paidCents: d.amount } : {}),
         },
       ];
     default:
       return [];
   }
+}
+
+/**
+ * Whether a Pix QR payment's final status says the money went (the spec shows only PIX_PROCESSING; the sandbox's
+ * PIX_EXECUTED, and the usual words of a done payment). Any other final status (a failure, a return) reports no paid
+ * amount: the retorno never shows a failed payment as paid.
+ */
+export function pixPaymentWentThrough(status: string): boolean {
+  return /EXECUTED|SETTLED|COMPLETED|CONCLUDED|CONFIRMED|PAID|DONE|SUCCE/i.test(status);
+}
+
+/** The status of a Pix received on a static QR code (its thing goes ACTIVE -> RECEIVED). */
+export const RECEIVED = 'RECEIVED';
+
+/** An observation; a Pix received names the static QR code it was paid on (its thing is made on first sight). */
+export type ObservationOf = Observation & { staticQrCode?: string | undefined };
+
+/** Whether remessa follows what `o` is about: its thing, or the static QR code of a Pix received. */
+function isKnown(things: Things, o: ObservationOf): boolean {
+  if (things.get(o.kind, o.key)) return true;
+  return o.staticQrCode !== undefined && things.get('static-qr-code', o.staticQrCode) !== undefined;
+}
+
+/**
+ * Applies an observation; a Pix received on a static QR code first gets its thing (the code's row is its source
+ * line), so its first observation makes its one line (ACTIVE -> RECEIVED).
+ */
+function observeOf(things: Things, o: ObservationOf): ReturnType<Things['observe']> {
+  if (o.staticQrCode !== undefined && !things.get(o.kind, o.key)) {
+    const code = things.get('static-qr-code', o.staticQrCode);
+    if (code) {
+      things.insert({
+        kind: 'pix-received',
+        key: o.key,
+        correlationId: code.correlationId,
+        endToEndId: o.key,
+        batchId: code.batchId,
+        line: code.line,
+        amountCents: o.paidCents ?? null,
+        status: 'ACTIVE',
+        createdAt: o.occurredAt,
+      });
+    }
+  }
+  const { staticQrCode: _, ...observation } = o;
+  return things.observe(observation);
 }
 
 /** Applies the unapplied events; returns counts. */
@@ -293,7 +385,7 @@ export function applyEvents(
       applied++;
       continue;
     }
-    const known = observations.filter((o) => things.get(o.kind, o.key));
+    const known = observations.filter((o) => isKnown(things, o));
     if (known.length === 0) {
       if (now().getTime() - Date.parse(e.receivedAt) < FOREIGN_GRACE_MS) continue;
       const subject = observations[0]?.key;
@@ -305,7 +397,7 @@ export function applyEvents(
     }
     things.db.transaction(() => {
       for (const o of known) {
-        const r = things.observe(o);
+        const r = observeOf(things, o);
         if (r.result === 'changed') changes++;
       }
       things.markEventsApplied([e.id]);
@@ -316,7 +408,7 @@ export function applyEvents(
   return { applied, foreign, changes };
 }
 
-function observationsFor(e: StoredEvent, things: Things, logger: Logger): Observation[] {
+function observationsFor(e: StoredEvent, things: Things, logger: Logger): ObservationOf[] {
   let json: unknown;
   try {
     json = JSON.parse(e.payload);
@@ -416,8 +508,8 @@ async function reconcile(
   const log = options.logger;
   const signal = options.signal;
   const now = options.now ?? (() => new Date());
-  const observe = (o: Observation) => {
-    const r = things.observe(o);
+  const observe = (o: ObservationOf) => {
+    const r = observeOf(things, o);
     if (r.result === 'changed') result.changes++;
   };
   // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
@@ -461,7 +553,7 @@ async function reconcile(
       }
     }
   }
-  const lookUp = async (thing: ThingRecord, get: () => Promise<Observation[]>) => {
+  const lookUp = async (thing: ThingRecord, get: () => Promise<ObservationOf[]>) => {
     if (signal?.aborted) return;
     result.lookedUp++;
     try {
@@ -523,11 +615,112 @@ async function reconcile(
           status: payment.status,
           source: 'reconcile',
           occurredAt: at ?? now().toISOString(),
-          paidCents: payment.amountCents,
+          ...(pixPaymentWentThrough(payment.status) ? { paidCents: payment.amountCents } : {}),
         },
       ];
     });
   }
+  // Bill payments still SCHEDULED whose date has come: looked up by id (`billPayments.get`, docs/service-gaps.md).
+  for (const thing of things.open(['bill-payment'])) {
+    if (thing.dueAt !== null && Date.parse(thing.dueAt) > now().getTime()) continue;
+    await lookUp(thing, async () => {
+      const payment = (await call('bill-payments', () =>
+        client.billPayments.get(thing.key, { signal }),
+      )) as BillPayment & Record<string, unknown>;
+      const at = [payment.paidAt, payment.updatedAt, payment.payAt].find(
+        (v): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
+      );
+      const paid = payment.status.toUpperCase() === 'PAID';
+      return [
+        {
+          kind: 'bill-payment',
+          key: thing.key,
+          status: payment.status,
+          source: 'reconcile',
+          occurredAt: at ?? now().toISOString(),
+          ...(paid ? { paidCents: payment.paidAmountCents } : {}),
+          ...(paid && payment.paymentCalculation
+            ? {
+                discountCents: payment.paymentCalculation.discountAmountCents,
+                interestCents: payment.paymentCalculation.interestAmountCents,
+                fineCents: payment.paymentCalculation.fineAmountCents,
+              }
+            : {}),
+        },
+      ];
+    });
+  }
+  // Key claims not COMPLETED or CANCELED: the interface has no look-up by id, only the search by status (spec 4.5):
+  // one search per status, as CLAIMANT (remessa starts claims), each with a fresh IdempotencyKey (a search acts on
+  // nothing); a claim is matched by id.
+  const openClaims = things.open(['claim']);
+  if (openClaims.length > 0 && !signal?.aborted) {
+    const found = new Map<string, ClaimSearchItem>();
+    try {
+      for (const status of CLAIM_SEARCH_STATUSES) {
+        const items = await call('claims', () =>
+          client.claims.search({ participationFlowType: 'CLAIMANT', status }, randomUUID(), { signal }),
+        );
+        for (const item of items) found.set(item.id, item);
+      }
+    } catch (err) {
+      result.lookupErrors++;
+      log.error({ err }, 'reconciliation: searching the key claims failed');
+    }
+    for (const thing of openClaims) {
+      const item = found.get(thing.key);
+      if (!item) continue;
+      result.lookedUp++;
+      // PENDIG and PENDING are one status (spec 2.11 spells it both ways): the thing keeps its own spelling.
+      const pending = (v: string) => ['PENDIG', 'PENDING'].includes(v.toUpperCase());
+      const status = pending(item.status) && pending(thing.status) ? thing.status : item.status;
+      observe({
+        kind: 'claim',
+        key: thing.key,
+        status,
+        source: 'reconcile',
+        occurredAt: isoOrUndefined(item.updatedAt) ?? now().toISOString(),
+      });
+    }
+  }
+  // Static QR codes created in the window (or the last STATIC_QR_LOOKBACK_DAYS days): the Pix received on each, by
+  // its look-up by correlationId (`qrCodes.getStatic`; its `payments` are a sandbox addition, docs/service-gaps.md).
+  const staticSince = options.since ?? dayBefore(daysAgo(now(), STATIC_QR_LOOKBACK_DAYS));
+  for (const thing of things.open(['static-qr-code'])) {
+    if (thing.createdAt.slice(0, 10) < staticSince) continue;
+    await lookUp(thing, async () => {
+      const qr = (await call('pix', () =>
+        client.qrCodes.getStatic(thing.key, { signal, formatResponse: 'ONLY_PAYLOAD' }),
+      )) as unknown as {
+        payments?: unknown;
+      };
+      const out: ObservationOf[] = [];
+      for (const p of Array.isArray(qr.payments) ? (qr.payments as Array<Record<string, unknown>>) : []) {
+        const e2e = typeof p.endToEndId === 'string' ? p.endToEndId : undefined;
+        const at = isoOrUndefined(typeof p.receivedAt === 'string' ? p.receivedAt : undefined);
+        if (!e2e || !at) continue;
+        out.push({
+          kind: 'pix-received',
+          key: e2e,
+          staticQrCode: thing.key,
+          status: RECEIVED,
+          source: 'reconcile',
+          occurredAt: at,
+          paidCents: typeof p.amount === 'number' ? safeCents(p.amount) : undefined,
+        });
+      }
+      return out;
+    });
+  }
+}
+
+/** Claim statuses searched by reconciliation (PENDING: the search accepts both spellings, spec 2.11). */
+const CLAIM_SEARCH_STATUSES = ['PENDING', 'AWAITING_RESOLUTION', 'CONFIRMED', 'COMPLETED', 'CANCELED'] as const;
+/** How far back reconciliation looks for Pix received on static QR codes when no --since is given. */
+export const STATIC_QR_LOOKBACK_DAYS = 31;
+
+function daysAgo(now: Date, days: number): string {
+  return new Date(now.getTime() - days * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** One pass of the retorno (see the header). */
@@ -585,6 +778,7 @@ export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
         correlationId: d.thing.correlationId ?? null,
         endToEndId: d.thing.endToEndId ?? null,
         claimId: d.thing.claimId ?? null,
+        dueAt: d.thing.dueAt ?? null,
         yourNumber: d.thing.yourNumber ?? null,
         ourNumber: d.thing.ourNumber ?? null,
         amountCents: d.thing.amountCents ?? null,
@@ -618,7 +812,10 @@ export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
       files.set(t.batchId, file);
     }
     const thing = { kind: t.kind, key: t.key, status: t.status, since: t.createdAt, file, line: t.line };
-    lines.push({ message: msg('STATUS.waitingThing', thing), item: true });
+    const message = t.dueAt
+      ? msg('STATUS.waitingThingDue', { ...thing, due: t.dueAt })
+      : msg('STATUS.waitingThing', thing);
+    lines.push({ message, item: true });
   }
   return lines;
 }

@@ -42,7 +42,13 @@ import {
   centsToWire,
   daysBetween,
 } from '../formats/index.js';
-import { ChargeStateError, findChargeByBarCode, markChargePaid, type StoredCharge } from './charges-store.js';
+import {
+  ChargeStateError,
+  findChargeByBarCode,
+  getCharge,
+  markChargePaid,
+  type StoredCharge,
+} from './charges-store.js';
 import type { SandboxContext } from './server.js';
 
 export type BillPaymentStatus = 'PAID' | 'SCHEDULED' | 'FAILED';
@@ -346,6 +352,25 @@ interface PaymentRow {
   record: string;
 }
 
+/**
+ * How a payment of a sandbox charge's slip breaks down on `day` (yyyy-mm-dd, default the clock's today): the same
+ * calculation its bill lookup shows (discount, interest, fine, charged amount). The staging pay route and the bill
+ * payments of own slips record it with the payment, so CHARGE_PAID and the charge record report it.
+ */
+export function chargeSlipCalculation(ctx: SandboxContext, charge: StoredCharge, day?: string): PaymentCalculation {
+  return calculate(
+    charge.amountCents,
+    day ?? ctx.clock.today(),
+    ownRules(ctx, charge),
+    charge.extras.allowPartialPayment === true,
+  );
+}
+
+/** The breakdown recorded with a slip payment (src/sandbox/charges-store.ts). */
+function breakdownOf(c: PaymentCalculation) {
+  return { discountCents: c.discountCents, interestCents: c.interestCents, fineCents: c.fineCents };
+}
+
 /** Executes SCHEDULED payments whose payAt has come (lazily on every bill request, and by a timer). */
 export function settleScheduledBillPayments(ctx: SandboxContext): number {
   const nowIso = ctx.clock.nowIso();
@@ -358,11 +383,13 @@ export function settleScheduledBillPayments(ctx: SandboxContext): number {
       let status: BillPaymentStatus = 'PAID';
       if (row.charge_correlation_id) {
         try {
+          const charge = getCharge(ctx, row.charge_correlation_id);
           markChargePaid(ctx, row.charge_correlation_id, {
             amountCents: row.amount_cents,
             method: 'BANKSLIP',
             source: 'bill-payment',
             at,
+            ...(charge ? { breakdown: breakdownOf(chargeSlipCalculation(ctx, charge, row.pay_at!.slice(0, 10))) } : {}),
           });
         } catch (err) {
           if (!(err instanceof ChargeStateError)) throw err;
@@ -607,6 +634,7 @@ export function payBill(
           method: 'BANKSLIP',
           source: 'bill-payment',
           at: now,
+          breakdown: breakdownOf(bill.calculation),
         });
       } catch (err) {
         if (err instanceof ChargeStateError) {

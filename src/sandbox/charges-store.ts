@@ -86,6 +86,15 @@ export interface ChargePayment {
   /** What caused it: `staging` (POST .../pay), `bill-payment`, `pix-payment`. */
   source: string;
   paidAt: string;
+  /** How a slip's payment breaks down (its calculation on the day it was paid); absent for Pix charges. */
+  breakdown?: PaymentBreakdown | undefined;
+}
+
+/** Discount, interest and fine of a slip payment, in cents (src/sandbox/bills.ts `calculate`). */
+export interface PaymentBreakdown {
+  discountCents: number;
+  interestCents: number;
+  fineCents: number;
 }
 
 export interface StoredCharge {
@@ -192,6 +201,9 @@ interface PaymentRow {
   end_to_end_id: string | null;
   source: string;
   paid_at: string;
+  discount_cents: number | null;
+  interest_cents: number | null;
+  fine_cents: number | null;
 }
 
 export function isBankSlip(type: ChargeType): boolean {
@@ -211,6 +223,15 @@ function fromRow(deps: ChargeDeps, row: ChargeRow): StoredCharge {
       endToEndId: p.end_to_end_id,
       source: p.source,
       paidAt: p.paid_at,
+      ...(p.discount_cents !== null || p.interest_cents !== null || p.fine_cents !== null
+        ? {
+            breakdown: {
+              discountCents: p.discount_cents ?? 0,
+              interestCents: p.interest_cents ?? 0,
+              fineCents: p.fine_cents ?? 0,
+            },
+          }
+        : {}),
     }),
   );
   const expiresAt =
@@ -544,6 +565,8 @@ export interface ChargePaymentInput {
   endToEndId?: string;
   /** When it was paid; the clock's now when absent. */
   at?: Date;
+  /** The slip's discount, interest and fine that day (the caller's calculation); absent: none reported. */
+  breakdown?: PaymentBreakdown | undefined;
 }
 
 /**
@@ -578,13 +601,26 @@ export function markChargePaid(
       endToEndId: input.method === 'PIX' ? (input.endToEndId ?? endToEndId({ ispb: deps.options.ispb, at })) : null,
       source: input.source,
       paidAt,
+      ...(input.breakdown ? { breakdown: input.breakdown } : {}),
     };
     deps.db
       .prepare(
-        `INSERT INTO charge_payments (id, charge_seq, amount_cents, method, end_to_end_id, source, paid_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO charge_payments (id, charge_seq, amount_cents, method, end_to_end_id, source, paid_at,
+           discount_cents, interest_cents, fine_cents)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(payment.id, charge.seq, payment.amountCents, payment.method, payment.endToEndId, payment.source, paidAt);
+      .run(
+        payment.id,
+        charge.seq,
+        payment.amountCents,
+        payment.method,
+        payment.endToEndId,
+        payment.source,
+        paidAt,
+        input.breakdown?.discountCents ?? null,
+        input.breakdown?.interestCents ?? null,
+        input.breakdown?.fineCents ?? null,
+      );
     deps.db
       .prepare("UPDATE charges SET status = 'Paid', paid_at = ?, updated_at = ? WHERE seq = ?")
       .run(paidAt, deps.clock.nowIso(), charge.seq);
@@ -632,6 +668,14 @@ function paymentToWire(p: ChargePayment): Record<string, unknown> {
     ...(p.endToEndId ? { endToEndId: p.endToEndId } : {}),
     source: p.source,
     paidAt: p.paidAt,
+    // Sandbox additions (docs/service-gaps.md): the bill lookup's names for how the amount breaks down.
+    ...(p.breakdown
+      ? {
+          discountAmount: centsToWire(p.breakdown.discountCents),
+          interestAmount: centsToWire(p.breakdown.interestCents),
+          fineAmount: centsToWire(p.breakdown.fineCents),
+        }
+      : {}),
   };
 }
 

@@ -2,7 +2,9 @@
  * The things remessa created at the bank, and what the bank did with them afterwards (the retorno, issue 11 §2-3):
  * tables `things`, `thing_changes` and `thing_rows_seen` (migration 008).
  *
- * A **thing** is a charge, a QR code, a Pix QR payment, a bill payment or a key claim that a row created. Things are
+ * A **thing** is a charge, a QR code, a Pix QR payment, a bill payment or a key claim that a row created, or a Pix
+ * received on a static QR code a row created (a static code is reusable and never changes status itself: each Pix
+ * received on it is a thing of its own, `pix-received`, keyed by its endToEndId, ACTIVE -> RECEIVED). Things are
  * derived lazily from succeeded rows (`syncThingsFromRows`, called before every application of events and every
  * reconciliation): the row's success is already stored durably by the engine, so nothing on the hot path of a run
  * changes, a crash between a row's success and its thing loses nothing, and rows that succeeded before this table
@@ -19,15 +21,19 @@
  *   S ──observation that happened before S began (out of order)──► S  (ignored: `stale`)
  *
  *   Final statuses: charge Paid, Voided (and Canceled/Cancelled/WrittenOff); QR code CONCLUDED; Pix payment anything
- *   but PIX_PROCESSING/PROCESSING/PENDING/SCHEDULED; bill payment PAID; claim COMPLETED, CANCELED/CANCELLED.
+ *   but PIX_PROCESSING/PROCESSING/PENDING/SCHEDULED; bill payment anything but SCHEDULED/PENDING/PROCESSING (PAID,
+ *   or FAILED when its date came and it could not go through); claim COMPLETED, CANCELED/CANCELLED; a Pix received
+ *   RECEIVED. A static QR code has no final status (it stays ACTIVE; only its Pix received change).
  *   An observation comes from a webhook event (`event`), from reconciliation (`reconcile`), or from a succeeded void
  *   row (`row`). Whichever comes first makes the line; the others only complete it.
  *
- * UNSETTLED: a payment remessa made whose final outcome the bank has not told yet and that a source can settle: a
- * Pix QR payment still PIX_PROCESSING. An open charge or QR code waits for its payer, not for the bank, and is not
- * counted as unsettled; a SCHEDULED bill payment has no source that could settle it yet (docs/retorno.md "Not yet"),
- * so counting it would keep the unsettled age growing and its alert firing for nothing. `remessa status` lists unsettled things; the metric
- * `remessa_retorno_oldest_unsettled_seconds` gives the age of the oldest.
+ * UNSETTLED: something remessa asked of the bank whose final outcome the bank has not told yet: a Pix QR payment
+ * still PIX_PROCESSING, a bill payment still SCHEDULED (reconciliation looks it up by id), a key claim not yet
+ * COMPLETED or CANCELED (reconciliation finds it by search). An open charge or QR code waits for its payer, not for
+ * the bank, and is not unsettled. `remessa status` lists unsettled things. The metric
+ * `remessa_retorno_oldest_unsettled_seconds` is how long the bank has owed the oldest its outcome: counted from its
+ * `due_at` (migration 011: a scheduled payment's payAt, a claim's resolutionDeadline), else from its creation, so a
+ * payment scheduled for next month or a claim within its 7 days does not look late.
  *
  * RULES THAT MUST ALWAYS HOLD
  * 1. One line per change of a thing, whichever source told it and however many events told it (a Pix charge paid
@@ -43,7 +49,16 @@
 import type { Cents } from '../types.js';
 import type { SqliteDatabase } from './db.js';
 
-export const THING_KINDS = ['charge', 'qr-code', 'pix-payment', 'bill-payment', 'claim'] as const;
+export const THING_KINDS = [
+  'charge',
+  'qr-code',
+  'pix-payment',
+  'bill-payment',
+  'claim',
+  // A static QR code (reusable: it never changes status) and each Pix received on one (migration 011).
+  'static-qr-code',
+  'pix-received',
+] as const;
 export type ThingKind = (typeof THING_KINDS)[number];
 
 export type ObservationSource = 'event' | 'reconcile' | 'row';
@@ -88,6 +103,8 @@ export interface ThingRecord {
   payerDocument: string | null;
   status: string;
   statusAt: string | null;
+  /** When the bank owes its final status (see "UNSETTLED"); null: from its creation. */
+  dueAt: string | null;
   settled: boolean;
   final: boolean;
   createdAt: string;
@@ -99,6 +116,8 @@ export interface ThingChangeLine extends ChangeAmounts {
   seq: number;
   day: string;
   kind: ThingKind;
+  /** The thing's identity at the bank (see `ThingRecord.key`: a bill payment's id, ...). */
+  key: string;
   correlationId: string | null;
   endToEndId: string | null;
   claimId: string | null;
@@ -120,6 +139,8 @@ export interface ThingChangeLine extends ChangeAmounts {
 
 const CHARGE_FINAL = new Set(['paid', 'voided', 'canceled', 'cancelled', 'writtenoff']);
 const PIX_PAYMENT_OPEN = new Set(['pix_processing', 'processing', 'pending', 'scheduled']);
+const BILL_PAYMENT_OPEN = new Set(['scheduled', 'pending', 'processing']);
+const CLAIM_FINAL = new Set(['completed', 'canceled', 'cancelled']);
 
 /** Whether `status` is final for `kind` (never left again). */
 export function isFinalStatus(kind: ThingKind, status: string): boolean {
@@ -132,15 +153,19 @@ export function isFinalStatus(kind: ThingKind, status: string): boolean {
     case 'pix-payment':
       return !PIX_PAYMENT_OPEN.has(s);
     case 'bill-payment':
-      return s === 'paid';
+      return !BILL_PAYMENT_OPEN.has(s);
     case 'claim':
-      return s === 'completed' || s === 'canceled' || s === 'cancelled';
+      return CLAIM_FINAL.has(s);
+    case 'static-qr-code':
+      return false;
+    case 'pix-received':
+      return s === 'received';
   }
 }
 
 /** Whether the bank still owes a final outcome for a thing of `kind` in `status` (see "UNSETTLED" above). */
 export function isUnsettled(kind: ThingKind, status: string): boolean {
-  return kind === 'pix-payment' && !isFinalStatus(kind, status);
+  return (kind === 'pix-payment' || kind === 'bill-payment' || kind === 'claim') && !isFinalStatus(kind, status);
 }
 
 /**
@@ -167,6 +192,7 @@ interface ThingSql {
   payer_document: string | null;
   status: string;
   status_at: string | null;
+  due_at: string | null;
   settled: number;
   final: number;
   created_at: string;
@@ -190,6 +216,7 @@ function toThing(r: ThingSql): ThingRecord {
     payerDocument: r.payer_document,
     status: r.status,
     statusAt: r.status_at,
+    dueAt: r.due_at,
     settled: r.settled === 1,
     final: r.final === 1,
     createdAt: r.created_at,
@@ -214,6 +241,8 @@ export interface NewThing {
   status: string;
   /** When the row succeeded. */
   createdAt: string;
+  /** When the bank owes its final status (a scheduled payment's payAt, a claim's deadline); absent: createdAt. */
+  dueAt?: string | null | undefined;
 }
 
 /** What the lazy derivation makes of one succeeded row: a thing, a void of a charge, or nothing. */
@@ -304,14 +333,20 @@ export class Things {
     }));
   }
 
-  #insertThing(t: NewThing): void {
+  /** Records a thing that no row makes (a Pix received on a static QR code); false when it is already recorded. */
+  insert(t: NewThing): boolean {
+    return this.#insertThing(t);
+  }
+
+  #insertThing(t: NewThing): boolean {
     const now = this.#now().toISOString();
-    this.db
+    const info = this.db
       .prepare(
         `INSERT INTO things (kind, key, correlation_id, end_to_end_id, claim_id, your_number, our_number, batch_id,
-           line, amount_cents, payer_name, payer_document, status, status_at, settled, final, created_at, updated_at)
+           line, amount_cents, payer_name, payer_document, status, status_at, due_at, settled, final, created_at,
+           updated_at)
          VALUES (@kind, @key, @correlationId, @endToEndId, @claimId, @yourNumber, @ourNumber, @batchId, @line,
-           @amountCents, @payerName, @payerDocument, @status, NULL, @settled, @final, @createdAt, @now)
+           @amountCents, @payerName, @payerDocument, @status, NULL, @dueAt, @settled, @final, @createdAt, @now)
          ON CONFLICT (kind, key) DO NOTHING`,
       )
       .run({
@@ -328,11 +363,13 @@ export class Things {
         payerName: t.payerName ?? null,
         payerDocument: t.payerDocument ?? null,
         status: t.status,
+        dueAt: t.dueAt ?? null,
         settled: isUnsettled(t.kind, t.status) ? 0 : 1,
         final: isFinalStatus(t.kind, t.status) ? 1 : 0,
         createdAt: t.createdAt,
         now,
       });
+    return info.changes === 1;
   }
 
   get(kind: ThingKind, key: string): ThingRecord | undefined {
@@ -490,7 +527,9 @@ export class Things {
   /** Things the bank still owes a final outcome for, oldest first (see "UNSETTLED"). */
   unsettled(limit = 100): ThingRecord[] {
     return (
-      this.db.prepare('SELECT * FROM things WHERE settled = 0 ORDER BY created_at, id LIMIT ?').all(limit) as ThingSql[]
+      this.db
+        .prepare('SELECT * FROM things WHERE settled = 0 ORDER BY COALESCE(due_at, created_at), id LIMIT ?')
+        .all(limit) as ThingSql[]
     ).map(toThing);
   }
 
@@ -499,7 +538,7 @@ export class Things {
     return (
       this.db
         .prepare(
-          `SELECT c.*, t.kind, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
+          `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
              t.line, b.file_name, b.dialect
            FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
            WHERE c.day = ? ORDER BY c.seq`,
@@ -507,6 +546,7 @@ export class Things {
         .all(day) as Array<
         ChangeSql & {
           kind: ThingKind;
+          key: string;
           correlation_id: string | null;
           end_to_end_id: string | null;
           claim_id: string | null;
@@ -522,6 +562,7 @@ export class Things {
       seq: r.seq,
       day: r.day,
       kind: r.kind,
+      key: r.key,
       correlationId: r.correlation_id,
       endToEndId: r.end_to_end_id,
       claimId: r.claim_id,
@@ -555,11 +596,17 @@ export class Things {
     }>;
   }
 
-  /** When the oldest unsettled thing was created (ms since epoch), or undefined when none. */
+  /**
+   * Since when the bank owes the oldest unsettled thing its final status (ms since epoch): its `dueAt` (a scheduled
+   * payment's date, a claim's deadline), else its creation. Things not due yet do not count. Undefined when none.
+   */
   oldestUnsettledAtMs(): number | undefined {
-    const r = this.db.prepare('SELECT MIN(created_at) AS at FROM things WHERE settled = 0').get() as {
-      at: string | null;
-    };
+    const r = this.db
+      .prepare(
+        `SELECT MIN(COALESCE(due_at, created_at)) AS at FROM things
+         WHERE settled = 0 AND COALESCE(due_at, created_at) <= ?`,
+      )
+      .get(this.#now().toISOString()) as { at: string | null };
     return r.at === null ? undefined : Date.parse(r.at);
   }
 

@@ -3,6 +3,7 @@
  *
  *   GET  /baas/api/v1/bill-payments/{payment_identifier}   the bill (spec 2.5)
  *   POST /baas/api/v1/bill-payments                        pay it (spec 2.6); IdempotencyKey required
+ *   GET  /baas/api/v1/bill-payments/payments/{id}          a payment and its current status (sandbox addition)
  *
  * The rules live in src/sandbox/bills.ts (where bills come from, fixtures, calculation, scheduling). Answers the spec
  * does not show (docs/service-gaps.md "Bill payments"):
@@ -21,6 +22,8 @@ import type { SandboxContext } from '../server.js';
 import { bodyObject, codedError, FieldErrors, readAmount, readString } from './qr-codes.js';
 
 export const BILL_PAYMENTS_PATH = '/baas/api/v1/bill-payments';
+/** A payment by its id (sandbox addition; the client's `billPaymentGet` path). */
+export const BILL_PAYMENT_GET_PATH = '/baas/api/v1/bill-payments/payments';
 /** How often scheduled payments are checked for execution, in milliseconds. */
 export const SCHEDULED_BILL_PAYMENTS_INTERVAL_MS = 1000;
 
@@ -145,6 +148,23 @@ export function registerBillPaymentRoutes(app: FastifyInstance, ctx: SandboxCont
       if (err instanceof BillPaymentRefusal) throw codedError(409, 'Conflict', err.code, err.message);
       throw err;
     }
+  });
+
+  // Sandbox addition (docs/service-gaps.md "The retorno"): one payment by its id, with its current status (a SCHEDULED
+  // payment becomes PAID or FAILED on its date), so a client learns how a scheduled payment ended. Only the payments
+  // of the API key used; another key's id, or an unknown one, is 404 BILL_PAYMENT_NOT_FOUND.
+  app.get(`${BILL_PAYMENT_GET_PATH}/:id`, async (request) => {
+    settleScheduledBillPayments(ctx);
+    const { id } = request.params as { id: string };
+    const row = ctx.db
+      .prepare('SELECT record, status, paid_at FROM bill_payments WHERE id = ? AND api_key_id = ?')
+      .get(id, request.sandboxAuth.keyId) as { record: string; status: string; paid_at: string | null } | undefined;
+    if (!row) throw codedError(404, 'Not Found', 'BILL_PAYMENT_NOT_FOUND', `No bill payment with id ${id}.`);
+    return {
+      ...(JSON.parse(row.record) as Record<string, unknown>),
+      status: row.status,
+      ...(row.paid_at ? { paidAt: row.paid_at } : {}),
+    };
   });
 
   // Scheduled payments also run without a request (so CHARGE_PAID of an own slip is recorded on time).

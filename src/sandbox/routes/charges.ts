@@ -27,6 +27,7 @@ import {
   validateDocument,
   wireToCents,
 } from '../../formats/index.js';
+import { chargeSlipCalculation } from '../bills.js';
 import {
   type ChargeExtras,
   type ChargeUpdate,
@@ -581,7 +582,8 @@ export function registerChargeRoutes(app: FastifyInstance, ctx: SandboxContext):
       .send(pdf);
   });
 
-  // Staging only: simulate a payment. Optional body {amount, method}: amount defaults to the charge's amount;
+  // Staging only: simulate a payment. Optional body {amount, method}: amount defaults to what the slip charges today
+  // (its amount plus interest and fine less discount; a Pix charge's amount);
   // method PIX or BANKSLIP (default: PIX for Pix charges, BANKSLIP for slips, BANKSLIP_PIX may take either).
   app.post<{ Params: IdParams }>('/v1/charges/:correlation_id/pay', async (request) => {
     const charge = requireCharge(ctx, request.params.correlation_id);
@@ -603,10 +605,22 @@ export function registerChargeRoutes(app: FastifyInstance, ctx: SandboxContext):
       } else method = body.method as 'PIX' | 'BANKSLIP';
     }
     errs.throwIfAny();
+    // A slip is paid as its bill lookup would charge it today (discount, interest, fine: src/sandbox/bills.ts), and
+    // the payment records how its amount breaks down; a Pix charge has no such rules.
+    const calculation = isBankSlip(charge.type) ? chargeSlipCalculation(ctx, charge) : undefined;
     const { charge: paid } = markChargePaid(ctx, charge.correlationId, {
-      ...(cents !== undefined ? { amountCents: cents } : {}),
+      amountCents: cents ?? calculation?.chargedCents ?? charge.amountCents,
       method,
       source: 'staging',
+      ...(calculation
+        ? {
+            breakdown: {
+              discountCents: calculation.discountCents,
+              interestCents: calculation.interestCents,
+              fineCents: calculation.fineCents,
+            },
+          }
+        : {}),
     });
     return chargeToWire(paid);
   });

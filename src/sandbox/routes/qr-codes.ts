@@ -572,7 +572,16 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
       (byTxid?.kind === 'STATIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
     const { formatResponse } = request.query as { formatResponse?: string };
-    return withImage(qr.record, qr.payload, formatResponse ?? 'PAYLOAD_AND_QRCODE', 'base64Image');
+    // Sandbox addition (docs/service-gaps.md): the Pix received on the code, oldest first, so a client without
+    // webhooks learns them (a static code is reusable: each payment is one Pix received, the code stays ACTIVE).
+    const payments = (
+      ctx.db
+        .prepare(
+          'SELECT end_to_end_id, amount_cents, paid_at FROM qr_code_payments WHERE qr_code_id = ? ORDER BY paid_at, id',
+        )
+        .all(qr.id) as Array<{ end_to_end_id: string; amount_cents: number; paid_at: string }>
+    ).map((p) => ({ endToEndId: p.end_to_end_id, amount: centsToWire(p.amount_cents), receivedAt: p.paid_at }));
+    return withImage({ ...qr.record, payments }, qr.payload, formatResponse ?? 'PAYLOAD_AND_QRCODE', 'base64Image');
   });
 }
 
