@@ -14,6 +14,7 @@ import { BankClient } from '../src/bank/client.js';
 import type { StepOutput } from '../src/batches/kind.js';
 import { createLogger } from '../src/log.js';
 import { describeUnsettled, retornoPass } from '../src/runner/retorno.js';
+import { renderUnsettled } from '../src/runner/status.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { SANDBOX_ADMIN_PREFIX } from '../src/sandbox/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
@@ -21,6 +22,11 @@ import { openStore, type Store } from '../src/store/index.js';
 import { retornoDay, Things } from '../src/store/things.js';
 import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import type { KindName } from '../src/types.js';
+
+/** The retorno's lines of `remessa status`, as `--locale en` says them. */
+function unsettledText(store: Store): string {
+  return renderUnsettled(describeUnsettled(store), 'en').join('\n');
+}
 
 const silent = createLogger({ level: 'silent' });
 let dir: string;
@@ -105,7 +111,7 @@ describe('scheduled bill payments', () => {
     // Before its date: waiting (listed with its date), not late, not looked up.
     let r = await pass();
     expect(r.lookedUp).toBe(0);
-    expect(describeUnsettled(store).join('\n')).toContain(
+    expect(unsettledText(store)).toContain(
       `bill-payment ${payment.id}: SCHEDULED since 2026-11-23T12:00:00.000Z, due 2026-11-25T10:00:00.000Z`,
     );
     expect(owedSeconds()).toBe(0);
@@ -126,7 +132,7 @@ describe('scheduled bill payments', () => {
         source: 'reconcile',
       }),
     ]);
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
     expect(owedSeconds()).toBe(0);
     // Settled: never looked up again.
     expect((await pass()).lookedUp).toBe(0);
@@ -143,7 +149,7 @@ describe('scheduled bill payments', () => {
     expect(r.lookedUp).toBe(1);
     expect(r.lookupErrors).toBe(1);
     expect(lines()).toEqual([]);
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 1');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
     expect(owedSeconds()).toBe(4 * 3600);
   });
 });
@@ -180,7 +186,7 @@ describe('key claims', () => {
     let r = await pass();
     expect(r.lookupErrors).toBe(0);
     expect(lines()).toEqual([]);
-    expect(describeUnsettled(store).join('\n')).toMatch(
+    expect(unsettledText(store)).toMatch(
       new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${started.resolutionDeadline}`),
     );
     expect(owedSeconds()).toBe(0);
@@ -197,7 +203,7 @@ describe('key claims', () => {
       ['claim', started.id, started.status, 'AWAITING_RESOLUTION', '2026-11-24T09:00:00.000Z', 'reconcile'],
       ['claim', started.id, 'AWAITING_RESOLUTION', 'COMPLETED', '2026-11-24T10:00:00.000Z', 'reconcile'],
     ]);
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
     // Final: not looked for any more.
     expect((await pass()).lookedUp).toBe(0);
   });
@@ -251,7 +257,7 @@ describe('Pix received on a static QR code', () => {
       [paid[1], events[1]!.payload.receivedAt, 'reconcile', 'ST-1', 'qr-codes.csv'],
     ]);
     // A static code never settles nor waits: nothing listed as waiting for it.
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
   });
 });
 
@@ -262,7 +268,7 @@ describe('Pix QR payments', () => {
     for (const e2e of [failed, settled]) {
       succeeded('pix-payments', {}, { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 }, 4_000);
     }
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 2');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
     const at = '2026-11-23T11:59:00.000Z';
     for (const [id, e2e, status] of [
       ['ev-failed', failed, 'PIX_FAILED'],
@@ -287,6 +293,6 @@ describe('Pix QR payments', () => {
       [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
       [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
     ]);
-    expect(describeUnsettled(store).join('\n')).toContain('Waiting for a final status from the bank: 0');
+    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
   });
 });
