@@ -83,7 +83,7 @@ export const configSchema = z.strictObject({
   // folders.data, the default. Not yet used by the daemon (the store is being moved onto src/store/sql.ts).
   store: z
     .strictObject({
-      // postgres://user@host:port/database[?sslmode=require|verify-full][&host=/socket/folder]; no password in it.
+      // postgres://user@host:port/database[?sslmode=require|verify-full][&host=/socket/folder&port=N]; no password.
       url: z
         .string()
         .regex(/^postgres(ql)?:\/\//, 'Expected a URL postgres://user@host:port/database')
