@@ -8,11 +8,11 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/db.js';
 import { openPgDriver } from '../src/store/pg-driver.js';
 import type { SqlDriver } from '../src/store/sql.js';
-import { skipPostgres, startPostgres, type TestCluster } from './helpers/postgres.js';
+import { skipPostgres, useTestCluster } from './helpers/postgres.js';
 
 interface Column {
   name: string;
@@ -229,28 +229,32 @@ function resolveReferences(schema: Schema): Schema {
 }
 
 describe.skipIf(skipPostgres)('schema equivalence: SQLite and PostgreSQL migrations', () => {
-  let cluster: TestCluster;
+  const cluster = useTestCluster();
   let sqlite: Schema;
-  let postgres: Schema;
+  let postgresOnce: Promise<Schema> | undefined;
+  /** PostgreSQL's schema after its migrations, read once (a test fails here when the cluster did not start). */
+  const postgresSchemaOnce = () => {
+    postgresOnce ??= (async () => {
+      const { url } = await cluster().createDatabase();
+      const driver = openPgDriver({ url, password: cluster().password });
+      try {
+        await driver.migrate();
+        return await postgresSchema(driver);
+      } finally {
+        await driver.close();
+      }
+    })();
+    return postgresOnce;
+  };
 
-  beforeAll(async () => {
+  beforeAll(() => {
     const dir = mkdtempSync(path.join(tmpdir(), 'remessa-schema-'));
     try {
       sqlite = resolveReferences(sqliteSchema(path.join(dir, 'store.sqlite')));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    cluster = await startPostgres();
-    const { url } = await cluster.createDatabase();
-    const driver = openPgDriver({ url, password: cluster.password });
-    try {
-      await driver.migrate();
-      postgres = await postgresSchema(driver);
-    } finally {
-      await driver.close();
-    }
-  }, 60_000);
-  afterAll(() => cluster?.stop());
+  });
 
   it('has the same migration files, by number and name', () => {
     const names = (dir: string) =>
@@ -260,14 +264,16 @@ describe.skipIf(skipPostgres)('schema equivalence: SQLite and PostgreSQL migrati
     expect(names('migrations-pg')).toEqual(names('migrations'));
   });
 
-  it('has the same tables', () => {
+  it('has the same tables', async () => {
+    const postgres = await postgresSchemaOnce();
     expect(Object.keys(postgres).sort()).toEqual(Object.keys(sqlite).sort());
     // The comparison below is not vacuous.
     expect(Object.keys(sqlite)).toContain('rows');
     expect(Object.keys(sqlite).length).toBeGreaterThanOrEqual(14);
   });
 
-  it('has, in every table, the same columns, keys, constraints and indexes', () => {
+  it('has, in every table, the same columns, keys, constraints and indexes', async () => {
+    const postgres = await postgresSchemaOnce();
     for (const name of Object.keys(sqlite)) {
       expect({ table: name, ...postgres[name] }).toEqual({ table: name, ...sqlite[name] });
     }

@@ -8,10 +8,10 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPgDriver } from '../src/store/pg-driver.js';
 import type { SqlDriver, SqlTransaction } from '../src/store/sql.js';
-import { skipPostgres, startPostgres, type TestCluster } from './helpers/postgres.js';
+import { skipPostgres, useTestCluster } from './helpers/postgres.js';
 
 interface OpenedDatabase {
   driver: SqlDriver;
@@ -23,30 +23,26 @@ interface OpenedDatabase {
 interface DriverFactory {
   name: string;
   skip: boolean;
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  /** A fresh, empty database and a driver on it (not migrated). */
-  open(): Promise<OpenedDatabase>;
+  /**
+   * Called inside the suite: registers what the engine needs around it (a server) and returns the opener of a fresh,
+   * empty database with a driver on it (not migrated).
+   */
+  useServer(): () => Promise<OpenedDatabase>;
 }
 
-let cluster: TestCluster | undefined;
 const postgres: DriverFactory = {
   name: 'postgres',
   skip: skipPostgres,
-  async setup() {
-    cluster = await startPostgres();
-  },
-  async teardown() {
-    await cluster?.stop();
-  },
-  async open() {
-    if (!cluster) throw new Error('the PostgreSQL test cluster did not start (see the error of beforeAll)');
-    const { url } = await cluster.createDatabase();
-    const password = cluster.password;
-    return {
-      driver: openPgDriver({ url, password }),
-      openAnother: () => openPgDriver({ url, password }),
-      async cleanup() {},
+  useServer() {
+    const cluster = useTestCluster();
+    return async () => {
+      const { url } = await cluster().createDatabase();
+      const password = cluster().password;
+      return {
+        driver: openPgDriver({ url, password }),
+        openAnother: () => openPgDriver({ url, password }),
+        async cleanup() {},
+      };
     };
   },
 };
@@ -57,9 +53,7 @@ const postgres: DriverFactory = {
 //   const sqlite: DriverFactory = {
 //     name: 'sqlite',
 //     skip: false,
-//     async setup() {},
-//     async teardown() {},
-//     async open() {
+//     useServer: () => async () => {
 //       const dir = mkdtempSync(path.join(tmpdir(), 'remessa-sqlite-driver-'));
 //       const file = path.join(dir, 'store.sqlite');
 //       return {
@@ -89,19 +83,19 @@ class Boom extends Error {}
 
 for (const factory of FACTORIES) {
   describe.skipIf(factory.skip)(`SQL driver contract: ${factory.name}`, () => {
-    let db: OpenedDatabase;
+    let db: OpenedDatabase | undefined;
     let driver: SqlDriver;
     const others: SqlDriver[] = [];
     const another = () => {
-      const d = db.openAnother();
+      const d = db!.openAnother();
       others.push(d);
       return d;
     };
 
-    beforeAll(() => factory.setup(), 60_000);
-    afterAll(() => factory.teardown());
+    const open = factory.useServer();
     beforeEach(async () => {
-      db = await factory.open();
+      db = undefined;
+      db = await open();
       driver = db.driver;
       await driver.run(`CREATE TABLE items (
         id TEXT PRIMARY KEY,
@@ -113,8 +107,8 @@ for (const factory of FACTORIES) {
     });
     afterEach(async () => {
       for (const d of others.splice(0)) await d.close();
-      await driver.close();
-      await db.cleanup();
+      await driver?.close();
+      await db?.cleanup();
     });
 
     const ids = async (d: SqlDriver = driver) =>

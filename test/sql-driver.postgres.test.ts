@@ -7,11 +7,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config.js';
 import { openSqlDriver, storeTarget } from '../src/store/open-driver.js';
 import { openPgDriver, type PgDriver, parsePgUrl, translatePlaceholders } from '../src/store/pg-driver.js';
-import { skipPostgres, startPostgres, type TestCluster } from './helpers/postgres.js';
+import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
 
 async function failure(promise: Promise<unknown>): Promise<Error & { code?: string }> {
   return promise.then(
@@ -134,6 +134,7 @@ describe('store settings', () => {
 });
 
 describe.skipIf(skipPostgres)('PostgreSQL driver', () => {
+  const useCluster = useTestCluster();
   let cluster: TestCluster;
   let url: string;
   let dbName: string;
@@ -144,11 +145,8 @@ describe.skipIf(skipPostgres)('PostgreSQL driver', () => {
     return d;
   };
 
-  beforeAll(async () => {
-    cluster = await startPostgres();
-  }, 60_000);
-  afterAll(() => cluster?.stop());
   beforeEach(async () => {
+    cluster = useCluster();
     ({ url, name: dbName } = await cluster.createDatabase());
   });
   afterEach(async () => {

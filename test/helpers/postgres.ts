@@ -1,7 +1,7 @@
 /**
  * A throw-away PostgreSQL cluster for the tests that need a real server (issue 13 §2): `initdb` + `pg_ctl` in a temp
  * folder, listening on 127.0.0.1 at a free port and on a unix socket in that folder, stopped and deleted afterwards.
- * One cluster per test file (beforeAll/afterAll); each test takes a fresh database of its own from it
+ * One cluster per test file (`useTestCluster`: beforeAll/afterAll); each test takes a fresh database of its own from it
  * (`createDatabase`), which costs a few milliseconds where a cluster costs about a second.
  *
  * - Binaries: `initdb` on PATH, else the newest /usr/lib/postgresql/<version>/bin (Debian keeps them off PATH).
@@ -17,6 +17,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { closedPort } from './net.js';
 
 /** Set to 1 to skip the tests that need PostgreSQL (say so: they are otherwise failures when it is missing). */
@@ -86,12 +87,15 @@ export async function startPostgres(): Promise<TestCluster> {
     chmodSync(dir, 0o700);
     for (const p of [dir, socketDir, pwfile]) chownSync(p, owner.uid, owner.gid);
   }
+  // runuser lives in /usr/sbin (util-linux), which a non-login PATH may lack.
+  const runuser = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((f) => existsSync(f)) ?? 'runuser';
   const run = (tool: string, args: string[]) => {
-    const command = asRoot ? 'runuser' : path.join(bin, tool);
+    const command = asRoot ? runuser : path.join(bin, tool);
     const argv = asRoot ? ['-u', 'postgres', '--', path.join(bin, tool), ...args] : args;
     const result = spawnSync(command, argv, { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C.UTF-8' } });
     if (result.status !== 0) {
-      throw new Error(`${tool} ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
+      const why = result.error ? result.error.message : `exit ${result.status}: ${result.stderr || result.stdout}`;
+      throw new Error(`${command} ${argv.join(' ')} failed (${why})`);
     }
   };
   try {
@@ -168,6 +172,30 @@ export async function startPostgres(): Promise<TestCluster> {
         rmSync(dir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+/**
+ * One cluster for the test file: started before its tests, stopped after them. The function returned gives the
+ * cluster, or throws why it could not start (binaries missing, ...): call it in each test (or its beforeEach), so
+ * that every test fails with that message rather than being reported as skipped.
+ */
+export function useTestCluster(): () => TestCluster {
+  let cluster: TestCluster | undefined;
+  let failure: unknown;
+  beforeAll(async () => {
+    try {
+      cluster = await startPostgres();
+    } catch (error) {
+      failure = error;
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (cluster) return cluster;
+    throw failure ?? new Error('The PostgreSQL test cluster was asked for before it started');
   };
 }
 
