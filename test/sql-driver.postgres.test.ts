@@ -257,6 +257,23 @@ describe.skipIf(skipPostgres)('PostgreSQL driver', () => {
     expect(JSON.stringify(wrong)).not.toContain(secret);
   });
 
+  it('survives its connections being cut: an idle one is reported and replaced, a transaction’s is dropped', async () => {
+    const idleErrors: Array<{ code: string }> = [];
+    const d = openPgDriver({ url, password: cluster.password, onIdleError: (e) => idleErrors.push(e) });
+    drivers.push(d);
+    await Promise.all([d.get('SELECT pg_sleep(0.05)'), d.get('SELECT pg_sleep(0.05)')]);
+    await cluster.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'remessa' AND datname = '${dbName}'`,
+    );
+    for (let i = 0; i < 50 && idleErrors.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(idleErrors.length).toBe(2);
+    expect(await d.get('SELECT 1 AS ok')).toEqual({ ok: 1 });
+    // Cut inside a transaction: it rejects, and its connection is not given back to the pool.
+    const cut = await failure(d.transaction((tx) => tx.get('SELECT pg_terminate_backend(pg_backend_pid())')));
+    expect(cut.code).toBe('STORE_CONNECTION_LOST');
+    expect(await d.transaction((tx) => tx.get('SELECT 2 AS ok'))).toEqual({ ok: 2 });
+  });
+
   it('connects over the unix socket named by ?host= and ?port=', async () => {
     const d = open({
       url: `postgres://${cluster.user}@/${dbName}?host=${encodeURIComponent(cluster.socketDir)}&port=${cluster.port}`,

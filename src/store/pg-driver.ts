@@ -275,6 +275,13 @@ export class PgDriver implements SqlDriver {
 
   async transaction<T>(fn: (tx: SqlTransaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.#connect();
+    // A connection that dies while checked out emits 'error' on its client besides failing the statement in
+    // progress; with no listener that event would end the process. The statement's own error is what tells.
+    let lostWhileOpen: Error | undefined;
+    const onClientError = (error: Error) => {
+      lostWhileOpen = error;
+    };
+    client.on('error', onClientError);
     let open = true;
     let savepoints = 0;
     const use = (): pg.PoolClient => {
@@ -337,7 +344,8 @@ export class PgDriver implements SqlDriver {
       throw error;
     } finally {
       open = false;
-      client.release(broken);
+      client.removeListener('error', onClientError);
+      client.release(broken ?? lostWhileOpen);
     }
   }
 

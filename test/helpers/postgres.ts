@@ -151,6 +151,19 @@ export async function startPostgres(): Promise<TestCluster> {
     }
   };
   let count = 0;
+  let stopped = false;
+  const stopNow = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      // Immediate: a throw-away cluster needs no checkpoint.
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  // A test process that ends without afterAll (a crash, a timeout) still stops its server.
+  process.once('exit', stopNow);
   return {
     port,
     socketDir,
@@ -165,12 +178,8 @@ export async function startPostgres(): Promise<TestCluster> {
       return { name, url: url(name) };
     },
     async stop() {
-      try {
-        // Immediate: a throw-away cluster needs no checkpoint.
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      process.removeListener('exit', stopNow);
+      stopNow();
     },
   };
 }
