@@ -16,9 +16,11 @@
  *   `SET LOCAL synchronous_commit = off` for that one transaction (it may then be lost in a crash of the server, never
  *   half-applied).
  * - Transactions: each takes a pooled connection of its own from BEGIN to COMMIT, so no other statement of this
- *   driver lands inside it. Its isolation is PostgreSQL's READ COMMITTED: concurrent transactions see each other's
- *   commits between their statements, and a row written by one waits for the other's end (the store relies on row
- *   locks and `UPDATE ... SET n = n + 1`, never on a read-then-write of a value another daemon may change).
+ *   driver lands inside it. Its isolation is PostgreSQL's READ COMMITTED, unlike SQLite's one writer at a time:
+ *   transactions run side by side, one sees another's commits between its statements, and a row written by one
+ *   waits for the other's end. So the store's read-then-write of a value another transaction (or daemon) may change
+ *   must lock what it reads (`FOR UPDATE`, which SQLite needs not) or write in one statement
+ *   (`UPDATE ... SET n = n + 1`, `INSERT ... ON CONFLICT`).
  *   fn must not call the driver's own `all/get/run/transaction` while it runs (it would need a second connection
  *   and, on SQLite, wait forever): it uses the `tx` it is given.
  * - A transaction in which a statement failed is aborted by PostgreSQL, and its COMMIT silently rolls back: when fn
@@ -26,9 +28,10 @@
  *   commit that did not happen. A savepoint undoes only its own writes and leaves the transaction usable.
  * - Errors are StoreError: STORE_SQL (with the SQLSTATE), STORE_CONNECT_FAILED, STORE_CONNECTION_LOST, ...; the
  *   password is never in a message (it is not in the URL, and every message is scrubbed of it besides).
- * - A COMMIT whose answer is lost (STORE_CONNECTION_LOST) may or may not have committed. `transaction` rejects, and
- *   the store treats a rejected write as not written: for an intent that is the safe side (the request is not sent;
- *   writing the intent again is idempotent), never the other way round.
+ * - A COMMIT whose answer is lost (STORE_CONNECTION_LOST) may or may not have committed: `transaction` rejects, and
+ *   its caller must not read the rejection as "nothing was written". For an intent that is harmless: the request is
+ *   not sent by this call, and an intent that did get recorded is an unknown outcome, which the rules of
+ *   ./rows.ts already settle after a restart.
  * - Migrations (./migrations-pg/NNN-name.sql, the same numbers and names as SQLite's ./migrations/): applied in number
  *   order, each with its row in schema_migrations in one transaction that first takes a transaction-scoped advisory
  *   lock, so several daemons starting at once apply each migration exactly once (the others wait, then find it
