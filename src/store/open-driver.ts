@@ -49,8 +49,9 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
   if (target.engine === 'postgres') {
     driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
   } else {
-    // INTEGRATION (issue 13): once src/store/sqlite-driver.ts exists, make it the default here, e.g.
-    //   const openSqlite = options.openSqlite ?? openSqliteDriver;
+    // INTEGRATION (issue 13): src/store/sqlite-driver.ts is on the branch storeasync; after the merge make it the
+    // default here:  import { openSqliteDriver } from './sqlite-driver.js';
+    //                const openSqlite = options.openSqlite ?? ((file: string) => openSqliteDriver(file));
     const openSqlite = options.openSqlite;
     if (!openSqlite) {
       throw new StoreError(
