@@ -202,8 +202,8 @@ function writeConfig(file: string, folder: string, bankUrl: string, concurrency:
       rateLimits: { charges: off, 'bill-payments': off, pix: off, claims: off },
     },
     log: { level: 'info' },
-    // Against a bank that is not the embedded sandbox, bill payments wait for a person's approval by default (money
-    // controls): the bench measures the run, not the wait.
+    // The sandbox runs in a process of its own (a URL, as a real bank would be): approval is on by default for
+    // bill payments there, and the bench measures the run, not a person's decision.
     approval: { kinds: [] },
   };
   mkdirSync(folder, { recursive: true });
