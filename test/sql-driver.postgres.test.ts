@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config.js';
 import { openSqlDriver, storeTarget } from '../src/store/open-driver.js';
@@ -31,6 +32,25 @@ describe('placeholders', () => {
     expect(translatePlaceholders('SELECT 1')).toEqual({ text: 'SELECT 1', count: 0 });
     // A minus or slash alone is no comment.
     expect(translatePlaceholders('SELECT ? - ?, ? / ?').text).toBe('SELECT $1 - $2, $3 / $4');
+  });
+
+  it('numbers exactly the bare ? of any mix of text, strings, identifiers and comments (property)', () => {
+    const text = (forbidden: RegExp) => fc.string({ maxLength: 12 }).map((t) => t.replace(forbidden, ' '));
+    const token = fc.oneof(
+      fc.constant({ param: true, sql: '?' }),
+      text(/['"?\-/*\n]/g).map((t) => ({ param: false, sql: ` ${t} ` })),
+      text(/\n/g).map((t) => ({ param: false, sql: `'${t.replaceAll("'", "''")}'` })),
+      text(/\n/g).map((t) => ({ param: false, sql: `"${t.replaceAll('"', '""')}"` })),
+      text(/\n/g).map((t) => ({ param: false, sql: `-- ${t}\n` })),
+      text(/\*/g).map((t) => ({ param: false, sql: `/* ${t} */` })),
+    );
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 30 }), (tokens) => {
+        let n = 0;
+        const expected = tokens.map((t) => (t.param ? `$${++n}` : t.sql)).join('');
+        expect(translatePlaceholders(tokens.map((t) => t.sql).join(''))).toEqual({ text: expected, count: n });
+      }),
+    );
   });
 
   it('keeps one translation per SQL text', () => {
