@@ -50,7 +50,10 @@ export interface PgDriverOptions {
   password?: string | undefined;
   /** Most connections the pool opens. @defaultValue 10 */
   maxConnections?: number;
-  /** How long opening a connection may take, in milliseconds. @defaultValue 10000 */
+  /**
+   * How long getting a connection may take, in milliseconds: opening one, or (pg-pool counts both) waiting for one of
+   * the `maxConnections` to be free. Past it: STORE_CONNECT_FAILED. @defaultValue 10000
+   */
   connectTimeoutMs?: number;
   /** Folder of `NNN-name.sql` files. @defaultValue `migrations-pg/` next to this module */
   migrationsDir?: string;
@@ -480,7 +483,7 @@ function classify(sqlstate: string | undefined, error: Error & { code?: string }
     if (/^57P0[123]$/.test(sqlstate)) return 'STORE_CONNECTION_LOST';
     return 'STORE_SQL';
   }
-  if (/Connection terminated|ECONNRESET|EPIPE|connection.*(closed|ended)/i.test(error.message ?? '')) {
+  if (/Connection terminated|ECONNRESET|EPIPE|not queryable|connection.*(closed|ended)/i.test(error.message ?? '')) {
     return 'STORE_CONNECTION_LOST';
   }
   return error.code ? 'STORE_CONNECT_FAILED' : 'STORE_SQL';
