@@ -9,6 +9,9 @@
  *     slips) against `remessa sandbox` in a separate process, rate limits off, vs a bare undici loop
  *     (bench/baseline-bills.mjs: lookup + pay with an IdempotencyKey, same concurrency) against a fresh sandbox with
  *     the same bills. Rows/s, ratio, peak RSS. Target: ratio >= 0.8.
+ *     And the cost of a row (issue 13 §3), from the same two runs: CPU ms per row and peak RSS of remessa against the
+ *     loop's, as ratios, and remessa's store bytes per row (remessa.sqlite + WAL after the run) against the input
+ *     line's. Targets: CPU per row <= 2x the loop's, peak RSS < 150 MB, store < 600 bytes a row.
  *
  * remessa runs compiled (tsc into .bench/dist, as `npm run build` does; `--tsx` runs the sources through tsx instead),
  * so what is measured is the program, not the TypeScript loader. Data generation and the build are not timed.
@@ -199,6 +202,9 @@ function writeConfig(file: string, folder: string, bankUrl: string, concurrency:
       rateLimits: { charges: off, 'bill-payments': off, pix: off, claims: off },
     },
     log: { level: 'info' },
+    // The sandbox runs in a process of its own (a URL, as a real bank would be): approval is on by default for
+    // bill payments there, and the bench measures the run, not a person's decision.
+    approval: { kinds: [] },
   };
   mkdirSync(folder, { recursive: true });
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
@@ -213,6 +219,8 @@ interface Row {
   ratio?: { value: number; target: number; cpuValue: number };
   rssTargetMb?: number;
   note?: string;
+  /** remessa's store after the run (database + WAL), in bytes; with the input file's bytes per data line. */
+  store?: { bytes: number; inputBytesPerRow: number };
 }
 
 function rate(rows: number, ms: number): number {
@@ -410,6 +418,7 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     return m;
   };
 
+  const storeBytes = new Map<Measured, number>();
   const ours = async (round: number): Promise<Measured> => {
     const folder = path.join(args.dir, 'bills-remessa');
     rmSync(folder, { recursive: true, force: true });
@@ -432,6 +441,7 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
         `remessa run: exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
       );
     }
+    storeBytes.set(m, storeSize(path.join(folder, 'data')));
     return m;
   };
 
@@ -454,7 +464,82 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     all: mine,
     ratio: ratioOf(args.bills, m, base, TARGETS.billsRatio),
     note: same ? `vs lookup x2: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.wallMs)).toFixed(2)}` : undefined,
+    store: { bytes: storeBytes.get(m) ?? 0, inputBytesPerRow: inputBytesPerRow(file) },
   });
+}
+
+/** The SQLite store's bytes in a data folder: remessa.sqlite and its -wal / -shm when left. */
+function storeSize(dataDir: string): number {
+  let bytes = 0;
+  for (const suffix of ['', '-wal', '-shm']) {
+    const file = path.join(dataDir, `remessa.sqlite${suffix}`);
+    if (existsSync(file)) bytes += statSync(file).size;
+  }
+  if (bytes === 0) throw new Error(`no store (remessa.sqlite) in ${dataDir}`);
+  return bytes;
+}
+
+/** Mean bytes of a data line of a CSV file (header excluded, line end included). */
+function inputBytesPerRow(file: string): number {
+  const text = readFileSync(file);
+  const lines = text
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  const headerBytes = Buffer.byteLength(`${lines[0]}\n`);
+  return (text.length - headerBytes) / (lines.length - 1);
+}
+
+/**
+ * Issue 13 §3, the cost of a row: remessa's CPU per row, peak RSS and store bytes per row against the bare loop's,
+ * as ratios (remessa / loop). Targets: CPU per row at most 2x the loop's, peak RSS under 150 MB, store under 600
+ * bytes a row.
+ */
+export const COST_TARGETS = { cpuPerRowRatio: 2, peakRssMb: 150, storeBytesPerRow: 600 } as const;
+
+function costTable(results: readonly Row[]): string {
+  const loop = results.find((r) => r.name.startsWith('undici loop: lookup + pay'));
+  const ours = results.find((r) => r.name === 'remessa run');
+  if (!loop || !ours?.store) return '';
+  const met = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+  const cpuRow = (r: Row) => r.m.cpuMs / r.rows;
+  const cpuRatio = cpuRow(ours) / cpuRow(loop);
+  const rssMb = (r: Row) => r.m.peakRssBytes / MB;
+  const storePerRow = ours.store.bytes / ours.rows;
+  const head = ['cost of a row (issue 13 §3)', 'remessa run', 'undici loop', 'remessa / loop', 'target'];
+  const lines = [
+    [
+      'CPU ms per row',
+      cpuRow(ours).toFixed(3),
+      cpuRow(loop).toFixed(3),
+      cpuRatio.toFixed(2),
+      `<= ${COST_TARGETS.cpuPerRowRatio}x ${met(cpuRatio <= COST_TARGETS.cpuPerRowRatio)}`,
+    ],
+    [
+      'peak RSS MB',
+      rssMb(ours).toFixed(1),
+      rssMb(loop).toFixed(1),
+      (rssMb(ours) / rssMb(loop)).toFixed(2),
+      `< ${COST_TARGETS.peakRssMb} MB ${met(rssMb(ours) < COST_TARGETS.peakRssMb)}`,
+    ],
+    [
+      'store bytes per row',
+      storePerRow.toFixed(0),
+      '-',
+      `${(storePerRow / ours.store.inputBytesPerRow).toFixed(1)} x the input line (${ours.store.inputBytesPerRow.toFixed(0)} B)`,
+      `< ${COST_TARGETS.storeBytesPerRow} ${met(storePerRow < COST_TARGETS.storeBytesPerRow)}`,
+    ],
+    [
+      'wall s',
+      (ours.m.wallMs / 1000).toFixed(2),
+      (loop.m.wallMs / 1000).toFixed(2),
+      (ours.m.wallMs / loop.m.wallMs).toFixed(2),
+      '',
+    ],
+  ];
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [fmt(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
 }
 
 // ---------------------------------------------------------------- report
@@ -533,7 +618,8 @@ async function main(): Promise<void> {
     .filter((r) => (r.all?.length ?? 0) > 1)
     .map((r) => `  ${r.name}: ${r.all!.map((m) => `${(m.wallMs / 1000).toFixed(1)} s`).join(', ')}`);
   if (runs.length > 0) header.push(`repeats (wall; the table shows the fastest of each):\n${runs.join('\n')}`);
-  const text = `${header.join('\n')}\n\n${table(results)}\n${rateText}`;
+  const cost = costTable(results);
+  const text = `${header.join('\n')}\n\n${table(results)}\n${cost ? `\n${cost}\n` : ''}${rateText}`;
   process.stdout.write(`\n${text}`);
   const resultFile = path.join(args.dir, `results-${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(resultFile, `${JSON.stringify({ started, args, results, text }, null, 2)}\n`);

@@ -6,7 +6,8 @@
  * 2. secret files: `bank.apiKeyFile` / `bank.accountIdFile`, or systemd credentials `remessa-api-key` and
  *    `remessa-account-id` in $CREDENTIALS_DIRECTORY (LoadCredential=); the client certificate and key from
  *    `bank.tls.certFile` / `keyFile` or the credentials `remessa-tls-cert` / `remessa-tls-key`, the key's passphrase
- *    from REMESSA_TLS_PASSPHRASE, `bank.tls.passphraseFile` or the credential `remessa-tls-passphrase`;
+ *    from REMESSA_TLS_PASSPHRASE, `bank.tls.passphraseFile` or the credential `remessa-tls-passphrase`; the
+ *    PostgreSQL store's password from `store.passwordFile` or the credential `remessa-store-password`;
  * 3. the config file (`--config`, REMESSA_CONFIG, or `config/remessa.jsonc` when it exists);
  * 4. the defaults below.
  *
@@ -76,6 +77,21 @@ export const configSchema = z.strictObject({
       outbox: z.string().min(1).default('outbox'),
       archive: z.string().min(1).default('archive'),
       data: z.string().min(1).default('data'),
+    })
+    .prefault({}),
+  // Where remessa keeps its state (issue 13; src/store/open-driver.ts, docs/postgres.md). Absent url: SQLite in
+  // folders.data, the default. Not yet used by the daemon (the store is being moved onto src/store/sql.ts).
+  store: z
+    .strictObject({
+      // postgres://user@host:port/database[?sslmode=require|verify-full][&host=/socket/folder&port=N]; no password.
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'Expected a URL postgres://user@host:port/database')
+        .optional(),
+      // The role's password, from a file (or the systemd credential remessa-store-password).
+      passwordFile: z.string().min(1).optional(),
+      // Most connections one daemon opens to PostgreSQL.
+      maxConnections: positiveInt.max(1_000).default(10),
     })
     .prefault({}),
   bank: z
@@ -288,6 +304,11 @@ export type Config = Readonly<
     webhookAuthorization: string | undefined;
     /** Whether the daemon serves the webhook receiver (`webhooks.receiver.enabled`, else port set or embedded). */
     webhookReceiverEnabled: boolean;
+    /**
+     * The PostgreSQL role's password (`store.passwordFile` or the systemd credential `remessa-store-password`), when
+     * `store.url` is set; never from the config file, the URL or the command line. A log secret.
+     */
+    storePassword: string | undefined;
   }
 >;
 
@@ -423,6 +444,7 @@ export function buildConfig(
       { code: 'CONFIG_MISSING_SECRET' },
     );
   }
+  const storePassword = resolveStorePassword(parsed.store, base, credentials, cwd, where);
   const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
   const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
   // Against a real bank, files that move money out wait for a person unless the config says otherwise.
@@ -439,7 +461,46 @@ export function buildConfig(
     sandboxTls,
     webhookAuthorization,
     webhookReceiverEnabled,
+    storePassword,
   });
+}
+
+/**
+ * `store`: the URL is checked (the password must not be in it: the config file is not a secret, and messages never
+ * quote the URL); the password comes from `store.passwordFile`, else the systemd credential remessa-store-password,
+ * else none (PostgreSQL's own PGPASSWORD / ~/.pgpass, or a server that asks none, e.g. peer on a unix socket).
+ */
+function resolveStorePassword(
+  store: ParsedConfig['store'],
+  base: string,
+  credentials: string | undefined,
+  cwd: string,
+  where: string,
+): string | undefined {
+  if (store.url === undefined) {
+    if (store.passwordFile !== undefined) {
+      throw new ConfigError(`${where}: store.passwordFile: set only with store.url (a PostgreSQL store)`);
+    }
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(store.url);
+  } catch {
+    throw new ConfigError(`${where}: store.url: Expected a URL postgres://user@host:port/database`);
+  }
+  if (url.password) {
+    throw new ConfigError(
+      `${where}: store.url: the password does not belong in the URL: give it by store.passwordFile or the systemd credential remessa-store-password`,
+      { code: 'CONFIG_INVALID' },
+    );
+  }
+  const password =
+    readSecretFile(store.passwordFile, base, 'store.passwordFile') ||
+    readSecretFile(credentials && path.join(credentials, 'remessa-store-password'), cwd) ||
+    undefined;
+  registerSecret(password);
+  return password;
 }
 
 /** A secret from a file setting (its absence an error naming the setting) or an optional systemd credential. */

@@ -18,7 +18,7 @@ import type { Logger } from '../log.js';
 import type { RunnerOptions } from './options.js';
 
 /** The top-level settings that take effect only after a restart. */
-export const RESTART_SETTINGS = ['folders', 'bank', 'sandbox', 'intake', 'queue', 'webhooks'] as const;
+export const RESTART_SETTINGS = ['folders', 'store', 'bank', 'sandbox', 'intake', 'queue', 'webhooks'] as const;
 
 /** The settings applied live on a reload. */
 export const LIVE_SETTINGS = [
