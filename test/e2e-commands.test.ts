@@ -205,7 +205,18 @@ describe('remessa daemon with polling and .done markers (network shares)', () =>
     await fs.writeFile(config, JSON.stringify(cfg));
     const daemon = spawnCli(['daemon', '--config', config], { env: { REMESSA_LOG_LEVEL: 'info' } });
     try {
-      await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(daemon.stderr()) || undefined, 30_000);
+      // A daemon that exits at its start (it once did, in the delbank profile: its webhook registration with the
+      // embedded sandbox was refused 401) fails here with its log, not after the whole wait.
+      await waitFor(
+        'the daemon to be ready',
+        () => {
+          if (daemon.child.exitCode !== null) {
+            throw new Error(`the daemon exited ${daemon.child.exitCode}: ${daemon.stderr().slice(-2000)}`);
+          }
+          return /remessa daemon ready/.test(daemon.stderr()) || undefined;
+        },
+        30_000,
+      );
       const target = path.join(dir, 'inbox', 'charge-voids', 'voids.csv');
       await fs.writeFile(target, 'correlationId\nNEVER-ISSUED-2\n');
       // No marker yet: the file stays where it is.

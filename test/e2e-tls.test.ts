@@ -4,14 +4,16 @@
  * and its passphrase credential, as a unit with LoadCredential= gives them) and trusting the sandbox's CA through
  * `bank.tls.caFile`. Charges and bill payments go through; the effects ledger shows every effect exactly once. A
  * client without a certificate, or with one from another CA, is refused by the same sandbox process.
+ * In the suite's profile (REMESSA_TEST_PROFILE): `npm test` runs it in `interface`, `npm run test:e2e:delbank` in
+ * `delbank`, so CI proves the pipeline over mutual TLS in both.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import {
+  callBank,
   drop,
   EXAMPLES,
   makeWorkspace,
@@ -92,11 +94,8 @@ describe('the pipeline over mutual TLS, daemon and sandbox as child processes', 
     const attempt = async (connect: Record<string, string>) => {
       const agent = new Agent({ connect: { ca: pki.pem('caCert'), ...connect } });
       try {
-        const res = await request(`${sandbox.url}/__sandbox/health`, {
-          dispatcher: agent,
-          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-        });
-        return res.statusCode;
+        // A read of the bank's API (the webhooks list) in the sandbox's profile.
+        return (await callBank({ url: sandbox.url, dispatcher: agent }, 'GET', 'webhooks')).status;
       } catch (err) {
         return err as Error;
       } finally {
