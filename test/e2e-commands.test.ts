@@ -236,7 +236,8 @@ describe('remessa daemon with polling and .done markers (network shares)', () =>
       );
       expect(await fs.readdir(path.join(dir, 'inbox', 'charge-voids'))).toEqual([]);
     } finally {
-      expect(await stopDaemon(daemon)).toBe(0);
+      const code = await stopDaemon(daemon);
+      expect(code, `the daemon's log:\n${daemon.stderr().slice(-4000)}`).toBe(0);
     }
   }, 90_000); // a daemon start, a polled inbox and a slip through the sandbox: slow on a loaded machine
 });

@@ -24,6 +24,7 @@ import {
   startSandboxProcess,
   stopDaemon,
   type Workspace,
+  waitFor,
   waitForAnswer,
 } from './e2e-harness.js';
 import { makeTestPki, type TestPki } from './helpers/certs.js';
@@ -106,4 +107,42 @@ describe('the pipeline over mutual TLS, daemon and sandbox as child processes', 
     expect(await attempt({})).toBeInstanceOf(Error);
     expect(await attempt({ cert: pki.pem('otherClientCert'), key: pki.pem('otherClientKey') })).toBeInstanceOf(Error);
   });
+});
+
+describe('the daemon with the embedded sandbox over mutual TLS', () => {
+  // Its webhook receiver registers itself with the embedded sandbox at start: over HTTPS, with the client certificate
+  // and CA of bank.tls, in the profile's dialect. The registration client once had none of them, and such a daemon
+  // exited 1 at its start.
+  it('starts, registers its receiver, and a file goes through', async () => {
+    const embedded = await makeWorkspace('embedded', {
+      bank: { tls: { certFile: pki.files.clientCert, keyFile: pki.files.clientKey, caFile: pki.files.caCert } },
+    });
+    try {
+      const config = JSON.parse(await fs.readFile(embedded.config, 'utf8')) as Record<string, Record<string, unknown>>;
+      const { tls, retry, profile } = config.bank!;
+      config.bank = { url: 'embedded', profile, retry, tls };
+      config.sandbox = {
+        tls: { certFile: pki.files.serverCert, keyFile: pki.files.serverKey, clientCaFile: pki.files.caCert },
+      };
+      await fs.writeFile(embedded.config, JSON.stringify(config, null, 2));
+      const d = startDaemon(embedded);
+      try {
+        await waitFor('the registration with the embedded sandbox', () => {
+          if (d.child.exitCode !== null) throw new Error(`the daemon exited ${d.child.exitCode}: ${d.stderr()}`);
+          return /"url":"https:\/\/127\.0\.0\.1:\d+".*embedded sandbox started/.test(d.stderr()) &&
+            /registered with the embedded sandbox/.test(d.stderr())
+            ? true
+            : undefined;
+        });
+        await drop(embedded, Buffer.from('type,correlationId,amount\nPIX_STATIC,EMB-TLS-1,7.00\n'), 'charges/emb.csv');
+        const answer = await waitForAnswer(embedded, 'charges', 'emb');
+        expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+        expect(await stopDaemon(d)).toBe(0);
+      } finally {
+        await stopDaemon(d);
+      }
+    } finally {
+      await fs.rm(embedded.dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
