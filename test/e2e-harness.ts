@@ -111,6 +111,10 @@ export interface SandboxProcess {
   proc: Proc;
   /** Ledger counts: one entry per (kind, key). */
   effects(kind?: string): Promise<Array<{ kind: string; key: string; count: number }>>;
+  /**
+   * Replaces the fault rules. A rule's `route` names the sandbox's own route, which is the interface path whatever
+   * profile it serves (src/sandbox/profiles.ts rewrites the delbank paths onto it): the same rule in every profile.
+   */
   setFaults(rules: FaultRuleInput[], seed?: number): Promise<void>;
   clearFaults(): Promise<void>;
   /** Any admin route (`/claims/ID`, `/events`, ...) under the sandbox's admin prefix. */
