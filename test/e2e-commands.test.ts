@@ -204,8 +204,22 @@ describe('remessa daemon with polling and .done markers (network shares)', () =>
     cfg.intake = { mode: 'poll', pollIntervalMs: 100, stableMs: 100, requireDoneMarker: true };
     await fs.writeFile(config, JSON.stringify(cfg));
     const daemon = spawnCli(['daemon', '--config', config], { env: { REMESSA_LOG_LEVEL: 'info' } });
+    // Stopped after the checks, not in a `finally` that would hide the first failure behind the exit code: a
+    // failure says both, with the daemon's log.
+    let failure: Error | undefined;
     try {
-      await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(daemon.stderr()) || undefined, 30_000);
+      // A daemon that exits at its start (it once did, in the delbank profile: its webhook registration with the
+      // embedded sandbox was refused 401) fails here with its log, not after the whole wait.
+      await waitFor(
+        'the daemon to be ready',
+        () => {
+          if (daemon.child.exitCode !== null) {
+            throw new Error(`the daemon exited ${daemon.child.exitCode}: ${daemon.stderr().slice(-2000)}`);
+          }
+          return /remessa daemon ready/.test(daemon.stderr()) || undefined;
+        },
+        30_000,
+      );
       const target = path.join(dir, 'inbox', 'charge-voids', 'voids.csv');
       await fs.writeFile(target, 'correlationId\nNEVER-ISSUED-2\n');
       // No marker yet: the file stays where it is.
@@ -224,8 +238,12 @@ describe('remessa daemon with polling and .done markers (network shares)', () =>
           (await fs.readdir(path.join(dir, 'archive', 'charge-voids')).catch(() => [])).length === 2 || undefined,
       );
       expect(await fs.readdir(path.join(dir, 'inbox', 'charge-voids'))).toEqual([]);
-    } finally {
-      expect(await stopDaemon(daemon)).toBe(0);
+    } catch (err) {
+      failure = err as Error;
     }
+    const code = await stopDaemon(daemon);
+    const log = `the daemon (exit ${code}) logged:\n${daemon.stderr().slice(-4000)}`;
+    if (failure) throw new Error(`${failure.message}\n${log}`, { cause: failure });
+    expect(code, log).toBe(0);
   }, 90_000); // a daemon start, a polled inbox and a slip through the sandbox: slow on a loaded machine
 });

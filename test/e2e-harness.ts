@@ -9,6 +9,10 @@
  * REMESSA_TEST_PROFILE (`interface` when unset), so `REMESSA_TEST_PROFILE=delbank npx vitest run test/e2e-*` runs
  * the whole end-to-end suite against the sandbox serving the provider's dialect (`npm run test:e2e:delbank`).
  * `E2E_PROFILES` is what the suites that run in every profile iterate over.
+ *
+ * A test that calls the sandbox itself (to look at a charge, to pay one at the staging route, to make a QR code to
+ * pay) does it through `callBank` / `SandboxProcess.call`, in the sandbox's profile: an operation name, never a path
+ * or a header name of one dialect, so the same test runs in every profile.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -18,7 +22,13 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
-import { BANK_PROFILE_DEFINITIONS, BANK_PROFILES, type BankProfileName } from '../src/formats/profiles.js';
+import {
+  BANK_PROFILE_DEFINITIONS,
+  BANK_PROFILES,
+  type BankOperation,
+  type BankProfileName,
+  fillPath,
+} from '../src/formats/profiles.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 
@@ -101,11 +111,83 @@ export interface SandboxProcess {
   proc: Proc;
   /** Ledger counts: one entry per (kind, key). */
   effects(kind?: string): Promise<Array<{ kind: string; key: string; count: number }>>;
+  /**
+   * Replaces the fault rules. A rule's `route` names the sandbox's own route, which is the interface path whatever
+   * profile it serves (src/sandbox/profiles.ts rewrites the delbank paths onto it): the same rule in every profile.
+   */
   setFaults(rules: FaultRuleInput[], seed?: number): Promise<void>;
   clearFaults(): Promise<void>;
   /** Any admin route (`/claims/ID`, `/events`, ...) under the sandbox's admin prefix. */
   admin(method: string, route: string, body?: unknown): Promise<unknown>;
+  /** One operation of the bank's API in the sandbox's profile (`callBank`). */
+  call(method: string, operation: BankOperation, call?: BankCall): Promise<BankAnswer>;
   stop(): Promise<void>;
+}
+
+/** What `callBank` sends besides the operation. */
+export interface BankCall {
+  /** Values of the path's `{...}` segments, in order (a correlation id, an id). */
+  params?: readonly string[];
+  /** Query string, without the '?'. */
+  query?: string;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent under the profile's idempotency key header. */
+  idempotencyKey?: string;
+  /** @defaultValue the sandbox's public test key */
+  apiKey?: string;
+  /** Sent under the profile's account id header where the profile sends one. @defaultValue '1234567' */
+  accountId?: string;
+}
+
+/** An answer read whole: the body as text and, when it is JSON, parsed. */
+export interface BankAnswer {
+  status: number;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies field by field
+  json: any;
+}
+
+/** Where `callBank` sends: a base URL, the dialect it speaks (`TEST_PROFILE` unless given), and a TLS agent if any. */
+export interface BankTarget {
+  url: string;
+  profile?: BankProfileName;
+  dispatcher?: Dispatcher;
+}
+
+/**
+ * One request to the bank's API in `target`'s profile: the operation's path in that profile with `params` filled in,
+ * the API key (and account id, where the profile sends it) under that profile's header names. What a remessa client
+ * of that profile would send, for the calls a test makes itself.
+ */
+export async function callBank(
+  target: BankTarget,
+  method: string,
+  operation: BankOperation,
+  call: BankCall = {},
+): Promise<BankAnswer> {
+  const profile = BANK_PROFILE_DEFINITIONS[target.profile ?? TEST_PROFILE];
+  const withAccount = profile.accountIdOn === 'all' || operation === 'webhooks' || operation === 'webhook';
+  const route = fillPath(profile.paths[operation], ...(call.params ?? []));
+  const res = await undiciFetch(`${target.url}${route}${call.query ? `?${call.query}` : ''}`, {
+    ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+    method,
+    headers: {
+      [profile.headers.apiKey]: call.apiKey ?? SANDBOX_PUBLIC_API_KEY,
+      ...(withAccount ? { [profile.headers.accountId]: call.accountId ?? '1234567' } : {}),
+      ...(call.idempotencyKey ? { [profile.headers.idempotencyKey]: call.idempotencyKey } : {}),
+      ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
 }
 
 /** A client certificate (and the CA that signed the server's) for a sandbox that requires mutual TLS. PEM text. */
@@ -115,19 +197,20 @@ export interface ClientTlsPem {
   ca: string;
 }
 
-async function admin(
-  url: string,
-  profile: BankProfileName,
+/** A call to the sandbox's admin routes (under its admin prefix), with the API key under the profile's header. */
+export async function sandboxAdmin(
+  target: BankTarget & { apiKey?: string },
   method: string,
   route: string,
   body?: unknown,
-  dispatcher?: Dispatcher,
 ): Promise<unknown> {
+  const { url, dispatcher } = target;
   const res = await undiciFetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
     ...(dispatcher ? { dispatcher } : {}),
     method,
     headers: {
-      [BANK_PROFILE_DEFINITIONS[profile].headers.apiKey]: SANDBOX_PUBLIC_API_KEY,
+      [BANK_PROFILE_DEFINITIONS[target.profile ?? TEST_PROFILE].headers.apiKey]:
+        target.apiKey ?? SANDBOX_PUBLIC_API_KEY,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -152,11 +235,23 @@ export async function startSandboxProcess(
         profile?: BankProfileName;
         port?: number;
         env?: NodeJS.ProcessEnv;
+        /** A further API key it accepts (`-k`), sent by `admin` and `call` instead of the public test key. */
+        apiKey?: string;
       } = {},
 ): Promise<SandboxProcess> {
   const o = typeof options === 'string' ? { profile: options } : options;
   const profile = o.profile ?? TEST_PROFILE;
-  const args = ['sandbox', '--port', String(o.port ?? 0), '--data', dataFile, '--profile', profile, ...(o.args ?? [])];
+  const args = [
+    'sandbox',
+    '--port',
+    String(o.port ?? 0),
+    '--data',
+    dataFile,
+    '--profile',
+    profile,
+    ...(o.apiKey ? ['-k', o.apiKey] : []),
+    ...(o.args ?? []),
+  ];
   const proc = spawnCli(args, {
     env: { REMESSA_LOG_LEVEL: 'warn', ...o.env },
   });
@@ -172,19 +267,20 @@ export async function startSandboxProcess(
     },
     20_000,
   );
+  const target = { url, profile, ...(dispatcher ? { dispatcher } : {}), ...(o.apiKey ? { apiKey: o.apiKey } : {}) };
   return {
     url,
     profile,
     proc,
-    effects: async (kind) =>
-      (await admin(url, profile, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`, undefined, dispatcher)) as never,
+    effects: async (kind) => (await sandboxAdmin(target, 'GET', `/effects${kind ? `?kind=${kind}` : ''}`)) as never,
     setFaults: async (rules, seed) => {
-      await admin(url, profile, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) }, dispatcher);
+      await sandboxAdmin(target, 'PUT', '/faults', { rules, ...(seed === undefined ? {} : { seed }) });
     },
     clearFaults: async () => {
-      await admin(url, profile, 'DELETE', '/faults', undefined, dispatcher);
+      await sandboxAdmin(target, 'DELETE', '/faults');
     },
-    admin: (method, route, body) => admin(url, profile, method, route, body, dispatcher),
+    admin: (method, route, body) => sandboxAdmin(target, method, route, body),
+    call: (method, operation, call) => callBank(target, method, operation, { apiKey: o.apiKey, ...call }),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
       await proc.exited;

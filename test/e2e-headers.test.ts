@@ -104,11 +104,10 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
       expect(pdf.subarray(0, 4).toString('latin1')).toBe('%PDF');
     }
     // The bank got what the sheet says: the fine, the interest and the discount of the second row.
-    const charge = (await (
-      await fetch(`${sandbox.url}/v1/charges/${encodeURIComponent(rows[1]!.correlationId!)}`, {
-        headers: { 'x-service-api-key': 'sandbox-public-test-key' },
-      })
-    ).json()) as Record<string, unknown>;
+    const charge = (await sandbox.call('GET', 'charge', { params: [rows[1]!.correlationId!] })).json as Record<
+      string,
+      unknown
+    >;
     expect(charge).toMatchObject({
       amount: 987.1,
       dueDate: '2027-03-20',

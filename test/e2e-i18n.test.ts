@@ -98,11 +98,10 @@ describe('a sheet with the usual mistakes', () => {
     );
 
     // "Boleto Pix" issued a BANKSLIP_PIX charge at the bank.
-    const charge = (await (
-      await fetch(`${sandbox.url}/v1/charges/${encodeURIComponent(fourth.correlationId!)}`, {
-        headers: { 'x-service-api-key': 'sandbox-public-test-key' },
-      })
-    ).json()) as Record<string, unknown>;
+    const charge = (await sandbox.call('GET', 'charge', { params: [fourth.correlationId!] })).json as Record<
+      string,
+      unknown
+    >;
     expect(charge).toMatchObject({ type: 'BANKSLIP_PIX', amount: 50, dueDate: '2030-03-15' });
     expect(fourth['Valor (R$)']).toBe('R$ 50,00');
     for (const r of rows) expect(`${r.errorMessage}`).not.toMatch(/Expected|got /);

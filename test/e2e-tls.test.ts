@@ -4,14 +4,16 @@
  * and its passphrase credential, as a unit with LoadCredential= gives them) and trusting the sandbox's CA through
  * `bank.tls.caFile`. Charges and bill payments go through; the effects ledger shows every effect exactly once. A
  * client without a certificate, or with one from another CA, is refused by the same sandbox process.
+ * In the suite's profile (REMESSA_TEST_PROFILE): `npm test` runs it in `interface`, `npm run test:e2e:delbank` in
+ * `delbank`, so CI proves the pipeline over mutual TLS in both.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import {
+  callBank,
   drop,
   EXAMPLES,
   makeWorkspace,
@@ -22,6 +24,7 @@ import {
   startSandboxProcess,
   stopDaemon,
   type Workspace,
+  waitFor,
   waitForAnswer,
 } from './e2e-harness.js';
 import { makeTestPki, type TestPki } from './helpers/certs.js';
@@ -92,11 +95,8 @@ describe('the pipeline over mutual TLS, daemon and sandbox as child processes', 
     const attempt = async (connect: Record<string, string>) => {
       const agent = new Agent({ connect: { ca: pki.pem('caCert'), ...connect } });
       try {
-        const res = await request(`${sandbox.url}/__sandbox/health`, {
-          dispatcher: agent,
-          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-        });
-        return res.statusCode;
+        // A read of the bank's API (the webhooks list) in the sandbox's profile.
+        return (await callBank({ url: sandbox.url, dispatcher: agent }, 'GET', 'webhooks')).status;
       } catch (err) {
         return err as Error;
       } finally {
@@ -107,4 +107,42 @@ describe('the pipeline over mutual TLS, daemon and sandbox as child processes', 
     expect(await attempt({})).toBeInstanceOf(Error);
     expect(await attempt({ cert: pki.pem('otherClientCert'), key: pki.pem('otherClientKey') })).toBeInstanceOf(Error);
   });
+});
+
+describe('the daemon with the embedded sandbox over mutual TLS', () => {
+  // Its webhook receiver registers itself with the embedded sandbox at start: over HTTPS, with the client certificate
+  // and CA of bank.tls, in the profile's dialect. The registration client once had none of them, and such a daemon
+  // exited 1 at its start.
+  it('starts, registers its receiver, and a file goes through', async () => {
+    const embedded = await makeWorkspace('embedded', {
+      bank: { tls: { certFile: pki.files.clientCert, keyFile: pki.files.clientKey, caFile: pki.files.caCert } },
+    });
+    try {
+      const config = JSON.parse(await fs.readFile(embedded.config, 'utf8')) as Record<string, Record<string, unknown>>;
+      const { tls, retry, profile } = config.bank!;
+      config.bank = { url: 'embedded', profile, retry, tls };
+      config.sandbox = {
+        tls: { certFile: pki.files.serverCert, keyFile: pki.files.serverKey, clientCaFile: pki.files.caCert },
+      };
+      await fs.writeFile(embedded.config, JSON.stringify(config, null, 2));
+      const d = startDaemon(embedded);
+      try {
+        await waitFor('the registration with the embedded sandbox', () => {
+          if (d.child.exitCode !== null) throw new Error(`the daemon exited ${d.child.exitCode}: ${d.stderr()}`);
+          return /"url":"https:\/\/127\.0\.0\.1:\d+".*embedded sandbox started/.test(d.stderr()) &&
+            /registered with the embedded sandbox/.test(d.stderr())
+            ? true
+            : undefined;
+        });
+        await drop(embedded, Buffer.from('type,correlationId,amount\nPIX_STATIC,EMB-TLS-1,7.00\n'), 'charges/emb.csv');
+        const answer = await waitForAnswer(embedded, 'charges', 'emb');
+        expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+        expect(await stopDaemon(d)).toBe(0);
+      } finally {
+        await stopDaemon(d);
+      }
+    } finally {
+      await fs.rm(embedded.dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

@@ -9,21 +9,25 @@
  * - a wrong authorization is refused 401 and nothing is stored (until `remessa webhooks update` sends the right one);
  * - a duplicate delivery is stored once; an oversized body is refused 413;
  * - with the embedded sandbox (the default config) the daemon registers its own receiver: the whole loop in one
- *   process, as `npm start` shows it.
+ *   process, as `npm start` shows it, in every profile.
+ * The sandbox serves the suite's profile (REMESSA_TEST_PROFILE); the test's own calls to it (paying a charge at the
+ * staging route, the webhook list) go through the harness in that dialect.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SANDBOX_ADMIN_PREFIX } from '../src/sandbox/options.js';
 import { openDatabase } from '../src/store/db.js';
 import { listWebhookEvents, type WebhookEventRecord } from '../src/store/webhook-events.js';
 import {
+  callBank,
   drop,
+  E2E_PROFILES,
   makeWorkspace,
   type Proc,
   runCli,
-  spawnCli,
+  type SandboxProcess,
   startDaemon,
+  startSandboxProcess,
   stopDaemon,
   type Workspace,
   waitFor,
@@ -35,12 +39,6 @@ const API_KEY = 'e2e-webhooks-api-key-0001';
 const AUTHORIZATION = 'e2e-receiver-token-5f2c9a71d3';
 const CHARGES = 12;
 
-interface Sandbox {
-  url: string;
-  proc: Proc;
-  call(method: string, route: string, body?: unknown): Promise<{ status: number; json: unknown }>;
-}
-
 const procs: Proc[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
@@ -51,37 +49,8 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await fs.rm(d, { recursive: true, force: true });
 });
 
-async function startSandbox(dataFile: string): Promise<Sandbox> {
-  const proc = spawnCli(['sandbox', '--port', '0', '--data', dataFile, '--allow-loopback-webhooks', '-k', API_KEY], {
-    env: { REMESSA_LOG_LEVEL: 'warn' },
-  });
-  procs.push(proc);
-  const url = await waitFor('the sandbox to listen', () => {
-    const m = /sandbox listening on (http:\/\/\S+)/.exec(proc.stdout());
-    if (m) return m[1]!;
-    if (proc.child.exitCode !== null) throw new Error(`sandbox exited: ${proc.stderr()}`);
-    return undefined;
-  });
-  return {
-    url,
-    proc,
-    async call(method, route, body) {
-      const res = await fetch(`${url}${route}`, {
-        method,
-        headers: {
-          'x-service-api-key': API_KEY,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : undefined };
-    },
-  };
-}
-
 interface Setup {
-  sandbox: Sandbox;
+  sandbox: SandboxProcess;
   ws: Workspace;
   port: number;
   eventsUrl: string;
@@ -91,11 +60,14 @@ interface Setup {
 async function setup(authorization = AUTHORIZATION): Promise<Setup> {
   const sandboxDir = await fs.mkdtemp(path.join((await import('node:os')).tmpdir(), 'remessa-e2e-bank-'));
   dirs.push(sandboxDir);
-  const sandbox = await startSandbox(path.join(sandboxDir, 'bank.sqlite'));
-  // Pinned to the interface dialect: this file drives its own sandbox process and its staging and webhook routes
-  // directly in that dialect; the receiver does not depend on the profile (the delbank paths and headers of the
-  // webhook operations are covered by test/profiles.test.ts).
-  const ws = await makeWorkspace(sandbox.url, { bank: { apiKey: API_KEY, profile: 'interface' } });
+  // In the suite's profile (REMESSA_TEST_PROFILE), like the daemon's client; the test's own calls go through
+  // `sandbox.call` in the same dialect, with the daemon's key.
+  const sandbox = await startSandboxProcess(path.join(sandboxDir, 'bank.sqlite'), {
+    apiKey: API_KEY,
+    args: ['--allow-loopback-webhooks'],
+  });
+  procs.push(sandbox.proc);
+  const ws = await makeWorkspace(sandbox.url, { bank: { apiKey: API_KEY } });
   dirs.push(ws.dir);
   const port = await closedPort();
   const eventsUrl = `http://127.0.0.1:${port}/hooks/remessa`;
@@ -160,13 +132,13 @@ async function issueCharges(s: Setup, prefix: string): Promise<string[]> {
 }
 
 async function deliveries(s: Setup): Promise<Array<{ state: string; lastStatus: number | null }>> {
-  return (await s.sandbox.call('GET', `${SANDBOX_ADMIN_PREFIX}/webhook-deliveries`)).json as never;
+  return (await s.sandbox.admin('GET', '/webhook-deliveries')) as never;
 }
 
 /** Asks the sandbox to attempt every pending delivery now, until none is pending. */
 async function drainDeliveries(s: Setup): Promise<void> {
   await waitFor('every delivery delivered', async () => {
-    await s.sandbox.call('POST', `${SANDBOX_ADMIN_PREFIX}/webhook-deliveries/run?ignoreBackoff=true`);
+    await s.sandbox.admin('POST', '/webhook-deliveries/run?ignoreBackoff=true');
     const all = await deliveries(s);
     return all.length > 0 && all.every((d) => d.state === 'delivered');
   });
@@ -191,7 +163,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     const daemon = startDaemon(s.ws, s.env);
     procs.push(daemon);
     const ids = await issueCharges(s, 'WH');
-    for (const id of ids) expect((await s.sandbox.call('POST', `/v1/charges/${id}/pay`)).status).toBe(200);
+    for (const id of ids) expect((await s.sandbox.call('POST', 'chargeStagingPay', { params: [id] })).status).toBe(200);
     await waitFor('an event per charge paid', () => countEvents(s.ws) >= CHARGES);
     await drainDeliveries(s);
     expectOncePerCharge(s.ws, ids);
@@ -207,7 +179,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     // Pay half while the daemon receives, and kill it part-way through their deliveries; pay the rest while down.
     const pay = async (some: readonly string[]) => {
       for (const id of some) {
-        expect((await s.sandbox.call('POST', `/v1/charges/${id}/pay`)).status).toBe(200);
+        expect((await s.sandbox.call('POST', 'chargeStagingPay', { params: [id] })).status).toBe(200);
         await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -219,7 +191,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     await paying;
     await pay(ids.slice(CHARGES / 2));
     // Deliveries attempted while it was down failed and wait for their retry.
-    await s.sandbox.call('POST', `${SANDBOX_ADMIN_PREFIX}/webhook-deliveries/run?ignoreBackoff=true`);
+    await s.sandbox.admin('POST', '/webhook-deliveries/run?ignoreBackoff=true');
     const before = countEvents(s.ws);
     expect(before).toBeLessThan(CHARGES);
     expect((await deliveries(s)).some((d) => d.state === 'pending')).toBe(true);
@@ -239,7 +211,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     const daemon2 = startDaemon(s.ws, current);
     procs.push(daemon2);
     const ids = (await issueCharges(s, 'AUTH')).slice(0, 3);
-    for (const id of ids) expect((await s.sandbox.call('POST', `/v1/charges/${id}/pay`)).status).toBe(200);
+    for (const id of ids) expect((await s.sandbox.call('POST', 'chargeStagingPay', { params: [id] })).status).toBe(200);
     await waitFor('three refused deliveries', async () => {
       const all = await deliveries(s);
       return all.length === 3 && all.every((d) => d.lastStatus === 401 && d.state === 'pending');
@@ -296,40 +268,43 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     });
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toContain('deleted');
-    const registered = (await s.sandbox.call('GET', '/baas/api/v1/webhooks')).json as Array<{ eventType: string }>;
+    const registered = (await s.sandbox.call('GET', 'webhooks')).json as Array<{ eventType: string }>;
     expect(registered.map((w) => w.eventType).sort()).toEqual(['CHARGE_PAID', 'PIX_RECEIVED']);
   }, 90_000);
 
-  it('with the embedded sandbox the daemon registers its own receiver and stores what it delivers', async () => {
-    const ws = await makeWorkspace('embedded');
-    dirs.push(ws.dir);
-    const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as { bank: Record<string, unknown> };
-    config.bank = { url: 'embedded', profile: 'interface', retry: config.bank.retry };
-    await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
-    const daemon = startDaemon(ws);
-    procs.push(daemon);
-    const bankUrl = await waitFor('the embedded sandbox', () => {
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*embedded sandbox started/.exec(logs(daemon));
-      return m?.[1];
-    });
-    await waitFor('the registration', () => /registered with the embedded sandbox/.test(logs(daemon)));
-    await drop(ws, Buffer.from(`${chargesCsv('EMB').split('\n').slice(0, 3).join('\n')}\n`), 'charges/EMB.csv');
-    expect((await waitForAnswer(ws, 'charges', 'EMB')).type).toBe('result');
-    for (const id of ['EMB-0', 'EMB-1']) {
-      const res = await fetch(`${bankUrl}/v1/charges/${id}/pay`, {
-        method: 'POST',
-        headers: { 'x-service-api-key': (await import('../src/sandbox/options.js')).SANDBOX_PUBLIC_API_KEY },
+  // In every profile: the daemon's registration client speaks the embedded sandbox's dialect (it once spoke the
+  // default one, and a daemon in the delbank profile exited 1 at its start on the 401).
+  it.each(E2E_PROFILES)(
+    'with the embedded sandbox (%s) the daemon registers its own receiver and stores what it delivers',
+    async (profile) => {
+      const ws = await makeWorkspace('embedded');
+      dirs.push(ws.dir);
+      const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as { bank: Record<string, unknown> };
+      config.bank = { url: 'embedded', profile, retry: config.bank.retry };
+      await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
+      const daemon = startDaemon(ws);
+      procs.push(daemon);
+      const bankUrl = await waitFor('the embedded sandbox', () => {
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*embedded sandbox started/.exec(logs(daemon));
+        return m?.[1];
       });
-      expect(res.status).toBe(200);
-    }
-    await waitFor('two events', () => countEvents(ws) >= 2);
-    expect(
-      storedEvents(ws)
-        .map((e) => `${e.type} ${e.correlationId}`)
-        .sort(),
-    ).toEqual(['CHARGE_PAID EMB-0', 'CHARGE_PAID EMB-1']);
-    expect(await stopDaemon(daemon)).toBe(0);
-  }, 60_000);
+      await waitFor('the registration', () => /registered with the embedded sandbox/.test(logs(daemon)));
+      await drop(ws, Buffer.from(`${chargesCsv('EMB').split('\n').slice(0, 3).join('\n')}\n`), 'charges/EMB.csv');
+      expect((await waitForAnswer(ws, 'charges', 'EMB')).type).toBe('result');
+      for (const id of ['EMB-0', 'EMB-1']) {
+        const res = await callBank({ url: bankUrl, profile }, 'POST', 'chargeStagingPay', { params: [id] });
+        expect(res.status, res.text).toBe(200);
+      }
+      await waitFor('two events', () => countEvents(ws) >= 2);
+      expect(
+        storedEvents(ws)
+          .map((e) => `${e.type} ${e.correlationId}`)
+          .sort(),
+      ).toEqual(['CHARGE_PAID EMB-0', 'CHARGE_PAID EMB-1']);
+      expect(await stopDaemon(daemon)).toBe(0);
+    },
+    60_000,
+  );
 });
 
 /** Everything a process wrote (the daemon logs to stderr). */

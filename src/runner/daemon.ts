@@ -284,7 +284,10 @@ async function startReceiver(
   });
   log.info({ url: receiver.eventsUrl }, 'webhook receiver listening');
   if (options.bank.embedded) {
+    // The pipeline's client settings (its profile and overrides, TLS, timeouts) with the key that may register a
+    // loopback url. A client in the default dialect would be refused by a sandbox serving delbank (401).
     const client = new BankClient({
+      ...options.bank.client,
       baseUrl: p.bankUrl,
       apiKey: EMBEDDED_WEBHOOK_API_KEY,
       accountId: options.bank.accountId ?? 'sandbox',
