@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { type Config, loadConfig, sandboxTlsFrom } from './config.js';
+import { assertReceiverCredential, type Config, loadConfig, sandboxTlsFrom } from './config.js';
 import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
@@ -176,13 +176,18 @@ function buildProgram(): Command {
     .action(() =>
       guard(async () => {
         const { config, log } = setup(program);
+        assertReceiverCredential(config);
         const { runDaemon, runnerOptionsFromConfig } = await pipeline();
         const file = program.opts<GlobalOptions>().config;
         return runDaemon(runnerOptionsFromConfig(config, log), {
           reload: {
             current: config,
             file: config.sourceFile,
-            load: () => withLocaleFlag(program, loadConfig(file ? { file } : {})),
+            load: () => {
+              const next = withLocaleFlag(program, loadConfig(file ? { file } : {}));
+              assertReceiverCredential(next);
+              return next;
+            },
             toOptions: (next) => runnerOptionsFromConfig(next, log),
           },
         });

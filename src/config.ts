@@ -437,13 +437,6 @@ export function buildConfig(
     }
   }
   const webhookReceiverEnabled = receiver.enabled ?? (receiver.port !== undefined || embedded);
-  if (webhookReceiverEnabled && !embedded && webhookAuthorization === undefined) {
-    // Without it the receiver could not tell the bank from anyone else on the network.
-    throw new ConfigError(
-      `${where}: webhooks.receiver: the receiver is on but has no authorization value: set REMESSA_WEBHOOK_AUTHORIZATION, webhooks.receiver.authorizationFile or the systemd credential remessa-webhook-authorization`,
-      { code: 'CONFIG_MISSING_SECRET' },
-    );
-  }
   const storePassword = resolveStorePassword(parsed.store, base, credentials, cwd, where);
   const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
   const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
@@ -628,4 +621,19 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/**
+ * The daemon's check (the only command that starts the receiver): a receiver on against a real bank needs the
+ * authorization value, since without it the receiver could not tell the bank from anyone else on the network. Other
+ * commands (`run`, `reconcile` from the nightly unit, `status`...) read the same configuration without it.
+ */
+export function assertReceiverCredential(config: Config): void {
+  if (config.webhookReceiverEnabled && !config.embedded && config.webhookAuthorization === undefined) {
+    const where = config.sourceFile ?? 'config';
+    throw new ConfigError(
+      `${where}: webhooks.receiver: the receiver is on but has no authorization value: set REMESSA_WEBHOOK_AUTHORIZATION, webhooks.receiver.authorizationFile or the systemd credential remessa-webhook-authorization`,
+      { code: 'CONFIG_MISSING_SECRET' },
+    );
+  }
 }

@@ -10,10 +10,10 @@ const children: ChildProcess[] = [];
 // The tsx loader by absolute URL, so the child may run in any working directory.
 const TSX_LOADER = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
-function remessa(args: string[], cwd = ROOT): ChildProcess {
+function remessa(args: string[], cwd = ROOT, env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(ROOT, 'src/cli.ts'), ...args], {
     cwd,
-    env: { ...process.env, REMESSA_LOG_LEVEL: 'warn' },
+    env: { ...process.env, REMESSA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -85,5 +85,22 @@ describe('configuration errors', () => {
     const result = await exited(remessa(['--config', file, 'status'], dir));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('unknown setting "queue.concurency"');
+  });
+
+  it('a receiver without its credential stops the daemon (exit 2), not validate or the nightly run', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-cli-'));
+    const file = path.join(dir, 'remessa.jsonc');
+    const bank = { url: 'http://127.0.0.1:9', accountId: '123456' };
+    writeFileSync(file, JSON.stringify({ bank, webhooks: { receiver: { port: 0, enabled: true } } }));
+    const env = { REMESSA_API_KEY: 'k-1234567890' };
+    const daemon = await exited(remessa(['--config', file, 'daemon'], dir, env));
+    expect(daemon.code).toBe(2);
+    expect(daemon.stderr).toContain('webhooks.receiver: the receiver is on but has no authorization value');
+    // Another command reads the same configuration and does its work: here it reads the file and answers it.
+    writeFileSync(path.join(dir, 'c.csv'), 'Nome;CPF/CNPJ;Vencimento;Valor\n');
+    const validate = await exited(remessa(['--config', file, 'validate', '--kind', 'charges', 'c.csv'], dir, env));
+    expect(validate.stderr).not.toContain('authorization value');
+    expect(validate.code).toBe(1);
+    expect(validate.stderr).toContain('validate charges c.csv');
   });
 });

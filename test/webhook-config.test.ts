@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildConfig } from '../src/config.js';
+import { assertReceiverCredential, buildConfig } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 import { parseEventTypes } from '../src/webhooks/commands.js';
 import { runCli } from './e2e-harness.js';
@@ -41,10 +41,20 @@ describe('webhooks settings', () => {
     expect(on.webhooks.receiver).toMatchObject({ host: '127.0.0.1', path: '/webhooks/bank', bodyLimitBytes: 262144 });
   });
 
-  it('a receiver on with a real bank needs the authorization credential', () => {
-    const error = errorOf(() => buildConfig({ ...REAL, webhooks: { receiver: { port: 8443 } } }, { env: {} }));
+  it('a receiver on with a real bank needs the authorization credential: in the daemon, not in run or reconcile', () => {
+    // The configuration is the daemon's and the nightly run's alike: reading it needs no receiver credential (the
+    // nightly unit loads none), starting the receiver does.
+    const config = buildConfig({ ...REAL, webhooks: { receiver: { port: 8443 } } }, { env: {} });
+    expect(config.webhookReceiverEnabled).toBe(true);
+    const error = errorOf(() => assertReceiverCredential(config));
     expect(error.code).toBe('CONFIG_MISSING_SECRET');
     expect(error.message).toContain('REMESSA_WEBHOOK_AUTHORIZATION');
+    const withIt = buildConfig(
+      { ...REAL, webhooks: { receiver: { port: 8443 } } },
+      { env: { REMESSA_WEBHOOK_AUTHORIZATION: 'tok-1234567890' } },
+    );
+    expect(() => assertReceiverCredential(withIt)).not.toThrow();
+    expect(() => assertReceiverCredential(buildConfig({}, { env: {} }))).not.toThrow(); // embedded: drawn at start
   });
 
   it('takes the value from the environment, then the file setting, then the systemd credential', () => {
