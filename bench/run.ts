@@ -199,6 +199,9 @@ function writeConfig(file: string, folder: string, bankUrl: string, concurrency:
       rateLimits: { charges: off, 'bill-payments': off, pix: off, claims: off },
     },
     log: { level: 'info' },
+    // The sandbox runs in a process of its own (a URL, as a real bank would be): approval is on by default for
+    // bill payments there, and the bench measures the run, not a person's decision.
+    approval: { kinds: [] },
   };
   mkdirSync(folder, { recursive: true });
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
