@@ -209,7 +209,7 @@ const envelopeSchema = z.looseObject({
 type Envelope = z.infer<typeof envelopeSchema>;
 
 /** The observations an event makes, by type; [] for a type the retorno does not follow. */
-export function observationsOfEvent(envelope: Envelope, things: Things): Observation[] {
+export async function observationsOfEvent(envelope: Envelope, things: Things): Promise<Observation[]> {
   const d = envelope.data;
   const when = (...candidates: Array<string | undefined>) =>
     candidates.find((c) => c !== undefined && !Number.isNaN(Date.parse(c))) ?? new Date().toISOString();
@@ -249,7 +249,7 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
       if (!d.correlationId) return [];
       const at = when(d.receivedAt, envelope.createdAt);
       // A Pix charge (or BANKSLIP_PIX) paid: the same change as its CHARGE_PAID. A dynamic QR code paid: CONCLUDED.
-      if (things.get('charge', d.correlationId)) {
+      if (await things.get('charge', d.correlationId)) {
         return [
           { ...common, kind: 'charge', key: d.correlationId, status: 'Paid', occurredAt: at, paidCents: d.amount },
         ];
@@ -276,46 +276,47 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
 }
 
 /** Applies the unapplied events; returns counts. */
-export function applyEvents(
+export async function applyEvents(
   things: Things,
   logger: Logger,
   now: () => Date = () => new Date(),
-): { applied: number; foreign: number; changes: number } {
+): Promise<{ applied: number; foreign: number; changes: number }> {
   let applied = 0;
   let foreign = 0;
   let changes = 0;
-  for (const e of things.unappliedEvents()) {
-    const observations = observationsFor(e, things, logger);
+  for (const e of await things.unappliedEvents()) {
+    const observations = await observationsFor(e, things, logger);
     if (observations.length === 0) {
       // A type the retorno does not follow, or an unreadable body: nothing to apply (the row stays for a person).
-      things.markEventsApplied([e.id]);
+      await things.markEventsApplied([e.id]);
       applied++;
       continue;
     }
-    const known = observations.filter((o) => things.get(o.kind, o.key));
+    const known: Observation[] = [];
+    for (const o of observations) if (await things.get(o.kind, o.key)) known.push(o);
     if (known.length === 0) {
       if (now().getTime() - Date.parse(e.receivedAt) < FOREIGN_GRACE_MS) continue;
       const subject = observations[0]?.key;
-      things.markForeign(e, subject);
+      await things.markForeign(e, subject);
       logger.info({ eventId: e.id, type: e.type, subject }, 'webhook event about something remessa did not create');
       foreign++;
       applied++;
       continue;
     }
-    things.db.transaction(() => {
+    await things.transaction(async (t) => {
       for (const o of known) {
-        const r = things.observe(o);
+        const r = await t.observe(o);
         if (r.result === 'changed') changes++;
       }
-      things.markEventsApplied([e.id]);
-    })();
+      await t.markEventsApplied([e.id]);
+    });
     applied++;
   }
   if (applied > 0) logger.debug({ applied, foreign, changes }, 'webhook events applied');
   return { applied, foreign, changes };
 }
 
-function observationsFor(e: StoredEvent, things: Things, logger: Logger): Observation[] {
+async function observationsFor(e: StoredEvent, things: Things, logger: Logger): Promise<Observation[]> {
   let json: unknown;
   try {
     json = JSON.parse(e.payload);
@@ -415,14 +416,14 @@ async function reconcile(
   const log = options.logger;
   const signal = options.signal;
   const now = options.now ?? (() => new Date());
-  const observe = (o: Observation) => {
-    const r = things.observe(o);
+  const observe = async (o: Observation) => {
+    const r = await things.observe(o);
     if (r.result === 'changed') result.changes++;
   };
   // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
   const call = <T>(group: EndpointGroup, fn: () => Promise<T>): Promise<T> =>
     options.queue ? options.queue.run(group, fn, signal ? { signal } : {}) : fn();
-  const openCharges = things.open(['charge']);
+  const openCharges = await things.open(['charge']);
   // The day before the oldest open charge's success: its creation (bank clock, UTC date) may be just before midnight.
   const since = options.since ?? (openCharges[0] ? dayBefore(openCharges[0].createdAt.slice(0, 10)) : undefined);
   const until = options.until ?? now().toISOString().slice(0, 10);
@@ -452,9 +453,9 @@ async function reconcile(
         previousFirst = charges[0]?.correlationId;
         result.chargesListed += charges.length;
         for (const charge of charges) {
-          if (!things.get('charge', charge.correlationId)) continue;
+          if (!(await things.get('charge', charge.correlationId))) continue;
           seen.add(charge.correlationId);
-          for (const o of observationsOfCharge(charge)) observe(o);
+          for (const o of observationsOfCharge(charge)) await observe(o);
         }
         if (charges.length < RECONCILE_PAGE_LIMIT) break;
       }
@@ -464,7 +465,7 @@ async function reconcile(
     if (signal?.aborted) return;
     result.lookedUp++;
     try {
-      for (const o of await get()) observe(o);
+      for (const o of await get()) await observe(o);
     } catch (err) {
       result.lookupErrors++;
       const level = err instanceof NotFoundError ? 'warn' : 'error';
@@ -472,13 +473,13 @@ async function reconcile(
     }
   };
   // What the pages did not settle: open charges they did not show (outside --since/--until, or missed).
-  for (const thing of things.open(['charge'])) {
+  for (const thing of await things.open(['charge'])) {
     if (seen.has(thing.key)) continue;
     await lookUp(thing, async () =>
       observationsOfCharge(await call('charges', () => client.charges.get(thing.key, { signal }))),
     );
   }
-  for (const thing of things.open(['qr-code'])) {
+  for (const thing of await things.open(['qr-code'])) {
     await lookUp(thing, async () => {
       const qr = (await call('pix', () => client.qrCodes.getDynamic(thing.key, { signal }))) as unknown as Record<
         string,
@@ -504,7 +505,7 @@ async function reconcile(
       ];
     });
   }
-  for (const thing of things.open(['pix-payment'])) {
+  for (const thing of await things.open(['pix-payment'])) {
     await lookUp(thing, async () => {
       const payment = (await call('pix', () =>
         client.pixPayments.getByEndToEndId(thing.key, { signal }),
@@ -532,7 +533,7 @@ async function reconcile(
 /** One pass of the retorno (see the header). */
 export async function retornoPass(options: RetornoPassOptions): Promise<RetornoPassResult> {
   const now = options.now ?? (() => new Date());
-  const things = new Things(options.store.db, { now });
+  const things = new Things(options.store, { now });
   const result: RetornoPassResult = {
     rowsSeen: 0,
     eventsApplied: 0,
@@ -544,11 +545,11 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     files: [],
   };
   for (;;) {
-    const synced = things.syncFromRows(deriveFromRow);
+    const synced = await things.syncFromRows(deriveFromRow);
     result.rowsSeen += synced.rows;
     if (synced.rows === 0) break;
   }
-  const events = applyEvents(things, options.logger, now);
+  const events = await applyEvents(things, options.logger, now);
   result.eventsApplied = events.applied;
   result.eventsForeign = events.foreign;
   result.changes += events.changes;
@@ -556,20 +557,20 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     await reconcile(things, options.client, options, result);
   }
   // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
-  for (const { day, version } of things.daysToWrite()) {
+  for (const { day, version } of await things.daysToWrite()) {
     const file = await writeRetornoDay(things, options.outboxDir, day, now);
-    things.markDayWritten(day, version);
+    await things.markDayWritten(day, version);
     if (file) result.files.push(file);
   }
   return result;
 }
 
 /** Unsettled things as `remessa status` shows them. */
-export function describeUnsettled(store: Store, limit = 50): string[] {
-  const things = new Things(store.db);
+export async function describeUnsettled(store: Store, limit = 50): Promise<string[]> {
+  const things = new Things(store);
   // Read only (status takes no lock): rows whose things are not derived yet are derived here, in memory.
   const pending: ThingRecord[] = [];
-  for (const row of things.unseenRows(limit + 1)) {
+  for (const row of await things.unseenRows(limit + 1)) {
     const d = deriveFromRow(row);
     if (d && 'thing' in d && isUnsettled(d.thing.kind, d.thing.status)) {
       pending.push({
@@ -590,9 +591,9 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
       });
     }
   }
-  const rows = [...things.unsettled(limit + 1), ...pending];
+  const rows = [...(await things.unsettled(limit + 1)), ...pending];
   const lines: string[] = [];
-  const foreign = things.foreignEvents();
+  const foreign = await things.foreignEvents();
   if (foreign.count > 0) {
     lines.push(`Bank events about things remessa did not create: ${foreign.count}`);
     for (const f of foreign.latest) lines.push(`  ${f.type} ${f.subject ?? '-'} (event ${f.id})`);
@@ -602,7 +603,7 @@ export function describeUnsettled(store: Store, limit = 50): string[] {
   for (const t of rows.slice(0, limit)) {
     let file = files.get(t.batchId);
     if (file === undefined) {
-      file = store.getBatch(t.batchId)?.fileName ?? t.batchId.slice(0, 12);
+      file = (await store.getBatch(t.batchId))?.fileName ?? t.batchId.slice(0, 12);
       files.set(t.batchId, file);
     }
     lines.push(`  ${t.kind} ${t.key}: ${t.status} since ${t.createdAt} (${file} line ${t.line})`);
