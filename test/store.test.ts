@@ -314,6 +314,47 @@ describe('group commit', () => {
     await store.write((s) => s.recordIntent('b1', 2, 'create'));
     const other = openDatabase(store.file, { readonly: true });
     expect(other.prepare('SELECT state FROM steps WHERE line = 2').get()).toEqual({ state: 'intent' });
-    await other.close();
+    other.close();
+  });
+
+  it('a statement on the store issued while a group is open waits for it, and is not undone with it', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    let outside: Promise<void> | undefined;
+    const group = store.write(async (s) => {
+      await s.recordIntent('b1', 2, 'create');
+      // Issued from elsewhere (not awaited here: a write's fn awaits only its view): queued behind the group.
+      outside = store.recordIntent('b1', 3, 'create');
+      await s.transitionRow('b1', 2, 'duplicate'); // illegal: this write's savepoint is rolled back
+    });
+    await expect(group).rejects.toThrow(IllegalTransitionError);
+    await outside;
+    expect((await store.getRow('b1', 2))!.state).toBe('pending');
+    expect((await store.getRow('b1', 3))!.state).toBe('in_flight');
+  });
+
+  it('a transaction on a view is a savepoint: a failing method undoes only its own writes', async () => {
+    await newBatch('b1');
+    await store.transaction(async (s) => {
+      await s.ingest('b1', [validRow(2, 'k1')]);
+      await s.finishIngest('b1', 'send-valid');
+      // ingest refuses a batch that is no longer ingesting: its savepoint alone is rolled back
+      await expect(s.ingest('b1', [validRow(3, 'k2')])).rejects.toMatchObject({ code: 'STORE_BATCH_INGESTED' });
+    });
+    expect(await store.countRows('b1')).toMatchObject({ pending: 1 });
+    expect((await store.getBatch('b1'))!.status).toBe('ready');
+  });
+
+  it('a method called on the store itself is one transaction: a step is not left behind by a refused row move', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1')]);
+    await newBatch('b2');
+    await store.ingest('b2', [validRow(2, 'k1')]); // same natural key: duplicate of b1 line 2
+    expect((await store.getRow('b2', 2))!.state).toBe('duplicate');
+    // The step may move (none -> failed) but the row may not (duplicate is final): nothing of it stays.
+    await expect(store.recordRowFailed('b2', 2, 'create', { code: 'X', message: 'x' })).rejects.toThrow(
+      IllegalTransitionError,
+    );
+    expect((await store.getSteps('b2', 2)).size).toBe(0);
   });
 });

@@ -359,6 +359,8 @@ interface StoreShared {
   /** The group commits begun and not yet settled (close waits for them). */
   flushing: Set<Promise<void>>;
   closed: boolean;
+  /** The closing under way (see `close`). */
+  closing: Promise<void> | undefined;
   onClose: (() => void) | undefined;
 }
 
@@ -383,7 +385,14 @@ export class Store {
     this.tx = undefined;
     this.file = file;
     this.now = options.now ?? (() => new Date());
-    this.shared = { queued: [], flushScheduled: false, flushing: new Set(), closed: false, onClose: undefined };
+    this.shared = {
+      queued: [],
+      flushScheduled: false,
+      flushing: new Set(),
+      closed: false,
+      closing: undefined,
+      onClose: undefined,
+    };
   }
 
   /** Called once after the database is closed (releases the lock file of an exclusive store). */
@@ -395,16 +404,23 @@ export class Store {
     this.shared.onClose = fn;
   }
 
-  /** Flushes queued writes, waits for the commits under way, and closes the database. */
-  async close(): Promise<void> {
+  /**
+   * Commits the queued writes (and those queued while it waits), waits for the commits under way, and closes the
+   * database; a write asked for once it is closed is refused (STORE_CLOSED). Calls after the first share its promise.
+   */
+  close(): Promise<void> {
     const shared = this.shared;
-    if (shared.closed) return;
-    void this.flush();
-    while (shared.flushing.size > 0) await Promise.allSettled([...shared.flushing]);
-    if (shared.closed) return;
-    shared.closed = true;
-    await this.driver.close();
-    shared.onClose?.();
+    shared.closing ??= (async () => {
+      for (;;) {
+        if (shared.queued.length > 0) void this.flush();
+        if (shared.flushing.size === 0) break;
+        await Promise.allSettled([...shared.flushing]);
+      }
+      shared.closed = true;
+      await this.driver.close();
+      shared.onClose?.();
+    })();
+    return shared.closing;
   }
 
   get isOpen(): boolean {
