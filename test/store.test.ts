@@ -16,10 +16,12 @@ import {
   type IngestRow,
   openDatabase,
   openStore,
+  openStoreWith,
   REMESSA_NAMESPACE,
   ROW_STATES,
   type Store,
 } from '../src/store/index.js';
+import { openSqliteDriver } from '../src/store/sqlite-driver.js';
 import { sqliteOf } from './helpers/sqlite-of.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
@@ -91,6 +93,28 @@ describe('migrations', () => {
       expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }),
     );
     store = await openStore(path.join(dir, 'other.sqlite'));
+  });
+});
+
+describe('openStoreWith', () => {
+  it("runs the store over a driver it is given, applying that driver's migrations", async () => {
+    const driver = openSqliteDriver(path.join(dir, 'given.sqlite'));
+    const given = await openStoreWith(driver, 'given');
+    try {
+      expect(given.driver).toBe(driver);
+      const created = await given.createBatch({
+        id: 'g1',
+        kind: 'charges',
+        fileName: 'g1.csv',
+        dialect: DIALECT,
+        header: ['correlationId', 'amount'],
+      });
+      expect(created.status).toBe('ingesting');
+      expect((await driver.all('SELECT version FROM schema_migrations')).length).toBeGreaterThan(0);
+    } finally {
+      await given.close();
+    }
+    expect(driver.isOpen).toBe(false);
   });
 });
 
