@@ -32,7 +32,7 @@ export interface RequestObservation {
 /** What the scrape-time gauges read. Each source is optional: a command without a store has none. */
 export interface MetricsSources {
   /** Rows by kind and state, batches by state, the time the last batch was answered (ms since epoch). */
-  storeSnapshot?: () => StoreSnapshot;
+  storeSnapshot?: () => StoreSnapshot | Promise<StoreSnapshot>;
   /** The request queue's depth. */
   queueStats?: () => { waiting: number; running: number; rowsHeld: number };
   /** Whether an endpoint group is paused by a 429. */
@@ -40,7 +40,7 @@ export interface MetricsSources {
   /** Files the intake could not take or handle since the process started. */
   intakeErrors?: () => number;
   /** The retorno's state (src/store/things.ts). */
-  retornoSnapshot?: () => RetornoSnapshot;
+  retornoSnapshot?: () => RetornoSnapshot | Promise<RetornoSnapshot>;
 }
 
 export interface RetornoSnapshot {
@@ -266,9 +266,21 @@ export class Metrics {
     this.#webhookEvents.inc({ result });
   }
 
-  /** The text exposition format. */
-  render(): Promise<string> {
+  /** The text exposition format. The store is read first (asynchronously), once per scrape at most every 500 ms. */
+  async render(): Promise<string> {
+    await this.#refresh();
     return this.registry.metrics();
+  }
+
+  /** Reads the store's snapshots that the gauges show (their `collect` is synchronous: they read the cache). */
+  async #refresh(): Promise<void> {
+    const now = Date.now();
+    if (!this.#snapshotCache || now - this.#snapshotCache.at >= 500) {
+      this.#snapshotCache = { at: now, value: await this.#sources.storeSnapshot?.() };
+    }
+    if (!this.#retornoCache || now - this.#retornoCache.at >= 500) {
+      this.#retornoCache = { at: now, value: await this.#sources.retornoSnapshot?.() };
+    }
   }
 
   get contentType(): string {
@@ -277,23 +289,15 @@ export class Metrics {
 
   #retornoCache: { at: number; value: RetornoSnapshot | undefined } | undefined;
 
-  /** One retorno read per scrape. */
+  /** The retorno as read for this scrape (`render`). */
   #retorno(): RetornoSnapshot | undefined {
-    const now = Date.now();
-    if (this.#retornoCache && now - this.#retornoCache.at < 500) return this.#retornoCache.value;
-    const value = this.#sources.retornoSnapshot?.();
-    this.#retornoCache = { at: now, value };
-    return value;
+    return this.#retornoCache?.value;
   }
 
   #snapshotCache: { at: number; value: StoreSnapshot | undefined } | undefined;
 
-  /** One store read per scrape, shared by the gauges that need it. */
+  /** The store as read for this scrape (`render`), shared by the gauges that need it. */
   #snapshot(): StoreSnapshot | undefined {
-    const now = Date.now();
-    if (this.#snapshotCache && now - this.#snapshotCache.at < 500) return this.#snapshotCache.value;
-    const value = this.#sources.storeSnapshot?.();
-    this.#snapshotCache = { at: now, value };
-    return value;
+    return this.#snapshotCache?.value;
   }
 }

@@ -30,13 +30,13 @@ let dir: string;
 let file: string;
 let store: Store;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-approvals-'));
   file = path.join(dir, 'state.sqlite');
-  store = openStore(file);
+  store = await openStore(file);
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -52,19 +52,19 @@ function row(line: number, key: string, amountCents: number): IngestRow {
   };
 }
 
-function storedBatch(id: string, amounts: number[]): void {
-  store.createBatch({
+async function storedBatch(id: string, amounts: number[]): Promise<void> {
+  await store.createBatch({
     id,
     kind: 'bill-payments',
     fileName: `${id}.csv`,
     dialect: DIALECT,
     header: ['barCode', 'amount'],
   });
-  store.ingest(
+  await store.ingest(
     id,
     amounts.map((a, i) => row(i + 2, `${id}-${i}`, a)),
   );
-  store.finishIngest(id, 'all-or-nothing');
+  await store.finishIngest(id, 'all-or-nothing');
 }
 
 const controls = (extra: Partial<MoneyControlOptions> = {}): MoneyControlOptions => ({
@@ -77,73 +77,76 @@ const controls = (extra: Partial<MoneyControlOptions> = {}): MoneyControlOptions
 });
 
 describe('a batch awaiting approval', () => {
-  it('never gets an intent committed, also after the store is reopened; approve lets it, once', () => {
-    storedBatch('b1', [1000, 2000]);
-    expect(gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
-    expect(store.getBatch('b1')?.status).toBe('awaiting_approval');
-    expect(() => store.recordIntent('b1', 2, 'pay')).toThrow(/not approved/);
-    store.close();
-    store = openStore(file);
-    expect(gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
-    expect(() => store.recordIntent('b1', 2, 'pay')).toThrow(/not approved/);
-    expect(store.getSteps('b1', 2).size).toBe(0);
+  it('never gets an intent committed, also after the store is reopened; approve lets it, once', async () => {
+    await storedBatch('b1', [1000, 2000]);
+    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
+    expect((await store.getBatch('b1'))?.status).toBe('awaiting_approval');
+    await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+    await store.close();
+    store = await openStore(file);
+    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
+    await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+    expect((await store.getSteps('b1', 2)).size).toBe(0);
 
     // No decision before the preview; the owner and a maker are refused; nothing changes then.
-    expect(() => decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date())).toThrow(
-      /no preview yet/,
-    );
-    markPreviewWritten(store, 'b1', new Date());
+    await expect(
+      decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date()),
+    ).rejects.toThrow(/no preview yet/);
+    await markPreviewWritten(store, 'b1', new Date());
     for (const by of [' Maria ', 'JOAO']) {
-      expect(() => decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date())).toThrow(
-        ApprovalError,
-      );
+      await expect(
+        decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date()),
+      ).rejects.toThrow(ApprovalError);
     }
-    expect(getApproval(store, 'b1')?.state).toBe('awaiting');
+    expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
 
-    decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
-    expect(() =>
+    await decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
+    await expect(
       decideApproval(store, 'b1', { approve: false, by: 'Ana', via: 'command', note: 'x' }, RULES, new Date()),
-    ).toThrow(/approved already by Ana/);
-    expect(gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
-    expect(store.getBatch('b1')?.status).toBe('running');
-    store.recordIntent('b1', 2, 'pay');
-    expect(store.getRow('b1', 2)?.state).toBe('in_flight');
+    ).rejects.toThrow(/approved already by Ana/);
+    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
+    expect((await store.getBatch('b1'))?.status).toBe('running');
+    await store.recordIntent('b1', 2, 'pay');
+    expect((await store.getRow('b1', 2))?.state).toBe('in_flight');
   });
 
-  it('rejected: every unfinished row rejected (an uncertain lookup too), the batch done, no intent possible', () => {
-    storedBatch('b2', [1000, 2000]);
-    gateBatch(store, 'b2', controls(), null);
-    store.recordRowUncertain('b2', 3, 'lookup', { code: 'TIMEOUT', message: 'lookup timed out' });
-    markPreviewWritten(store, 'b2', new Date());
-    decideApproval(store, 'b2', { approve: false, by: 'Ana', via: 'command', note: 'wrong' }, RULES, new Date());
-    expect(store.getBatch('b2')?.status).toBe('done');
-    expect([store.getRow('b2', 2)?.state, store.getRow('b2', 3)?.state]).toEqual(['rejected', 'rejected']);
-    expect(store.getRow('b2', 2)?.errorMessage).toMatch(/Rejected by Ana at .*: wrong; nothing was sent/);
-    expect(() => store.recordIntent('b2', 2, 'pay')).toThrow();
+  it('rejected: every unfinished row rejected (an uncertain lookup too), the batch done, no intent possible', async () => {
+    await storedBatch('b2', [1000, 2000]);
+    await gateBatch(store, 'b2', controls(), null);
+    await store.recordRowUncertain('b2', 3, 'lookup', { code: 'TIMEOUT', message: 'lookup timed out' });
+    await markPreviewWritten(store, 'b2', new Date());
+    await decideApproval(store, 'b2', { approve: false, by: 'Ana', via: 'command', note: 'wrong' }, RULES, new Date());
+    expect((await store.getBatch('b2'))?.status).toBe('done');
+    expect([(await store.getRow('b2', 2))?.state, (await store.getRow('b2', 3))?.state]).toEqual([
+      'rejected',
+      'rejected',
+    ]);
+    expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/Rejected by Ana at .*: wrong; nothing was sent/);
+    await expect(store.recordIntent('b2', 2, 'pay')).rejects.toThrow();
   });
 });
 
 describe('per-day amounts', () => {
-  it('are counted once per batch on the Sao Paulo day, hold across a reopen, and reject a file that passes them', () => {
+  it('are counted once per batch on the Sao Paulo day, hold across a reopen, and reject a file that passes them', async () => {
     const c = controls({ approvalKinds: [], limits: { 'bill-payments': { perDay: 5000 } } });
     // 02:30 UTC on the 24th is still the 23rd in Sao Paulo (UTC-3).
     const late = new Date('2026-11-24T02:30:00Z');
     expect(saoPauloDay(late)).toBe('2026-11-23');
-    storedBatch('d1', [1500, 1500]);
-    expect(gateBatch(store, 'd1', c, null, late)).toBe('go');
-    expect(gateBatch(store, 'd1', c, null, late)).toBe('go');
-    expect(releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
-    store.close();
-    store = openStore(file);
-    storedBatch('d2', [1000, 1001]);
-    expect(gateBatch(store, 'd2', c, null, late)).toBe('go');
-    expect(store.getBatch('d2')?.status).toBe('done');
-    expect(store.getRow('d2', 2)?.errorCode).toBe('LIMIT_PER_DAY');
-    expect(releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
+    await storedBatch('d1', [1500, 1500]);
+    expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
+    expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
+    expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
+    await store.close();
+    store = await openStore(file);
+    await storedBatch('d2', [1000, 1001]);
+    expect(await gateBatch(store, 'd2', c, null, late)).toBe('go');
+    expect((await store.getBatch('d2'))?.status).toBe('done');
+    expect((await store.getRow('d2', 2))?.errorCode).toBe('LIMIT_PER_DAY');
+    expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
     // The next day in Sao Paulo starts from zero.
-    storedBatch('d3', [1000, 1001]);
-    expect(gateBatch(store, 'd3', c, null, new Date('2026-11-24T03:30:00Z'))).toBe('go');
-    expect(store.getBatch('d3')?.status).toBe('running');
-    expect(releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(2001);
+    await storedBatch('d3', [1000, 1001]);
+    expect(await gateBatch(store, 'd3', c, null, new Date('2026-11-24T03:30:00Z'))).toBe('go');
+    expect((await store.getBatch('d3'))?.status).toBe('running');
+    expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(2001);
   });
 });

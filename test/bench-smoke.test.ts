@@ -15,6 +15,7 @@ import type { StepContext } from '../src/batches/kind.js';
 import { validateBatchFile } from '../src/runner/commands.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { openStore } from '../src/store/index.js';
+import { sqliteOf } from './helpers/sqlite-of.js';
 
 const NO_OVERRIDES = { csv: {}, mappings: {}, policy: {} };
 
@@ -136,20 +137,21 @@ describe('bill-payments steps', () => {
 
 describe('store group commit durability', () => {
   it('skips the fsync only for a group made of answers, and is FULL again after it', async () => {
-    const store = openStore(path.join(dir, 'durability.sqlite'));
+    const store = await openStore(path.join(dir, 'durability.sqlite'));
     // Read inside the group's transaction: the level its commit uses (2 = FULL, 1 = NORMAL).
-    const level = () => store.db.pragma('synchronous', { simple: true }) as number;
+    const level = () => sqliteOf(store).pragma('synchronous', { simple: true }) as number;
+    const levelNow = async () => level();
     try {
-      expect(await store.write(level)).toBe(2);
-      expect(await store.write(level, { durable: false })).toBe(1);
+      expect(await store.write(levelNow)).toBe(2);
+      expect(await store.write(levelNow, { durable: false })).toBe(1);
       expect(level()).toBe(2);
       // An intent (a durable write) in the same group makes the whole group FULL.
-      const [answer, intent] = await Promise.all([store.write(level, { durable: false }), store.write(level)]);
+      const [answer, intent] = await Promise.all([store.write(levelNow, { durable: false }), store.write(levelNow)]);
       expect([answer, intent]).toEqual([2, 2]);
       // A failing answer-only group still leaves the connection FULL.
       await expect(
         store.write(
-          () => {
+          async () => {
             throw new Error('boom');
           },
           { durable: false },
@@ -157,7 +159,7 @@ describe('store group commit durability', () => {
       ).rejects.toThrow('boom');
       expect(level()).toBe(2);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -155,21 +155,21 @@ describe('remessa status', () => {
     // Filters: through the CLI once, then the same report built in-process (each CLI start costs seconds).
     const names = (r: StatusReport) => r.batches.map((b) => b.fileName).sort();
     expect(names(await statusJson(ws.config, '--state', 'parked,done', '--kind', 'charges'))).toEqual(['slow.csv']);
-    const store = openStore(path.join(ws.data, 'remessa.sqlite'));
+    const store = await openStore(path.join(ws.data, 'remessa.sqlite'));
     try {
       const report = (filters: StatusFilters) => buildStatusReport(store, { folders: ws }, { filters });
       const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-      expect(names(report({ kinds: ['charges'] }))).toEqual(['empty.csv', 'slow.csv']);
-      expect(names(report({ kinds: ['_unknown'] }))).toEqual(['notes.csv']);
-      expect(names(report({ states: ['rejected'] }))).toEqual(['empty.csv', 'notes.csv']);
-      expect(report({ since: parseStatusDate(day(1), 'start') }).batches).toEqual([]);
-      expect(report({ until: parseStatusDate(day(-1), 'end') }).batches).toEqual([]);
-      const dated = report({ since: parseStatusDate(day(-1), 'start'), until: parseStatusDate(day(0), 'end') });
+      expect(names(await report({ kinds: ['charges'] }))).toEqual(['empty.csv', 'slow.csv']);
+      expect(names(await report({ kinds: ['_unknown'] }))).toEqual(['notes.csv']);
+      expect(names(await report({ states: ['rejected'] }))).toEqual(['empty.csv', 'notes.csv']);
+      expect((await report({ since: parseStatusDate(day(1), 'start') })).batches).toEqual([]);
+      expect((await report({ until: parseStatusDate(day(-1), 'end') })).batches).toEqual([]);
+      const dated = await report({ since: parseStatusDate(day(-1), 'start'), until: parseStatusDate(day(0), 'end') });
       expect(names(dated)).toEqual(['empty.csv', 'notes.csv', 'slow.csv']);
       expect(dated.filters.since).toBe(`${day(-1)}T00:00:00.000Z`);
       expect(dated.filters.until).toBe(`${day(0)}T23:59:59.999Z`);
     } finally {
-      store.close();
+      await store.close();
     }
     const bad = await runCli(['status', '--config', ws.config, '--state', 'sleeping'], { cwd: ELSEWHERE });
     expect(bad.code).toBe(2);
@@ -276,18 +276,18 @@ describe('remessa resolve and retry', () => {
     expect(noBatch.stderr).toContain('no batch matches');
 
     // The store keeps who, when and why.
-    const store = openStore(path.join(ws.data, 'remessa.sqlite'));
+    const store = await openStore(path.join(ws.data, 'remessa.sqlite'));
     try {
-      const records = store.resolutions(batchId);
+      const records = await store.resolutions(batchId);
       expect(records.map((r) => [r.line, r.from, r.to, r.by, r.note])).toEqual([
         [lines[0], 'uncertain', 'failed', 'Ana Souza', 'not in the bank statement of 2026-11-23'],
         [lines[1], 'uncertain', 'succeeded', userInfo().username, 'paid'],
       ]);
       expect(records.every((r) => r.step !== null && r.error !== null)).toBe(true);
       expect(Date.now() - Date.parse(records[0]!.at)).toBeLessThan(120_000);
-      expect(store.getRow(batchId, lines[0]!)).toMatchObject({ state: 'failed', errorCode: RESOLVED_AS_FAILED });
+      expect(await store.getRow(batchId, lines[0]!)).toMatchObject({ state: 'failed', errorCode: RESOLVED_AS_FAILED });
     } finally {
-      store.close();
+      await store.close();
     }
     // The answer says so.
     const rewritten = parseResultCsv(

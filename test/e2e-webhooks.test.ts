@@ -17,6 +17,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/db.js';
+import { openStore } from '../src/store/store.js';
 import { listWebhookEvents, type WebhookEventRecord } from '../src/store/webhook-events.js';
 import {
   callBank,
@@ -104,12 +105,12 @@ function chargesCsv(prefix: string): string {
 }
 
 /** Every stored event, read from the daemon's store with a connection of our own. */
-function storedEvents(ws: Workspace): WebhookEventRecord[] {
-  const db = openDatabase(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+async function storedEvents(ws: Workspace): Promise<WebhookEventRecord[]> {
+  const store = await openStore(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
   try {
-    return listWebhookEvents(db);
+    return await listWebhookEvents(store);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -144,8 +145,8 @@ async function drainDeliveries(s: Setup): Promise<void> {
   });
 }
 
-function expectOncePerCharge(ws: Workspace, ids: readonly string[]): void {
-  const events = storedEvents(ws);
+async function expectOncePerCharge(ws: Workspace, ids: readonly string[]): Promise<void> {
+  const events = await storedEvents(ws);
   const paid = events.filter((e) => e.type === 'CHARGE_PAID');
   expect(paid.map((e) => e.correlationId).sort()).toEqual([...ids].sort());
   expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
@@ -166,7 +167,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     for (const id of ids) expect((await s.sandbox.call('POST', 'chargeStagingPay', { params: [id] })).status).toBe(200);
     await waitFor('an event per charge paid', () => countEvents(s.ws) >= CHARGES);
     await drainDeliveries(s);
-    expectOncePerCharge(s.ws, ids);
+    await expectOncePerCharge(s.ws, ids);
     expect(await stopDaemon(daemon)).toBe(0);
     expect(daemon.stdout() + daemon.stderr()).not.toContain(AUTHORIZATION);
   }, 120_000);
@@ -200,7 +201,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     procs.push(daemon);
     await waitFor('the daemon to listen again', () => /webhook receiver listening/.test(logs(daemon)));
     await drainDeliveries(s);
-    expectOncePerCharge(s.ws, ids);
+    await expectOncePerCharge(s.ws, ids);
     expect(await stopDaemon(daemon)).toBe(0);
   }, 120_000);
 
@@ -224,11 +225,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     expect(updated.stdout).toContain('updated');
     expect(updated.stdout + updated.stderr).not.toContain(AUTHORIZATION);
     await drainDeliveries(s);
-    expect(
-      storedEvents(s.ws)
-        .map((e) => e.correlationId)
-        .sort(),
-    ).toEqual([...ids].sort());
+    expect((await storedEvents(s.ws)).map((e) => e.correlationId).sort()).toEqual([...ids].sort());
     expect(await stopDaemon(daemon2)).toBe(0);
   }, 120_000);
 
@@ -253,7 +250,7 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
     expect((await post(event)).status).toBe(200);
     const big = JSON.stringify({ id: 'big-1', event: 'CHARGE_PAID', data: { note: 'x'.repeat(8000) } });
     expect((await post(big)).status).toBe(413);
-    const events = storedEvents(s.ws);
+    const events = await storedEvents(s.ws);
     expect(events.map((e) => e.id)).toEqual(['dup-event-1']);
     expect(await stopDaemon(daemon)).toBe(0);
 
@@ -296,11 +293,10 @@ describe('webhooks end to end (sandbox and daemon in separate processes)', () =>
         expect(res.status, res.text).toBe(200);
       }
       await waitFor('two events', () => countEvents(ws) >= 2);
-      expect(
-        storedEvents(ws)
-          .map((e) => `${e.type} ${e.correlationId}`)
-          .sort(),
-      ).toEqual(['CHARGE_PAID EMB-0', 'CHARGE_PAID EMB-1']);
+      expect((await storedEvents(ws)).map((e) => `${e.type} ${e.correlationId}`).sort()).toEqual([
+        'CHARGE_PAID EMB-0',
+        'CHARGE_PAID EMB-1',
+      ]);
       expect(await stopDaemon(daemon)).toBe(0);
     },
     60_000,

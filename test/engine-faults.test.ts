@@ -35,13 +35,13 @@ async function setup(faults: FaultRuleInput[]) {
     headersTimeoutMs: 2000,
   });
 }
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-faults-'));
-  store = openStore(path.join(dir, 'state.sqlite'));
+  store = await openStore(path.join(dir, 'state.sqlite'));
   queue = new RequestQueue({ concurrency: 6 });
 });
 afterEach(async () => {
-  store.close();
+  await store.close();
   queue.close();
   await client?.close();
   await sandbox?.close();

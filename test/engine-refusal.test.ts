@@ -31,13 +31,13 @@ let queue: RequestQueue;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-refusal-'));
-  store = openStore(path.join(dir, 'state.sqlite'));
+  store = await openStore(path.join(dir, 'state.sqlite'));
   queue = new RequestQueue({ concurrency: 2 });
   sandbox = await startSandbox({ port: 0 });
   client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
 });
 afterEach(async () => {
-  store.close();
+  await store.close();
   queue.close();
   await client.close();
   await sandbox.close();
@@ -88,7 +88,7 @@ async function runOne(kind: BatchKind<never>, csv: string, between: () => Promis
       // The assertions read the English words (the rules are the point here; the catalogue test covers pt-BR).
       locale: 'en',
     });
-    return { result, row: store.getRow(batchId, 2)! };
+    return { result, row: (await store.getRow(batchId, 2))! };
   } finally {
     reader.close();
   }

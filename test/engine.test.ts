@@ -15,6 +15,7 @@ import { RequestQueue } from '../src/queue/index.js';
 import { BatchRejectedError, ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { BATCH_HAS_INVALID_ROWS, openStore, type Store } from '../src/store/index.js';
+import { committedSnapshot } from './helpers/sqlite-of.js';
 
 const ACCOUNT = '0001234';
 const HEADER =
@@ -30,7 +31,7 @@ let storeFile: string;
 let stores: Store[];
 let queues: RequestQueue[];
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-engine-'));
   storeFile = path.join(dir, 'state.sqlite');
   stores = [];
@@ -38,14 +39,14 @@ beforeEach(() => {
   // The fake-kind tests never reach the bank; the sandbox tests replace this with a real client.
   client = {} as BankClient;
 });
-afterEach(() => {
+afterEach(async () => {
   for (const s of stores) s.close();
   for (const q of queues) q.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function open(file = storeFile): Store {
-  const s = openStore(file);
+async function open(file = storeFile): Promise<Store> {
+  const s = await openStore(file);
   stores.push(s);
   return s;
 }
@@ -161,7 +162,7 @@ describe('engine against the sandbox: charges', () => {
       'BANKSLIP,INV-BAD,abc,2027-01-15,,,,,,,',
       slip('INV-2', '99.90'),
     ]);
-    const store = open();
+    const store = await open();
     const res = await run(store, csv);
     expect(res).toMatchObject({ complete: true, stopped: false });
     expect(res.counts).toMatchObject({ succeeded: 3, rejected: 1, pending: 0, in_flight: 0 });
@@ -201,7 +202,7 @@ describe('engine against the sandbox: charges', () => {
 
   it('the same file twice, and the same row in another file: zero new requests', async () => {
     const csv = writeCsv('a.csv', [HEADER, slip('D-1'), pixStatic('D-2')]);
-    const store = open();
+    const store = await open();
     await run(store, csv);
     const again = counting(client);
     const second = await run(store, csv, { client: again.client });
@@ -225,12 +226,12 @@ describe('engine against the sandbox: charges', () => {
 
   it('all-or-nothing: one invalid row and nothing is sent', async () => {
     const csv = writeCsv('strict.csv', [HEADER, slip('S-1'), 'BANKSLIP,S-2,,2027-01-15,,,,,,,']);
-    const store = open();
+    const store = await open();
     const c = counting(client);
     const r = await run(store, csv, { client: c.client, policy: 'all-or-nothing' });
     expect(c.total()).toBe(0);
     expect(r.counts).toMatchObject({ rejected: 2 });
-    expect(store.getRow(csv.batchId, 2)!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
+    expect((await store.getRow(csv.batchId, 2))!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
   });
 
   describe('crash at any instant, then a restart from the store as it was on disk: exactly once', () => {
@@ -243,7 +244,7 @@ describe('engine against the sandbox: charges', () => {
       when: 'before-request' | 'after-request',
     ): Promise<{ crashed: Store; csv: { file: string; batchId: string } }> {
       const csv = writeCsv('crash.csv', [HEADER, slip('C-1'), slip('C-2'), pixStatic('C-3')]);
-      const store = open();
+      const store = await open();
       const ac = new AbortController();
       const snapshot = path.join(dir, 'crashed.sqlite');
       let crashed = false;
@@ -253,26 +254,26 @@ describe('engine against the sandbox: charges', () => {
           if (crashed || id !== 'C-2') return call();
           crashed = true;
           if (when === 'after-request') await call();
-          writeFileSync(snapshot, store.db.serialize());
+          writeFileSync(snapshot, await committedSnapshot(store));
           ac.abort();
           throw new Error('the process died here');
         },
       });
       await run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) });
       expect(crashed).toBe(true);
-      return { crashed: open(snapshot), csv };
+      return { crashed: await open(snapshot), csv };
     }
 
     it('between the intent and the request: the charge is looked up, then created once', async () => {
       const { crashed, csv } = await crashAt('charges.create', 'before-request');
-      expect(crashed.getSteps(csv.batchId, 3).get('create')?.state).toBe('intent');
-      expect(crashed.getRow(csv.batchId, 3)!.state).toBe('in_flight');
+      expect((await crashed.getSteps(csv.batchId, 3)).get('create')?.state).toBe('intent');
+      expect((await crashed.getRow(csv.batchId, 3))!.state).toBe('in_flight');
       const c = counting(client);
       const r = await run(crashed, csv, { client: c.client });
       expect(r.counts).toMatchObject({ succeeded: 3 });
       // the recovery lookup of C-2 (404: not created); C-1's, if its answer was not yet committed at the crash
       expect(c.calls['charges.get']).toBeGreaterThanOrEqual(1);
-      expect(crashed.getSteps(csv.batchId, 3).get('create')).toMatchObject({ state: 'done', attempts: 2 });
+      expect((await crashed.getSteps(csv.batchId, 3)).get('create')).toMatchObject({ state: 'done', attempts: 2 });
       expect(created()).toEqual([
         { kind: 'charge_created', key: 'C-1', count: 1 },
         { kind: 'charge_created', key: 'C-2', count: 1 },
@@ -289,14 +290,14 @@ describe('engine against the sandbox: charges', () => {
       expect(c.calls['charges.create'] ?? 0).toBeLessThanOrEqual(1); // never C-2's again; C-3's if not yet sent
       expect(c.calls['charges.get']).toBeGreaterThanOrEqual(1);
       expect(created().map((x) => x.count)).toEqual([1, 1, 1]);
-      const row = crashed.getRow(csv.batchId, 3)!;
+      const row = (await crashed.getRow(csv.batchId, 3))!;
       expect(row.outputs.barCode).toMatch(/^\d{44}$/);
       expect(row.outputs.pdfFile).toBe('C-2.pdf');
     });
 
     it('between steps: a created charge whose PDF was not fetched only fetches the PDF', async () => {
       const { crashed, csv } = await crashAt('charges.streamPdf', 'before-request');
-      expect(crashed.getSteps(csv.batchId, 3).get('create')?.state).toBe('done');
+      expect((await crashed.getSteps(csv.batchId, 3)).get('create')?.state).toBe('done');
       const c = counting(client);
       const r = await run(crashed, csv, { client: c.client });
       expect(r.counts).toMatchObject({ succeeded: 3 });
@@ -321,7 +322,7 @@ describe('engine against the sandbox: charges', () => {
       ].join('\n'),
     );
     const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
-    const store = open();
+    const store = await open();
     const snapshot = path.join(dir, 'crashed.sqlite');
     const ac = new AbortController();
     let crashed = false;
@@ -330,7 +331,7 @@ describe('engine against the sandbox: charges', () => {
         if (crashed || (input as { correlationId: string }).correlationId !== ids[1]) return call();
         crashed = true;
         await call();
-        writeFileSync(snapshot, store.db.serialize());
+        writeFileSync(snapshot, await committedSnapshot(store));
         ac.abort();
         throw new Error('the process died here');
       },
@@ -356,7 +357,7 @@ describe('engine against the sandbox: charges', () => {
     };
     await go(store, c.client, ac.signal);
     expect(crashed).toBe(true);
-    const restarted = open(snapshot);
+    const restarted = await open(snapshot);
     const again = counting(client);
     const r = await go(restarted, again.client);
     expect(r.counts).toMatchObject({ succeeded: 3 });
@@ -372,7 +373,7 @@ describe('engine against the sandbox: charges', () => {
 
   it('a graceful stop parks the rows; the next run finishes them once', async () => {
     const csv = writeCsv('stop.csv', [HEADER, ...Array.from({ length: 6 }, (_, i) => pixStatic(`G-${i}`))]);
-    const store = open();
+    const store = await open();
     const ac = new AbortController();
     let n = 0;
     const c = counting(client, {
@@ -448,11 +449,11 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         throw timeout();
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['p1']);
     expect(calls).toBe(1);
     expect(r.counts.uncertain).toBe(1);
-    expect(store.getRow('fake', 2)!.errorCode).toBe(ENGINE_CODES.unknownNotResent);
+    expect((await store.getRow('fake', 2))!.errorCode).toBe(ENGINE_CODES.unknownNotResent);
     const again = await runFake(store, kind, ['p1']);
     expect(calls).toBe(1);
     expect(again.counts.uncertain).toBe(1);
@@ -468,12 +469,12 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['p1']);
     expect(r.counts.succeeded).toBe(1);
     expect(keys).toHaveLength(2);
     expect(keys[0]).toBe(keys[1]);
-    expect(store.getSteps('fake', 2).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
+    expect((await store.getSteps('fake', 2)).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
   });
 
   // Regression: a resend answered 409 "key still being processed" (the first request, sent before a restart, was
@@ -496,7 +497,7 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['p1']);
     expect(r.counts.succeeded).toBe(1);
     expect(keys).toHaveLength(3);
@@ -518,11 +519,11 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return exists ? { paid: 'found' } : undefined;
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['c1']);
     expect(r.counts.succeeded).toBe(1);
     expect(created).toBe(1);
-    expect(store.getRow('fake', 2)!.outputs).toEqual({ paid: 'found' });
+    expect((await store.getRow('fake', 2))!.outputs).toEqual({ paid: 'found' });
   });
 
   it('after the retry budget the row ends uncertain and the next run resolves it', async () => {
@@ -536,11 +537,11 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['p1']);
     expect(r.counts.uncertain).toBe(1);
     expect(sent).toBe(3);
-    expect(store.getRow('fake', 2)!.errorCode).toBe(ENGINE_CODES.unknownAfterRetries);
+    expect((await store.getRow('fake', 2))!.errorCode).toBe(ENGINE_CODES.unknownAfterRetries);
     fail = false;
     const again = await runFake(store, kind, ['p1']);
     expect(again.counts).toMatchObject({ succeeded: 1, uncertain: 0 });
@@ -556,7 +557,7 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const rows = (async function* () {
       yield { line: 2, record: { id: 'k1' }, cells: ['k1'] };
       yield { line: 3, record: { id: 'k2' }, cells: ['k2'] };
@@ -581,7 +582,7 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
     expect(err).toBeInstanceOf(BatchRejectedError);
     expect(err).toMatchObject({ code: 'CSV_SYNTAX', message: expect.stringContaining('x.csv line 4') });
     expect(sent).toBe(0);
-    expect(store.getBatch('x')).toMatchObject({ status: 'rejected', error: { code: 'CSV_SYNTAX' } });
+    expect(await store.getBatch('x')).toMatchObject({ status: 'rejected', error: { code: 'CSV_SYNTAX' } });
     // the same content again: rejected again, from the store
     await expect(processBatch({ ...base, batchId: 'x' })).rejects.toBeInstanceOf(BatchRejectedError);
     // the corrected file sends k1 and k2
@@ -601,11 +602,11 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
       name: 'claims' as const,
       group: 'claims' as const,
     };
-    const store = open();
+    const store = await open();
     const ids = Array.from({ length: 30 }, (_, i) => `r${i}`);
     const [a, b] = await Promise.all([runFake(store, broken, ids, 'broken'), runFake(store, fine, ids, 'fine')]);
     expect(a.counts.uncertain).toBe(30);
-    expect(store.getRow('broken', 2)!.errorCode).toBe(ENGINE_CODES.stepError);
+    expect((await store.getRow('broken', 2))!.errorCode).toBe(ENGINE_CODES.stepError);
     expect(b.counts.succeeded).toBe(30);
   });
 
@@ -619,7 +620,7 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const ids = Array.from({ length: 20 }, (_, i) => `p${i}`);
     const [a, b] = await Promise.all([runFake(store, kind, ids), runFake(store, kind, ids)]);
     expect(sent).toBe(20);
@@ -646,11 +647,11 @@ describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () =>
         return { paid: true };
       },
     });
-    const store = open();
+    const store = await open();
     const r = await runFake(store, kind, ['ok', 'bad']);
     expect(r.counts).toMatchObject({ succeeded: 1, failed: 1 });
-    expect(store.getSteps('fake', 2).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
-    expect(store.getRow('fake', 3)).toMatchObject({ errorCode: 'SERVICE_VALIDATION', state: 'failed' });
-    expect(store.getRow('fake', 3)!.errorMessage).toContain('Expected more than 0');
+    expect((await store.getSteps('fake', 2)).get('pay')).toMatchObject({ state: 'done', attempts: 2 });
+    expect(await store.getRow('fake', 3)).toMatchObject({ errorCode: 'SERVICE_VALIDATION', state: 'failed' });
+    expect((await store.getRow('fake', 3))!.errorMessage).toContain('Expected more than 0');
   });
 });

@@ -32,12 +32,12 @@ import {
 
 let dir: string;
 let store: Store;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-outbox-'));
-  store = openStore(path.join(dir, 'state.sqlite'));
+  store = await openStore(path.join(dir, 'state.sqlite'));
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -64,14 +64,14 @@ function valid(line: number, id: string, payer: string, cents: number): IngestRo
 
 describe('writeResult', () => {
   it('one line per input row in input order, input dialect kept, formulas neutralised, summary beside it', async () => {
-    store.createBatch({
+    await store.createBatch({
       id: 'b1',
       kind: 'charges',
       fileName: 'cobranças.csv',
       dialect: BR,
       header: ['correlationId', 'payer.name', 'amount'],
     });
-    store.ingest(
+    await store.ingest(
       'b1',
       [
         valid(2, 'A-1', 'José Conceição', 123456),
@@ -87,12 +87,12 @@ describe('writeResult', () => {
       ],
       'en',
     );
-    store.finishIngest('b1', 'send-valid');
-    store.recordIntent('b1', 2, 'create');
-    store.recordStepDone('b1', 2, 'create', { ourNumber: '00000000042', paidAmount: 123456 }, true);
-    store.recordIntent('b1', 6, 'create');
-    store.recordRowUncertain('b1', 6, 'create', { code: 'UNKNOWN_OUTCOME', message: '+ timed out' });
-    store.markBatchDone('b1');
+    await store.finishIngest('b1', 'send-valid');
+    await store.recordIntent('b1', 2, 'create');
+    await store.recordStepDone('b1', 2, 'create', { ourNumber: '00000000042', paidAmount: 123456 }, true);
+    await store.recordIntent('b1', 6, 'create');
+    await store.recordRowUncertain('b1', 6, 'create', { code: 'UNKNOWN_OUTCOME', message: '+ timed out' });
+    await store.markBatchDone('b1');
 
     const out = await writeResult(store, 'b1', {
       outboxDir: path.join(dir, 'outbox'),
@@ -131,7 +131,7 @@ describe('writeResult', () => {
   });
 
   it('streams a large batch page by page', async () => {
-    store.createBatch({
+    await store.createBatch({
       id: 'big',
       kind: 'charges',
       fileName: 'big.csv',
@@ -140,8 +140,8 @@ describe('writeResult', () => {
     });
     const rows: IngestRow[] = [];
     for (let i = 0; i < 2_000; i++) rows.push(valid(i + 2, `K-${i}`, 'P', 100 + i));
-    store.ingest('big', rows);
-    store.finishIngest('big', 'send-valid');
+    await store.ingest('big', rows);
+    await store.finishIngest('big', 'send-valid');
     const out = await writeResult(store, 'big', { outboxDir: dir, kind, name: 'big' });
     const lines = readFileSync(out.resultPath, 'utf8').trimEnd().split('\r\n');
     expect(lines).toHaveLength(2_001);
@@ -149,7 +149,7 @@ describe('writeResult', () => {
   });
 
   it('refuses names that are paths', async () => {
-    store.createBatch({ id: 'b', kind: 'charges', fileName: 'x.csv', dialect: BR, header: [] });
+    await store.createBatch({ id: 'b', kind: 'charges', fileName: 'x.csv', dialect: BR, header: [] });
     await expect(writeResult(store, 'b', { outboxDir: dir, kind, name: '../escape' })).rejects.toMatchObject({
       code: 'OUTBOX_UNSAFE_NAME',
     });
@@ -180,7 +180,7 @@ describe('writeRejected', () => {
 describe('answer names (src/outbox/names.ts)', () => {
   const ID = '20261123T134049Z-5f3c9e21';
 
-  it('<name>.<intake id>; the archive keeps the extension', () => {
+  it('<name>.<intake id>; the archive keeps the extension', async () => {
     expect(answerNameFor('cobranças.csv', ID)).toBe(`cobranças.${ID}`);
     expect(archiveNameFor('cobranças.CSV', ID)).toBe(`cobranças.${ID}.CSV`);
     expect(answerNameFor('sem-extensao', ID)).toBe(`sem-extensao.${ID}`);
@@ -188,7 +188,7 @@ describe('answer names (src/outbox/names.ts)', () => {
     expect(answerNameFor('a\\b\u0001.csv', ID)).toBe(`a_b_.${ID}`);
   });
 
-  it('long names are cut to fit NAME_MAX in UTF-8 bytes, at a character boundary, deterministic and distinct', () => {
+  it('long names are cut to fit NAME_MAX in UTF-8 bytes, at a character boundary, deterministic and distinct', async () => {
     const ascii = `${'x'.repeat(246)}.csv`;
     const accented = `${'ã'.repeat(120)}.csv`; // 244 bytes: a name Linux accepts
     for (const name of [ascii, accented]) {
@@ -209,7 +209,7 @@ describe('answer names (src/outbox/names.ts)', () => {
 
   it('a 250-character name is written and read back on this file system', async () => {
     const name = answerNameFor(`${'é'.repeat(125)}.csv`, ID);
-    store.createBatch({ id: 'long', kind: 'charges', fileName: 'x.csv', dialect: BR, header: ['correlationId'] });
+    await store.createBatch({ id: 'long', kind: 'charges', fileName: 'x.csv', dialect: BR, header: ['correlationId'] });
     const out = await writeResult(store, 'long', { outboxDir: dir, kind, name, version: 12 });
     expect(path.basename(out.resultPath)).toBe(`${name}.result.v12.csv`);
     expect(readFileSync(out.summaryPath, 'utf8')).toContain('"version": 12');
@@ -218,8 +218,8 @@ describe('answer names (src/outbox/names.ts)', () => {
 
 describe('answerIntake: versions, never overwritten', () => {
   const outboxDir = () => path.join(dir, 'outbox');
-  function setUp(id: string, fileName: string, sha = 'c0ffee') {
-    registerIntake(store, {
+  async function setUp(id: string, fileName: string, sha = 'c0ffee') {
+    await registerIntake(store, {
       id,
       folder: 'charges',
       fileName,
@@ -228,9 +228,9 @@ describe('answerIntake: versions, never overwritten', () => {
       takenAt: `2026-11-23T13:40:${id.slice(-2)}.000Z`,
       answerName: answerNameFor(fileName, id),
     });
-    const batchId = batchIdForIntake(store, getIntake(store, id)!);
+    const batchId = await batchIdForIntake(store, (await getIntake(store, id))!);
     expect(batchId).toBe(id);
-    store.createBatch({
+    await store.createBatch({
       id,
       kind: 'charges',
       fileName,
@@ -241,44 +241,44 @@ describe('answerIntake: versions, never overwritten', () => {
   }
 
   it('writes v1; a row settled later makes v2 (v1 untouched); nothing changed: nothing written', async () => {
-    const id = setUp('20261123T134001Z-00000001', 'jan.csv');
-    store.ingest(id, [valid(2, 'V-1', 'Ana', 1000), valid(3, 'V-2', 'Bia', 2000)]);
-    store.finishIngest(id, 'send-valid');
-    store.recordIntent(id, 2, 'create');
-    store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
-    store.recordIntent(id, 3, 'create');
-    store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
-    store.markBatchDone(id);
-    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+    const id = await setUp('20261123T134001Z-00000001', 'jan.csv');
+    await store.ingest(id, [valid(2, 'V-1', 'Ana', 1000), valid(3, 'V-2', 'Bia', 2000)]);
+    await store.finishIngest(id, 'send-valid');
+    await store.recordIntent(id, 2, 'create');
+    await store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
+    await store.recordIntent(id, 3, 'create');
+    await store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    await store.markBatchDone(id);
+    expect((await intakesToAnswer(store)).map((i) => i.id)).toEqual([id]);
 
     const v1 = await answerIntake(store, id, { outboxDir: outboxDir(), kind });
     expect(v1).toMatchObject({ version: 1, written: true });
     expect(path.basename(v1.resultPath)).toBe(`jan.${id}.result.csv`);
     const v1Text = readFileSync(v1.resultPath, 'utf8');
     expect(v1Text).toContain('V-2;Bia;20,00;uncertain');
-    expect(intakesToAnswer(store)).toEqual([]);
+    expect(await intakesToAnswer(store)).toEqual([]);
     expect(await answerIntake(store, id, { outboxDir: outboxDir(), kind })).toMatchObject({
       version: 1,
       written: false,
     });
 
     // Retried and still uncertain with the same message: the same bytes, so no new version, and not stale any more.
-    store.markBatchRunning(id);
-    store.transitionRow(id, 3, 'in_flight');
-    store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
-    store.markBatchDone(id);
-    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+    await store.markBatchRunning(id);
+    await store.transitionRow(id, 3, 'in_flight');
+    await store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    await store.markBatchDone(id);
+    expect((await intakesToAnswer(store)).map((i) => i.id)).toEqual([id]);
     expect(await answerIntake(store, id, { outboxDir: outboxDir(), kind })).toMatchObject({
       version: 1,
       written: false,
     });
-    expect(intakesToAnswer(store)).toEqual([]);
+    expect(await intakesToAnswer(store)).toEqual([]);
 
     // Settled: v2.
-    store.markBatchRunning(id);
-    store.recordStepDone(id, 3, 'create', { ourNumber: '2' }, true);
-    store.markBatchDone(id);
-    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([id]);
+    await store.markBatchRunning(id);
+    await store.recordStepDone(id, 3, 'create', { ourNumber: '2' }, true);
+    await store.markBatchDone(id);
+    expect((await intakesToAnswer(store)).map((i) => i.id)).toEqual([id]);
     const v2 = await answerIntake(store, id, { outboxDir: outboxDir(), kind });
     expect(v2).toMatchObject({ version: 2, written: true });
     expect(path.basename(v2.resultPath)).toBe(`jan.${id}.result.v2.csv`);
@@ -299,13 +299,13 @@ describe('answerIntake: versions, never overwritten', () => {
   });
 
   it('a version name already taken is skipped, never replaced; files a crash left complete are adopted', async () => {
-    const id = setUp('20261123T134002Z-00000002', 'fev.csv');
-    store.ingest(id, [valid(2, 'W-1', 'Ana', 1000)]);
-    store.finishIngest(id, 'send-valid');
-    store.markBatchRunning(id);
-    store.recordIntent(id, 2, 'create');
-    store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
-    store.markBatchDone(id);
+    const id = await setUp('20261123T134002Z-00000002', 'fev.csv');
+    await store.ingest(id, [valid(2, 'W-1', 'Ana', 1000)]);
+    await store.finishIngest(id, 'send-valid');
+    await store.markBatchRunning(id);
+    await store.recordIntent(id, 2, 'create');
+    await store.recordStepDone(id, 2, 'create', { ourNumber: '1' }, true);
+    await store.markBatchDone(id);
     const taken = path.join(outboxDir(), 'charges', `fev.${id}.result.csv`);
     mkdirSync(path.dirname(taken), { recursive: true });
     writeFileSync(taken, 'a person put this here\n');
@@ -317,30 +317,30 @@ describe('answerIntake: versions, never overwritten', () => {
     expect(readFileSync(taken, 'utf8')).toBe('a person put this here\n');
 
     // A crash after the files of v1 were renamed, before the store knew: the next writer adopts them.
-    const id2 = setUp('20261123T134003Z-00000003', 'mar.csv');
-    store.ingest(id2, [valid(2, 'W-2', 'Bia', 1000)]);
-    store.finishIngest(id2, 'send-valid');
-    store.markBatchRunning(id2);
-    store.recordIntent(id2, 2, 'create');
-    store.recordStepDone(id2, 2, 'create', { ourNumber: '2' }, true);
-    store.markBatchDone(id2);
-    const changes = store.getBatch(id2)!.changes;
-    beginAnswer(store, id2, 1, changes);
+    const id2 = await setUp('20261123T134003Z-00000003', 'mar.csv');
+    await store.ingest(id2, [valid(2, 'W-2', 'Bia', 1000)]);
+    await store.finishIngest(id2, 'send-valid');
+    await store.markBatchRunning(id2);
+    await store.recordIntent(id2, 2, 'create');
+    await store.recordStepDone(id2, 2, 'create', { ourNumber: '2' }, true);
+    await store.markBatchDone(id2);
+    const changes = (await store.getBatch(id2))!.changes;
+    await beginAnswer(store, id2, 1, changes);
     await writeResult(store, id2, { outboxDir: outboxDir(), kind, name: `mar.${id2}` });
     const adopted = await answerIntake(store, id2, { outboxDir: outboxDir(), kind });
     expect(adopted).toMatchObject({ version: 1, written: false });
-    expect(getIntake(store, id2)).toMatchObject({ answerVersion: 1, writingVersion: null });
+    expect(await getIntake(store, id2)).toMatchObject({ answerVersion: 1, writingVersion: null });
     expect(readdirSync(path.join(outboxDir(), 'charges')).filter((f) => f.startsWith('mar.'))).toHaveLength(2);
 
     // A crash between the two renames (the result in place, its summary not): the summary is written, nothing else.
-    const id3 = setUp('20261123T134006Z-00000006', 'abr.csv');
-    store.ingest(id3, [valid(2, 'W-3', 'Cid', 3000)]);
-    store.finishIngest(id3, 'send-valid');
-    store.markBatchRunning(id3);
-    store.recordIntent(id3, 2, 'create');
-    store.recordStepDone(id3, 2, 'create', { ourNumber: '3' }, true);
-    store.markBatchDone(id3);
-    beginAnswer(store, id3, 1, store.getBatch(id3)!.changes);
+    const id3 = await setUp('20261123T134006Z-00000006', 'abr.csv');
+    await store.ingest(id3, [valid(2, 'W-3', 'Cid', 3000)]);
+    await store.finishIngest(id3, 'send-valid');
+    await store.markBatchRunning(id3);
+    await store.recordIntent(id3, 2, 'create');
+    await store.recordStepDone(id3, 2, 'create', { ourNumber: '3' }, true);
+    await store.markBatchDone(id3);
+    await beginAnswer(store, id3, 1, (await store.getBatch(id3))!.changes);
     const half = await writeResult(store, id3, { outboxDir: outboxDir(), kind, name: `abr.${id3}` });
     const resultText = readFileSync(half.resultPath, 'utf8');
     rmSync(half.summaryPath);
@@ -357,17 +357,17 @@ describe('answerIntake: versions, never overwritten', () => {
   });
 
   it('a duplicate of another file: marked stale when its original settles; file columns name the original folder', async () => {
-    const a = setUp('20261123T134004Z-00000004', 'a.csv', 'same');
-    store.ingest(a, [valid(2, 'D-1', 'Ana', 1000)]);
-    store.finishIngest(a, 'send-valid');
-    store.markBatchRunning(a);
-    store.recordIntent(a, 2, 'create');
-    store.recordRowUncertain(a, 2, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
-    store.markBatchDone(a);
-    const b = setUp('20261123T134005Z-00000005', 'b.csv', 'same');
-    store.ingest(b, [valid(2, 'D-1', 'Ana', 1000)], 'en');
-    store.finishIngest(b, 'send-valid');
-    store.markBatchDone(b);
+    const a = await setUp('20261123T134004Z-00000004', 'a.csv', 'same');
+    await store.ingest(a, [valid(2, 'D-1', 'Ana', 1000)]);
+    await store.finishIngest(a, 'send-valid');
+    await store.markBatchRunning(a);
+    await store.recordIntent(a, 2, 'create');
+    await store.recordRowUncertain(a, 2, 'create', { code: 'UNKNOWN_OUTCOME', message: 'timed out' });
+    await store.markBatchDone(a);
+    const b = await setUp('20261123T134005Z-00000005', 'b.csv', 'same');
+    await store.ingest(b, [valid(2, 'D-1', 'Ana', 1000)], 'en');
+    await store.finishIngest(b, 'send-valid');
+    await store.markBatchDone(b);
     const fileKind = { ...kind, resultColumns: ['ourNumber', 'pdfFile'], resultFileColumns: ['pdfFile'] };
     await answerIntake(store, a, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
     const b1 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
@@ -381,10 +381,10 @@ describe('answerIntake: versions, never overwritten', () => {
     });
 
     // The original settles: both answers are stale, in the same transaction as the row.
-    store.markBatchRunning(a);
-    store.recordStepDone(a, 2, 'create', { ourNumber: '7', pdfFile: 'D-1.pdf' }, true);
-    store.markBatchDone(a);
-    expect(intakesToAnswer(store).map((i) => i.id)).toEqual([a, b]);
+    await store.markBatchRunning(a);
+    await store.recordStepDone(a, 2, 'create', { ourNumber: '7', pdfFile: 'D-1.pdf' }, true);
+    await store.markBatchDone(a);
+    expect((await intakesToAnswer(store)).map((i) => i.id)).toEqual([a, b]);
     const b2 = await answerIntake(store, b, { outboxDir: outboxDir(), kind: fileKind, locale: 'en' });
     expect(b2.version).toBe(2);
     expect(readFileSync(b2.resultPath, 'utf8')).toContain(`(original: succeeded);7;../a.${a}/D-1.pdf`);
@@ -392,7 +392,7 @@ describe('answerIntake: versions, never overwritten', () => {
 });
 
 describe('migration 003', () => {
-  it('batches from before get one intake each, named as their answers were, and are resumed by a new taking', () => {
+  it('batches from before get one intake each, named as their answers were, and are resumed by a new taking', async () => {
     const old = mkdtempSync(path.join(tmpdir(), 'remessa-mig-'));
     try {
       const migrations = path.join(old, 'migrations');
@@ -413,18 +413,18 @@ describe('migration 003', () => {
       insert.run('b'.repeat(64), 'fev.txt', 'ingesting');
       before.close();
 
-      const after = openStore(file);
+      const after = await openStore(file);
       try {
-        expect(intakeForBatch(after, 'a'.repeat(64))).toMatchObject({
+        expect(await intakeForBatch(after, 'a'.repeat(64))).toMatchObject({
           answerName: 'jan',
           answerType: 'result',
           answerVersion: 1,
           contentSha256: 'a'.repeat(64),
         });
-        expect(intakeForBatch(after, 'b'.repeat(64))).toMatchObject({ answerName: 'fev.txt', answerVersion: 0 });
+        expect(await intakeForBatch(after, 'b'.repeat(64))).toMatchObject({ answerName: 'fev.txt', answerVersion: 0 });
         // The unfinished one is taken over by the new taking of the same bytes (a work folder resumed after an
         // upgrade): its stored rows are not answered as duplicates of themselves.
-        const intake = registerIntake(after, {
+        const intake = await registerIntake(after, {
           id: '20261123T134049Z-5f3c9e21',
           folder: 'charges',
           fileName: 'fev.txt',
@@ -433,10 +433,10 @@ describe('migration 003', () => {
           takenAt: '2026-11-23T13:40:49.000Z',
           answerName: answerNameFor('fev.txt', '20261123T134049Z-5f3c9e21'),
         });
-        expect(batchIdForIntake(after, intake)).toBe('b'.repeat(64));
-        expect(intakeForBatch(after, 'b'.repeat(64))?.id).toBe(intake.id);
+        expect(await batchIdForIntake(after, intake)).toBe('b'.repeat(64));
+        expect((await intakeForBatch(after, 'b'.repeat(64)))?.id).toBe(intake.id);
       } finally {
-        after.close();
+        await after.close();
       }
     } finally {
       rmSync(old, { recursive: true, force: true });

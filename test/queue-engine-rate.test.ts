@@ -66,7 +66,7 @@ describe('rate limit through the engine, the client and the sandbox', () => {
     sandbox.app.server.on('request', () => {
       received++;
     });
-    const store = openStore(path.join(dir, 'state.sqlite'));
+    const store = await openStore(path.join(dir, 'state.sqlite'));
     const reader = await readBatch(file, { columns: chargesKind.columns });
     try {
       const result = await processBatch({
@@ -83,7 +83,7 @@ describe('rate limit through the engine, the client and the sandbox', () => {
       expect(result.counts).toMatchObject({ succeeded: rows });
     } finally {
       reader.close();
-      store.close();
+      await store.close();
       queue.close();
       await client.close();
     }

@@ -24,8 +24,8 @@ import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import type { KindName } from '../src/types.js';
 
 /** The retorno's lines of `remessa status`, as `--locale en` says them. */
-function unsettledText(store: Store): string {
-  return renderUnsettled(describeUnsettled(store), 'en').join('\n');
+async function unsettledText(store: Store): Promise<string> {
+  return renderUnsettled(await describeUnsettled(store), 'en').join('\n');
 }
 
 const silent = createLogger({ level: 'silent' });
@@ -39,7 +39,7 @@ let clock: Date;
 beforeEach(async () => {
   clock = new Date('2026-11-23T12:00:00.000Z');
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-retorno-followups-'));
-  store = openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
+  store = await openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
   sandbox = await startSandbox({ port: 0, now: () => clock, claimFixtures: false });
   client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
 });
@@ -47,21 +47,21 @@ beforeEach(async () => {
 afterEach(async () => {
   await client.close();
   await sandbox.close();
-  store.close();
+  await store.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
 /** One succeeded row of `kind`, as the engine stores it. */
-function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput, amountCents = 1000): string {
+async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput, amountCents = 1000): Promise<string> {
   const batchId = `b-${randomUUID()}`;
-  store.createBatch({
+  await store.createBatch({
     id: batchId,
     kind,
     fileName: `${kind}.csv`,
     dialect: { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false, lineEnding: '\n' },
     header: ['x'],
   });
-  store.ingest(batchId, [
+  await store.ingest(batchId, [
     {
       line: 2,
       record: { x: '1' },
@@ -72,9 +72,9 @@ function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput, amountC
       amountCents,
     },
   ]);
-  store.finishIngest(batchId, 'send-valid');
-  store.recordIntent(batchId, 2, 'step');
-  store.recordStepDone(batchId, 2, 'step', outputs, true);
+  await store.finishIngest(batchId, 'send-valid');
+  await store.recordIntent(batchId, 2, 'step');
+  await store.recordStepDone(batchId, 2, 'step', outputs, true);
   return batchId;
 }
 
@@ -82,13 +82,13 @@ const pass = (reconcile = true) =>
   retornoPass({ store, client, outboxDir: path.join(dir, 'outbox'), logger: silent, reconcile, now: () => clock });
 
 /** How long the bank has owed the oldest unsettled thing its outcome, in seconds, by the test's clock (0: none). */
-function owedSeconds(): number {
-  const at = new Things(store.db, { now: () => clock }).oldestUnsettledAtMs();
+async function owedSeconds(): Promise<number> {
+  const at = await new Things(store, { now: () => clock }).oldestUnsettledAtMs();
   return at === undefined ? 0 : (clock.getTime() - at) / 1000;
 }
 
 function lines() {
-  return new Things(store.db, { now: () => clock }).changesOfDay(retornoDay(clock));
+  return new Things(store, { now: () => clock }).changesOfDay(retornoDay(clock));
 }
 
 describe('scheduled bill payments', () => {
@@ -102,7 +102,7 @@ describe('scheduled bill payments', () => {
       payAt,
     });
     expect(payment.status).toBe('SCHEDULED');
-    succeeded(
+    await succeeded(
       'bill-payments',
       { identifier: fixture.digitableLine, barCode: fixture.barCode, billType: 'BANKSLIP', amountCents: 15_000, payAt },
       { paymentId: payment.id, paymentStatus: 'SCHEDULED', paidAmount: 15_000 },
@@ -111,18 +111,18 @@ describe('scheduled bill payments', () => {
     // Before its date: waiting (listed with its date), not late, not looked up.
     let r = await pass();
     expect(r.lookedUp).toBe(0);
-    expect(unsettledText(store)).toContain(
+    expect(await unsettledText(store)).toContain(
       `bill-payment ${payment.id}: SCHEDULED since 2026-11-23T12:00:00.000Z, due 2026-11-25T10:00:00.000Z`,
     );
-    expect(owedSeconds()).toBe(0);
+    expect(await owedSeconds()).toBe(0);
 
     // Its date has come and the bank paid it: owed for 2 hours until reconciliation tells it.
     clock = new Date('2026-11-25T12:00:00.000Z');
-    expect(owedSeconds()).toBe(7200);
+    expect(await owedSeconds()).toBe(7200);
     r = await pass();
     expect(r.lookedUp).toBe(1);
     expect(r.lookupErrors).toBe(0);
-    expect(lines()).toEqual([
+    expect(await lines()).toEqual([
       expect.objectContaining({
         kind: 'bill-payment',
         oldStatus: 'SCHEDULED',
@@ -132,15 +132,15 @@ describe('scheduled bill payments', () => {
         source: 'reconcile',
       }),
     ]);
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
-    expect(owedSeconds()).toBe(0);
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    expect(await owedSeconds()).toBe(0);
     // Settled: never looked up again.
     expect((await pass()).lookedUp).toBe(0);
-    expect(lines()).toHaveLength(1);
+    expect(await lines()).toHaveLength(1);
   });
 
   it('stay waiting, with the look-up failure counted, against a bank without the look-up', async () => {
-    succeeded(
+    await succeeded(
       'bill-payments',
       { payAt: '2026-11-23T08:00:00' },
       { paymentId: randomUUID(), paymentStatus: 'SCHEDULED', paidAmount: 100 },
@@ -148,9 +148,9 @@ describe('scheduled bill payments', () => {
     const r = await pass();
     expect(r.lookedUp).toBe(1);
     expect(r.lookupErrors).toBe(1);
-    expect(lines()).toEqual([]);
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
-    expect(owedSeconds()).toBe(4 * 3600);
+    expect(await lines()).toEqual([]);
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
+    expect(await owedSeconds()).toBe(4 * 3600);
   });
 });
 
@@ -169,7 +169,7 @@ describe('key claims', () => {
       },
       randomUUID(),
     );
-    succeeded(
+    await succeeded(
       'claims',
       { input: { type: 'EMAIL', key: 'retorno@example.com' } },
       { claimId: started.id, claimStatus: started.status, resolutionDeadline: started.resolutionDeadline ?? null },
@@ -185,11 +185,11 @@ describe('key claims', () => {
     // Nothing moved: the search finds it as it was, no line; it waits, due by its deadline (7 days), not late.
     let r = await pass();
     expect(r.lookupErrors).toBe(0);
-    expect(lines()).toEqual([]);
-    expect(unsettledText(store)).toMatch(
+    expect(await lines()).toEqual([]);
+    expect(await unsettledText(store)).toMatch(
       new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${started.resolutionDeadline}`),
     );
-    expect(owedSeconds()).toBe(0);
+    expect(await owedSeconds()).toBe(0);
 
     clock = new Date('2026-11-24T09:00:00.000Z');
     await move('AWAITING_RESOLUTION');
@@ -199,11 +199,11 @@ describe('key claims', () => {
     await move('COMPLETED');
     r = await pass();
     expect(r.lookupErrors).toBe(0);
-    expect(lines().map((l) => [l.kind, l.claimId, l.oldStatus, l.newStatus, l.occurredAt, l.source])).toEqual([
+    expect((await lines()).map((l) => [l.kind, l.claimId, l.oldStatus, l.newStatus, l.occurredAt, l.source])).toEqual([
       ['claim', started.id, started.status, 'AWAITING_RESOLUTION', '2026-11-24T09:00:00.000Z', 'reconcile'],
       ['claim', started.id, 'AWAITING_RESOLUTION', 'COMPLETED', '2026-11-24T10:00:00.000Z', 'reconcile'],
     ]);
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
     // Final: not looked for any more.
     expect((await pass()).lookedUp).toBe(0);
   });
@@ -215,7 +215,11 @@ describe('Pix received on a static QR code', () => {
       { correlationId: 'ST-1', amountCents: 2_500, description: 'Cafe' },
       randomUUID(),
     );
-    succeeded('qr-codes', { type: 'PIX_STATIC', input: { correlationId: 'ST-1' } }, { qrCodePayload: qr.payloadPix });
+    await succeeded(
+      'qr-codes',
+      { type: 'PIX_STATIC', input: { correlationId: 'ST-1' } },
+      { qrCodePayload: qr.payloadPix },
+    );
     const paid: string[] = [];
     for (let i = 0; i < 2; i++) {
       const init = await client.pixPayments.initialize(qr.payloadPix, randomUUID());
@@ -231,7 +235,7 @@ describe('Pix received on a static QR code', () => {
     expect(events).toHaveLength(2);
     // The first payment told by its event (twice: a redelivery under another id is still one change)...
     for (const id of [events[0]!.id, 'redelivered-under-another-id']) {
-      insertWebhookEvent(store.db, {
+      await insertWebhookEvent(store, {
         id,
         type: 'PIX_RECEIVED',
         correlationId: 'ST-1',
@@ -246,18 +250,20 @@ describe('Pix received on a static QR code', () => {
       });
     }
     await pass(false);
-    expect(lines().map((l) => [l.kind, l.endToEndId, l.oldStatus, l.newStatus, l.paidCents, l.eventIds])).toEqual([
+    expect(
+      (await lines()).map((l) => [l.kind, l.endToEndId, l.oldStatus, l.newStatus, l.paidCents, l.eventIds]),
+    ).toEqual([
       ['pix-received', paid[0], 'ACTIVE', 'RECEIVED', 2_500, [events[0]!.id, 'redelivered-under-another-id']],
     ]);
     // ...the second by reconciliation (the static code's look-up lists its payments), the first completed, not doubled.
     await pass(true);
-    const all = lines();
+    const all = await lines();
     expect(all.map((l) => [l.endToEndId, l.occurredAt, l.source, l.correlationId, l.fileName])).toEqual([
       [paid[0], events[0]!.payload.receivedAt, 'event', 'ST-1', 'qr-codes.csv'],
       [paid[1], events[1]!.payload.receivedAt, 'reconcile', 'ST-1', 'qr-codes.csv'],
     ]);
     // A static code never settles nor waits: nothing listed as waiting for it.
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
   });
 });
 
@@ -266,15 +272,20 @@ describe('Pix QR payments', () => {
     const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
     const settled = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
     for (const e2e of [failed, settled]) {
-      succeeded('pix-payments', {}, { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 }, 4_000);
+      await succeeded(
+        'pix-payments',
+        {},
+        { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
+        4_000,
+      );
     }
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
     const at = '2026-11-23T11:59:00.000Z';
     for (const [id, e2e, status] of [
       ['ev-failed', failed, 'PIX_FAILED'],
       ['ev-settled', settled, 'PIX_EXECUTED'],
     ] as const) {
-      insertWebhookEvent(store.db, {
+      await insertWebhookEvent(store, {
         id,
         type: 'PIX_PAYMENT_UPDATED',
         endToEndId: e2e,
@@ -289,10 +300,10 @@ describe('Pix QR payments', () => {
       });
     }
     await pass(false);
-    expect(lines().map((l) => [l.endToEndId, l.oldStatus, l.newStatus, l.paidCents])).toEqual([
+    expect((await lines()).map((l) => [l.endToEndId, l.oldStatus, l.newStatus, l.paidCents])).toEqual([
       [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
       [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
     ]);
-    expect(unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
   });
 });

@@ -15,6 +15,7 @@ import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../sr
 import { openStore, type Store } from '../src/store/index.js';
 import { retornoSnapshot } from '../src/store/snapshot.js';
 import { retornoDay, Things } from '../src/store/things.js';
+import { sqliteOf } from './helpers/sqlite-of.js';
 
 let dir: string;
 let store: Store;
@@ -23,24 +24,28 @@ let clock = new Date('2026-11-23T12:00:00.000Z');
 
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-things-'));
-  store = openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
+  store = await openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
 });
 
 afterEach(async () => {
-  store.close();
+  await store.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
 /** A charges batch whose rows succeeded with the given correlationIds and status. */
-function succeededCharges(ids: readonly string[], status = 'Pending', batchId = `b-${randomUUID()}`): void {
-  store.createBatch({
+async function succeededCharges(
+  ids: readonly string[],
+  status = 'Pending',
+  batchId = `b-${randomUUID()}`,
+): Promise<void> {
+  await store.createBatch({
     id: batchId,
     kind: 'charges',
     fileName: 'charges.csv',
     dialect: { delimiter: ';', decimalMark: ',', encoding: 'utf8', bom: false, lineEnding: '\n' },
     header: ['correlationId'],
   });
-  store.ingest(
+  await store.ingest(
     batchId,
     ids.map((id, i) => ({
       line: i + 2,
@@ -52,29 +57,29 @@ function succeededCharges(ids: readonly string[], status = 'Pending', batchId = 
       amountCents: 1000,
     })),
   );
-  store.finishIngest(batchId, 'send-valid');
-  ids.forEach((_, i) => {
-    store.recordIntent(batchId, i + 2, 'create');
-    store.recordStepDone(batchId, i + 2, 'create', { chargeStatus: status, ourNumber: '00000000001' }, true);
-  });
+  await store.finishIngest(batchId, 'send-valid');
+  for (let i = 0; i < ids.length; i++) {
+    await store.recordIntent(batchId, i + 2, 'create');
+    await store.recordStepDone(batchId, i + 2, 'create', { chargeStatus: status, ourNumber: '00000000001' }, true);
+  }
 }
 
-function things(): Things {
-  const t = new Things(store.db, { now: () => clock });
-  t.syncFromRows(deriveFromRow);
+async function things(): Promise<Things> {
+  const t = new Things(store, { now: () => clock });
+  await t.syncFromRows(deriveFromRow);
   return t;
 }
 
 describe('the things state machine', () => {
-  it('one line per change, whichever source tells it first; a later source only completes it', () => {
-    succeededCharges(['c1']);
-    const t = things();
+  it('one line per change, whichever source tells it first; a later source only completes it', async () => {
+    await succeededCharges(['c1']);
+    const t = await things();
     const paid = { kind: 'charge' as const, key: 'c1', status: 'Paid', occurredAt: '2026-11-23T10:00:00.000Z' };
-    expect(t.observe({ ...paid, source: 'reconcile' }).result).toBe('changed');
-    expect(t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 }).result).toBe('merged');
-    expect(t.observe({ ...paid, source: 'event', eventId: 'ev-1' }).result).toBe('same');
-    expect(t.observe({ ...paid, source: 'event', eventId: 'ev-2' }).result).toBe('merged');
-    const lines = t.changesOfDay(retornoDay(clock));
+    expect((await t.observe({ ...paid, source: 'reconcile' })).result).toBe('changed');
+    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 })).result).toBe('merged');
+    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1' })).result).toBe('same');
+    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-2' })).result).toBe('merged');
+    const lines = await t.changesOfDay(retornoDay(clock));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       oldStatus: 'Pending',
@@ -87,34 +92,32 @@ describe('the things state machine', () => {
     });
   });
 
-  it('a final status is never left; an older observation never overrides a newer one', () => {
-    succeededCharges(['c1', 'c2']);
-    const t = things();
+  it('a final status is never left; an older observation never overrides a newer one', async () => {
+    await succeededCharges(['c1', 'c2']);
+    const t = await things();
     const at = (h: number) => `2026-11-23T${String(h).padStart(2, '0')}:00:00.000Z`;
-    t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at(10), source: 'event' });
+    await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at(10), source: 'event' });
     expect(
-      t.observe({ kind: 'charge', key: 'c1', status: 'Expired', occurredAt: at(11), source: 'event' }).result,
+      (await t.observe({ kind: 'charge', key: 'c1', status: 'Expired', occurredAt: at(11), source: 'event' })).result,
     ).toBe('stale');
     // Expired at 10, then (delivered late) an expiry notice of 9, then Paid at 11: an expired slip is still payable.
-    t.observe({ kind: 'charge', key: 'c2', status: 'Expired', occurredAt: at(10), source: 'event' });
-    expect(t.observe({ kind: 'charge', key: 'c2', status: 'Pending', occurredAt: at(9), source: 'event' }).result).toBe(
-      'stale',
-    );
-    expect(t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at(11), source: 'event' }).result).toBe(
-      'changed',
-    );
-    expect(t.get('charge', 'c1')?.status).toBe('Paid');
-    expect(t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
-    expect(t.changesOfDay(retornoDay(clock)).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`)).toEqual([
-      'c1 Pending->Paid',
-      'c2 Pending->Expired',
-      'c2 Expired->Paid',
-    ]);
+    await t.observe({ kind: 'charge', key: 'c2', status: 'Expired', occurredAt: at(10), source: 'event' });
+    expect(
+      (await t.observe({ kind: 'charge', key: 'c2', status: 'Pending', occurredAt: at(9), source: 'event' })).result,
+    ).toBe('stale');
+    expect(
+      (await t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at(11), source: 'event' })).result,
+    ).toBe('changed');
+    expect((await t.get('charge', 'c1'))?.status).toBe('Paid');
+    expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
+    expect(
+      (await t.changesOfDay(retornoDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
+    ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
   });
 
   it('an event about something remessa did not create is kept unapplied a while, then applied as foreign', async () => {
-    succeededCharges(['c1']);
-    const insert = store.db.prepare(
+    await succeededCharges(['c1']);
+    const insert = sqliteOf(store).prepare(
       `INSERT INTO webhook_events (id, event_type, correlation_id, occurred_at, received_at, payload)
        VALUES (?, ?, ?, ?, ?, ?)`,
     );
@@ -133,7 +136,9 @@ describe('the things state machine', () => {
     expect(first).toMatchObject({ eventsApplied: 2, eventsForeign: 0, changes: 1 });
     const applied = () =>
       (
-        store.db.prepare('SELECT id FROM webhook_events WHERE applied_at IS NOT NULL ORDER BY id').all() as Array<{
+        sqliteOf(store)
+          .prepare('SELECT id FROM webhook_events WHERE applied_at IS NOT NULL ORDER BY id')
+          .all() as Array<{
           id: string;
         }>
       ).map((r) => r.id);
@@ -141,20 +146,26 @@ describe('the things state machine', () => {
     clock = new Date(clock.getTime() + 2 * 3_600_000);
     expect(await pass()).toMatchObject({ eventsApplied: 1, eventsForeign: 1, changes: 0 });
     expect(applied()).toEqual(['e1', 'e2', 'e3']);
-    expect(new Things(store.db).foreignEvents()).toEqual({
+    expect(await new Things(store).foreignEvents()).toEqual({
       count: 1,
       latest: [{ id: 'e2', type: 'CHARGE_PAID', subject: 'x' }],
     });
     clock = new Date('2026-11-23T12:00:00.000Z');
-    const line = new Things(store.db).changesOfDay('2026-11-23')[0]!;
+    const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
     expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
   });
 
   it('a change whose file was not written (a crash in between) is written by the next pass', async () => {
-    succeededCharges(['c1']);
-    const t = things();
+    await succeededCharges(['c1']);
+    const t = await things();
     // As if the process died right after this commit, before writing the file.
-    t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: '2026-11-23T10:00:00.000Z', source: 'event' });
+    await t.observe({
+      kind: 'charge',
+      key: 'c1',
+      status: 'Paid',
+      occurredAt: '2026-11-23T10:00:00.000Z',
+      source: 'event',
+    });
     const outbox = path.join(dir, 'outbox');
     const result = await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock });
     expect(result.changes).toBe(0);
@@ -165,7 +176,7 @@ describe('the things state machine', () => {
     expect((await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock })).files).toEqual([]);
   });
 
-  it('a charge record tells its history by its times: expired, then paid', () => {
+  it('a charge record tells its history by its times: expired, then paid', async () => {
     const obs = observationsOfCharge({
       correlationId: 'c',
       status: 'Paid',
@@ -179,7 +190,7 @@ describe('the things state machine', () => {
     ]);
   });
 
-  it('a Pix charge read Expired by its expiry happened at its expiresAt', () => {
+  it('a Pix charge read Expired by its expiry happened at its expiresAt', async () => {
     const obs = observationsOfCharge({
       correlationId: 'c',
       status: 'Expired',
@@ -189,14 +200,14 @@ describe('the things state machine', () => {
     expect(obs.map((o) => [o.status, o.occurredAt])).toEqual([['Expired', '2026-11-22T10:00:00.000Z']]);
   });
 
-  it('the retorno day is the Brasília date', () => {
+  it('the retorno day is the Brasília date', async () => {
     expect(retornoDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
     expect(retornoDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');
   });
 });
 
 describe('reconciliation paging', () => {
-  it('splits a range into windows of at most one year', () => {
+  it('splits a range into windows of at most one year', async () => {
     expect(yearWindows('2024-02-29', '2026-03-01')).toEqual([
       { startDate: '2024-02-29', endDate: '2025-02-27' },
       { startDate: '2025-02-28', endDate: '2026-02-27' },
@@ -218,7 +229,7 @@ describe('reconciliation paging', () => {
           headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
         });
       }
-      succeededCharges(ids.slice(5), 'Created');
+      await succeededCharges(ids.slice(5), 'Created');
       clock = new Date();
       const result = await retornoPass({
         store,

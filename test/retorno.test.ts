@@ -236,11 +236,11 @@ async function receiveEvents(ws: Workspace, ids: string[]): Promise<number> {
 
 /** One events-only pass, as the daemon runs every `reconcile.applyEventsEverySeconds`. */
 async function applyEventsOnly(ws: Workspace): Promise<void> {
-  const store = openStore(path.join(ws.data, 'remessa.sqlite'));
+  const store = await openStore(path.join(ws.data, 'remessa.sqlite'));
   try {
     await retornoPass({ store, outboxDir: ws.outbox, logger: createLogger({ level: 'silent' }), reconcile: false });
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

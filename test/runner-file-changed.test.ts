@@ -107,17 +107,12 @@ describe('a taken file that changes while it is read', () => {
     // The partial reading is in the store as given up (its keys released), so its rows were never duplicates.
     await pipeline.close();
     pipeline = undefined;
-    const store = openStore(path.join(folders.data, 'remessa.sqlite'));
+    const store = await openStore(path.join(folders.data, 'remessa.sqlite'));
     try {
       // One taking, two batches: the given-up partial reading, then the whole file (src/store/intakes.ts retakeIntake).
-      expect(
-        store
-          .listBatches()
-          .map((b) => b.status)
-          .sort(),
-      ).toEqual(['done', 'rejected']);
+      expect((await store.listBatches()).map((b) => b.status).sort()).toEqual(['done', 'rejected']);
     } finally {
-      store.close();
+      await store.close();
     }
   }, 60_000);
 });

@@ -3,14 +3,15 @@
  * on, whichever engine holds it. Each test gets a fresh, empty database.
  *
  * Drivers: PostgreSQL (src/store/pg-driver.ts) on a throw-away cluster (test/helpers/postgres.ts; skipped only with
- * REMESSA_TEST_NO_POSTGRES=1). SQLite (src/store/sqlite-driver.ts) is written on another branch: its entry is below,
- * marked INTEGRATION, to enable at the merge.
+ * REMESSA_TEST_NO_POSTGRES=1), and SQLite (src/store/sqlite-driver.ts) on a file in a temp folder.
  */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPgDriver } from '../src/store/pg-driver.js';
 import type { SqlDriver, SqlTransaction } from '../src/store/sql.js';
+import { openSqliteDriver } from '../src/store/sqlite-driver.js';
 import { skipPostgres, useTestCluster } from './helpers/postgres.js';
 
 interface OpenedDatabase {
@@ -47,28 +48,22 @@ const postgres: DriverFactory = {
   },
 };
 
-// INTEGRATION (issue 13): the SQLite driver is on the branch storeasync (src/store/sqlite-driver.ts). After the merge,
-// uncomment this entry and add `sqlite` to FACTORIES. Checked before the merge: with storeasync's sqlite-driver.ts and
-// db.ts at 2ec0072 copied in, every test of this suite passes on both drivers.
-//   import { mkdtempSync, rmSync } from 'node:fs';
-//   import { tmpdir } from 'node:os';
-//   import { openSqliteDriver } from '../src/store/sqlite-driver.js';
-//   const sqlite: DriverFactory = {
-//     name: 'sqlite',
-//     skip: false,
-//     useServer: () => async () => {
-//       const dir = mkdtempSync(path.join(tmpdir(), 'remessa-sqlite-driver-'));
-//       const file = path.join(dir, 'store.sqlite');
-//       return {
-//         driver: openSqliteDriver(file),
-//         openAnother: () => openSqliteDriver(file),
-//         async cleanup() {
-//           rmSync(dir, { recursive: true, force: true });
-//         },
-//       };
-//     },
-//   };
-const FACTORIES: DriverFactory[] = [postgres];
+const sqlite: DriverFactory = {
+  name: 'sqlite',
+  skip: false,
+  useServer: () => async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-sqlite-driver-'));
+    const file = path.join(dir, 'store.sqlite');
+    return {
+      driver: openSqliteDriver(file),
+      openAnother: () => openSqliteDriver(file),
+      async cleanup() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+const FACTORIES: DriverFactory[] = [sqlite, postgres];
 
 /** The migration numbers both engines have (SQLite's folder is the reference). */
 const MIGRATION_NUMBERS = readdirSync(path.resolve(import.meta.dirname, '../src/store/migrations'))

@@ -4,7 +4,7 @@
  * aborted transactions, migrations raced by several daemons, the password kept out of every message, and the
  * `store` settings with the factory that picks the engine. Against a real throw-away cluster (test/helpers/postgres.ts).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -157,9 +157,16 @@ describe('store settings', () => {
     expect(errorOf({ store: { uri: 'postgres://x@y/z' } }).message).toContain('uri');
   });
 
-  it('openSqlDriver: SQLite is not wired yet without an opener (a clear error, not a silent fallback)', async () => {
+  it('openSqlDriver: without store.url, the SQLite store in the data folder, migrated', async () => {
     const config = buildConfig({}, { cwd: dir, env: {} });
-    expect((await failure(openSqlDriver(config))).code).toBe('STORE_ENGINE_NOT_WIRED');
+    const driver = await openSqlDriver(config);
+    try {
+      expect(driver.dialect).toBe('sqlite');
+      expect(await driver.get('SELECT COUNT(*) AS n FROM schema_migrations')).toEqual({ n: SHIPPED.length });
+      expect(existsSync(path.join(config.folders.data, 'remessa.sqlite'))).toBe(true);
+    } finally {
+      await driver.close();
+    }
   });
 });
 

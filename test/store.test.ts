@@ -16,10 +16,13 @@ import {
   type IngestRow,
   openDatabase,
   openStore,
+  openStoreWith,
   REMESSA_NAMESPACE,
   ROW_STATES,
   type Store,
 } from '../src/store/index.js';
+import { openSqliteDriver } from '../src/store/sqlite-driver.js';
+import { sqliteOf } from './helpers/sqlite-of.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
 const ACCOUNT = '123456';
@@ -27,12 +30,12 @@ const ACCOUNT = '123456';
 let dir: string;
 let store: Store;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-'));
-  store = openStore(path.join(dir, 'state.sqlite'));
+  store = await openStore(path.join(dir, 'state.sqlite'));
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -54,18 +57,20 @@ function newBatch(id: string, kind: 'charges' | 'bill-payments' = 'charges', fil
 }
 
 describe('migrations', () => {
-  it('applies numbered migrations once, records them, and sets WAL + synchronous FULL', () => {
-    const versions = store.db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+  it('applies numbered migrations once, records them, and sets WAL + synchronous FULL', async () => {
+    const versions = sqliteOf(store).prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
     expect(versions[0]).toEqual({ version: 1, name: 'batches-rows-steps' });
-    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(sqliteOf(store).pragma('journal_mode', { simple: true })).toBe('wal');
     // 2 = FULL
-    expect(store.db.pragma('synchronous', { simple: true })).toBe(2);
-    store.close();
-    store = openStore(path.join(dir, 'state.sqlite'));
-    expect(store.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: versions.length });
+    expect(sqliteOf(store).pragma('synchronous', { simple: true })).toBe(2);
+    await store.close();
+    store = await openStore(path.join(dir, 'state.sqlite'));
+    expect(sqliteOf(store).prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({
+      n: versions.length,
+    });
   });
 
-  it('rolls a failing migration back whole and does not record it', () => {
+  it('rolls a failing migration back whole and does not record it', async () => {
     const migrations = path.join(dir, 'migrations');
     mkdirSync(migrations);
     writeFileSync(path.join(migrations, '001-good.sql'), 'CREATE TABLE a (x INTEGER);');
@@ -81,18 +86,40 @@ describe('migrations', () => {
     db.close();
   });
 
-  it('refuses a database written by a newer version', () => {
-    store.db.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 'x')").run();
-    store.close();
-    expect(() => {
-      store = openStore(path.join(dir, 'state.sqlite'));
-    }).toThrow(expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }));
-    store = openStore(path.join(dir, 'other.sqlite'));
+  it('refuses a database written by a newer version', async () => {
+    sqliteOf(store).prepare("INSERT INTO schema_migrations VALUES (999, 'future', 'x')").run();
+    await store.close();
+    await expect(openStore(path.join(dir, 'state.sqlite'))).rejects.toThrow(
+      expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }),
+    );
+    store = await openStore(path.join(dir, 'other.sqlite'));
+  });
+});
+
+describe('openStoreWith', () => {
+  it("runs the store over a driver it is given, applying that driver's migrations", async () => {
+    const driver = openSqliteDriver(path.join(dir, 'given.sqlite'));
+    const given = await openStoreWith(driver, 'given');
+    try {
+      expect(given.driver).toBe(driver);
+      const created = await given.createBatch({
+        id: 'g1',
+        kind: 'charges',
+        fileName: 'g1.csv',
+        dialect: DIALECT,
+        header: ['correlationId', 'amount'],
+      });
+      expect(created.status).toBe('ingesting');
+      expect((await driver.all('SELECT version FROM schema_migrations')).length).toBeGreaterThan(0);
+    } finally {
+      await given.close();
+    }
+    expect(driver.isOpen).toBe(false);
   });
 });
 
 describe('idempotency keys', () => {
-  it('are UUIDv5, the same for the same account, kind and natural key, across stores', () => {
+  it('are UUIDv5, the same for the same account, kind and natural key, across stores', async () => {
     const a = new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1');
     const b = deriveIdempotencyKey(accountNamespace(ACCOUNT), 'charges', 'order-1');
     expect(a).toBe(b);
@@ -107,21 +134,21 @@ describe('idempotency keys', () => {
     expect(deriveIdempotencyKey(accountNamespace('123456'), 'charges', 'order-1')).toBe(a);
   });
 
-  it('stay the same after the database is rebuilt', () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'order-1')]);
-    const before = store.getRow('b1', 2)!.idempotencyKey;
-    store.close();
+  it('stay the same after the database is rebuilt', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'order-1')]);
+    const before = (await store.getRow('b1', 2))!.idempotencyKey;
+    await store.close();
     rmSync(path.join(dir, 'state.sqlite'));
-    store = openStore(path.join(dir, 'state.sqlite'));
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'order-1')]);
-    expect(store.getRow('b1', 2)!.idempotencyKey).toBe(before);
+    store = await openStore(path.join(dir, 'state.sqlite'));
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'order-1')]);
+    expect((await store.getRow('b1', 2))!.idempotencyKey).toBe(before);
   });
 });
 
 describe('row state machine', () => {
-  it('allows only the drawn transitions', () => {
+  it('allows only the drawn transitions', async () => {
     const allowed = new Set([
       'null>pending',
       'null>rejected',
@@ -155,62 +182,62 @@ describe('row state machine', () => {
     }
   });
 
-  it('throws on an illegal move and leaves the row unchanged', () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'k1')]);
-    store.finishIngest('b1', 'send-valid');
-    store.recordIntent('b1', 2, 'create');
-    store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true);
-    expect(store.getRow('b1', 2)!.state).toBe('succeeded');
-    expect(() => store.recordIntent('b1', 2, 'create')).toThrow(IllegalTransitionError);
-    expect(() => store.transitionRow('b1', 2, 'pending')).toThrow(/succeeded -> pending/);
-    expect(store.getRow('b1', 2)!.state).toBe('succeeded');
+  it('throws on an illegal move and leaves the row unchanged', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1')]);
+    await store.finishIngest('b1', 'send-valid');
+    await store.recordIntent('b1', 2, 'create');
+    await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true);
+    expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+    await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(IllegalTransitionError);
+    await expect(store.transitionRow('b1', 2, 'pending')).rejects.toThrow(/succeeded -> pending/);
+    expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
   });
 
-  it('never lets a done step be sent again', () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'k1')]);
-    store.recordIntent('b1', 2, 'create');
-    store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
-    expect(() => store.recordIntent('b1', 2, 'create')).toThrow(
+  it('never lets a done step be sent again', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1')]);
+    await store.recordIntent('b1', 2, 'create');
+    await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
+    await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(
       expect.objectContaining({ code: 'STORE_ILLEGAL_TRANSITION' }),
     );
-    store.recordIntent('b1', 2, 'pdf');
-    store.recordStepUnknown('b1', 2, 'pdf', { code: 'SERVICE_TIMEOUT', message: 'timed out' });
-    store.recordIntent('b1', 2, 'pdf');
-    store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
-    const steps = store.getSteps('b1', 2);
+    await store.recordIntent('b1', 2, 'pdf');
+    await store.recordStepUnknown('b1', 2, 'pdf', { code: 'SERVICE_TIMEOUT', message: 'timed out' });
+    await store.recordIntent('b1', 2, 'pdf');
+    await store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
+    const steps = await store.getSteps('b1', 2);
     expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: { pdf: 'a.pdf' } });
-    expect(store.getRow('b1', 2)!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
+    expect((await store.getRow('b1', 2))!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
   });
 });
 
 describe('ingestion and duplicates', () => {
-  it('makes a row whose natural key succeeded in an earlier batch a duplicate', () => {
-    newBatch('b1', 'charges', 'first.csv');
-    store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
-    store.finishIngest('b1', 'send-valid');
-    store.recordIntent('b1', 2, 'create');
-    store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
-    store.recordIntent('b1', 3, 'create');
-    store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+  it('makes a row whose natural key succeeded in an earlier batch a duplicate', async () => {
+    await newBatch('b1', 'charges', 'first.csv');
+    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    await store.finishIngest('b1', 'send-valid');
+    await store.recordIntent('b1', 2, 'create');
+    await store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
+    await store.recordIntent('b1', 3, 'create');
+    await store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
 
-    newBatch('b2', 'charges', 'second.csv');
-    store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k3')]);
-    const rows = store.resultRowsAfter('b2', 0, 10);
+    await newBatch('b2', 'charges', 'second.csv');
+    await store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k3')]);
+    const rows = await store.resultRowsAfter('b2', 0, 10);
     expect(rows.map((r) => r.state)).toEqual(['duplicate', 'pending', 'pending', 'duplicate']);
     expect(rows[0]).toMatchObject({ errorCode: DUPLICATE_NATURAL_KEY, owner: { state: 'succeeded', line: 2 } });
     expect(rows[0]!.owner!.outputs).toEqual({ ourNumber: '77' });
     expect(rows[0]!.errorMessage).toContain('first.csv');
     // the failed owner gave k2 up: the new row owns it now
-    expect(store.db.prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
+    expect(sqliteOf(store).prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
       batch_id: 'b2',
     });
     expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
   });
 
-  it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', () => {
-    newBatch('b1');
+  it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', async () => {
+    await newBatch('b1');
     const bad: IngestRow = {
       line: 3,
       record: { correlationId: '', amount: 'x' },
@@ -224,12 +251,12 @@ describe('ingestion and duplicates', () => {
         },
       ],
     };
-    expect(store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
+    expect(await store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
     // the process died here; the file is read again from the start
-    expect(store.ingest('b1', [validRow(2, 'k1'), bad, validRow(4, 'k4')])).toEqual({ stored: 1, skipped: 2 });
-    const b = store.getBatch('b1')!;
+    expect(await store.ingest('b1', [validRow(2, 'k1'), bad, validRow(4, 'k4')])).toEqual({ stored: 1, skipped: 2 });
+    const b = (await store.getBatch('b1'))!;
     expect(b).toMatchObject({ rowCount: 3, invalidCount: 1, lastLine: 4, status: 'ingesting' });
-    const r = store.getRow('b1', 3)!;
+    const r = (await store.getRow('b1', 3))!;
     expect(r.state).toBe('rejected');
     expect(r.errorCode).toBe('REQUIRED');
     expect(r.errorMessage).toBe(
@@ -237,76 +264,121 @@ describe('ingestion and duplicates', () => {
     );
   });
 
-  it('all-or-nothing: one invalid row rejects every valid row and frees their keys', () => {
-    newBatch('b1', 'bill-payments');
-    store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
-    const b = store.finishIngest('b1', 'all-or-nothing');
+  it('all-or-nothing: one invalid row rejects every valid row and frees their keys', async () => {
+    await newBatch('b1', 'bill-payments');
+    await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+    const b = await store.finishIngest('b1', 'all-or-nothing');
     expect(b.status).toBe('ready');
-    expect(store.countRows('b1')).toMatchObject({ rejected: 2, pending: 0 });
-    expect(store.getRow('b1', 2)!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
-    newBatch('b2', 'bill-payments');
-    store.ingest('b2', [validRow(2, 'k1')]);
-    expect(store.getRow('b2', 2)!.state).toBe('pending');
+    expect(await store.countRows('b1')).toMatchObject({ rejected: 2, pending: 0 });
+    expect((await store.getRow('b1', 2))!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
+    await newBatch('b2', 'bill-payments');
+    await store.ingest('b2', [validRow(2, 'k1')]);
+    expect((await store.getRow('b2', 2))!.state).toBe('pending');
   });
 
-  it('send-valid: the valid rows stay pending', () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
-    store.finishIngest('b1', 'send-valid');
-    expect(store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
-    expect(() => store.markBatchDone('b1')).toThrow(expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }));
-    expect(store.unfinishedBatches().map((x) => x.id)).toEqual(['b1']);
+  it('send-valid: the valid rows stay pending', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+    await store.finishIngest('b1', 'send-valid');
+    expect(await store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
+    await expect(store.markBatchDone('b1')).rejects.toThrow(
+      expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }),
+    );
+    expect((await store.unfinishedBatches()).map((x) => x.id)).toEqual(['b1']);
   });
 });
 
 describe('exclusive lock', () => {
-  it('lets one process drive the store; readers still open it; a lock left by a dead process is taken over', () => {
+  it('lets one process drive the store; readers still open it; a lock left by a dead process is taken over', async () => {
     const file = path.join(dir, 'locked.sqlite');
-    const a = openStore(file, { exclusive: true });
+    const a = await openStore(file, { exclusive: true });
     expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
-    const reader = openStore(file);
-    reader.close();
-    a.close();
+    const reader = await openStore(file);
+    await reader.close();
+    await a.close();
     expect(existsSync(`${file}.lock`)).toBe(false);
     // held by another live process
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
     try {
       writeFileSync(`${file}.lock`, `${child.pid}\n`);
-      expect(() => openStore(file, { exclusive: true })).toThrow(expect.objectContaining({ code: 'STORE_LOCKED' }));
+      await expect(openStore(file, { exclusive: true })).rejects.toThrow(
+        expect.objectContaining({ code: 'STORE_LOCKED' }),
+      );
     } finally {
       child.kill('SIGKILL');
     }
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     writeFileSync(`${file}.lock`, `${dead}\n`);
-    const b = openStore(file, { exclusive: true });
+    const b = await openStore(file, { exclusive: true });
     expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
-    b.close();
+    await b.close();
   });
 });
 
 describe('group commit', () => {
   it('commits writes of one tick together; a failing write undoes only itself', async () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
-    const a = store.write(() => store.recordIntent('b1', 2, 'create'));
-    const bad = store.write(() => {
-      store.recordIntent('b1', 3, 'create');
-      store.transitionRow('b1', 3, 'duplicate');
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    const a = store.write((s) => s.recordIntent('b1', 2, 'create'));
+    const bad = store.write(async (s) => {
+      await s.recordIntent('b1', 3, 'create');
+      await s.transitionRow('b1', 3, 'duplicate');
     });
     await expect(a).resolves.toBeUndefined();
     await expect(bad).rejects.toThrow(IllegalTransitionError);
-    expect(store.getRow('b1', 2)!.state).toBe('in_flight');
+    expect((await store.getRow('b1', 2))!.state).toBe('in_flight');
     // the savepoint of the failing write was rolled back whole, its intent included
-    expect(store.getRow('b1', 3)!.state).toBe('pending');
-    expect(store.getSteps('b1', 3).size).toBe(0);
+    expect((await store.getRow('b1', 3))!.state).toBe('pending');
+    expect((await store.getSteps('b1', 3)).size).toBe(0);
   });
 
   it('writes are durable when write() resolves (seen from another connection)', async () => {
-    newBatch('b1');
-    store.ingest('b1', [validRow(2, 'k1')]);
-    await store.write(() => store.recordIntent('b1', 2, 'create'));
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1')]);
+    await store.write((s) => s.recordIntent('b1', 2, 'create'));
     const other = openDatabase(store.file, { readonly: true });
     expect(other.prepare('SELECT state FROM steps WHERE line = 2').get()).toEqual({ state: 'intent' });
     other.close();
+  });
+
+  it('a statement on the store issued while a group is open waits for it, and is not undone with it', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+    let outside: Promise<void> | undefined;
+    const group = store.write(async (s) => {
+      await s.recordIntent('b1', 2, 'create');
+      // Issued from elsewhere (not awaited here: a write's fn awaits only its view): queued behind the group.
+      outside = store.recordIntent('b1', 3, 'create');
+      await s.transitionRow('b1', 2, 'duplicate'); // illegal: this write's savepoint is rolled back
+    });
+    await expect(group).rejects.toThrow(IllegalTransitionError);
+    await outside;
+    expect((await store.getRow('b1', 2))!.state).toBe('pending');
+    expect((await store.getRow('b1', 3))!.state).toBe('in_flight');
+  });
+
+  it('a transaction on a view is a savepoint: a failing method undoes only its own writes', async () => {
+    await newBatch('b1');
+    await store.transaction(async (s) => {
+      await s.ingest('b1', [validRow(2, 'k1')]);
+      await s.finishIngest('b1', 'send-valid');
+      // ingest refuses a batch that is no longer ingesting: its savepoint alone is rolled back
+      await expect(s.ingest('b1', [validRow(3, 'k2')])).rejects.toMatchObject({ code: 'STORE_BATCH_INGESTED' });
+    });
+    expect(await store.countRows('b1')).toMatchObject({ pending: 1 });
+    expect((await store.getBatch('b1'))!.status).toBe('ready');
+  });
+
+  it('a method called on the store itself is one transaction: a step is not left behind by a refused row move', async () => {
+    await newBatch('b1');
+    await store.ingest('b1', [validRow(2, 'k1')]);
+    await newBatch('b2');
+    await store.ingest('b2', [validRow(2, 'k1')]); // same natural key: duplicate of b1 line 2
+    expect((await store.getRow('b2', 2))!.state).toBe('duplicate');
+    // The step may move (none -> failed) but the row may not (duplicate is final): nothing of it stays.
+    await expect(store.recordRowFailed('b2', 2, 'create', { code: 'X', message: 'x' })).rejects.toThrow(
+      IllegalTransitionError,
+    );
+    expect((await store.getSteps('b2', 2)).size).toBe(0);
   });
 });

@@ -16,12 +16,12 @@ import {
 let dir: string;
 let store: Store;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-webhook-events-'));
-  store = openStore(path.join(dir, 'state.sqlite'));
+  store = await openStore(path.join(dir, 'state.sqlite'));
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -38,12 +38,12 @@ function event(id: string, occurredAt: string | null, extra: Partial<NewWebhookE
 }
 
 describe('webhook_events (migration 007)', () => {
-  it('stores an event once: a second insert of the same id is ignored and leaves the first row as it was', () => {
-    expect(insertWebhookEvent(store.db, event('e1', '2026-11-23T10:00:00.000Z', { ourNumber: '123' }))).toBe(true);
+  it('stores an event once: a second insert of the same id is ignored and leaves the first row as it was', async () => {
+    expect(await insertWebhookEvent(store, event('e1', '2026-11-23T10:00:00.000Z', { ourNumber: '123' }))).toBe(true);
     expect(
-      insertWebhookEvent(store.db, event('e1', '2026-11-23T11:00:00.000Z', { ourNumber: '999', payload: '{}' })),
+      await insertWebhookEvent(store, event('e1', '2026-11-23T11:00:00.000Z', { ourNumber: '999', payload: '{}' })),
     ).toBe(false);
-    const stored = getWebhookEvent(store.db, 'e1');
+    const stored = await getWebhookEvent(store, 'e1');
     expect(stored).toMatchObject({
       id: 'e1',
       type: 'CHARGE_PAID',
@@ -53,32 +53,32 @@ describe('webhook_events (migration 007)', () => {
       appliedAt: null,
     });
     expect(JSON.parse(stored!.payload)).toMatchObject({ id: 'e1' });
-    expect(countWebhookEvents(store.db)).toEqual({ total: 1, unapplied: 1 });
+    expect(await countWebhookEvents(store)).toEqual({ total: 1, unapplied: 1 });
   });
 
-  it('lists unapplied events in the order they happened, not the order they arrived', () => {
-    insertWebhookEvent(store.db, event('late', '2026-11-23T10:00:02.000Z'));
-    insertWebhookEvent(store.db, event('early', '2026-11-23T10:00:00.000Z'));
-    insertWebhookEvent(store.db, event('middle', '2026-11-23T10:00:01.000Z'));
-    expect(listUnappliedWebhookEvents(store.db).map((e) => e.id)).toEqual(['early', 'middle', 'late']);
-    expect(listUnappliedWebhookEvents(store.db, { limit: 2 }).map((e) => e.id)).toEqual(['early', 'middle']);
+  it('lists unapplied events in the order they happened, not the order they arrived', async () => {
+    await insertWebhookEvent(store, event('late', '2026-11-23T10:00:02.000Z'));
+    await insertWebhookEvent(store, event('early', '2026-11-23T10:00:00.000Z'));
+    await insertWebhookEvent(store, event('middle', '2026-11-23T10:00:01.000Z'));
+    expect((await listUnappliedWebhookEvents(store)).map((e) => e.id)).toEqual(['early', 'middle', 'late']);
+    expect((await listUnappliedWebhookEvents(store, { limit: 2 })).map((e) => e.id)).toEqual(['early', 'middle']);
   });
 
-  it('marks events applied once: the first time is kept and applied events leave the unapplied list', () => {
-    insertWebhookEvent(store.db, event('a', '2026-11-23T10:00:00.000Z'));
-    insertWebhookEvent(store.db, event('b', '2026-11-23T10:00:01.000Z'));
-    expect(markWebhookEventsApplied(store.db, ['a'], '2026-11-23T12:00:00.000Z')).toBe(1);
-    expect(markWebhookEventsApplied(store.db, ['a', 'b'], '2026-11-23T13:00:00.000Z')).toBe(1);
-    expect(getWebhookEvent(store.db, 'a')?.appliedAt).toBe('2026-11-23T12:00:00.000Z');
-    expect(getWebhookEvent(store.db, 'b')?.appliedAt).toBe('2026-11-23T13:00:00.000Z');
-    expect(listUnappliedWebhookEvents(store.db)).toEqual([]);
-    expect(countWebhookEvents(store.db)).toEqual({ total: 2, unapplied: 0 });
+  it('marks events applied once: the first time is kept and applied events leave the unapplied list', async () => {
+    await insertWebhookEvent(store, event('a', '2026-11-23T10:00:00.000Z'));
+    await insertWebhookEvent(store, event('b', '2026-11-23T10:00:01.000Z'));
+    expect(await markWebhookEventsApplied(store, ['a'], '2026-11-23T12:00:00.000Z')).toBe(1);
+    expect(await markWebhookEventsApplied(store, ['a', 'b'], '2026-11-23T13:00:00.000Z')).toBe(1);
+    expect((await getWebhookEvent(store, 'a'))?.appliedAt).toBe('2026-11-23T12:00:00.000Z');
+    expect((await getWebhookEvent(store, 'b'))?.appliedAt).toBe('2026-11-23T13:00:00.000Z');
+    expect(await listUnappliedWebhookEvents(store)).toEqual([]);
+    expect(await countWebhookEvents(store)).toEqual({ total: 2, unapplied: 0 });
   });
 
-  it('finds the events of one correlationId', () => {
-    insertWebhookEvent(store.db, event('x', '2026-11-23T10:00:01.000Z', { correlationId: 'same' }));
-    insertWebhookEvent(store.db, event('y', '2026-11-23T10:00:00.000Z', { correlationId: 'same' }));
-    insertWebhookEvent(store.db, event('z', '2026-11-23T10:00:00.000Z'));
-    expect(listWebhookEventsByCorrelationId(store.db, 'same').map((e) => e.id)).toEqual(['y', 'x']);
+  it('finds the events of one correlationId', async () => {
+    await insertWebhookEvent(store, event('x', '2026-11-23T10:00:01.000Z', { correlationId: 'same' }));
+    await insertWebhookEvent(store, event('y', '2026-11-23T10:00:00.000Z', { correlationId: 'same' }));
+    await insertWebhookEvent(store, event('z', '2026-11-23T10:00:00.000Z'));
+    expect((await listWebhookEventsByCorrelationId(store, 'same')).map((e) => e.id)).toEqual(['y', 'x']);
   });
 });

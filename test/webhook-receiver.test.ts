@@ -15,7 +15,7 @@ import { BankClient } from '../src/bank/client.js';
 import type { AuthorizationScheme } from '../src/formats/webhook-authorization.js';
 import { Metrics } from '../src/metrics.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/server.js';
-import { openDatabase, type SqliteDatabase } from '../src/store/db.js';
+import { openStore, type Store } from '../src/store/store.js';
 import { countWebhookEvents, getWebhookEvent, listUnappliedWebhookEvents } from '../src/store/webhook-events.js';
 import { authorizationChecker } from '../src/webhooks/authorization.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../src/webhooks/receiver.js';
@@ -27,15 +27,15 @@ const TOKEN = 'receiver-test-token-0123456789';
 let dir: string;
 let storeFile: string;
 const closers: Array<() => Promise<void>> = [];
-let db: SqliteDatabase | undefined;
+let db: Store | undefined;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-receiver-'));
   storeFile = path.join(dir, 'remessa.sqlite');
 });
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
-  db?.close();
+  await db?.close();
   db = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
@@ -54,8 +54,8 @@ async function receiver(
   return r;
 }
 
-function store(): SqliteDatabase {
-  db ??= openDatabase(storeFile);
+async function store(): Promise<Store> {
+  db ??= await openStore(storeFile);
   return db;
 }
 
@@ -74,7 +74,7 @@ async function post(r: RunningWebhookReceiver, body: string | object, headers: R
 }
 
 describe('authorization check', () => {
-  it('accepts exactly the header the sender sends for each scheme, and nothing else', () => {
+  it('accepts exactly the header the sender sends for each scheme, and nothing else', async () => {
     const basic = authorizationChecker('BASIC', 'user:p@ss');
     const encoded = Buffer.from('user:p@ss').toString('base64');
     expect(basic({ authorization: `Basic ${encoded}` })).toBe(true);
@@ -108,8 +108,8 @@ describe('webhook receiver', () => {
     const again = await post(r, envelope(id, { correlationId: 'other' }), { 'x-webhook-event-id': id });
     expect(again.status).toBe(200);
     expect(JSON.parse(again.text)).toEqual({ result: 'duplicate' });
-    expect(countWebhookEvents(store())).toEqual({ total: 1, unapplied: 1 });
-    const stored = getWebhookEvent(store(), id)!;
+    expect(await countWebhookEvents(await store())).toEqual({ total: 1, unapplied: 1 });
+    const stored = (await getWebhookEvent(await store(), id))!;
     expect(stored).toMatchObject({
       type: 'CHARGE_PAID',
       correlationId: 'corr-1',
@@ -136,7 +136,7 @@ describe('webhook receiver', () => {
       expect(res.status).toBe(401);
       expect(res.text).not.toContain(TOKEN);
     }
-    expect(countWebhookEvents(store()).total).toBe(0);
+    expect((await countWebhookEvents(await store())).total).toBe(0);
     expect(await metrics.render()).toContain('remessa_webhook_events_total{result="rejected"} 3');
   });
 
@@ -144,7 +144,7 @@ describe('webhook receiver', () => {
     const r = await receiver({ bodyLimitBytes: 1024 });
     const res = await post(r, envelope(randomUUID(), { correlationId: 'big', note: 'x'.repeat(2000) }));
     expect(res.status).toBe(413);
-    expect(countWebhookEvents(store()).total).toBe(0);
+    expect((await countWebhookEvents(await store())).total).toBe(0);
     // Just under the limit is fine.
     expect((await post(r, envelope(randomUUID(), { correlationId: 'small', note: 'x'.repeat(700) }))).status).toBe(200);
   });
@@ -159,7 +159,7 @@ describe('webhook receiver', () => {
     expect(noId.text).toContain('$.id');
     const mismatch = await post(r, envelope('id-in-body'), { 'x-webhook-event-id': 'id-in-header' });
     expect(mismatch.status).toBe(400);
-    expect(countWebhookEvents(store()).total).toBe(0);
+    expect((await countWebhookEvents(await store())).total).toBe(0);
   });
 
   it('keeps events with added fields, unknown types, foreign things and in any order', async () => {
@@ -179,7 +179,7 @@ describe('webhook receiver', () => {
     };
     expect((await post(r, later)).status).toBe(200);
     expect((await post(r, earlier)).status).toBe(200);
-    const unapplied = listUnappliedWebhookEvents(store());
+    const unapplied = await listUnappliedWebhookEvents(await store());
     expect(unapplied.map((e) => e.id)).toEqual(['e-earlier', 'e-later']);
     expect(unapplied[0]).toMatchObject({ type: 'SOMETHING_NEW', correlationId: '42' });
     expect(unapplied[1]).toMatchObject({ paymentId: 'pay-1', endToEndId: 'E123', correlationId: null });
@@ -227,8 +227,9 @@ describe('webhook receiver', () => {
     expect(paid.statusCode).toBe(200);
     await paid.body.dump();
     const deadline = Date.now() + 10_000;
-    while (countWebhookEvents(store()).total < 1 && Date.now() < deadline) await new Promise((x) => setTimeout(x, 20));
-    const events = listUnappliedWebhookEvents(store());
+    while ((await countWebhookEvents(await store())).total < 1 && Date.now() < deadline)
+      await new Promise((x) => setTimeout(x, 20));
+    const events = await listUnappliedWebhookEvents(await store());
     expect(events.map((e) => [e.type, e.correlationId])).toEqual([['CHARGE_PAID', correlationId]]);
     expect(events[0]!.ourNumber).toMatch(/^\d+$/);
   });

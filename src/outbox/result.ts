@@ -133,7 +133,7 @@ export async function writeResult(
   batchId: string,
   options: WriteResultOptions,
 ): Promise<WriteResultOutput> {
-  const batch = store.getBatch(batchId);
+  const batch = await store.getBatch(batchId);
   if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
   const version = options.version ?? 1;
   const { resultPath, summaryPath } = answerPaths(options.outboxDir, options.kind.name, options.name, version);
@@ -163,7 +163,7 @@ export async function writeResult(
   try {
     let after = 0;
     for (;;) {
-      const page = store.resultRowsAfter(batchId, after, PAGE_ROWS);
+      const page = await store.resultRowsAfter(batchId, after, PAGE_ROWS);
       if (page.length === 0) break;
       for (const row of page) {
         after = row.line;
@@ -283,10 +283,10 @@ async function answerIntakeNow(
   intakeId: string,
   options: AnswerIntakeOptions,
 ): Promise<AnswerIntakeOutput> {
-  const intake = getIntake(store, intakeId);
+  const intake = await getIntake(store, intakeId);
   if (!intake?.batchId) throw new RemessaError('OUTBOX_NO_BATCH', `No batch read for intake ${intakeId}`);
   const paths = (version: number) => answerPaths(options.outboxDir, intake.folder, intake.answerName, version);
-  const changes = batchChanges(store, intake.batchId);
+  const changes = await batchChanges(store, intake.batchId);
   if (intake.answerType === 'result' && intake.answerVersion > 0 && intake.answeredChanges === changes) {
     return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
   }
@@ -303,12 +303,12 @@ async function answerIntakeNow(
         name: intake.answerName,
         version: intake.writingVersion,
         intake,
-        ...withCopyOf(store, intake),
+        ...(await withCopyOf(store, intake)),
         summaryOnly: true,
       });
     }
     if ((await exists(p.resultPath)) && (await exists(p.summaryPath))) {
-      markAnswered(store, intakeId, {
+      await markAnswered(store, intakeId, {
         type: 'result',
         version: intake.writingVersion,
         changes,
@@ -320,7 +320,7 @@ async function answerIntakeNow(
   }
   let version = intake.answerVersion + 1;
   while ((await exists(paths(version).resultPath)) || (await exists(paths(version).summaryPath))) version++;
-  beginAnswer(store, intakeId, version, changes);
+  await beginAnswer(store, intakeId, version, changes);
   const out = await writeResult(store, intake.batchId, {
     outboxDir: options.outboxDir,
     kind: options.kind,
@@ -328,12 +328,12 @@ async function answerIntakeNow(
     name: intake.answerName,
     version,
     intake,
-    ...withCopyOf(store, intake),
+    ...(await withCopyOf(store, intake)),
     // A retried row that stays as it was: the current version still says it all; no new version.
     unlessSha256: intake.answerVersion > 0 ? intake.answerSha256 : null,
   });
   if (out.unchanged) {
-    markAnswered(store, intakeId, {
+    await markAnswered(store, intakeId, {
       type: 'result',
       version: intake.answerVersion,
       changes,
@@ -342,7 +342,7 @@ async function answerIntakeNow(
     return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
   }
   crashPoint('answer-renamed');
-  markAnswered(store, intakeId, {
+  await markAnswered(store, intakeId, {
     type: 'result',
     version,
     changes,
@@ -352,8 +352,8 @@ async function answerIntakeNow(
   return { resultPath: out.resultPath, summaryPath: out.summaryPath, version, written: true };
 }
 
-function withCopyOf(store: Store, intake: IntakeRecord): { copyOf?: IntakeRecord } {
-  const copyOf = earlierSameContent(store, intake);
+async function withCopyOf(store: Store, intake: IntakeRecord): Promise<{ copyOf?: IntakeRecord }> {
+  const copyOf = await earlierSameContent(store, intake);
   return copyOf ? { copyOf } : {};
 }
 

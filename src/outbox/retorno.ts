@@ -74,7 +74,7 @@ export async function writeRetornoDay(
   day: string,
   now: () => Date = () => new Date(),
 ): Promise<string | undefined> {
-  const lines = things.changesOfDay(day);
+  const lines = await things.changesOfDay(day);
   if (lines.length === 0) return undefined;
   const dir = path.join(outboxDir, RETORNO_FOLDER);
   await mkdir(dir, { recursive: true });

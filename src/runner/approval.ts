@@ -59,14 +59,14 @@ export const EXIT_DECIDED = 0;
 // ------------------------------------------------------------------------------------------------ the gate
 
 /** Why a file of `kind` whose unfinished rows add up to `amount` cannot go by itself (file and day limits). */
-function limitReasons(
+async function limitReasons(
   store: Store,
   kind: KindName,
   amount: Cents,
   controls: MoneyControlOptions | undefined,
   now: Date,
   locale: Locale,
-): ApprovalReason[] {
+): Promise<ApprovalReason[]> {
   const limits = controls?.limits[kind];
   const reasons: ApprovalReason[] = [];
   const brl = (cents: Cents) => formatMoney(locale, cents);
@@ -82,7 +82,7 @@ function limitReasons(
   }
   if (limits?.perDay !== undefined) {
     const day = saoPauloDay(now);
-    const used = releasedOnDay(store, kind, day);
+    const used = await releasedOnDay(store, kind, day);
     if (used + amount > limits.perDay) {
       reasons.push({
         code: APPROVAL_CODES.perDay,
@@ -101,7 +101,7 @@ function limitReasons(
 }
 
 /**
- * Decides, in one IMMEDIATE transaction, whether a stored batch may run (see the machine in src/store/approvals.ts):
+ * Decides, in one transaction that holds the write lock from its start (`immediate`), whether a stored batch may run (see the machine in src/store/approvals.ts):
  * 'go' once released (or answered with every row rejected over a limit), 'hold' while it waits for approval.
  */
 export function gateBatch(
@@ -111,20 +111,20 @@ export function gateBatch(
   owner: string | null,
   now: Date = new Date(),
   locale: Locale = DEFAULT_LOCALE,
-): 'go' | 'hold' {
-  return immediate(store, () => {
-    const batch = store.getBatch(batchId);
+): Promise<'go' | 'hold'> {
+  return immediate(store, async (s): Promise<'go' | 'hold'> => {
+    const batch = await s.getBatch(batchId);
     if (!batch) throw new RemessaError('STORE_NO_BATCH', `No batch ${batchId}`);
     if (batch.status === 'awaiting_approval') return 'hold';
     if (batch.status !== 'ready') return 'go';
-    if (getApproval(store, batchId)?.state === 'approved' || store.countUnfinished(batchId) === 0) {
-      releaseBatch(store, batch, now);
+    if ((await getApproval(s, batchId))?.state === 'approved' || (await s.countUnfinished(batchId)) === 0) {
+      await releaseBatch(s, batch, now);
       return 'go';
     }
-    const amount = unfinishedAmount(store, batchId);
-    const reasons = limitReasons(store, batch.kind, amount, controls, now, locale);
+    const amount = await unfinishedAmount(s, batchId);
+    const reasons = await limitReasons(s, batch.kind, amount, controls, now, locale);
     if (controls?.approvalKinds.includes(batch.kind)) {
-      holdBatch(store, batchId, {
+      await holdBatch(s, batchId, {
         reasons: [
           {
             code: APPROVAL_CODES.required,
@@ -139,13 +139,13 @@ export function gateBatch(
       return 'hold';
     }
     if (reasons.length > 0) {
-      rejectUnsentBatch(store, batchId, {
+      await rejectUnsentBatch(s, batchId, {
         code: reasons[0]!.code,
         message: t(locale, 'APPROVAL.notSent', { reasons: reasons.map((r) => r.message).join('; '), kind: batch.kind }),
       });
       return 'go';
     }
-    releaseBatch(store, batch, now);
+    await releaseBatch(s, batch, now);
     return 'go';
   });
 }
@@ -158,9 +158,9 @@ export function resumeGate(
   store: Store,
   controls: MoneyControlOptions | undefined,
   locale: Locale = DEFAULT_LOCALE,
-): (batch: BatchRecord) => 'go' | 'hold' | 'skip' {
-  return (batch) => {
-    if (batch.status === 'awaiting_approval' || getApproval(store, batch.id)) return 'skip';
+): (batch: BatchRecord) => Promise<'go' | 'hold' | 'skip'> {
+  return async (batch) => {
+    if (batch.status === 'awaiting_approval' || (await getApproval(store, batch.id))) return 'skip';
     if (controls?.approvalKinds.includes(batch.kind)) return 'skip';
     return gateBatch(store, batch.id, controls, null, new Date(), locale);
   };
@@ -243,8 +243,8 @@ export async function writePreview(
   // Its labels (TOTAL, WAITS, FILE, DECIDE) and status words (`to pay`) are markers, like a result's statuses; the
   // sentences beside them are in the person's locale.
   const locale = options.locale ?? DEFAULT_LOCALE;
-  const batch = store.getBatch(batchId);
-  const approval = getApproval(store, batchId);
+  const batch = await store.getBatch(batchId);
+  const approval = await getApproval(store, batchId);
   if (!batch || !approval) throw new RemessaError('APPROVAL_NO_BATCH', `Batch ${batchId} does not wait for approval`);
   const extra = KIND_PREVIEWS[batch.kind];
   const width = batch.header.length;
@@ -255,7 +255,7 @@ export async function writePreview(
   const totals = new Map<string, { rows: number; cents: Cents }>();
   try {
     for (let after = 0; ; ) {
-      const page = store.rowsAfter(batchId, after, 500);
+      const page = await store.rowsAfter(batchId, after, 500);
       if (page.length === 0) break;
       for (const row of page) {
         after = row.line;
@@ -326,7 +326,7 @@ export async function writePreview(
     await writer.abort();
     throw error;
   }
-  markPreviewWritten(store, batchId, options.now ?? new Date());
+  await markPreviewWritten(store, batchId, options.now ?? new Date());
   return file;
 }
 
@@ -366,7 +366,7 @@ export async function applyApprovalMarker(
   if (!by) return false;
   let decided = false;
   try {
-    decideApproval(store, batchId, { approve: true, by: by.slice(0, 100), via: 'marker' }, rules, new Date());
+    await decideApproval(store, batchId, { approve: true, by: by.slice(0, 100), via: 'marker' }, rules, new Date());
     decided = true;
     log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
   } catch (err) {
@@ -393,8 +393,8 @@ export async function applyApprovalMarker(
 // ------------------------------------------------------------------------------------------------ the commands
 
 /** The one batch `ref` names, preferring one that waits; throws a RemessaError (exit 2) when none or several. */
-export function batchForDecision(store: Store, ref: string): BatchRecord {
-  let found = findBatches(store, ref);
+export async function batchForDecision(store: Store, ref: string): Promise<BatchRecord> {
+  let found = await findBatches(store, ref);
   if (found.length > 1) {
     const waiting = found.filter((b) => b.status === 'awaiting_approval');
     if (waiting.length > 0) found = waiting;
@@ -426,12 +426,12 @@ export interface DecideCommand {
  * `remessa approve` / `remessa reject`: records the decision in the store (the daemon, or the next `run`, pays or
  * answers the file). Exit 0 decided, 1 refused (nothing changed), 2 no store or no such batch.
  */
-export function decideCommand(c: DecideCommand): number {
+export async function decideCommand(c: DecideCommand): Promise<number> {
   let store: Store | undefined;
   try {
-    store = openStore(c.storeFile, { busyTimeoutMs: 15_000 });
-    const batch = batchForDecision(store, c.ref);
-    const approval = decideApproval(store, batch.id, c.decision, c.rules, new Date());
+    store = await openStore(c.storeFile, { busyTimeoutMs: 15_000 });
+    const batch = await batchForDecision(store, c.ref);
+    const approval = await decideApproval(store, batch.id, c.decision, c.rules, new Date());
     c.out.write(
       approval.state === 'approved'
         ? `${batch.fileName} (${batch.id.slice(0, 12)}): approved by ${approval.decidedBy} at ${approval.decidedAt}; the daemon pays it within moments (or the next \`remessa run\`)\n`
@@ -445,6 +445,6 @@ export function decideCommand(c: DecideCommand): number {
     }
     throw err;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }

@@ -170,7 +170,7 @@ export interface Pipeline {
    * The intake id and take time for a file given to `run` outside the inbox: those of its earlier taking when that
    * one was never answered (stopped or killed: resumed), else new ones.
    */
-  givenIntake(source: string, sha256: string): { id: string; takenAt: string };
+  givenIntake(source: string, sha256: string): Promise<{ id: string; takenAt: string }>;
   close(): Promise<void>;
 }
 
@@ -276,7 +276,7 @@ export async function openPipeline(
   });
   let store: Store;
   try {
-    store = openStore(path.join(folders.data, STORE_FILE_NAME));
+    store = await openStore(path.join(folders.data, STORE_FILE_NAME));
   } catch (err) {
     await client.close();
     await sandbox?.close();
@@ -289,9 +289,9 @@ export async function openPipeline(
   const common = { store, client, queue, accountId, retry, unreachable, logger: log, locale: options.locale };
 
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
-  function intakeOf(batch: TakenBatch): IntakeRecord {
+  async function intakeOf(batch: TakenBatch): Promise<IntakeRecord> {
     const { meta } = batch.item;
-    const intake = registerIntake(store, {
+    const intake = await registerIntake(store, {
       id: batch.item.id,
       folder: meta.kind ?? meta.folder ?? UNKNOWN_KIND_FOLDER,
       fileName: meta.name,
@@ -324,14 +324,14 @@ export async function openPipeline(
       error: { code: error.code, message: error.detail ? render(options.locale, error.detail) : error.message },
       locale: options.locale,
     });
-    markAnswered(store, intake.id, { type: 'rejected', version: 1, changes: 0, at: new Date().toISOString() });
+    await markAnswered(store, intake.id, { type: 'rejected', version: 1, changes: 0, at: new Date().toISOString() });
     log.warn({ file: batch.item.meta.relativePath, code: error.code, answer: file }, 'file rejected as a whole');
     return { state: 'done', answer: 'rejected', counts: {}, file };
   }
 
   /** The files folder of a batch: `outbox/<kind>/<answer name>/`. */
-  function filesDirOf(batchId: string, kind: KindName, fileName: string): string {
-    const name = intakeForBatch(store, batchId)?.answerName ?? stemOf(fileName);
+  async function filesDirOf(batchId: string, kind: KindName, fileName: string): Promise<string> {
+    const name = (await intakeForBatch(store, batchId))?.answerName ?? stemOf(fileName);
     return answerPaths(folders.outbox, kind, name).filesDir;
   }
 
@@ -340,8 +340,8 @@ export async function openPipeline(
    * changed since it was written (src/store/intakes.ts): also those a crash left stale.
    */
   async function answerPending(): Promise<void> {
-    for (const intake of intakesToAnswer(store)) {
-      const batch = store.getBatch(intake.batchId!);
+    for (const intake of await intakesToAnswer(store)) {
+      const batch = await store.getBatch(intake.batchId!);
       const kind = batch && KINDS[batch.kind];
       if (!batch || !kind) continue;
       try {
@@ -367,7 +367,7 @@ export async function openPipeline(
     opts: { signal: AbortSignal; progress?: Progress | undefined },
   ): Promise<BatchAnswer> {
     const { meta } = batch.item;
-    const intake = intakeOf(batch);
+    const intake = await intakeOf(batch);
     if (intake.answerType === 'rejected') {
       // Answered before a crash that came before the archive: the answer stands.
       const file = answerPaths(folders.outbox, intake.folder, intake.answerName).rejectedPath;
@@ -387,8 +387,8 @@ export async function openPipeline(
     const kindName = meta.kind;
     const kind = KINDS[kindName];
     let reader: BatchReader | undefined;
-    const batchId = batchIdForIntake(store, intake);
-    const known = store.getBatch(batchId);
+    const batchId = await batchIdForIntake(store, intake);
+    const known = await store.getBatch(batchId);
     // A batch whose rows are all stored needs no reading (same content dropped again, or resumed after a crash).
     if (!known || known.status === 'ingesting') {
       try {
@@ -518,15 +518,15 @@ export async function openPipeline(
       await answerPending();
       for (const r of resumed) {
         if (r.state !== 'done') continue;
-        const intake = intakeForBatch(store, r.batch.id);
+        const intake = await intakeForBatch(store, r.batch.id);
         if (intake && intake.answerVersion > 0) {
           r.answer = answerPaths(folders.outbox, intake.folder, intake.answerName).resultPath;
         }
       }
       return resumed;
     },
-    givenIntake(source, sha256) {
-      const earlier = unansweredIntakeOf(store, source, sha256);
+    async givenIntake(source, sha256) {
+      const earlier = await unansweredIntakeOf(store, source, sha256);
       return earlier
         ? { id: earlier.id, takenAt: earlier.takenAt }
         : { id: newWorkId(), takenAt: new Date().toISOString() };
@@ -534,7 +534,7 @@ export async function openPipeline(
     async takeDecided() {
       const decided: TakenBatch[] = [];
       for (const [id, batch] of [...waiting]) {
-        const status = store.getBatch(id)?.status;
+        const status = (await store.getBatch(id))?.status;
         if (status === 'awaiting_approval' && !(await findApprovalMarker(folders.inbox, batch.item.meta))) continue;
         if (waiting.delete(id)) decided.push(batch);
       }
@@ -542,7 +542,7 @@ export async function openPipeline(
     },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
-      store.close();
+      await store.close();
       await sandbox?.close();
     },
   };
@@ -554,9 +554,9 @@ export async function openPipeline(
  * stale answer is replaced is decided here only. Returns the path of the result file.
  */
 export async function reanswerBatch(store: Store, batchId: string, outboxDir: string): Promise<string> {
-  const batch = store.getBatch(batchId);
+  const batch = await store.getBatch(batchId);
   if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
-  const intake = intakeForBatch(store, batchId);
+  const intake = await intakeForBatch(store, batchId);
   if (!intake) throw new RemessaError('OUTBOX_NO_BATCH', `Batch ${batchId} has no taking to answer`);
   // A new version when its rows changed since the last one (src/outbox/result.ts): an answer is never overwritten.
   const written = await answerIntake(store, intake.id, { outboxDir, kind: KINDS[batch.kind] });
@@ -693,7 +693,7 @@ export async function runOnce(
       const abs = path.resolve(file);
       if (!path.relative(options.folders.inbox, abs).startsWith('..')) continue;
       const sha256 = await sha256File(abs).catch(() => undefined);
-      if (sha256 !== undefined) given.set(abs, { ...pipeline.givenIntake(abs, sha256), sha256 });
+      if (sha256 !== undefined) given.set(abs, { ...(await pipeline.givenIntake(abs, sha256)), sha256 });
     }
     await pipeline.resumeUncertain(abort.signal);
     if (files.length > 0) {
@@ -728,7 +728,7 @@ export async function runOnce(
         let item: WorkItem | undefined;
         if (!inInbox) {
           // Read where it is, as the taking found above when its bytes did not change since.
-          const intake = earlier?.sha256 === sha256 ? earlier : pipeline.givenIntake(abs, sha256);
+          const intake = earlier?.sha256 === sha256 ? earlier : await pipeline.givenIntake(abs, sha256);
           meta.relativePath = abs;
           meta.takenAt = intake.takenAt;
           item = { id: intake.id, dir: path.dirname(abs), file: abs, meta };

@@ -157,7 +157,7 @@ export interface ProcessBatchOptions {
    * the batch is `ready` or `awaiting_approval`: 'go' (released: run), 'hold' (waits for approval: only read steps
    * run, every row is parked before its first effect step) or 'skip' (not now: nothing runs). Absent: 'go'.
    */
-  gate?: ((batch: BatchRecord) => 'go' | 'hold' | 'skip') | undefined;
+  gate?: ((batch: BatchRecord) => Promise<'go' | 'hold' | 'skip'>) | undefined;
   /** Randomness for backoff jitter, in [0, 1). @defaultValue Math.random */
   random?: () => number;
   /** Wait between attempts; must reject when the signal aborts. @defaultValue an abortable timer */
@@ -273,7 +273,7 @@ export interface ResumeUnfinishedOptions
   // biome-ignore lint/suspicious/noExplicitAny: a registry holds kinds of every row type
   kindFor(name: BatchRecord['kind']): BatchKind<any> | undefined;
   /** The files folder of a batch (`outbox/<kind>/<name>/`). */
-  filesDirFor(batch: BatchRecord): string;
+  filesDirFor(batch: BatchRecord): string | Promise<string>;
   policyFor?(batch: BatchRecord): BatchPolicy | undefined;
   /** Only these batches (by id), for `remessa retry BATCH`. @defaultValue every batch with work left */
   batchIds?: readonly string[];
@@ -292,7 +292,7 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
   const results: ProcessBatchResult[] = [];
   const needFile: BatchRecord[] = [];
   const errors: Array<{ batch: BatchRecord; error: unknown }> = [];
-  for (const batch of options.store.unfinishedBatches()) {
+  for (const batch of await options.store.unfinishedBatches()) {
     if (options.signal?.aborted) break;
     if (options.batchIds && !options.batchIds.includes(batch.id)) continue;
     if (batch.status === 'ingesting') {
@@ -311,7 +311,7 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
           kind,
           batchId: batch.id,
           fileName: batch.fileName,
-          filesDir: options.filesDirFor(batch),
+          filesDir: await options.filesDirFor(batch),
           policy: options.policyFor?.(batch),
         }),
       );
@@ -365,7 +365,7 @@ class BatchRun {
 
   async process(): Promise<ProcessBatchResult> {
     const { store, batchId } = this.o;
-    let batch = store.getBatch(batchId);
+    let batch = await store.getBatch(batchId);
     if (!batch) {
       const input = this.o.input;
       if (!input) {
@@ -374,7 +374,7 @@ class BatchRun {
           `Batch ${batchId} is not in the store: its file must be read first`,
         );
       }
-      batch = store.createBatch({
+      batch = await store.createBatch({
         id: batchId,
         kind: this.kind.name,
         fileName: this.o.fileName,
@@ -396,36 +396,36 @@ class BatchRun {
     if (batch.status === 'ingesting') {
       const ingested = await this.ingest(batch);
       if (!ingested) return this.result(true);
-      batch = store.getBatch(batchId)!;
+      batch = (await store.getBatch(batchId))!;
     }
     if (this.signal?.aborted) return this.result(true);
 
     if ((batch.status === 'ready' || batch.status === 'awaiting_approval') && this.o.gate) {
       // Money controls (src/store/approvals.ts): released, held for approval (read steps only), or not now.
-      const verdict = this.o.gate(batch);
+      const verdict = await this.o.gate(batch);
       if (verdict !== 'go') {
         if (verdict === 'hold') {
           this.holdEffects = true;
           await this.run();
         }
-        return { ...this.result(true), complete: false, held: true };
+        return { ...(await this.result(true)), complete: false, held: true };
       }
-      batch = store.getBatch(batchId)!;
+      batch = (await store.getBatch(batchId))!;
     }
-    if (store.countUnfinished(batchId) === 0 && batch.status === 'done') {
+    if ((await store.countUnfinished(batchId)) === 0 && batch.status === 'done') {
       return this.result(false); // already done: nothing is sent again
     }
-    store.markBatchRunning(batchId);
+    await store.markBatchRunning(batchId);
     await this.run();
-    const counts = store.countRows(batchId);
+    const counts = await store.countRows(batchId);
     const stopped = counts.pending + counts.in_flight + counts.waiting > 0;
-    if (!stopped) store.markBatchDone(batchId);
+    if (!stopped) await store.markBatchDone(batchId);
     return this.result(stopped);
   }
 
-  private result(stopped: boolean): ProcessBatchResult {
-    const batch = this.store.getBatch(this.o.batchId)!;
-    const counts = this.store.countRows(this.o.batchId);
+  private async result(stopped: boolean): Promise<ProcessBatchResult> {
+    const batch = (await this.store.getBatch(this.o.batchId))!;
+    const counts = await this.store.countRows(this.o.batchId);
     return {
       batch,
       counts,
@@ -451,9 +451,9 @@ class BatchRun {
     const chunkSize = this.o.ingestChunkRows ?? 500;
     let chunk: IngestRow[] = [];
     let stored = batch.rowCount;
-    const flush = () => {
+    const flush = async () => {
       if (chunk.length === 0) return;
-      stored += this.store.ingest(batch.id, chunk, this.locale).stored;
+      stored += (await this.store.ingest(batch.id, chunk, this.locale)).stored;
       chunk = [];
       this.rowCount = stored;
       this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });
@@ -463,24 +463,24 @@ class BatchRun {
         if (rec.line <= batch.lastLine) continue;
         chunk.push(this.toIngestRow(rec, keys));
         if (chunk.length >= chunkSize) {
-          flush();
+          await flush();
           // Let other batches' rows and timers run between chunks: ingestion of a big file must not starve them.
           await new Promise((r) => setImmediate(r));
           if (this.signal?.aborted) return false;
         }
       }
-      flush();
+      await flush();
     } catch (error) {
       if (error instanceof InputError) {
         // The file is broken further down (InputError from the reader): reject it whole; nothing was sent.
         const rejection = { code: error.code, message: error.describe(this.locale) };
-        this.store.rejectBatch(batch.id, rejection);
+        await this.store.rejectBatch(batch.id, rejection);
         throw new BatchRejectedError(batch.id, rejection, { cause: error });
       }
       throw error;
     }
     const policy = this.o.policy ?? (this.kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-    this.store.finishIngest(batch.id, policy, this.locale);
+    await this.store.finishIngest(batch.id, policy, this.locale);
     return true;
   }
 
@@ -522,11 +522,11 @@ class BatchRun {
 
   private async run(): Promise<void> {
     const { store, queue, batchId } = this.o;
-    this.toRun = store.countUnfinished(batchId);
+    this.toRun = await store.countUnfinished(batchId);
     const active = new Set<Promise<void>>();
     let after = 0;
     outer: for (;;) {
-      const page = store.rowsAfter(batchId, after, PAGE_ROWS, RUNNABLE_STATES);
+      const page = await store.rowsAfter(batchId, after, PAGE_ROWS, RUNNABLE_STATES);
       if (page.length === 0) break;
       for (const row of page) {
         after = row.line;
@@ -542,10 +542,10 @@ class BatchRun {
             // store still takes writes; otherwise it stays as the store has it, which the next run also resumes.
             this.log.error({ err: error, line: row.line }, 'row could not be driven');
             await this.store
-              .write(() => {
-                const cur = this.store.getRow(this.o.batchId, row.line);
+              .write(async (s) => {
+                const cur = await s.getRow(this.o.batchId, row.line);
                 if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
-                  this.store.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
+                  await s.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
                     code: ENGINE_CODES.stepError,
                     message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
                   });
@@ -579,16 +579,19 @@ class BatchRun {
     const parsed = this.kind.parse(row.record, this.dialect);
     if (!parsed.ok) {
       const message = t(this.locale, 'ROW_UNPARSABLE', { errors: formatCellErrors(parsed.errors, this.locale) });
-      await store.write(() => {
+      await store.write(async (s) => {
         if (row.state === 'in_flight' || row.state === 'waiting')
-          store.recordRowUncertain(batchId, row.line, row.currentStep, { code: ENGINE_CODES.rowUnparsable, message });
+          await s.recordRowUncertain(batchId, row.line, row.currentStep, {
+            code: ENGINE_CODES.rowUnparsable,
+            message,
+          });
         else if (row.state === 'pending')
-          store.recordRowFailed(batchId, row.line, null, { code: ENGINE_CODES.rowUnparsable, message });
+          await s.recordRowFailed(batchId, row.line, null, { code: ENGINE_CODES.rowUnparsable, message });
       });
       this.progress();
       return;
     }
-    const steps = store.getSteps(batchId, row.line);
+    const steps = await store.getSteps(batchId, row.line);
     const previous: Record<string, StepOutput> = {};
     const kindSteps = this.kind.steps;
     for (let i = 0; i < kindSteps.length; i++) {
@@ -600,7 +603,7 @@ class BatchRun {
       }
       if (this.holdEffects && step.effect !== 'read') {
         // Held for approval: the read steps before are done (the preview shows them); park before the effect.
-        await store.write(() => store.parkRow(batchId, row.line));
+        await store.write((s) => s.parkRow(batchId, row.line));
         return;
       }
       if (this.signal?.aborted) {
@@ -625,11 +628,11 @@ class BatchRun {
     }
     // Every step was already done (a crash after the last step's answer was stored cannot happen: the last step's
     // answer and the row's success are one transaction); nothing to send.
-    const state = store.getRow(batchId, row.line)?.state;
+    const state = (await store.getRow(batchId, row.line))?.state;
     if (state !== 'succeeded') {
-      await store.write(() => {
-        if (state !== 'in_flight') store.transitionRow(batchId, row.line, 'in_flight');
-        store.transitionRow(batchId, row.line, 'succeeded', { currentStep: null, error: null });
+      await store.write(async (s) => {
+        if (state !== 'in_flight') await s.transitionRow(batchId, row.line, 'in_flight');
+        await s.transitionRow(batchId, row.line, 'succeeded', { currentStep: null, error: null });
       });
     }
     this.progress();
@@ -638,18 +641,18 @@ class BatchRun {
   /** Stopped before a step: park the row, or leave it uncertain when its current step's outcome is unknown. */
   private async stopRow(line: number, rec: StepRecord | undefined, unknownError?: RowError): Promise<StepResult> {
     const { store, batchId } = this.o;
-    await store.write(() => {
-      const state = store.getRow(batchId, line)?.state;
+    await store.write(async (s) => {
+      const state = (await s.getRow(batchId, line))?.state;
       const unknown = rec?.state === 'intent' || rec?.state === 'unknown' || unknownError !== undefined;
       if (unknown && state !== 'uncertain') {
-        store.recordRowUncertain(batchId, line, rec?.step ?? null, {
+        await s.recordRowUncertain(batchId, line, rec?.step ?? null, {
           code: ENGINE_CODES.stoppedUnknown,
           message: t(this.locale, 'STOPPED_OUTCOME_UNKNOWN', {
             step: rec?.step ?? '?',
             reason: unknownError?.message,
           }),
         });
-      } else if (state === 'in_flight') store.parkRow(batchId, line);
+      } else if (state === 'in_flight') await s.parkRow(batchId, line);
     });
     return { kind: 'stopped' };
   }
@@ -701,12 +704,12 @@ class BatchRun {
     let rateLimited = 0;
 
     const end = async (to: 'failed' | 'uncertain', error: RowError): Promise<StepResult> => {
-      await store.write(() => {
+      await store.write(async (s) => {
         if (to === 'failed') {
-          const cur = store.getSteps(batchId, line).get(step.name)?.state;
-          store.recordRowFailed(batchId, line, cur === 'done' ? null : step.name, error);
+          const cur = (await s.getSteps(batchId, line)).get(step.name)?.state;
+          await s.recordRowFailed(batchId, line, cur === 'done' ? null : step.name, error);
         } else {
-          store.recordRowUncertain(batchId, line, step.name, error);
+          await s.recordRowUncertain(batchId, line, step.name, error);
         }
       });
       this.log.info({ line, step: step.name, code: error.code }, to === 'failed' ? 'row failed' : 'row left uncertain');
@@ -715,7 +718,7 @@ class BatchRun {
     const done = async (output: StepOutput): Promise<StepResult> => {
       // An answer may skip its own fsync (src/store/store.ts): lost in a power cut, the step is still `intent` and
       // the next run resolves it as an unknown outcome. Intents are always FULL.
-      await store.write(() => store.recordStepDone(batchId, line, step.name, output, last), { durable: false });
+      await store.write((s) => s.recordStepDone(batchId, line, step.name, output, last), { durable: false });
       return { kind: 'done', output };
     };
 
@@ -761,7 +764,7 @@ class BatchRun {
         const output = await queue.run(
           group,
           async () => {
-            if (hasEffect) await store.write(() => store.recordIntent(batchId, line, step.name));
+            if (hasEffect) await store.write((s) => s.recordIntent(batchId, line, step.name));
             sent = true;
             this.attempts++;
             return step.run({ ...ctx, resend: unknown });
@@ -775,7 +778,8 @@ class BatchRun {
           // The bank is unreachable; nothing of this attempt was sent. Not an outcome: the row waits for the bank
           // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
           const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
-          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
+          if (hasEffect)
+            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
           attempt--;
           this.gate.failed();
           const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
@@ -797,7 +801,7 @@ class BatchRun {
             return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
           }
           if (error.outcome === 'uncertain' && hasEffect && !unknown) {
-            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
           }
           return end(error.outcome, rowError);
         }
@@ -805,7 +809,8 @@ class BatchRun {
         if (verdict === 'rate-limited') {
           // Not processed by the bank. The queue has paused the group; the next attempt waits for it. An earlier
           // attempt of unknown outcome stays unknown: this one not being sent says nothing about that one.
-          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
+          if (hasEffect)
+            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
           rateLimited++;
           attempt--;
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
@@ -825,10 +830,11 @@ class BatchRun {
           return end('failed', rowError);
         }
         if (verdict === 'not-sent') {
-          if (hasEffect) await store.write(() => this.recordNotSent(line, step.name, rowError, unknown, lastUnknown));
+          if (hasEffect)
+            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
         } else if (verdict === 'unknown') {
           if (hasEffect) {
-            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
             everUnknown = true;
             lastUnknown = rowError;
@@ -836,7 +842,7 @@ class BatchRun {
         } else {
           // 'bug': an error that is not the bank's. With an effect, the request may have gone: unknown.
           if (hasEffect) {
-            await store.write(() => store.recordStepUnknown(batchId, line, step.name, rowError));
+            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
             everUnknown = true;
             lastUnknown = rowError;
@@ -897,8 +903,8 @@ class BatchRun {
     if (!unknown) {
       const reason = cause?.message ?? t(this.locale, 'BANK_UNREACHABLE.otherRequest');
       const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
-      await store.write(() =>
-        store.recordRowWaiting(batchId, line, step, {
+      await store.write((s) =>
+        s.recordRowWaiting(batchId, line, step, {
           code: ENGINE_CODES.bankUnreachable,
           message: t(this.locale, 'BANK_UNREACHABLE.waiting', { reason, seconds: nextS }),
         }),
@@ -925,7 +931,7 @@ class BatchRun {
 
   private async endUncertain(line: number, step: string, error: RowError): Promise<StepResult> {
     const { store, batchId } = this.o;
-    await store.write(() => store.recordRowUncertain(batchId, line, step, error));
+    await store.write((s) => s.recordRowUncertain(batchId, line, step, error));
     return { kind: 'ended' };
   }
 
@@ -933,10 +939,17 @@ class BatchRun {
    * An attempt that certainly did not act (not sent, or 429). The step is `not_sent`, unless an earlier attempt's
    * outcome is unknown: then it stays `unknown` with that attempt's reason, so no later run takes it as never sent.
    */
-  private recordNotSent(line: number, step: string, error: RowError, unknown: boolean, lastUnknown?: RowError): void {
-    const { store, batchId } = this.o;
-    if (unknown) store.recordStepUnknown(batchId, line, step, lastUnknown ?? error);
-    else store.recordStepNotSent(batchId, line, step, error);
+  private recordNotSent(
+    s: Store,
+    line: number,
+    step: string,
+    error: RowError,
+    unknown: boolean,
+    lastUnknown?: RowError,
+  ): Promise<void> {
+    const { batchId } = this.o;
+    if (unknown) return s.recordStepUnknown(batchId, line, step, lastUnknown ?? error);
+    return s.recordStepNotSent(batchId, line, step, error);
   }
 
   /**
@@ -1003,8 +1016,8 @@ class BatchRun {
     }
     // The step stays unknown, marked as refused once after it (for the replay rule above), with the first cause.
     const cause = lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.itsOutcome');
-    await store.write(() =>
-      store.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
+    await store.write((s) =>
+      s.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
     );
     return end('uncertain', {
       code: ENGINE_CODES.refusedAfterUnknown,

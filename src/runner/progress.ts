@@ -198,8 +198,8 @@ export interface LogProgressOptions {
   logger: Logger;
   /** Time between two progress lines of one batch, in milliseconds. */
   intervalMs: number;
-  /** The batch's rows by state, read from the store when a line is written. */
-  countsOf?: (batchId: string) => Record<string, number>;
+  /** The batch's rows by state, read from the store when a line is written (the line waits for the read). */
+  countsOf?: (batchId: string) => Record<string, number> | Promise<Record<string, number>>;
   /** Fields on every line (file, kind). */
   fields?: Record<string, unknown>;
 }
@@ -224,18 +224,24 @@ export class LogProgress extends CountingProgress {
 
   protected render(): void {
     const { ratePerSecond, etaSeconds } = this.pace();
+    const { done, total } = this;
+    const write = (counts: Record<string, number> | undefined) =>
+      this.o.logger.info(
+        {
+          ...this.o.fields,
+          done,
+          total,
+          ...(counts ? { counts: nonZero(counts) } : {}),
+          ratePerSecond: Number(ratePerSecond.toFixed(2)),
+          ...(etaSeconds !== undefined ? { etaSeconds } : {}),
+        },
+        'batch progress',
+      );
     const counts = this.batchId !== undefined ? this.o.countsOf?.(this.batchId) : undefined;
-    this.o.logger.info(
-      {
-        ...this.o.fields,
-        done: this.done,
-        total: this.total,
-        ...(counts ? { counts: nonZero(counts) } : {}),
-        ratePerSecond: Number(ratePerSecond.toFixed(2)),
-        ...(etaSeconds !== undefined ? { etaSeconds } : {}),
-      },
-      'batch progress',
-    );
+    if (counts instanceof Promise) {
+      // Read from the store: the line is written once the counts are read, without them if the read fails.
+      counts.then(write, () => write(undefined));
+    } else write(counts);
   }
 
   protected end(): void {}

@@ -241,7 +241,7 @@ const envelopeSchema = z.looseObject({
 type Envelope = z.infer<typeof envelopeSchema>;
 
 /** The observations an event makes, by type; [] for a type the retorno does not follow. */
-export function observationsOfEvent(envelope: Envelope, things: Things): ObservationOf[] {
+export async function observationsOfEvent(envelope: Envelope, things: Things): Promise<ObservationOf[]> {
   const d = envelope.data;
   const when = (...candidates: Array<string | undefined>) =>
     candidates.find((c) => c !== undefined && !Number.isNaN(Date.parse(c))) ?? new Date().toISOString();
@@ -281,13 +281,13 @@ export function observationsOfEvent(envelope: Envelope, things: Things): Observa
       if (!d.correlationId) return [];
       const at = when(d.receivedAt, envelope.createdAt);
       // A Pix charge (or BANKSLIP_PIX) paid: the same change as its CHARGE_PAID. A dynamic QR code paid: CONCLUDED.
-      if (things.get('charge', d.correlationId)) {
+      if (await things.get('charge', d.correlationId)) {
         return [
           { ...common, kind: 'charge', key: d.correlationId, status: 'Paid', occurredAt: at, paidCents: d.amount },
         ];
       }
       // A static QR code paid: a Pix received of its own (the code stays ACTIVE), keyed by its endToEndId.
-      if (d.endToEndId && things.get('static-qr-code', d.correlationId)) {
+      if (d.endToEndId && (await things.get('static-qr-code', d.correlationId))) {
         return [
           {
             ...common,
@@ -338,20 +338,20 @@ export const RECEIVED = 'RECEIVED';
 export type ObservationOf = Observation & { staticQrCode?: string | undefined };
 
 /** Whether remessa follows what `o` is about: its thing, or the static QR code of a Pix received. */
-function isKnown(things: Things, o: ObservationOf): boolean {
-  if (things.get(o.kind, o.key)) return true;
-  return o.staticQrCode !== undefined && things.get('static-qr-code', o.staticQrCode) !== undefined;
+async function isKnown(things: Things, o: ObservationOf): Promise<boolean> {
+  if (await things.get(o.kind, o.key)) return true;
+  return o.staticQrCode !== undefined && (await things.get('static-qr-code', o.staticQrCode)) !== undefined;
 }
 
 /**
  * Applies an observation; a Pix received on a static QR code first gets its thing (the code's row is its source
  * line), so its first observation makes its one line (ACTIVE -> RECEIVED).
  */
-function observeOf(things: Things, o: ObservationOf): ReturnType<Things['observe']> {
-  if (o.staticQrCode !== undefined && !things.get(o.kind, o.key)) {
-    const code = things.get('static-qr-code', o.staticQrCode);
+async function observeOf(things: Things, o: ObservationOf): ReturnType<Things['observe']> {
+  if (o.staticQrCode !== undefined && !(await things.get(o.kind, o.key))) {
+    const code = await things.get('static-qr-code', o.staticQrCode);
     if (code) {
-      things.insert({
+      await things.insert({
         kind: 'pix-received',
         key: o.key,
         correlationId: code.correlationId,
@@ -369,46 +369,47 @@ function observeOf(things: Things, o: ObservationOf): ReturnType<Things['observe
 }
 
 /** Applies the unapplied events; returns counts. */
-export function applyEvents(
+export async function applyEvents(
   things: Things,
   logger: Logger,
   now: () => Date = () => new Date(),
-): { applied: number; foreign: number; changes: number } {
+): Promise<{ applied: number; foreign: number; changes: number }> {
   let applied = 0;
   let foreign = 0;
   let changes = 0;
-  for (const e of things.unappliedEvents()) {
-    const observations = observationsFor(e, things, logger);
+  for (const e of await things.unappliedEvents()) {
+    const observations = await observationsFor(e, things, logger);
     if (observations.length === 0) {
       // A type the retorno does not follow, or an unreadable body: nothing to apply (the row stays for a person).
-      things.markEventsApplied([e.id]);
+      await things.markEventsApplied([e.id]);
       applied++;
       continue;
     }
-    const known = observations.filter((o) => isKnown(things, o));
+    const known: ObservationOf[] = [];
+    for (const o of observations) if (await isKnown(things, o)) known.push(o);
     if (known.length === 0) {
       if (now().getTime() - Date.parse(e.receivedAt) < FOREIGN_GRACE_MS) continue;
       const subject = observations[0]?.key;
-      things.markForeign(e, subject);
+      await things.markForeign(e, subject);
       logger.info({ eventId: e.id, type: e.type, subject }, 'webhook event about something remessa did not create');
       foreign++;
       applied++;
       continue;
     }
-    things.db.transaction(() => {
+    await things.transaction(async (t) => {
       for (const o of known) {
-        const r = observeOf(things, o);
+        const r = await observeOf(t, o);
         if (r.result === 'changed') changes++;
       }
-      things.markEventsApplied([e.id]);
-    })();
+      await t.markEventsApplied([e.id]);
+    });
     applied++;
   }
   if (applied > 0) logger.debug({ applied, foreign, changes }, 'webhook events applied');
   return { applied, foreign, changes };
 }
 
-function observationsFor(e: StoredEvent, things: Things, logger: Logger): ObservationOf[] {
+async function observationsFor(e: StoredEvent, things: Things, logger: Logger): Promise<ObservationOf[]> {
   let json: unknown;
   try {
     json = JSON.parse(e.payload);
@@ -508,14 +509,14 @@ async function reconcile(
   const log = options.logger;
   const signal = options.signal;
   const now = options.now ?? (() => new Date());
-  const observe = (o: ObservationOf) => {
-    const r = observeOf(things, o);
+  const observe = async (o: ObservationOf) => {
+    const r = await observeOf(things, o);
     if (r.result === 'changed') result.changes++;
   };
   // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
   const call = <T>(group: EndpointGroup, fn: () => Promise<T>): Promise<T> =>
     options.queue ? options.queue.run(group, fn, signal ? { signal } : {}) : fn();
-  const openCharges = things.open(['charge']);
+  const openCharges = await things.open(['charge']);
   // The day before the oldest open charge's success: its creation (bank clock, UTC date) may be just before midnight.
   const since = options.since ?? (openCharges[0] ? dayBefore(openCharges[0].createdAt.slice(0, 10)) : undefined);
   const until = options.until ?? now().toISOString().slice(0, 10);
@@ -545,9 +546,9 @@ async function reconcile(
         previousFirst = charges[0]?.correlationId;
         result.chargesListed += charges.length;
         for (const charge of charges) {
-          if (!things.get('charge', charge.correlationId)) continue;
+          if (!(await things.get('charge', charge.correlationId))) continue;
           seen.add(charge.correlationId);
-          for (const o of observationsOfCharge(charge)) observe(o);
+          for (const o of observationsOfCharge(charge)) await observe(o);
         }
         if (charges.length < RECONCILE_PAGE_LIMIT) break;
       }
@@ -557,7 +558,7 @@ async function reconcile(
     if (signal?.aborted) return;
     result.lookedUp++;
     try {
-      for (const o of await get()) observe(o);
+      for (const o of await get()) await observe(o);
     } catch (err) {
       result.lookupErrors++;
       const level = err instanceof NotFoundError ? 'warn' : 'error';
@@ -565,13 +566,13 @@ async function reconcile(
     }
   };
   // What the pages did not settle: open charges they did not show (outside --since/--until, or missed).
-  for (const thing of things.open(['charge'])) {
+  for (const thing of await things.open(['charge'])) {
     if (seen.has(thing.key)) continue;
     await lookUp(thing, async () =>
       observationsOfCharge(await call('charges', () => client.charges.get(thing.key, { signal }))),
     );
   }
-  for (const thing of things.open(['qr-code'])) {
+  for (const thing of await things.open(['qr-code'])) {
     await lookUp(thing, async () => {
       const qr = (await call('pix', () => client.qrCodes.getDynamic(thing.key, { signal }))) as unknown as Record<
         string,
@@ -597,7 +598,7 @@ async function reconcile(
       ];
     });
   }
-  for (const thing of things.open(['pix-payment'])) {
+  for (const thing of await things.open(['pix-payment'])) {
     await lookUp(thing, async () => {
       const payment = (await call('pix', () =>
         client.pixPayments.getByEndToEndId(thing.key, { signal }),
@@ -621,7 +622,7 @@ async function reconcile(
     });
   }
   // Bill payments still SCHEDULED whose date has come: looked up by id (`billPayments.get`, docs/service-gaps.md).
-  for (const thing of things.open(['bill-payment'])) {
+  for (const thing of await things.open(['bill-payment'])) {
     if (thing.dueAt !== null && Date.parse(thing.dueAt) > now().getTime()) continue;
     await lookUp(thing, async () => {
       const payment = (await call('bill-payments', () =>
@@ -653,7 +654,7 @@ async function reconcile(
   // Key claims not COMPLETED or CANCELED: the interface has no look-up by id, only the search by status (spec 4.5):
   // one search per status, as CLAIMANT (remessa starts claims), each with a fresh IdempotencyKey (a search acts on
   // nothing); a claim is matched by id.
-  const openClaims = things.open(['claim']);
+  const openClaims = await things.open(['claim']);
   if (openClaims.length > 0 && !signal?.aborted) {
     const found = new Map<string, ClaimSearchItem>();
     try {
@@ -674,7 +675,7 @@ async function reconcile(
       // PENDIG and PENDING are one status (spec 2.11 spells it both ways): the thing keeps its own spelling.
       const pending = (v: string) => ['PENDIG', 'PENDING'].includes(v.toUpperCase());
       const status = pending(item.status) && pending(thing.status) ? thing.status : item.status;
-      observe({
+      await observe({
         kind: 'claim',
         key: thing.key,
         status,
@@ -686,7 +687,7 @@ async function reconcile(
   // Static QR codes created in the window (or the last STATIC_QR_LOOKBACK_DAYS days): the Pix received on each, by
   // its look-up by correlationId (`qrCodes.getStatic`; its `payments` are a sandbox addition, docs/service-gaps.md).
   const staticSince = options.since ?? dayBefore(daysAgo(now(), STATIC_QR_LOOKBACK_DAYS));
-  for (const thing of things.open(['static-qr-code'])) {
+  for (const thing of await things.open(['static-qr-code'])) {
     if (thing.createdAt.slice(0, 10) < staticSince) continue;
     await lookUp(thing, async () => {
       const qr = (await call('pix', () =>
@@ -726,7 +727,7 @@ function daysAgo(now: Date, days: number): string {
 /** One pass of the retorno (see the header). */
 export async function retornoPass(options: RetornoPassOptions): Promise<RetornoPassResult> {
   const now = options.now ?? (() => new Date());
-  const things = new Things(options.store.db, { now });
+  const things = new Things(options.store, { now });
   const result: RetornoPassResult = {
     rowsSeen: 0,
     eventsApplied: 0,
@@ -738,11 +739,11 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     files: [],
   };
   for (;;) {
-    const synced = things.syncFromRows(deriveFromRow);
+    const synced = await things.syncFromRows(deriveFromRow);
     result.rowsSeen += synced.rows;
     if (synced.rows === 0) break;
   }
-  const events = applyEvents(things, options.logger, now);
+  const events = await applyEvents(things, options.logger, now);
   result.eventsApplied = events.applied;
   result.eventsForeign = events.foreign;
   result.changes += events.changes;
@@ -750,9 +751,9 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     await reconcile(things, options.client, options, result);
   }
   // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
-  for (const { day, version } of things.daysToWrite()) {
+  for (const { day, version } of await things.daysToWrite()) {
     const file = await writeRetornoDay(things, options.outboxDir, day, now);
-    things.markDayWritten(day, version);
+    await things.markDayWritten(day, version);
     if (file) result.files.push(file);
   }
   return result;
@@ -765,11 +766,11 @@ export interface UnsettledLine {
 }
 
 /** Unsettled things as `remessa status` shows them (said in the locale by src/runner/status.ts). */
-export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
-  const things = new Things(store.db);
+export async function describeUnsettled(store: Store, limit = 50): Promise<UnsettledLine[]> {
+  const things = new Things(store);
   // Read only (status takes no lock): rows whose things are not derived yet are derived here, in memory.
   const pending: ThingRecord[] = [];
-  for (const row of things.unseenRows(limit + 1)) {
+  for (const row of await things.unseenRows(limit + 1)) {
     const d = deriveFromRow(row);
     if (d && 'thing' in d && isUnsettled(d.thing.kind, d.thing.status)) {
       pending.push({
@@ -791,9 +792,9 @@ export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
       });
     }
   }
-  const rows = [...things.unsettled(limit + 1), ...pending];
+  const rows = [...(await things.unsettled(limit + 1)), ...pending];
   const lines: UnsettledLine[] = [];
-  const foreign = things.foreignEvents();
+  const foreign = await things.foreignEvents();
   if (foreign.count > 0) {
     lines.push({ message: msg('STATUS.foreign', { count: foreign.count }) });
     for (const f of foreign.latest) {
@@ -808,7 +809,7 @@ export function describeUnsettled(store: Store, limit = 50): UnsettledLine[] {
   for (const t of rows.slice(0, limit)) {
     let file = files.get(t.batchId);
     if (file === undefined) {
-      file = store.getBatch(t.batchId)?.fileName ?? t.batchId.slice(0, 12);
+      file = (await store.getBatch(t.batchId))?.fileName ?? t.batchId.slice(0, 12);
       files.set(t.batchId, file);
     }
     const thing = { kind: t.kind, key: t.key, status: t.status, since: t.createdAt, file, line: t.line };

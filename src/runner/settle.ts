@@ -38,8 +38,8 @@ export function osUserName(): string {
 }
 
 /** The one batch `ref` names (id, unique id prefix, file name); a clear error for none or several. */
-export function findOneBatch(store: Store, ref: string): BatchRecord {
-  const found = store.findBatches(ref);
+export async function findOneBatch(store: Store, ref: string): Promise<BatchRecord> {
+  const found = await store.findBatches(ref);
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
     throw new RemessaError(
@@ -64,8 +64,8 @@ async function openExistingStore(options: RunnerOptions): Promise<Store> {
 }
 
 /** Whether the batch has an answer to write: rows all stored, none pending or in flight. */
-function answerable(store: Store, batch: BatchRecord): boolean {
-  const counts = store.countRows(batch.id);
+async function answerable(store: Store, batch: BatchRecord): Promise<boolean> {
+  const counts = await store.countRows(batch.id);
   return batch.status === 'done' && counts.pending + counts.in_flight === 0;
 }
 
@@ -96,14 +96,14 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
   let store: Store | undefined;
   try {
     store = await openExistingStore(options);
-    const batch = findOneBatch(store, request.batch);
-    const resolution = store.resolveRow(batch.id, request.line, { as: request.as, by, note });
+    const batch = await findOneBatch(store, request.batch);
+    const resolution = await store.resolveRow(batch.id, request.line, { as: request.as, by, note });
     options.logger.info(
       { batch: batch.fileName, line: request.line, to: resolution.to, by, step: resolution.step },
       'uncertain row settled by a person',
     );
     let tail: string;
-    if (answerable(store, batch)) {
+    if (await answerable(store, batch)) {
       tail = `answer written again: ${await reanswerBatch(store, batch.id, options.folders.outbox)}`;
     } else {
       tail = 'the batch is not finished yet: its answer is written when it is';
@@ -114,7 +114,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
     );
     return EXIT_OK;
   } finally {
-    store?.close();
+    await store?.close();
     await lock.release();
   }
 }
@@ -135,14 +135,14 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       // The batch is named before the bank is reached: a wrong name fails fast.
       const store = await openExistingStore(options);
       try {
-        const batch = findOneBatch(store, ref);
+        const batch = await findOneBatch(store, ref);
         if (batch.status === 'rejected') {
           throw new RemessaError(
             'BATCH_REJECTED',
             `${batch.fileName} was rejected as a whole: nothing of it was sent, nothing is retried`,
           );
         }
-        if (store.countUnfinished(batch.id) === 0 && batch.status === 'done') {
+        if ((await store.countUnfinished(batch.id)) === 0 && batch.status === 'done') {
           out(options).write(
             `${batch.fileName} (batch ${batch.id.slice(0, 12)}): nothing to retry, every row is settled\n`,
           );
@@ -150,7 +150,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
         }
         only = [batch.id];
       } finally {
-        store.close();
+        await store.close();
       }
     }
     try {

@@ -165,9 +165,9 @@ export async function showStatus(options: RunnerOptions, show: ShowStatusOptions
         return EXIT_OK;
       }
     } else {
-      store = openStore(file);
+      store = await openStore(file);
     }
-    const report = buildStatusReport(store, options, show);
+    const report = await buildStatusReport(store, options, show);
     out(options).write(
       show.json
         ? `${JSON.stringify(report, null, 2)}\n`
@@ -179,7 +179,7 @@ export async function showStatus(options: RunnerOptions, show: ShowStatusOptions
     options.logger.error({ err }, 'cannot read the store');
     return EXIT_CANNOT_RUN;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
@@ -228,8 +228,8 @@ interface OutboxRejection {
  * file as dropped, their third `CODE: message` (src/outbox/result.ts writeRejected).
  */
 /** The current answer of a stored batch (its name, and its version after the first), or null before its answer. */
-function answerNameOf(store: Store, batchId: string): string | null {
-  const intake = intakeForBatch(store, batchId);
+async function answerNameOf(store: Store, batchId: string): Promise<string | null> {
+  const intake = await intakeForBatch(store, batchId);
   if (!intake || intake.answerVersion === 0) return null;
   return `${intake.answerName}${intake.answerVersion > 1 ? ` v${intake.answerVersion}` : ''}`;
 }
@@ -286,11 +286,11 @@ function sumCounts(into: Partial<Record<RowState, number>>, counts: Partial<Reco
 }
 
 /** The whole report, from the store (undefined when there is none yet) and the outbox. */
-export function buildStatusReport(
+export async function buildStatusReport(
   store: Store | undefined,
   options: Pick<RunnerOptions, 'folders'> & Partial<Pick<RunnerOptions, 'locale'>>,
   show: ShowStatusOptions = {},
-): StatusReport {
+): Promise<StatusReport> {
   const now = (show.now ?? (() => new Date()))();
   const filters = show.filters ?? {};
   const driver = currentDriver(options.folders.data);
@@ -303,16 +303,16 @@ export function buildStatusReport(
 
   const entries: BatchStatusEntry[] = [];
   const storedRejections = new Set<string>();
-  for (const b of store?.listBatches() ?? []) {
+  for (const b of (await store?.listBatches()) ?? []) {
     const state = batchState(b, driver !== null);
     if (b.status === 'rejected') storedRejections.add(`${b.kind}/${stemOf(b.fileName)}`);
     if (!keep({ kind: b.kind, state, createdAt: b.createdAt })) continue;
-    const counts = store!.countRows(b.id);
+    const counts = await store!.countRows(b.id);
     let progress: BatchProgressStatus | null = null;
     if (state === 'running' && driver) {
       // Rows finished before this process took the folder were another run's: the rate counts this one's only.
       const since = [b.startedAt ?? driver.since, driver.since].sort().at(-1)!;
-      const finished = store!.countFinishedSince(b.id, since);
+      const finished = await store!.countFinishedSince(b.id, since);
       const remaining = counts.pending + counts.in_flight;
       const seconds = (now.getTime() - Date.parse(since)) / 1000;
       const rate = finished > 0 && seconds > 0 ? finished / seconds : null;
@@ -336,7 +336,7 @@ export function buildStatusReport(
       rows: b.rowCount,
       counts,
       error: b.error,
-      answerFile: answerNameOf(store!, b.id),
+      answerFile: await answerNameOf(store!, b.id),
       progress,
     });
   }
@@ -377,7 +377,7 @@ export function buildStatusReport(
     if (e.id === null || n === 0) continue;
     uncertainTotal += n;
     if (uncertainRows.length >= limit) continue;
-    for (const r of store!.rowsAfter(e.id, 0, limit - uncertainRows.length, ['uncertain'])) {
+    for (const r of await store!.rowsAfter(e.id, 0, limit - uncertainRows.length, ['uncertain'])) {
       uncertainRows.push({
         batchId: e.id,
         kind: e.kind,
@@ -407,7 +407,7 @@ export function buildStatusReport(
     totals: { batches: entries.length, byState, rows },
     uncertainRows,
     uncertainTruncated: uncertainTotal > uncertainRows.length,
-    unsettled: store ? renderUnsettled(describeUnsettled(store), options.locale ?? DEFAULT_LOCALE) : [],
+    unsettled: store ? renderUnsettled(await describeUnsettled(store), options.locale ?? DEFAULT_LOCALE) : [],
   };
 }
 

@@ -22,7 +22,8 @@
  *
  * RELEASE is one transaction: the batch becomes `running` and the amount of its unfinished rows is written in
  * `released_amounts` for its kind and its calendar day in America/Sao_Paulo. The per-day limit is the sum of that
- * table for the kind and day, read in the same (IMMEDIATE) transaction, so two files released at once, by two
+ * table for the kind and day, read in the same transaction, which holds the write lock from its start (`immediate`:
+ * SQLite BEGIN IMMEDIATE; PostgreSQL a lock on released_amounts), so two files released at once, by two
  * processes or across a restart, cannot both pass a limit that only one of them fits. An amount released counts for
  * the day whatever the rows' outcomes (a failed payment still used the allowance: the limit is on what was let go).
  *
@@ -40,7 +41,7 @@
  * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen.
  */
 import type { Cents, KindName } from '../types.js';
-import { type SqliteDatabase, StoreError } from './db.js';
+import { StoreError } from './db.js';
 import type { BatchRecord, RowError, Store } from './store.js';
 
 export type ApprovalState = 'awaiting' | 'approved' | 'rejected';
@@ -110,21 +111,25 @@ function toApproval(r: ApprovalSql): ApprovalRecord {
   };
 }
 
-export function getApproval(store: Store, batchId: string): ApprovalRecord | undefined {
-  const r = store.db.prepare('SELECT * FROM approvals WHERE batch_id = ?').get(batchId) as ApprovalSql | undefined;
+export async function getApproval(store: Store, batchId: string): Promise<ApprovalRecord | undefined> {
+  const r = await store.sql.get<ApprovalSql>('SELECT * FROM approvals WHERE batch_id = ?', [batchId]);
   return r && toApproval(r);
 }
 
 /** Every batch waiting for a decision, oldest first. */
-export function awaitingApprovals(store: Store): Array<{ batch: BatchRecord; approval: ApprovalRecord }> {
-  const rows = store.db
-    .prepare(`SELECT batch_id FROM approvals WHERE state = 'awaiting' ORDER BY held_at, batch_id`)
-    .all() as Array<{ batch_id: string }>;
-  return rows.flatMap((r) => {
-    const batch = store.getBatch(r.batch_id);
-    const approval = getApproval(store, r.batch_id);
-    return batch && approval ? [{ batch, approval }] : [];
-  });
+export async function awaitingApprovals(
+  store: Store,
+): Promise<Array<{ batch: BatchRecord; approval: ApprovalRecord }>> {
+  const rows = await store.sql.all<{ batch_id: string }>(
+    `SELECT batch_id FROM approvals WHERE state = 'awaiting' ORDER BY held_at, batch_id`,
+  );
+  const out: Array<{ batch: BatchRecord; approval: ApprovalRecord }> = [];
+  for (const r of rows) {
+    const batch = await store.getBatch(r.batch_id);
+    const approval = await getApproval(store, r.batch_id);
+    if (batch && approval) out.push({ batch, approval });
+  }
+  return out;
 }
 
 /** The calendar day (yyyy-mm-dd) of `at` in America/Sao_Paulo: the day of the per-day limits. */
@@ -138,68 +143,78 @@ export function saoPauloDay(at: Date): string {
 }
 
 /** Sum of the amounts of the batch's rows that may still be sent (pending, in flight, uncertain). */
-export function unfinishedAmount(store: Store, batchId: string): Cents {
-  const r = store.db
-    .prepare(
-      `SELECT COALESCE(SUM(amount_cents), 0) AS total FROM rows
-       WHERE batch_id = ? AND state IN ('pending', 'in_flight', 'uncertain')`,
-    )
-    .get(batchId) as { total: number };
-  return r.total;
+export async function unfinishedAmount(store: Store, batchId: string): Promise<Cents> {
+  const r = await store.sql.get<{ total: number }>(
+    `SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS total FROM rows
+     WHERE batch_id = ? AND state IN ('pending', 'in_flight', 'uncertain')`,
+    [batchId],
+  );
+  return r!.total;
 }
 
 /** Amount released for `kind` on `day` (America/Sao_Paulo), across every batch. */
-export function releasedOnDay(store: Store, kind: KindName, day: string): Cents {
-  const r = store.db
-    .prepare('SELECT COALESCE(SUM(amount_cents), 0) AS total FROM released_amounts WHERE kind = ? AND day = ?')
-    .get(kind, day) as { total: number };
-  return r.total;
+export async function releasedOnDay(store: Store, kind: KindName, day: string): Promise<Cents> {
+  const r = await store.sql.get<{ total: number }>(
+    'SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS total FROM released_amounts WHERE kind = ? AND day = ?',
+    [kind, day],
+  );
+  return r!.total;
 }
 
 /** Whether the batch was released (its amount counted, effect steps allowed). */
-export function isReleased(store: Store, batchId: string): boolean {
-  return store.db.prepare('SELECT 1 FROM released_amounts WHERE batch_id = ?').get(batchId) !== undefined;
+export async function isReleased(store: Store, batchId: string): Promise<boolean> {
+  return (
+    (await store.sql.get('SELECT 1 AS released FROM released_amounts WHERE batch_id = ?', [batchId])) !== undefined
+  );
 }
 
-/** Runs `fn` in an IMMEDIATE transaction (the write lock taken first: no read-then-upgrade race between processes). */
-export function immediate<T>(store: Store, fn: () => T): T {
-  return store.db.transaction(fn).immediate();
+/**
+ * Runs `fn` in a transaction that holds the write lock from its start, so no read-then-write race between processes:
+ * on SQLite every transaction of the driver begins IMMEDIATE; on PostgreSQL the table of released amounts is locked
+ * first (EXCLUSIVE: reads of others go on, a second release waits), so two releases read the day's sum one after the
+ * other. fn awaits only the view it is given.
+ */
+export function immediate<T>(store: Store, fn: (s: Store) => Promise<T>): Promise<T> {
+  return store.transaction(async (s) => {
+    if (s.driver.dialect === 'postgres') await s.sql.run('LOCK TABLE released_amounts IN EXCLUSIVE MODE');
+    return fn(s);
+  });
 }
 
 /** ready -> awaiting_approval, with the reasons and the file's owner. */
-export function holdBatch(
+export async function holdBatch(
   store: Store,
   batchId: string,
   hold: { reasons: ApprovalReason[]; owner: string | null; amountCents: Cents; now: Date },
-): void {
-  const changed = store.db
-    .prepare(`UPDATE batches SET status = 'awaiting_approval' WHERE id = ? AND status = 'ready'`)
-    .run(batchId).changes;
-  if (changed === 0) throw new StoreError('STORE_BATCH_NOT_READY', `Batch ${batchId} is not ready: it cannot be held`);
-  store.db
-    .prepare(
-      `INSERT INTO approvals (batch_id, state, reasons, owner, amount_cents, held_at)
-       VALUES (?, 'awaiting', ?, ?, ?, ?)`,
-    )
-    .run(batchId, JSON.stringify(hold.reasons), hold.owner, hold.amountCents, hold.now.toISOString());
+): Promise<void> {
+  const { changes } = await store.sql.run(
+    `UPDATE batches SET status = 'awaiting_approval' WHERE id = ? AND status = 'ready'`,
+    [batchId],
+  );
+  if (changes === 0) throw new StoreError('STORE_BATCH_NOT_READY', `Batch ${batchId} is not ready: it cannot be held`);
+  await store.sql.run(
+    `INSERT INTO approvals (batch_id, state, reasons, owner, amount_cents, held_at)
+     VALUES (?, 'awaiting', ?, ?, ?, ?)`,
+    [batchId, JSON.stringify(hold.reasons), hold.owner, hold.amountCents, hold.now.toISOString()],
+  );
 }
 
 /**
  * RELEASE: ready -> running, and the amount of the unfinished rows counted for the kind and day. Once per batch (a
  * batch released before, then stopped and resumed, is not counted twice).
  */
-export function releaseBatch(store: Store, batch: BatchRecord, now: Date): void {
-  if (!isReleased(store, batch.id)) {
-    store.db
-      .prepare(`INSERT INTO released_amounts (batch_id, kind, day, amount_cents, released_at) VALUES (?, ?, ?, ?, ?)`)
-      .run(batch.id, batch.kind, saoPauloDay(now), unfinishedAmount(store, batch.id), now.toISOString());
+export async function releaseBatch(store: Store, batch: BatchRecord, now: Date): Promise<void> {
+  if (!(await isReleased(store, batch.id))) {
+    await store.sql.run(
+      `INSERT INTO released_amounts (batch_id, kind, day, amount_cents, released_at) VALUES (?, ?, ?, ?, ?)`,
+      [batch.id, batch.kind, saoPauloDay(now), await unfinishedAmount(store, batch.id), now.toISOString()],
+    );
   }
-  store.db
-    .prepare(
-      `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, ?), finished_at = NULL
-       WHERE id = ? AND status = 'ready'`,
-    )
-    .run(now.toISOString(), batch.id);
+  await store.sql.run(
+    `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, ?), finished_at = NULL
+     WHERE id = ? AND status = 'ready'`,
+    [now.toISOString(), batch.id],
+  );
 }
 
 /**
@@ -207,30 +222,35 @@ export function releaseBatch(store: Store, batch: BatchRecord, now: Date): void 
  * Safe because nothing of an unreleased batch was sent (rule 1): its rows are pending, or uncertain after a read step
  * (a lookup) that could not be done, which moves through in_flight and pending as the row machine draws.
  */
-export function rejectUnsentBatch(store: Store, batchId: string, error: RowError): void {
-  if (isReleased(store, batchId)) {
-    throw new StoreError('STORE_BATCH_RELEASED', `Batch ${batchId} was let go already: its rows cannot be rejected`);
-  }
-  for (const row of store.db
-    .prepare(`SELECT line, state FROM rows WHERE batch_id = ? AND state IN ('in_flight', 'uncertain') ORDER BY line`)
-    .all(batchId) as Array<{ line: number; state: 'in_flight' | 'uncertain' }>) {
-    if (row.state === 'uncertain') store.transitionRow(batchId, row.line, 'in_flight');
-    store.transitionRow(batchId, row.line, 'pending');
-  }
-  for (const row of store.db
-    .prepare(`SELECT line FROM rows WHERE batch_id = ? AND state = 'pending' ORDER BY line`)
-    .all(batchId) as Array<{ line: number }>) {
-    store.transitionRow(batchId, row.line, 'rejected', { error, currentStep: null });
-  }
-  store.db.prepare(`UPDATE batches SET status = 'ready' WHERE id = ? AND status = 'awaiting_approval'`).run(batchId);
-  store.markBatchDone(batchId);
+export function rejectUnsentBatch(store: Store, batchId: string, error: RowError): Promise<void> {
+  return store.transaction(async (s) => {
+    if (await isReleased(s, batchId)) {
+      throw new StoreError('STORE_BATCH_RELEASED', `Batch ${batchId} was let go already: its rows cannot be rejected`);
+    }
+    for (const row of await s.sql.all<{ line: number; state: 'in_flight' | 'uncertain' }>(
+      `SELECT line, state FROM rows WHERE batch_id = ? AND state IN ('in_flight', 'uncertain') ORDER BY line`,
+      [batchId],
+    )) {
+      if (row.state === 'uncertain') await s.transitionRow(batchId, row.line, 'in_flight');
+      await s.transitionRow(batchId, row.line, 'pending');
+    }
+    for (const row of await s.sql.all<{ line: number }>(
+      `SELECT line FROM rows WHERE batch_id = ? AND state = 'pending' ORDER BY line`,
+      [batchId],
+    )) {
+      await s.transitionRow(batchId, row.line, 'rejected', { error, currentStep: null });
+    }
+    await s.sql.run(`UPDATE batches SET status = 'ready' WHERE id = ? AND status = 'awaiting_approval'`, [batchId]);
+    await s.markBatchDone(batchId);
+  });
 }
 
 /** The preview was written: a decision may now be taken (rule 4). */
-export function markPreviewWritten(store: Store, batchId: string, now: Date): void {
-  store.db
-    .prepare('UPDATE approvals SET preview_at = COALESCE(preview_at, ?) WHERE batch_id = ?')
-    .run(now.toISOString(), batchId);
+export async function markPreviewWritten(store: Store, batchId: string, now: Date): Promise<void> {
+  await store.sql.run('UPDATE approvals SET preview_at = COALESCE(preview_at, ?) WHERE batch_id = ?', [
+    now.toISOString(),
+    batchId,
+  ]);
 }
 
 export interface ApproverRules {
@@ -264,10 +284,16 @@ export function approverRefusal(approval: ApprovalRecord, by: string, rules: App
  * is ready again, approved, and the next gate releases it. Reject: every unfinished row `rejected` with the note,
  * the batch done (answered with nothing sent). Throws ApprovalError, changing nothing, when not allowed.
  */
-export function decideApproval(store: Store, batchId: string, decision: Decision, rules: ApproverRules, now: Date) {
-  return immediate(store, () => {
-    const batch = store.getBatch(batchId);
-    const approval = getApproval(store, batchId);
+export function decideApproval(
+  store: Store,
+  batchId: string,
+  decision: Decision,
+  rules: ApproverRules,
+  now: Date,
+): Promise<ApprovalRecord> {
+  return immediate(store, async (s) => {
+    const batch = await s.getBatch(batchId);
+    const approval = await getApproval(s, batchId);
     if (!batch || !approval || batch.status !== 'awaiting_approval' || approval.state !== 'awaiting') {
       const what = approval
         ? approval.state === 'awaiting'
@@ -288,27 +314,26 @@ export function decideApproval(store: Store, batchId: string, decision: Decision
       const refusal = approverRefusal(approval, by, rules);
       if (refusal) throw new ApprovalError(APPROVAL_CODES.refused, refusal);
     }
-    store.db
-      .prepare(
-        `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, decided_via = ?, note = ? WHERE batch_id = ?`,
-      )
-      .run(
+    await s.sql.run(
+      `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, decided_via = ?, note = ? WHERE batch_id = ?`,
+      [
         decision.approve ? 'approved' : 'rejected',
         by,
         now.toISOString(),
         decision.via,
         decision.approve ? null : decision.note,
         batchId,
-      );
+      ],
+    );
     if (decision.approve) {
-      store.db.prepare(`UPDATE batches SET status = 'ready' WHERE id = ?`).run(batchId);
+      await s.sql.run(`UPDATE batches SET status = 'ready' WHERE id = ?`, [batchId]);
     } else {
-      rejectUnsentBatch(store, batchId, {
+      await rejectUnsentBatch(s, batchId, {
         code: APPROVAL_CODES.rejected,
         message: `Rejected by ${by} at ${now.toISOString()}${decision.note ? `: ${decision.note}` : ''}; nothing was sent`,
       });
     }
-    return getApproval(store, batchId)!;
+    return (await getApproval(s, batchId))!;
   });
 }
 
@@ -316,13 +341,12 @@ export function decideApproval(store: Store, batchId: string, decision: Decision
  * Rule 1: throws STORE_AWAITING_APPROVAL when an effect step of the batch may not start. Called inside the
  * transaction that commits the intent.
  */
-export function assertEffectAllowed(db: SqliteDatabase, batchId: string): void {
-  const r = db
-    .prepare(
-      `SELECT b.status AS status, a.state AS approval FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
-       WHERE b.id = ?`,
-    )
-    .get(batchId) as { status: string; approval: ApprovalState | null } | undefined;
+export async function assertEffectAllowed(store: Store, batchId: string): Promise<void> {
+  const r = await store.sql.get<{ status: string; approval: ApprovalState | null }>(
+    `SELECT b.status AS status, a.state AS approval FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
+     WHERE b.id = ?`,
+    [batchId],
+  );
   if (r && (r.status === 'awaiting_approval' || (r.approval !== null && r.approval !== 'approved'))) {
     throw new StoreError(
       APPROVAL_CODES.awaiting,
@@ -332,6 +356,6 @@ export function assertEffectAllowed(db: SqliteDatabase, batchId: string): void {
 }
 
 /** The batches `ref` names (Store.findBatches: an id, a prefix or tag of one, a file name or a path ending in it). */
-export function findBatches(store: Store, ref: string): BatchRecord[] {
+export function findBatches(store: Store, ref: string): Promise<BatchRecord[]> {
   return store.findBatches(ref);
 }

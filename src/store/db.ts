@@ -101,8 +101,11 @@ function cacheStatements(db: SqliteDatabase): void {
   }) as SqliteDatabase['prepare'];
 }
 
-/** Opens (creating if needed) the database file, sets WAL + FULL sync, and applies pending migrations. */
-export function openDatabase(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
+/**
+ * Opens (creating if needed) the database file and sets WAL + FULL sync, busy timeout, foreign keys and the statement
+ * cache; applies no migration (src/store/sqlite-driver.ts does, in its `migrate`).
+ */
+export function openConnection(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   let db: SqliteDatabase;
   try {
@@ -117,8 +120,19 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): S
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
-      migrate(db, readMigrations(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR));
     }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Opens (creating if needed) the database file, sets WAL + FULL sync, and applies pending migrations. */
+export function openDatabase(file: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
+  const db = openConnection(file, options);
+  try {
+    if (!options.readonly) migrate(db, readMigrations(options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR));
   } catch (error) {
     db.close();
     throw error;

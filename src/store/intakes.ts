@@ -92,26 +92,36 @@ function toIntake(r: IntakeSql): IntakeRecord {
 }
 
 /** Records the taking (once: a second call with the same id returns the first record unchanged). */
-export function registerIntake(store: Store, intake: NewIntake): IntakeRecord {
-  store.db
-    .prepare(
+export function registerIntake(store: Store, intake: NewIntake): Promise<IntakeRecord> {
+  return store.transaction(async (s) => {
+    await s.sql.run(
       `INSERT INTO intakes (id, folder, file_name, source, content_sha256, taken_at, answer_name)
-       VALUES (@id, @folder, @fileName, @source, @contentSha256, @takenAt, @answerName) ON CONFLICT (id) DO NOTHING`,
-    )
-    .run(intake);
-  return getIntake(store, intake.id)!;
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      [
+        intake.id,
+        intake.folder,
+        intake.fileName,
+        intake.source,
+        intake.contentSha256,
+        intake.takenAt,
+        intake.answerName,
+      ],
+    );
+    return (await getIntake(s, intake.id))!;
+  });
 }
 
-export function getIntake(store: Store, id: string): IntakeRecord | undefined {
-  const r = store.db.prepare('SELECT * FROM intakes WHERE id = ?').get(id) as IntakeSql | undefined;
+export async function getIntake(store: Store, id: string): Promise<IntakeRecord | undefined> {
+  const r = await store.sql.get<IntakeSql>('SELECT * FROM intakes WHERE id = ?', [id]);
   return r && toIntake(r);
 }
 
 /** The intake whose rows are the batch's (batches from before migration 003 have one too). */
-export function intakeForBatch(store: Store, batchId: string): IntakeRecord | undefined {
-  const r = store.db
-    .prepare('SELECT * FROM intakes WHERE batch_id = ? ORDER BY taken_at DESC, id LIMIT 1')
-    .get(batchId) as IntakeSql | undefined;
+export async function intakeForBatch(store: Store, batchId: string): Promise<IntakeRecord | undefined> {
+  const r = await store.sql.get<IntakeSql>(
+    'SELECT * FROM intakes WHERE batch_id = ? ORDER BY taken_at DESC, id LIMIT 1',
+    [batchId],
+  );
   return r && toIntake(r);
 }
 
@@ -120,26 +130,25 @@ export function intakeForBatch(store: Store, batchId: string): IntakeRecord | un
  * SHA-256) that was still unfinished and never answered: the new intake of its file (the work area resumed after an
  * upgrade) takes it over, so its stored rows are sent, not answered as duplicates of themselves.
  */
-export function batchIdForIntake(store: Store, intake: IntakeRecord): string {
+export async function batchIdForIntake(store: Store, intake: IntakeRecord): Promise<string> {
   if (intake.batchId !== null) return intake.batchId;
-  return store.db.transaction(() => {
+  return store.transaction(async (s) => {
     let batchId = intake.id;
-    const legacy = store.db
-      .prepare(
-        `SELECT b.id FROM batches b JOIN intakes i ON i.id = b.id AND i.batch_id = b.id
-         WHERE b.id = ? AND b.status NOT IN ('done', 'rejected') AND i.answer_version = 0`,
-      )
-      .get(intake.contentSha256) as { id: string } | undefined;
+    const legacy = await s.sql.get<{ id: string }>(
+      `SELECT b.id FROM batches b JOIN intakes i ON i.id = b.id AND i.batch_id = b.id
+       WHERE b.id = ? AND b.status NOT IN ('done', 'rejected') AND i.answer_version = 0`,
+      [intake.contentSha256],
+    );
     if (legacy && intake.contentSha256 !== intake.id) {
       batchId = legacy.id;
-      store.db.prepare('UPDATE intakes SET batch_id = NULL WHERE id = ?').run(legacy.id);
+      await s.sql.run('UPDATE intakes SET batch_id = NULL WHERE id = ?', [legacy.id]);
     } else {
       // A taking read again after its file changed (retakeIntake) left its first batch behind under its own id.
-      for (let n = 2; store.getBatch(batchId) !== undefined; n++) batchId = `${intake.id}~${n}`;
+      for (let n = 2; (await s.getBatch(batchId)) !== undefined; n++) batchId = `${intake.id}~${n}`;
     }
-    store.db.prepare('UPDATE intakes SET batch_id = ? WHERE id = ?').run(batchId, intake.id);
+    await s.sql.run('UPDATE intakes SET batch_id = ? WHERE id = ?', [batchId, intake.id]);
     return batchId;
-  })();
+  });
 }
 
 /**
@@ -148,82 +157,84 @@ export function batchIdForIntake(store: Store, intake: IntakeRecord): string {
  * its rows already sent are known by their natural keys and answered as duplicates in the new batch. An answered
  * taking is never retaken.
  */
-export function retakeIntake(store: Store, id: string, contentSha256: string): IntakeRecord {
-  store.db
-    .prepare('UPDATE intakes SET content_sha256 = ?, batch_id = NULL WHERE id = ? AND answer_version = 0')
-    .run(contentSha256, id);
-  return getIntake(store, id)!;
+export function retakeIntake(store: Store, id: string, contentSha256: string): Promise<IntakeRecord> {
+  return store.transaction(async (s) => {
+    await s.sql.run('UPDATE intakes SET content_sha256 = ?, batch_id = NULL WHERE id = ? AND answer_version = 0', [
+      contentSha256,
+      id,
+    ]);
+    return (await getIntake(s, id))!;
+  });
 }
 
 /**
  * A taking of `source` with this content that was never answered (a `run FILE` stopped or killed before its answer):
  * running the same file again resumes it instead of starting a new batch.
  */
-export function unansweredIntakeOf(store: Store, source: string, contentSha256: string): IntakeRecord | undefined {
-  const r = store.db
-    .prepare(
-      `SELECT * FROM intakes WHERE source = ? AND content_sha256 = ? AND answer_version = 0
-       ORDER BY taken_at DESC, id LIMIT 1`,
-    )
-    .get(source, contentSha256) as IntakeSql | undefined;
+export async function unansweredIntakeOf(
+  store: Store,
+  source: string,
+  contentSha256: string,
+): Promise<IntakeRecord | undefined> {
+  const r = await store.sql.get<IntakeSql>(
+    `SELECT * FROM intakes WHERE source = ? AND content_sha256 = ? AND answer_version = 0
+     ORDER BY taken_at DESC, id LIMIT 1`,
+    [source, contentSha256],
+  );
   return r && toIntake(r);
 }
 
 /** The first earlier taking with the same bytes that was answered with a result (for the summary of a copy). */
-export function earlierSameContent(store: Store, intake: IntakeRecord): IntakeRecord | undefined {
-  const r = store.db
-    .prepare(
-      `SELECT * FROM intakes WHERE content_sha256 = ? AND id <> ? AND (taken_at < ? OR (taken_at = ? AND id < ?))
-         AND answer_type = 'result'
-       ORDER BY taken_at, id LIMIT 1`,
-    )
-    .get(intake.contentSha256, intake.id, intake.takenAt, intake.takenAt, intake.id) as IntakeSql | undefined;
+export async function earlierSameContent(store: Store, intake: IntakeRecord): Promise<IntakeRecord | undefined> {
+  const r = await store.sql.get<IntakeSql>(
+    `SELECT * FROM intakes WHERE content_sha256 = ? AND id <> ? AND (taken_at < ? OR (taken_at = ? AND id < ?))
+       AND answer_type = 'result'
+     ORDER BY taken_at, id LIMIT 1`,
+    [intake.contentSha256, intake.id, intake.takenAt, intake.takenAt, intake.id],
+  );
   return r && toIntake(r);
 }
 
 /** `batches.changes` of the batch now (0 when there is no batch). */
-export function batchChanges(store: Store, batchId: string): number {
-  const r = store.db.prepare('SELECT changes FROM batches WHERE id = ?').get(batchId) as
-    | { changes: number }
-    | undefined;
+export async function batchChanges(store: Store, batchId: string): Promise<number> {
+  const r = await store.sql.get<{ changes: number }>('SELECT changes FROM batches WHERE id = ?', [batchId]);
   return r?.changes ?? 0;
 }
 
 /** Before writing the files of `version`: remembers which version and at which changes (see the top). */
-export function beginAnswer(store: Store, intakeId: string, version: number, changes: number): void {
-  store.db
-    .prepare('UPDATE intakes SET writing_version = ?, writing_changes = ? WHERE id = ?')
-    .run(version, changes, intakeId);
+export async function beginAnswer(store: Store, intakeId: string, version: number, changes: number): Promise<void> {
+  await store.sql.run('UPDATE intakes SET writing_version = ?, writing_changes = ? WHERE id = ?', [
+    version,
+    changes,
+    intakeId,
+  ]);
 }
 
 /** After the files of `version` are in place: the answer is current as of `changes`. */
-export function markAnswered(
+export async function markAnswered(
   store: Store,
   intakeId: string,
   answer: { type: AnswerType; version: number; changes: number; at: string; sha256?: string | null },
-): void {
-  store.db
-    .prepare(
-      `UPDATE intakes SET answer_type = ?, answer_version = ?, answered_changes = ?, answered_at = ?,
-         answer_sha256 = COALESCE(?, answer_sha256), writing_version = NULL, writing_changes = NULL
-       WHERE id = ?`,
-    )
-    .run(answer.type, answer.version, answer.changes, answer.at, answer.sha256 ?? null, intakeId);
+): Promise<void> {
+  await store.sql.run(
+    `UPDATE intakes SET answer_type = ?, answer_version = ?, answered_changes = ?, answered_at = ?,
+       answer_sha256 = COALESCE(?, answer_sha256), writing_version = NULL, writing_changes = NULL
+     WHERE id = ?`,
+    [answer.type, answer.version, answer.changes, answer.at, answer.sha256 ?? null, intakeId],
+  );
 }
 
 /**
  * Intakes whose batch is finished (`done`) and whose result is missing or stale: what every start (and every retry
  * pass of the daemon) answers. Oldest first.
  */
-export function intakesToAnswer(store: Store): IntakeRecord[] {
+export async function intakesToAnswer(store: Store): Promise<IntakeRecord[]> {
   return (
-    store.db
-      .prepare(
-        `SELECT i.* FROM intakes i JOIN batches b ON b.id = i.batch_id
-         WHERE b.status = 'done' AND (i.answer_type IS NULL OR i.answer_type = 'result')
-           AND (i.answer_version = 0 OR b.changes <> i.answered_changes)
-         ORDER BY i.taken_at, i.id`,
-      )
-      .all() as IntakeSql[]
+    await store.sql.all<IntakeSql>(
+      `SELECT i.* FROM intakes i JOIN batches b ON b.id = i.batch_id
+       WHERE b.status = 'done' AND (i.answer_type IS NULL OR i.answer_type = 'result')
+         AND (i.answer_version = 0 OR b.changes <> i.answered_changes)
+       ORDER BY i.taken_at, i.id`,
+    )
   ).map(toIntake);
 }

@@ -7,9 +7,9 @@
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { StoreError } from './db.js';
 import { openPgDriver } from './pg-driver.js';
 import type { SqlDriver } from './sql.js';
+import { openSqliteDriver } from './sqlite-driver.js';
 
 /** The SQLite store's file name in `folders.data` (the same name src/runner/status.ts reads). */
 export const SQLITE_STORE_FILE_NAME = 'remessa.sqlite';
@@ -35,7 +35,7 @@ export function storeTarget(config: StoreConfig): StoreTarget {
 }
 
 export interface OpenSqlDriverOptions {
-  /** Opens the SQLite driver on a file (./sqlite-driver.ts, being written). */
+  /** Opens the SQLite driver on a file. @defaultValue ./sqlite-driver.ts's */
   openSqlite?: (file: string) => SqlDriver | Promise<SqlDriver>;
 }
 
@@ -49,16 +49,7 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
   if (target.engine === 'postgres') {
     driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
   } else {
-    // INTEGRATION (issue 13): src/store/sqlite-driver.ts is on the branch storeasync; after the merge make it the
-    // default here:  import { openSqliteDriver } from './sqlite-driver.js';
-    //                const openSqlite = options.openSqlite ?? ((file: string) => openSqliteDriver(file));
-    const openSqlite = options.openSqlite;
-    if (!openSqlite) {
-      throw new StoreError(
-        'STORE_ENGINE_NOT_WIRED',
-        `The SQLite driver is not wired into openSqlDriver yet (the store at ${target.file} is opened by src/store/db.ts)`,
-      );
-    }
+    const openSqlite = options.openSqlite ?? ((file: string) => openSqliteDriver(file));
     driver = await openSqlite(target.file);
   }
   try {

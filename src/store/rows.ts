@@ -31,7 +31,7 @@
  *
  * STEP STATES (one record per row and step; absent = never attempted)
  *
- *   (none) ──intent committed (FULL sync)──► intent ──answer──► done | failed
+ *   (none) ──intent committed (durably)────► intent ──answer──► done | failed
  *                                              │  └──timeout / dropped connection / 5xx──► unknown
  *                                              └──429, or certainly nothing sent──► not_sent ──► intent (again)
  *                                                 (unless an earlier attempt is unknown: then ──► unknown, rule 6)
@@ -41,9 +41,10 @@
  *   A step in `not_sent` is treated as never attempted.
  *
  * RULES THAT MUST ALWAYS HOLD
- * 1. The intent of a step with an effect (its row, step name and the row's idempotency key) is committed with
- *    synchronous=FULL before its request leaves. A crash therefore never loses a request that may have left: on
- *    restart a step in `intent` is treated exactly like `unknown`.
+ * 1. The intent of a step with an effect (its row, step name and the row's idempotency key) is committed durably
+ *    (SQLite synchronous=FULL, PostgreSQL synchronous_commit=on: ./store.ts) before its request leaves. A crash
+ *    therefore never loses a request that may have left: on restart a step in `intent` is treated exactly like
+ *    `unknown`.
  * 2. A step in `intent`/`unknown` is never simply sent again: a step that carries the IdempotencyKey is resent with the
  *    same key (the bank answers the first outcome); a step without one is first `recover`ed (looked up) and only
  *    re-sent when the lookup says it certainly did not happen; a step with neither (a money step above all) is never

@@ -1,39 +1,39 @@
 /**
  * What the metrics read from the store at scrape time (src/metrics.ts): rows by kind and state, batches by state, the
- * time the last batch was answered. Read-only queries on the store's connection; never inside a transaction.
+ * time the last batch was answered. Read-only queries through the store's driver (queued behind a transaction under way, never inside one).
  */
 import type { RetornoSnapshot, StoreSnapshot } from '../metrics.js';
 import type { Store } from './store.js';
 import { Things } from './things.js';
 
-export function storeSnapshot(store: Store): StoreSnapshot {
-  const db = store.db;
-  const rows = db
-    .prepare(
-      'SELECT b.kind AS kind, r.state AS state, COUNT(*) AS count FROM rows r JOIN batches b ON b.id = r.batch_id GROUP BY b.kind, r.state',
-    )
-    .all() as StoreSnapshot['rows'];
-  const batches = db
-    .prepare('SELECT status AS state, COUNT(*) AS count FROM batches GROUP BY status')
-    .all() as StoreSnapshot['batches'];
-  const last = db.prepare(`SELECT MAX(finished_at) AS at FROM batches WHERE status IN ('done', 'rejected')`).get() as {
-    at: string | null;
-  };
-  return { rows, batches, lastAnsweredAtMs: last.at ? Date.parse(last.at) : undefined };
+export async function storeSnapshot(store: Store): Promise<StoreSnapshot> {
+  const rows = await store.sql.all<StoreSnapshot['rows'][number]>(
+    'SELECT b.kind AS kind, r.state AS state, COUNT(*) AS count FROM rows r JOIN batches b ON b.id = r.batch_id GROUP BY b.kind, r.state',
+  );
+  const batches = await store.sql.all<StoreSnapshot['batches'][number]>(
+    'SELECT status AS state, COUNT(*) AS count FROM batches GROUP BY status',
+  );
+  const last = await store.sql.get<{ at: string | null }>(
+    `SELECT MAX(finished_at) AS at FROM batches WHERE status IN ('done', 'rejected')`,
+  );
+  return { rows, batches, lastAnsweredAtMs: last?.at ? Date.parse(last.at) : undefined };
 }
 
 /** The retorno's figures (src/store/things.ts): events applied, things by kind and status, oldest unsettled. */
-export function retornoSnapshot(store: Store): RetornoSnapshot {
-  const things = new Things(store.db);
+export async function retornoSnapshot(store: Store): Promise<RetornoSnapshot> {
+  const things = new Things(store);
   return {
-    eventsApplied: things.countAppliedEvents(),
-    things: things.countByKindAndStatus(),
-    oldestUnsettledAtMs: things.oldestUnsettledAtMs(),
+    eventsApplied: await things.countAppliedEvents(),
+    things: await things.countByKindAndStatus(),
+    oldestUnsettledAtMs: await things.oldestUnsettledAtMs(),
   };
 }
 
-/** Proves the store can take a write: takes SQLite's write lock and releases it at once (nothing is written). */
-export function checkStoreWritable(store: Store): void {
+/**
+ * Proves the store can take a write: an empty transaction (SQLite takes the write lock at its BEGIN IMMEDIATE and
+ * releases it at once; nothing is written).
+ */
+export async function checkStoreWritable(store: Store): Promise<void> {
   if (!store.isOpen) throw new Error('the store is closed');
-  store.db.exec('BEGIN IMMEDIATE; ROLLBACK');
+  await store.transaction(async () => undefined);
 }

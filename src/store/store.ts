@@ -1,5 +1,7 @@
 /**
- * The store: batches, rows, steps and natural-key ownership in one SQLite file (better-sqlite3).
+ * The store: batches, rows, steps and natural-key ownership, in SQL through a driver (./sql.ts): SQLite
+ * (./sqlite-driver.ts, the embedded default) or PostgreSQL. The logic is written once, in the SQL both engines speak,
+ * so every rule below and in ./rows.ts holds word for word on both.
  *
  * The row and step state machines, and the rules that must hold, are drawn in ./rows.ts. This file applies them.
  *
@@ -10,26 +12,38 @@
  * are drawn in ./approvals.ts. ingesting -> rejected when the file turns out to be broken further down: nothing
  * was sent (sending starts only once every row is stored), and its rows give their natural keys up.
  *
- * Writes: every method here is synchronous and runs in its own transaction when called on its own. The engine,
- * which has many rows in flight, goes through `write(fn)`: the writes queued in the same tick of the event loop are
- * committed together in ONE transaction (each in its own savepoint, so one failing write does not undo the others),
- * which turns N fsyncs into one. `write` resolves only after the commit, so "await store.write(intent)" means the
- * intent is on disk (synchronous=FULL) before the request leaves.
+ * Writes: every method is asynchronous, and one that writes runs in its own transaction when called on the store
+ * itself (a read and the write that depends on it are never split by another caller's statement). Inside a
+ * transaction (`transaction(fn)`, `write(fn)`), fn is given a view of the store bound to that transaction, and calls
+ * the view's methods: they run inside it (a method that is a transaction of its own becomes a savepoint).
+ * The rule of every transaction: its fn awaits nothing but the calls of its own view (no request, no file, no timer,
+ * no statement on the store itself). The transaction holds the connection (SQLite's one writer, whose write lock is
+ * taken at BEGIN) until fn returns; the driver queues every other call behind it (./sqlite-driver.ts), so an await on
+ * anything else would stall every writer, and a statement on the store itself would wait for the transaction that
+ * waits for it.
+ *
+ * The group commit: the engine, which has many rows in flight, goes through `write(fn)`: the writes queued in the same
+ * tick of the event loop are committed together in ONE transaction, each in its own savepoint (one failing write undoes
+ * only itself), which turns N fsyncs into one. `write` resolves only after the COMMIT has returned, so "await
+ * store.write((s) => s.recordIntent(...))" means the intent is on disk (SQLite synchronous=FULL; PostgreSQL
+ * synchronous_commit=on) before the request leaves: this is how rule 1 of ./rows.ts holds on both engines.
  *
  * Answers: a batch is one taking of a file (src/store/intakes.ts). Every row change that a result file shows (a row
  * reaching succeeded, failed, uncertain or rejected) bumps `batches.changes` of its batch, and of every batch holding a
  * duplicate of it, in the same transaction: an answer written at an older `changes` is stale, and is written again as a
  * new version by the next pass (src/outbox/result.ts), even after a crash between the row change and the rewrite.
  *
- * Durability per commit: the connection is `synchronous = FULL`, and so is every grouped commit that holds at least
- * one write not marked `{ durable: false }`. The engine marks only the storing of a step's answer so: a group made only
- * of answers is committed with `synchronous = NORMAL` (no fsync; WAL keeps it atomic and in order), then FULL is set
- * back. What must hold: an intent is never committed without fsync. Why an answer may be: in WAL mode the next FULL
+ * Durability per commit: every commit is durable (SQLite `synchronous = FULL`, PostgreSQL synchronous_commit=on), and
+ * so is every grouped commit that holds at least one write not marked `{ durable: false }`. The engine marks only the
+ * storing of a step's answer so: a group made only of answers is committed with `{ durable: false }` (SQLite
+ * `synchronous = NORMAL` for that commit: no fsync, WAL keeps it atomic and in order; PostgreSQL
+ * `synchronous_commit = off` for it), and every other commit stays durable. What must hold: an intent is never committed without fsync. Why an answer may be: in WAL mode the next FULL
  * commit syncs the log with every frame before it, and an answer lost in a power cut (never in a process crash: the
  * write reached the OS) leaves its step at `intent`, which the next run treats as an unknown outcome: resent with the
  * same IdempotencyKey, looked up by correlationId, or read again (src/runner/engine.ts). The fsync of every answer was
  * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
- * transaction, hence one level per group, chosen before BEGIN.
+ * transaction, hence one level per group, chosen before BEGIN. (On PostgreSQL the same holds: an asynchronous commit
+ * lost in a crash of the server leaves the step at `intent`, handled the same way.)
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -38,7 +52,7 @@ import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed } from './approvals.js';
-import { type OpenDatabaseOptions, openDatabase, type SqliteDatabase, StoreError } from './db.js';
+import { type OpenDatabaseOptions, StoreError } from './db.js';
 import {
   assertRowTransition,
   assertStepTransition,
@@ -47,6 +61,8 @@ import {
   type StepState,
   UNFINISHED_ROW_STATES,
 } from './rows.js';
+import type { SqlDriver, SqlExecutor, SqlParam, SqlTransaction } from './sql.js';
+import { openSqliteDriver } from './sqlite-driver.js';
 
 /** `awaiting_approval`: held for a person's decision; the batch machine with it is drawn in ./approvals.ts. */
 export type BatchStatus = 'ingesting' | 'ready' | 'awaiting_approval' | 'running' | 'done' | 'rejected';
@@ -212,7 +228,7 @@ export interface StoreOptions extends OpenDatabaseOptions {
 }
 
 interface PendingWrite {
-  fn: () => unknown;
+  fn: (s: Store) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   /** Needs an fsync at commit (synchronous=FULL). */
@@ -267,17 +283,36 @@ interface BatchSql {
   changes: number;
 }
 
-/** Opens the store file (WAL, synchronous=FULL, migrations applied). */
-export function openStore(file: string, options: StoreOptions = {}): Store {
+/** Opens the SQLite store file (WAL, synchronous=FULL, migrations applied unless read-only). */
+export async function openStore(file: string, options: StoreOptions = {}): Promise<Store> {
   const release = options.exclusive ? takeLock(`${path.resolve(file)}.lock`) : undefined;
   try {
-    const store = new Store(openDatabase(file, options), file, options);
-    store.onClose = release;
-    return store;
+    const driver = openSqliteDriver(file, options);
+    try {
+      return await openStoreWith(driver, file, { ...options, onClose: release });
+    } catch (error) {
+      await driver.close();
+      throw error;
+    }
   } catch (error) {
     release?.();
     throw error;
   }
+}
+
+/**
+ * The store over any driver (./sql.ts): applies the driver's pending migrations (unless `readonly`). `name` names the
+ * store in messages (the SQLite file; for PostgreSQL, its URL without credentials).
+ */
+export async function openStoreWith(
+  driver: SqlDriver,
+  name: string,
+  options: Omit<StoreOptions, 'exclusive' | 'migrationsDir' | 'busyTimeoutMs'> & { onClose?: () => void } = {},
+): Promise<Store> {
+  if (!options.readonly) await driver.migrate();
+  const store = new Store(driver, name, options);
+  store.onClose = options.onClose;
+  return store;
 }
 
 /** Creates the lock file atomically (O_EXCL); takes over a lock whose process no longer runs. */
@@ -317,86 +352,174 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The mutable state a store shares with its views (a view is the store bound to one transaction). */
+interface StoreShared {
+  queued: PendingWrite[];
+  flushScheduled: boolean;
+  /** The group commits begun and not yet settled (close waits for them). */
+  flushing: Set<Promise<void>>;
+  closed: boolean;
+  /** The closing under way (see `close`). */
+  closing: Promise<void> | undefined;
+  onClose: (() => void) | undefined;
+}
+
 export class Store {
-  readonly db: SqliteDatabase;
+  /** The driver (./sql.ts): SQLite (./sqlite-driver.ts) or PostgreSQL. */
+  readonly driver: SqlDriver;
+  /**
+   * Where this store's statements go: the driver itself, or, in a view given to a `write` or `transaction` fn, that
+   * transaction (its savepoint). Modules of the store (./approvals.ts, ./intakes.ts, ./things.ts) query through it.
+   */
+  readonly sql: SqlExecutor;
+  /** The transaction this view is bound to; undefined on the store itself. */
+  readonly tx: SqlTransaction | undefined;
+  /** The SQLite file, or the PostgreSQL store's name without credentials (for messages). */
   readonly file: string;
   private readonly now: () => Date;
-  private queued: PendingWrite[] = [];
-  private flushScheduled = false;
-  private closed = false;
+  private readonly shared: StoreShared;
 
-  constructor(db: SqliteDatabase, file: string, options: StoreOptions = {}) {
-    this.db = db;
+  constructor(driver: SqlDriver, file: string, options: StoreOptions = {}) {
+    this.driver = driver;
+    this.sql = driver;
+    this.tx = undefined;
     this.file = file;
     this.now = options.now ?? (() => new Date());
+    this.shared = {
+      queued: [],
+      flushScheduled: false,
+      flushing: new Set(),
+      closed: false,
+      closing: undefined,
+      onClose: undefined,
+    };
   }
 
-  /** Flushes queued writes and closes the database. */
   /** Called once after the database is closed (releases the lock file of an exclusive store). */
-  onClose: (() => void) | undefined;
+  get onClose(): (() => void) | undefined {
+    return this.shared.onClose;
+  }
 
-  close(): void {
-    if (this.closed) return;
-    this.flush();
-    this.closed = true;
-    this.db.close();
-    this.onClose?.();
+  set onClose(fn: (() => void) | undefined) {
+    this.shared.onClose = fn;
+  }
+
+  /**
+   * Commits the queued writes (and those queued while it waits), waits for the commits under way, and closes the
+   * database; a write asked for once it is closed is refused (STORE_CLOSED). Calls after the first share its promise.
+   */
+  close(): Promise<void> {
+    const shared = this.shared;
+    shared.closing ??= (async () => {
+      for (;;) {
+        if (shared.queued.length > 0) void this.flush();
+        if (shared.flushing.size === 0) break;
+        await Promise.allSettled([...shared.flushing]);
+      }
+      shared.closed = true;
+      await this.driver.close();
+      shared.onClose?.();
+    })();
+    return shared.closing;
   }
 
   get isOpen(): boolean {
-    return !this.closed;
+    return !this.shared.closed;
   }
 
-  // ---------------------------------------------------------------- group commit
+  /** This store bound to `tx`: every method of the view runs its statements inside that transaction. */
+  private view(tx: SqlTransaction): Store {
+    const view = Object.create(this) as Store;
+    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction };
+    bound.sql = tx;
+    bound.tx = tx;
+    return view;
+  }
+
+  // ---------------------------------------------------------------- transactions and the group commit
 
   /**
-   * Runs `fn` (synchronous: never await inside) in a transaction shared with the other writes queued in this tick;
-   * resolves with its result once that transaction is committed (on disk, synchronous=FULL, unless every write of the
-   * group said `durable: false`), rejects with its error (its savepoint is rolled back, the other writes are kept).
+   * Runs fn in one transaction and resolves with its result once committed (on disk, unless `durable: false`). On a
+   * view (inside a transaction already), fn runs in a savepoint of it instead: a throw undoes fn's writes alone.
+   * fn awaits nothing but the calls of the view it is given (see the top of this file).
    */
-  write<T>(fn: () => T, options: WriteOptions = {}): Promise<T> {
-    if (this.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
+  transaction<T>(fn: (s: Store) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    if (this.tx) return this.tx.savepoint((tx) => fn(this.view(tx)));
+    if (this.shared.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
+    return this.driver.transaction((tx) => fn(this.view(tx)), options);
+  }
+
+  /**
+   * The statements of one method as a unit: on a view, in the enclosing transaction as they are (a write's savepoint
+   * already bounds them); on the store, in a transaction of their own, so that no other caller's statement comes
+   * between a read and the write that depends on it.
+   */
+  private unit<T>(fn: (s: Store) => Promise<T>): Promise<T> {
+    if (this.tx) return fn(this);
+    return this.transaction(fn);
+  }
+
+  /**
+   * Runs `fn` in a transaction shared with the other writes queued in this tick; resolves with its result once that
+   * transaction is committed (on disk, synchronous=FULL, unless every write of the group said `durable: false`),
+   * rejects with its error (its savepoint is rolled back, the other writes are kept). fn is given the store bound to
+   * its savepoint, and uses that (`(s) => s.recordIntent(...)`), never the store itself: a statement on the store
+   * would wait for the transaction that waits for fn.
+   */
+  write<T>(fn: (s: Store) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    const shared = this.shared;
+    if (shared.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject, durable: options.durable !== false });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
+      shared.queued.push({
+        fn: fn as (s: Store) => Promise<unknown>,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        durable: options.durable !== false,
+      });
+      if (!shared.flushScheduled) {
+        shared.flushScheduled = true;
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  /** Commits the queued writes now. */
-  flush(): void {
-    this.flushScheduled = false;
-    const ops = this.queued;
-    if (ops.length === 0 || this.closed) return;
-    this.queued = [];
+  /** Commits the queued writes now (one transaction, a savepoint each); resolves once settled. */
+  flush(): Promise<void> {
+    const shared = this.shared;
+    shared.flushScheduled = false;
+    const ops = shared.queued;
+    if (ops.length === 0 || shared.closed) return Promise.resolve();
+    shared.queued = [];
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     const durable = ops.some((op) => op.durable);
-    try {
-      if (!durable) this.db.pragma('synchronous = NORMAL');
-      this.db.transaction(() => {
-        for (const op of ops) {
-          try {
-            // A nested better-sqlite3 transaction is a savepoint: a throwing write undoes only itself.
-            results.push({ ok: true, value: this.db.transaction(op.fn)() });
-          } catch (error) {
-            results.push({ ok: false, error });
+    const done = this.driver
+      .transaction(
+        async (tx) => {
+          for (const op of ops) {
+            try {
+              results.push({ ok: true, value: await tx.savepoint((sp) => op.fn(this.view(sp))) });
+            } catch (error) {
+              results.push({ ok: false, error });
+            }
           }
-        }
-      })();
-    } catch (error) {
-      for (const op of ops) op.reject(error);
-      return;
-    } finally {
-      // Every other commit of the connection (direct transactions, the next group) is FULL again.
-      if (!durable) this.db.pragma('synchronous = FULL');
-    }
-    ops.forEach((op, i) => {
-      const r = results[i]!;
-      if (r.ok) op.resolve(r.value);
-      else op.reject(r.error);
-    });
+        },
+        { durable },
+      )
+      .then(
+        () => {
+          ops.forEach((op, i) => {
+            const r = results[i]!;
+            if (r.ok) op.resolve(r.value);
+            else op.reject(r.error);
+          });
+        },
+        (error: unknown) => {
+          for (const op of ops) op.reject(error);
+        },
+      )
+      .finally(() => shared.flushing.delete(done));
+    shared.flushing.add(done);
+    return done;
   }
 
   private ts(): string {
@@ -406,60 +529,52 @@ export class Store {
   // ---------------------------------------------------------------- batches
 
   /** Creates the batch, or returns it unchanged when a batch with the same id (same content) exists. */
-  createBatch(batch: NewBatch): BatchRecord {
-    this.db
-      .prepare(
+  createBatch(batch: NewBatch): Promise<BatchRecord> {
+    return this.unit(async (s) => {
+      await s.sql.run(
         `INSERT INTO batches (id, kind, file_name, dialect, header, status, created_at)
          VALUES (?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
-      )
-      .run(
-        batch.id,
-        batch.kind,
-        batch.fileName,
-        JSON.stringify(batch.dialect),
-        JSON.stringify(batch.header),
-        this.ts(),
+        [batch.id, batch.kind, batch.fileName, JSON.stringify(batch.dialect), JSON.stringify(batch.header), s.ts()],
       );
-    return this.getBatch(batch.id)!;
+      return (await s.getBatch(batch.id))!;
+    });
   }
 
-  getBatch(id: string): BatchRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM batches WHERE id = ?').get(id) as BatchSql | undefined;
+  async getBatch(id: string): Promise<BatchRecord | undefined> {
+    const row = await this.sql.get<BatchSql>('SELECT * FROM batches WHERE id = ?', [id]);
     return row && toBatch(row);
   }
 
   /** Every batch, newest first. */
-  listBatches(): BatchRecord[] {
-    return (this.db.prepare('SELECT * FROM batches ORDER BY created_at DESC, id').all() as BatchSql[]).map(toBatch);
+  async listBatches(): Promise<BatchRecord[]> {
+    return (await this.sql.all<BatchSql>('SELECT * FROM batches ORDER BY created_at DESC, id')).map(toBatch);
   }
 
   /**
    * Batches with work left, oldest first: not finished (an `ingesting` one needs its file again), or with rows
    * pending, in flight or uncertain.
    */
-  unfinishedBatches(): BatchRecord[] {
+  async unfinishedBatches(): Promise<BatchRecord[]> {
     return (
-      this.db
-        .prepare(
-          `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
-             OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id
-                        AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain'))
-           ORDER BY b.created_at, b.id`,
-        )
-        .all() as BatchSql[]
+      await this.sql.all<BatchSql>(
+        `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
+           OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id
+                      AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain'))
+         ORDER BY b.created_at, b.id`,
+      )
     ).map(toBatch);
   }
 
   /** The batch; STORE_NO_BATCH when there is none. */
-  private requireBatch(batchId: string): BatchRecord {
-    const batch = this.getBatch(batchId);
+  private async requireBatch(batchId: string): Promise<BatchRecord> {
+    const batch = await this.getBatch(batchId);
     if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
     return batch;
   }
 
   /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
-  private ingestingBatch(batchId: string, why: string): BatchRecord {
-    const batch = this.requireBatch(batchId);
+  private async ingestingBatch(batchId: string, why: string): Promise<BatchRecord> {
+    const batch = await this.requireBatch(batchId);
     if (batch.status !== 'ingesting') {
       throw new StoreError('STORE_BATCH_INGESTED', `Batch ${batchId} is ${batch.status}: ${why}`);
     }
@@ -467,13 +582,12 @@ export class Store {
   }
 
   /** Every still-pending row of the batch becomes `rejected` with `error`, which gives its natural key up. */
-  private rejectPendingRows(batchId: string, error: RowError, now: string): void {
-    this.db
-      .prepare(
-        `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
-         WHERE batch_id = ? AND state = 'pending'`,
-      )
-      .run(error.code, error.message, now, batchId);
+  private async rejectPendingRows(batchId: string, error: RowError, now: string): Promise<void> {
+    await this.sql.run(
+      `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
+       WHERE batch_id = ? AND state = 'pending'`,
+      [error.code, error.message, now, batchId],
+    );
   }
 
   /**
@@ -481,28 +595,21 @@ export class Store {
    * ingestion of this batch was interrupted and is being redone from the file). A valid row whose natural key is
    * owned by another row becomes `duplicate`; otherwise it takes the key (a failed or rejected owner gives it up).
    */
-  ingest(batchId: string, rows: readonly IngestRow[], locale: Locale = DEFAULT_LOCALE): IngestResult {
-    return this.db.transaction(() => {
-      const batch = this.ingestingBatch(batchId, 'its rows are already stored');
-      const insert = this.db.prepare(
-        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
-           error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
-         VALUES (@batchId, @line, @naturalKey, @idempotencyKey, @record, @cells, @parsed, @state, @errorCode,
-           @errorMessage, @amountCents, @dupBatch, @dupLine, @now)`,
-      );
-      const owner = this.db.prepare(
-        `SELECT k.batch_id, k.line, r.state, b.file_name,
+  ingest(batchId: string, rows: readonly IngestRow[], locale: Locale = DEFAULT_LOCALE): Promise<IngestResult> {
+    return this.transaction(async (s) => {
+      const batch = await s.ingestingBatch(batchId, 'its rows are already stored');
+      const insert = `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state,
+           error_code, error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+      const owner = `SELECT k.batch_id, k.line, r.state, b.file_name,
            (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
          FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
            LEFT JOIN batches b ON b.id = k.batch_id
-         WHERE k.kind = ? AND k.natural_key = ?`,
-      );
-      const claim = this.db.prepare(
-        `INSERT INTO natural_keys (kind, natural_key, batch_id, line) VALUES (?, ?, ?, ?)
-         ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line`,
-      );
-      const now = this.ts();
+         WHERE k.kind = ? AND k.natural_key = ?`;
+      const claim = `INSERT INTO natural_keys (kind, natural_key, batch_id, line) VALUES (?, ?, ?, ?)
+         ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line`;
+      const now = s.ts();
       let stored = 0;
       let skipped = 0;
       let invalid = 0;
@@ -518,45 +625,43 @@ export class Store {
           invalid++;
           const err = describeCellErrors(row.errors, locale);
           if (row.message !== undefined) err.message = row.message;
-          insert.run({
+          await s.sql.run(insert, [
             batchId,
-            line: row.line,
-            naturalKey: null,
-            idempotencyKey: null,
-            record: JSON.stringify(row.record),
-            cells: row.cells ? JSON.stringify(row.cells) : null,
-            parsed: null,
-            state: 'rejected',
-            errorCode: err.code,
-            errorMessage: err.message,
-            amountCents: row.amountCents ?? null,
-            dupBatch: null,
-            dupLine: null,
+            row.line,
+            null,
+            null,
+            JSON.stringify(row.record),
+            row.cells ? JSON.stringify(row.cells) : null,
+            null,
+            'rejected',
+            err.code,
+            err.message,
+            row.amountCents ?? null,
+            null,
+            null,
             now,
-          });
+          ]);
           continue;
         }
-        const own = owner.get(batch.kind, row.naturalKey) as
-          | {
-              batch_id: string;
-              line: number;
-              state: RowState | null;
-              file_name: string | null;
-              answer_name: string | null;
-            }
-          | undefined;
+        const own = await s.sql.get<{
+          batch_id: string;
+          line: number;
+          state: RowState | null;
+          file_name: string | null;
+          answer_name: string | null;
+        }>(owner, [batch.kind, row.naturalKey]);
         const isDuplicate = own?.state != null && OWNING_ROW_STATES.includes(own.state);
-        insert.run({
+        await s.sql.run(insert, [
           batchId,
-          line: row.line,
-          naturalKey: row.naturalKey,
-          idempotencyKey: row.idempotencyKey,
-          record: JSON.stringify(row.record),
-          cells: row.cells ? JSON.stringify(row.cells) : null,
-          parsed: safeJson(row.parsed),
-          state: isDuplicate ? 'duplicate' : 'pending',
-          errorCode: isDuplicate ? DUPLICATE_NATURAL_KEY : null,
-          errorMessage: isDuplicate
+          row.line,
+          row.naturalKey,
+          row.idempotencyKey,
+          JSON.stringify(row.record),
+          row.cells ? JSON.stringify(row.cells) : null,
+          safeJson(row.parsed),
+          isDuplicate ? 'duplicate' : 'pending',
+          isDuplicate ? DUPLICATE_NATURAL_KEY : null,
+          isDuplicate
             ? own!.batch_id === batchId
               ? t(locale, 'DUPLICATE_NATURAL_KEY', { kind: batch.kind, line: own!.line })
               : t(locale, 'DUPLICATE_NATURAL_KEY.otherFile', {
@@ -568,92 +673,91 @@ export class Store {
                     : '',
                 })
             : null,
-          amountCents: row.amountCents ?? null,
-          dupBatch: isDuplicate ? own!.batch_id : null,
-          dupLine: isDuplicate ? own!.line : null,
+          row.amountCents ?? null,
+          isDuplicate ? own!.batch_id : null,
+          isDuplicate ? own!.line : null,
           now,
-        });
-        if (!isDuplicate) claim.run(batch.kind, row.naturalKey, batchId, row.line);
+        ]);
+        if (!isDuplicate) await s.sql.run(claim, [batch.kind, row.naturalKey, batchId, row.line]);
       }
-      this.db
-        .prepare(
-          `UPDATE batches SET row_count = row_count + ?, invalid_count = invalid_count + ?, last_line = ? WHERE id = ?`,
-        )
-        .run(stored, invalid, lastLine, batchId);
+      await s.sql.run(
+        `UPDATE batches SET row_count = row_count + ?, invalid_count = invalid_count + ?, last_line = ? WHERE id = ?`,
+        [stored, invalid, lastLine, batchId],
+      );
       return { stored, skipped };
-    })();
+    });
   }
 
   /**
    * Ends ingestion: applies the policy (all-or-nothing with any invalid row: every pending row becomes `rejected`
    * with BATCH_HAS_INVALID_ROWS, which also gives its natural key up) and marks the batch ready.
    */
-  finishIngest(batchId: string, policy: BatchPolicy, locale: Locale = DEFAULT_LOCALE): BatchRecord {
-    return this.db.transaction(() => {
-      const batch = this.requireBatch(batchId);
+  finishIngest(batchId: string, policy: BatchPolicy, locale: Locale = DEFAULT_LOCALE): Promise<BatchRecord> {
+    return this.transaction(async (s) => {
+      const batch = await s.requireBatch(batchId);
       if (batch.status !== 'ingesting') return batch;
       if (policy === 'all-or-nothing' && batch.invalidCount > 0) {
-        this.rejectPendingRows(
+        await s.rejectPendingRows(
           batchId,
           {
             code: BATCH_HAS_INVALID_ROWS,
             message: t(locale, 'BATCH_HAS_INVALID_ROWS', { kind: batch.kind, count: batch.invalidCount }),
           },
-          this.ts(),
+          s.ts(),
         );
       }
-      this.db.prepare(`UPDATE batches SET status = 'ready', policy = ? WHERE id = ?`).run(policy, batchId);
-      return this.getBatch(batchId)!;
-    })();
+      await s.sql.run(`UPDATE batches SET status = 'ready', policy = ? WHERE id = ?`, [policy, batchId]);
+      return (await s.getBatch(batchId))!;
+    });
   }
 
   /**
    * The file turned out to be broken while its rows were being stored (nothing was sent yet): the batch is rejected
    * as a whole, and its stored rows become `rejected` so that they give their natural keys up.
    */
-  rejectBatch(batchId: string, error: RowError): BatchRecord {
-    return this.db.transaction(() => {
-      this.ingestingBatch(batchId, 'it can no longer be rejected');
-      const now = this.ts();
-      this.rejectPendingRows(batchId, error, now);
-      this.db
-        .prepare(
-          `UPDATE batches SET status = 'rejected', error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`,
-        )
-        .run(error.code, error.message, now, batchId);
-      return this.getBatch(batchId)!;
-    })();
+  rejectBatch(batchId: string, error: RowError): Promise<BatchRecord> {
+    return this.transaction(async (s) => {
+      await s.ingestingBatch(batchId, 'it can no longer be rejected');
+      const now = s.ts();
+      await s.rejectPendingRows(batchId, error, now);
+      await s.sql.run(
+        `UPDATE batches SET status = 'rejected', error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`,
+        [error.code, error.message, now, batchId],
+      );
+      return (await s.getBatch(batchId))!;
+    });
   }
 
   /** Marks the batch running (from ready, or from done when uncertain rows are retried). */
-  markBatchRunning(batchId: string): void {
-    this.db
-      .prepare(
-        `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, ?), finished_at = NULL
-         WHERE id = ? AND status IN ('ready', 'running', 'done')`,
-      )
-      .run(this.ts(), batchId);
+  async markBatchRunning(batchId: string): Promise<void> {
+    await this.sql.run(
+      `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, ?), finished_at = NULL
+       WHERE id = ? AND status IN ('ready', 'running', 'done')`,
+      [this.ts(), batchId],
+    );
   }
 
   /** Marks the batch done and records its counts. Throws if a row is still pending, in flight or waiting. */
-  markBatchDone(batchId: string): BatchRecord {
-    return this.db.transaction(() => {
-      const counts = this.countRows(batchId);
+  markBatchDone(batchId: string): Promise<BatchRecord> {
+    return this.transaction(async (s) => {
+      const counts = await s.countRows(batchId);
       if (counts.pending + counts.in_flight + counts.waiting > 0) {
         throw new StoreError(
           'STORE_BATCH_NOT_FINISHED',
           `Batch ${batchId} still has ${counts.pending} pending, ${counts.in_flight} in-flight and ${counts.waiting} waiting rows`,
         );
       }
-      this.db
-        .prepare(`UPDATE batches SET status = 'done', finished_at = ?, counts = ? WHERE id = ?`)
-        .run(this.ts(), JSON.stringify(counts), batchId);
-      return this.getBatch(batchId)!;
-    })();
+      await s.sql.run(`UPDATE batches SET status = 'done', finished_at = ?, counts = ? WHERE id = ?`, [
+        s.ts(),
+        JSON.stringify(counts),
+        batchId,
+      ]);
+      return (await s.getBatch(batchId))!;
+    });
   }
 
   /** Live counts of the batch's rows by state. */
-  countRows(batchId: string): RowCounts {
+  async countRows(batchId: string): Promise<RowCounts> {
     const counts: RowCounts = {
       pending: 0,
       in_flight: 0,
@@ -664,23 +768,23 @@ export class Store {
       uncertain: 0,
       waiting: 0,
     };
-    for (const r of this.db
-      .prepare('SELECT state, COUNT(*) AS n FROM rows WHERE batch_id = ? GROUP BY state')
-      .all(batchId) as Array<{ state: RowState; n: number }>) {
+    for (const r of await this.sql.all<{ state: RowState; n: number }>(
+      'SELECT state, COUNT(*) AS n FROM rows WHERE batch_id = ? GROUP BY state',
+      [batchId],
+    )) {
       counts[r.state] = r.n;
     }
     return counts;
   }
 
   /** Sum of `amount_cents` by row state (rows without an amount are left out). */
-  sumAmounts(batchId: string): Partial<Record<RowState, Cents>> {
+  async sumAmounts(batchId: string): Promise<Partial<Record<RowState, Cents>>> {
     const out: Partial<Record<RowState, Cents>> = {};
-    for (const r of this.db
-      .prepare(
-        `SELECT state, SUM(amount_cents) AS total FROM rows
-         WHERE batch_id = ? AND amount_cents IS NOT NULL GROUP BY state`,
-      )
-      .all(batchId) as Array<{ state: RowState; total: number }>) {
+    for (const r of await this.sql.all<{ state: RowState; total: number }>(
+      `SELECT state, CAST(SUM(amount_cents) AS BIGINT) AS total FROM rows
+       WHERE batch_id = ? AND amount_cents IS NOT NULL GROUP BY state`,
+      [batchId],
+    )) {
       out[r.state] = r.total;
     }
     return out;
@@ -688,10 +792,8 @@ export class Store {
 
   // ---------------------------------------------------------------- rows
 
-  getRow(batchId: string, line: number): RowRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as
-      | RowSql
-      | undefined;
+  async getRow(batchId: string, line: number): Promise<RowRecord | undefined> {
+    const row = await this.sql.get<RowSql>('SELECT * FROM rows WHERE batch_id = ? AND line = ?', [batchId, line]);
     return row && toRow(row);
   }
 
@@ -699,34 +801,41 @@ export class Store {
    * Up to `limit` rows after `afterLine`, in line order, optionally only in the given states. Keyset paging: callers
    * stream a batch of any size with bounded memory, and no statement stays open across an await.
    */
-  rowsAfter(batchId: string, afterLine: number, limit: number, states: readonly RowState[] = []): RowRecord[] {
+  async rowsAfter(
+    batchId: string,
+    afterLine: number,
+    limit: number,
+    states: readonly RowState[] = [],
+  ): Promise<RowRecord[]> {
     const filter = states.length > 0 ? `AND state IN (${states.map(() => '?').join(', ')})` : '';
     return (
-      this.db
-        .prepare(`SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`)
-        .all(batchId, afterLine, ...states, limit) as RowSql[]
+      await this.sql.all<RowSql>(`SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`, [
+        batchId,
+        afterLine,
+        ...states,
+        limit,
+      ])
     ).map(toRow);
   }
 
   /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
-  resultRowsAfter(batchId: string, afterLine: number, limit: number): ResultRowRecord[] {
-    const rows = this.db
-      .prepare(
-        `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file,
-           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = r.duplicate_of_batch LIMIT 1) AS owner_answer
-         FROM rows r
-           LEFT JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
-           LEFT JOIN batches ob ON ob.id = r.duplicate_of_batch
-         WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
-      )
-      .all(batchId, afterLine, limit) as Array<
+  async resultRowsAfter(batchId: string, afterLine: number, limit: number): Promise<ResultRowRecord[]> {
+    const rows = await this.sql.all<
       RowSql & {
         owner_state: RowState | null;
         owner_outputs: string | null;
         owner_file: string | null;
         owner_answer: string | null;
       }
-    >;
+    >(
+      `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file,
+         (SELECT i.answer_name FROM intakes i WHERE i.batch_id = r.duplicate_of_batch LIMIT 1) AS owner_answer
+       FROM rows r
+         LEFT JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
+         LEFT JOIN batches ob ON ob.id = r.duplicate_of_batch
+       WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
+      [batchId, afterLine, limit],
+    );
     return rows.map((r) => ({
       ...toRow(r),
       owner:
@@ -743,40 +852,38 @@ export class Store {
   }
 
   /** Rows left uncertain, across batches (for `remessa status`), oldest first. */
-  uncertainRows(limit = 100): Array<RowRecord & { fileName: string; kind: KindName }> {
+  async uncertainRows(limit = 100): Promise<Array<RowRecord & { fileName: string; kind: KindName }>> {
     return (
-      this.db
-        .prepare(
-          `SELECT r.*, b.file_name, b.kind FROM rows r JOIN batches b ON b.id = r.batch_id
-           WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
-        )
-        .all(limit) as Array<RowSql & { file_name: string; kind: KindName }>
+      await this.sql.all<RowSql & { file_name: string; kind: KindName }>(
+        `SELECT r.*, b.file_name, b.kind FROM rows r JOIN batches b ON b.id = r.batch_id
+         WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+        [limit],
+      )
     ).map((r) => ({ ...toRow(r), fileName: r.file_name, kind: r.kind }));
   }
 
   /** Number of rows that still have work (pending, in flight, uncertain) in the batch. */
-  countUnfinished(batchId: string): number {
-    const r = this.db
-      .prepare(
-        `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_ROW_STATES.map(() => '?').join(', ')})`,
-      )
-      .get(batchId, ...UNFINISHED_ROW_STATES) as { n: number };
-    return r.n;
+  async countUnfinished(batchId: string): Promise<number> {
+    const r = await this.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_ROW_STATES.map(() => '?').join(', ')})`,
+      [batchId, ...UNFINISHED_ROW_STATES],
+    );
+    return r!.n;
   }
 
   // ---------------------------------------------------------------- steps and transitions
 
   /** The row's step records, by step name. */
-  getSteps(batchId: string, line: number): Map<string, StepRecord> {
+  async getSteps(batchId: string, line: number): Promise<Map<string, StepRecord>> {
     const out = new Map<string, StepRecord>();
-    for (const s of this.db.prepare('SELECT * FROM steps WHERE batch_id = ? AND line = ?').all(batchId, line) as Array<{
+    for (const s of await this.sql.all<{
       step: string;
       state: StepState;
       attempts: number;
       output: string | null;
       error_code: string | null;
       error_message: string | null;
-    }>) {
+    }>('SELECT * FROM steps WHERE batch_id = ? AND line = ?', [batchId, line])) {
       out.set(s.step, {
         step: s.step,
         state: s.state,
@@ -795,43 +902,55 @@ export class Store {
     line: number,
     to: RowState,
     patch: { currentStep?: string | null; error?: RowError | null; outputs?: Record<string, OutputValue> } = {},
-  ): void {
-    const cur = this.db.prepare('SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?').get(batchId, line) as
-      | { state: RowState; outputs: string | null }
-      | undefined;
+  ): Promise<void> {
+    return this.unit((s) => s.applyRowTransition(batchId, line, to, patch));
+  }
+
+  private async applyRowTransition(
+    batchId: string,
+    line: number,
+    to: RowState,
+    patch: { currentStep?: string | null; error?: RowError | null; outputs?: Record<string, OutputValue> },
+  ): Promise<void> {
+    const cur = await this.sql.get<{ state: RowState; outputs: string | null }>(
+      'SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?',
+      [batchId, line],
+    );
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     assertRowTransition(cur.state, to, `row (line ${line})`);
-    const sets = ['state = @to', 'updated_at = @now'];
-    const params: Record<string, unknown> = { to, now: this.ts(), batchId, line };
+    const sets = ['state = ?', 'updated_at = ?'];
+    const params: SqlParam[] = [to, this.ts()];
     if (patch.currentStep !== undefined) {
-      sets.push('current_step = @currentStep');
-      params.currentStep = patch.currentStep;
+      sets.push('current_step = ?');
+      params.push(patch.currentStep);
     }
     if (patch.error !== undefined) {
-      sets.push('error_code = @errorCode', 'error_message = @errorMessage');
-      params.errorCode = patch.error?.code ?? null;
-      params.errorMessage = patch.error?.message ?? null;
+      sets.push('error_code = ?', 'error_message = ?');
+      params.push(patch.error?.code ?? null, patch.error?.message ?? null);
     }
     if (patch.outputs !== undefined) {
-      sets.push('outputs = @outputs');
-      params.outputs = JSON.stringify({ ...(parseJson(cur.outputs) ?? {}), ...patch.outputs });
+      sets.push('outputs = ?');
+      params.push(JSON.stringify({ ...(parseJson(cur.outputs) ?? {}), ...patch.outputs }));
     }
-    this.db.prepare(`UPDATE rows SET ${sets.join(', ')} WHERE batch_id = @batchId AND line = @line`).run(params);
-    if (ANSWERED_ROW_STATES.includes(to)) this.markAnswersStale(batchId, line);
+    await this.sql.run(`UPDATE rows SET ${sets.join(', ')} WHERE batch_id = ? AND line = ?`, [
+      ...params,
+      batchId,
+      line,
+    ]);
+    if (ANSWERED_ROW_STATES.includes(to)) await this.markAnswersStale(batchId, line);
   }
 
   /**
    * The durable "answer is stale" mark (src/store/intakes.ts), in the same transaction as the row's change: bumps the
    * `changes` of the row's batch and of every batch holding a duplicate of the row (their result lines show it).
    */
-  private markAnswersStale(batchId: string, line: number): void {
-    this.db.prepare('UPDATE batches SET changes = changes + 1 WHERE id = ?').run(batchId);
-    this.db
-      .prepare(
-        `UPDATE batches SET changes = changes + 1 WHERE id IN (
-           SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
-      )
-      .run(batchId, line, batchId);
+  private async markAnswersStale(batchId: string, line: number): Promise<void> {
+    await this.sql.run('UPDATE batches SET changes = changes + 1 WHERE id = ?', [batchId]);
+    await this.sql.run(
+      `UPDATE batches SET changes = changes + 1 WHERE id IN (
+         SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
+      [batchId, line, batchId],
+    );
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -841,88 +960,106 @@ export class Store {
     step: string,
     to: StepState,
     patch: { attempt?: boolean; output?: StepOutput | null; error?: RowError | null } = {},
-  ): void {
-    const cur = this.db
-      .prepare('SELECT state FROM steps WHERE batch_id = ? AND line = ? AND step = ?')
-      .get(batchId, line, step) as { state: StepState } | undefined;
+  ): Promise<void> {
+    return this.unit((s) => s.applyStepTransition(batchId, line, step, to, patch));
+  }
+
+  private async applyStepTransition(
+    batchId: string,
+    line: number,
+    step: string,
+    to: StepState,
+    patch: { attempt?: boolean; output?: StepOutput | null; error?: RowError | null },
+  ): Promise<void> {
+    const cur = await this.sql.get<{ state: StepState }>(
+      'SELECT state FROM steps WHERE batch_id = ? AND line = ? AND step = ?',
+      [batchId, line, step],
+    );
     assertStepTransition(cur?.state ?? null, to, `step ${step} (line ${line})`);
-    this.db
-      .prepare(
-        `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-         VALUES (@batchId, @line, @step, @to, @attempts, @output, @errorCode, @errorMessage, @now)
-         ON CONFLICT (batch_id, line, step) DO UPDATE SET
-           state = excluded.state,
-           attempts = steps.attempts + excluded.attempts,
-           output = COALESCE(excluded.output, steps.output),
-           error_code = excluded.error_code,
-           error_message = excluded.error_message,
-           updated_at = excluded.updated_at`,
-      )
-      .run({
+    await this.sql.run(
+      `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (batch_id, line, step) DO UPDATE SET
+         state = excluded.state,
+         attempts = steps.attempts + excluded.attempts,
+         output = COALESCE(excluded.output, steps.output),
+         error_code = excluded.error_code,
+         error_message = excluded.error_message,
+         updated_at = excluded.updated_at`,
+      [
         batchId,
         line,
         step,
         to,
-        attempts: patch.attempt ? 1 : 0,
-        output: patch.output ? JSON.stringify(patch.output) : null,
-        errorCode: patch.error?.code ?? null,
-        errorMessage: patch.error?.message ?? null,
-        now: this.ts(),
-      });
+        patch.attempt ? 1 : 0,
+        patch.output ? JSON.stringify(patch.output) : null,
+        patch.error?.code ?? null,
+        patch.error?.message ?? null,
+        this.ts(),
+      ],
+    );
   }
 
   /** Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. */
-  recordIntent(batchId: string, line: number, step: string): void {
-    assertEffectAllowed(this.db, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
-    this.transitionStep(batchId, line, step, 'intent', { attempt: true });
-    this.transitionRow(batchId, line, 'in_flight', { currentStep: step, error: null });
+  recordIntent(batchId: string, line: number, step: string): Promise<void> {
+    return this.unit(async (s) => {
+      await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
+      await s.applyStepTransition(batchId, line, step, 'intent', { attempt: true });
+      await s.applyRowTransition(batchId, line, 'in_flight', { currentStep: step, error: null });
+    });
   }
 
   /** The step answered: its output is stored and merged into the row's outputs; the row succeeds after its last step. */
-  recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): void {
-    this.transitionStep(batchId, line, step, 'done', { output });
-    const state = this.getRow(batchId, line)?.state;
-    if (state !== 'in_flight') this.transitionRow(batchId, line, 'in_flight');
-    this.transitionRow(batchId, line, last ? 'succeeded' : 'in_flight', {
-      outputs: output,
-      currentStep: last ? null : step,
-      error: null,
+  recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
+    return this.unit(async (s) => {
+      await s.applyStepTransition(batchId, line, step, 'done', { output });
+      const state = (await s.getRow(batchId, line))?.state;
+      if (state !== 'in_flight') await s.applyRowTransition(batchId, line, 'in_flight', {});
+      await s.applyRowTransition(batchId, line, last ? 'succeeded' : 'in_flight', {
+        outputs: output,
+        currentStep: last ? null : step,
+        error: null,
+      });
     });
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
-  recordStepUnknown(batchId: string, line: number, step: string, error: RowError): void {
-    this.transitionStep(batchId, line, step, 'unknown', { error });
+  recordStepUnknown(batchId: string, line: number, step: string, error: RowError): Promise<void> {
+    return this.transitionStep(batchId, line, step, 'unknown', { error });
   }
 
   /** The attempt certainly did not reach the bank, or the bank refused it unprocessed (429): sending again is safe. */
-  recordStepNotSent(batchId: string, line: number, step: string, error: RowError): void {
-    this.transitionStep(batchId, line, step, 'not_sent', { error });
+  recordStepNotSent(batchId: string, line: number, step: string, error: RowError): Promise<void> {
+    return this.transitionStep(batchId, line, step, 'not_sent', { error });
   }
 
   /** The bank said no (or a check said no): the step and the row failed. */
-  recordRowFailed(batchId: string, line: number, step: string | null, error: RowError): void {
-    if (step !== null) this.transitionStep(batchId, line, step, 'failed', { error });
-    this.transitionRow(batchId, line, 'failed', { error, currentStep: step });
+  recordRowFailed(batchId: string, line: number, step: string | null, error: RowError): Promise<void> {
+    return this.unit(async (s) => {
+      if (step !== null) await s.applyStepTransition(batchId, line, step, 'failed', { error });
+      await s.applyRowTransition(batchId, line, 'failed', { error, currentStep: step });
+    });
   }
 
   /** The row could not be finished in this run; it is retried by the next one. */
-  recordRowUncertain(batchId: string, line: number, step: string | null, error: RowError): void {
-    this.transitionRow(batchId, line, 'uncertain', { error, currentStep: step });
+  recordRowUncertain(batchId: string, line: number, step: string | null, error: RowError): Promise<void> {
+    return this.transitionRow(batchId, line, 'uncertain', { error, currentStep: step });
   }
 
   /**
    * The bank could not be reached and certainly nothing of the row was sent: it waits, and is sent when the bank is
    * back (src/store/rows.ts).
    */
-  recordRowWaiting(batchId: string, line: number, step: string | null, error: RowError): void {
-    this.transitionRow(batchId, line, 'waiting', { error, currentStep: step });
+  recordRowWaiting(batchId: string, line: number, step: string | null, error: RowError): Promise<void> {
+    return this.transitionRow(batchId, line, 'waiting', { error, currentStep: step });
   }
 
   /** Stopped between steps (nothing unknown): back to pending, resumed by the next run. */
-  parkRow(batchId: string, line: number): void {
-    const state = this.getRow(batchId, line)?.state;
-    if (state === 'in_flight') this.transitionRow(batchId, line, 'pending');
+  parkRow(batchId: string, line: number): Promise<void> {
+    return this.unit(async (s) => {
+      const state = (await s.getRow(batchId, line))?.state;
+      if (state === 'in_flight') await s.applyRowTransition(batchId, line, 'pending', {});
+    });
   }
 
   // ---------------------------------------------------------------- people: status and resolve
@@ -933,23 +1070,24 @@ export class Store {
    * least; or the file name as dropped, or a path ending in it (several batches when files of that name were dropped
    * more than once).
    */
-  findBatches(ref: string): BatchRecord[] {
+  async findBatches(ref: string): Promise<BatchRecord[]> {
     const text = ref.trim();
-    const exact = this.getBatch(text);
+    const exact = await this.getBatch(text);
     if (exact) return [exact];
     const name = text.split(/[\\/]/).pop() ?? text;
     const byName = (
-      this.db.prepare('SELECT * FROM batches WHERE file_name = ? ORDER BY created_at DESC, id').all(name) as BatchSql[]
+      await this.sql.all<BatchSql>('SELECT * FROM batches WHERE file_name = ? ORDER BY created_at DESC, id', [name])
     ).map(toBatch);
     if (byName.length > 0) return byName;
+    // Only letters, digits, `~` and `-`: nothing LIKE reads as a wildcard.
     if (!/^[0-9A-Za-z~-]{4,}$/.test(text)) return [];
+    const lower = text.toLowerCase();
     return (
-      this.db
-        .prepare(
-          `SELECT * FROM batches WHERE lower(substr(id, 1, ?)) = lower(?) OR instr(lower(id), lower(?)) > 0
-           ORDER BY created_at DESC, id`,
-        )
-        .all(text.length, text, `-${text}`) as BatchSql[]
+      await this.sql.all<BatchSql>(
+        `SELECT * FROM batches WHERE lower(id) LIKE ? OR lower(id) LIKE ?
+         ORDER BY created_at DESC, id`,
+        [`${lower}%`, `%-${lower}%`],
+      )
     ).map(toBatch);
   }
 
@@ -957,14 +1095,13 @@ export class Store {
    * Rows of the batch that reached an end state or `uncertain` at or after `since` (ISO 8601 UTC, as the store
    * writes it): what a running batch has finished since it (re)started, for its rate.
    */
-  countFinishedSince(batchId: string, since: string): number {
-    const r = this.db
-      .prepare(
-        `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND updated_at >= ?
-           AND state IN ('succeeded', 'failed', 'uncertain')`,
-      )
-      .get(batchId, since) as { n: number };
-    return r.n;
+  async countFinishedSince(batchId: string, since: string): Promise<number> {
+    const r = await this.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND updated_at >= ?
+         AND state IN ('succeeded', 'failed', 'uncertain')`,
+      [batchId, since],
+    );
+    return r!.n;
   }
 
   /**
@@ -973,10 +1110,10 @@ export class Store {
    * row in any other state (nothing changes), STORE_NO_ROW for a line the batch does not have. A failed row gives its
    * natural key up (rule 4): the person said the bank did not do it, so the same row may be sent again later.
    */
-  resolveRow(batchId: string, line: number, settlement: Settlement): Resolution {
-    return this.db.transaction(() => {
-      const batch = this.requireBatch(batchId);
-      const row = this.getRow(batchId, line);
+  resolveRow(batchId: string, line: number, settlement: Settlement): Promise<Resolution> {
+    return this.transaction(async (s) => {
+      const batch = await s.requireBatch(batchId);
+      const row = await s.getRow(batchId, line);
       if (!row) {
         throw new StoreError(
           'STORE_NO_ROW',
@@ -984,7 +1121,7 @@ export class Store {
         );
       }
       if (row.state !== 'uncertain') {
-        const settled = this.getResolution(batchId, line);
+        const settled = await s.getResolution(batchId, line);
         throw new StoreError(
           'ROW_NOT_UNCERTAIN',
           `Expected an uncertain row, got line ${line} of ${batch.fileName} ${row.state}` +
@@ -992,7 +1129,7 @@ export class Store {
             ': only a row whose outcome is unknown is settled by a person; nothing was changed',
         );
       }
-      const at = this.ts();
+      const at = s.ts();
       const resolution: Resolution = {
         batchId,
         line,
@@ -1004,18 +1141,24 @@ export class Store {
         at,
         note: settlement.note,
       };
-      this.db
-        .prepare(
-          `INSERT INTO resolutions (batch_id, line, from_state, to_state, step, error_code, error_message, resolved_by,
-             resolved_at, note)
-           VALUES (@batchId, @line, @from, @to, @step, @errorCode, @errorMessage, @by, @at, @note)`,
-        )
-        .run({
-          ...resolution,
-          errorCode: resolution.error?.code ?? null,
-          errorMessage: resolution.error?.message ?? null,
-        });
-      this.transitionRow(batchId, line, settlement.as, {
+      await s.sql.run(
+        `INSERT INTO resolutions (batch_id, line, from_state, to_state, step, error_code, error_message, resolved_by,
+           resolved_at, note)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          resolution.batchId,
+          resolution.line,
+          resolution.from,
+          resolution.to,
+          resolution.step,
+          resolution.error?.code ?? null,
+          resolution.error?.message ?? null,
+          resolution.by,
+          resolution.at,
+          resolution.note,
+        ],
+      );
+      await s.applyRowTransition(batchId, line, settlement.as, {
         error:
           settlement.as === 'failed'
             ? {
@@ -1026,29 +1169,30 @@ export class Store {
       });
       // The counts recorded when the batch last finished are no longer true.
       if (batch.status === 'done') {
-        this.db
-          .prepare('UPDATE batches SET counts = ? WHERE id = ?')
-          .run(JSON.stringify(this.countRows(batchId)), batchId);
+        await s.sql.run('UPDATE batches SET counts = ? WHERE id = ?', [
+          JSON.stringify(await s.countRows(batchId)),
+          batchId,
+        ]);
       }
       return resolution;
-    })();
+    });
   }
 
   /** How a person settled the row, if one did. */
-  getResolution(batchId: string, line: number): Resolution | undefined {
-    const r = this.db.prepare('SELECT * FROM resolutions WHERE batch_id = ? AND line = ?').get(batchId, line) as
-      | ResolutionSql
-      | undefined;
+  async getResolution(batchId: string, line: number): Promise<Resolution | undefined> {
+    const r = await this.sql.get<ResolutionSql>('SELECT * FROM resolutions WHERE batch_id = ? AND line = ?', [
+      batchId,
+      line,
+    ]);
     return r && toResolution(r);
   }
 
   /** Every settlement by a person, of one batch or all, oldest first. */
-  resolutions(batchId?: string): Resolution[] {
-    const rows = (
+  async resolutions(batchId?: string): Promise<Resolution[]> {
+    const rows =
       batchId === undefined
-        ? this.db.prepare('SELECT * FROM resolutions ORDER BY resolved_at, batch_id, line').all()
-        : this.db.prepare('SELECT * FROM resolutions WHERE batch_id = ? ORDER BY line').all(batchId)
-    ) as ResolutionSql[];
+        ? await this.sql.all<ResolutionSql>('SELECT * FROM resolutions ORDER BY resolved_at, batch_id, line')
+        : await this.sql.all<ResolutionSql>('SELECT * FROM resolutions WHERE batch_id = ? ORDER BY line', [batchId]);
     return rows.map(toResolution);
   }
 }

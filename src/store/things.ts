@@ -47,7 +47,9 @@
  *    its file never leaves the file behind for good.
  */
 import type { Cents } from '../types.js';
-import type { SqliteDatabase } from './db.js';
+import type { SqlParam } from './sql.js';
+import type { Store } from './store.js';
+import { WEBHOOK_EVENT_ORDER } from './webhook-events.js';
 
 export const THING_KINDS = [
   'charge',
@@ -266,29 +268,43 @@ export interface ThingsOptions {
   now?: () => Date;
 }
 
-/** The things' state in remessa's store. Every method is synchronous and runs in its own transaction. */
+/**
+ * The things' state in remessa's store. Every method that writes runs in its own transaction (a savepoint when the
+ * Things is bound to a transaction's view of the store: `transaction(fn)`).
+ */
 export class Things {
-  readonly db: SqliteDatabase;
+  /** The store, or the view of it bound to a transaction. */
+  readonly store: Store;
+  readonly #options: ThingsOptions;
   readonly #now: () => Date;
 
-  constructor(db: SqliteDatabase, options: ThingsOptions = {}) {
-    this.db = db;
+  constructor(store: Store, options: ThingsOptions = {}) {
+    this.store = store;
+    this.#options = options;
     this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Runs fn in one transaction, with the things bound to it; fn awaits only the calls of the Things it is given. */
+  transaction<T>(fn: (things: Things) => Promise<T>): Promise<T> {
+    return this.store.transaction((s) => fn(new Things(s, this.#options)));
   }
 
   /**
    * Turns succeeded rows not looked at yet into things (and voids into changes of their charge), at most `limit` rows
    * per call, oldest first; returns the days whose retorno gained a line. `derive` says what a row makes.
    */
-  syncFromRows(derive: (row: SucceededRow) => RowDerivation, limit = 5_000): { rows: number; days: Set<string> } {
+  async syncFromRows(
+    derive: (row: SucceededRow) => RowDerivation,
+    limit = 5_000,
+  ): Promise<{ rows: number; days: Set<string> }> {
     const days = new Set<string>();
-    const rows = this.unseenRows(limit);
-    this.db.transaction(() => {
+    const rows = await this.unseenRows(limit);
+    await this.transaction(async (t) => {
       for (const r of rows) {
         const derived = derive(r);
-        if (derived && 'thing' in derived) this.#insertThing(derived.thing);
+        if (derived && 'thing' in derived) await t.#insertThing(derived.thing);
         else if (derived && 'void' in derived) {
-          const result = this.#observe({
+          const result = await t.#observe({
             kind: 'charge',
             key: derived.void.correlationId,
             status: derived.void.status,
@@ -297,23 +313,18 @@ export class Things {
           });
           if (result.day) days.add(result.day);
         }
-        this.db.prepare('INSERT OR IGNORE INTO thing_rows_seen (batch_id, line) VALUES (?, ?)').run(r.batchId, r.line);
+        await t.store.sql.run(
+          'INSERT INTO thing_rows_seen (batch_id, line) VALUES (?, ?) ON CONFLICT (batch_id, line) DO NOTHING',
+          [r.batchId, r.line],
+        );
       }
-    })();
+    });
     return { rows: rows.length, days };
   }
 
   /** Succeeded rows not turned into things yet, oldest first (read only). */
-  unseenRows(limit = 5_000): SucceededRow[] {
-    const rows = this.db
-      .prepare(
-        `SELECT r.batch_id, r.line, b.kind, r.parsed, r.outputs, r.amount_cents, r.updated_at
-         FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE r.state = 'succeeded'
-           AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = r.batch_id AND s.line = r.line)
-         ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
-      )
-      .all(limit) as Array<{
+  async unseenRows(limit = 5_000): Promise<SucceededRow[]> {
+    const rows = await this.store.sql.all<{
       batch_id: string;
       line: number;
       kind: string;
@@ -321,7 +332,14 @@ export class Things {
       outputs: string | null;
       amount_cents: number | null;
       updated_at: string;
-    }>;
+    }>(
+      `SELECT r.batch_id, r.line, b.kind, r.parsed, r.outputs, r.amount_cents, r.updated_at
+       FROM rows r JOIN batches b ON b.id = r.batch_id
+       WHERE r.state = 'succeeded'
+         AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = r.batch_id AND s.line = r.line)
+       ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+      [limit],
+    );
     return rows.map((r) => ({
       batchId: r.batch_id,
       line: r.line,
@@ -334,46 +352,44 @@ export class Things {
   }
 
   /** Records a thing that no row makes (a Pix received on a static QR code); false when it is already recorded. */
-  insert(t: NewThing): boolean {
+  insert(t: NewThing): Promise<boolean> {
     return this.#insertThing(t);
   }
 
-  #insertThing(t: NewThing): boolean {
+  async #insertThing(t: NewThing): Promise<boolean> {
     const now = this.#now().toISOString();
-    const info = this.db
-      .prepare(
-        `INSERT INTO things (kind, key, correlation_id, end_to_end_id, claim_id, your_number, our_number, batch_id,
-           line, amount_cents, payer_name, payer_document, status, status_at, due_at, settled, final, created_at,
-           updated_at)
-         VALUES (@kind, @key, @correlationId, @endToEndId, @claimId, @yourNumber, @ourNumber, @batchId, @line,
-           @amountCents, @payerName, @payerDocument, @status, NULL, @dueAt, @settled, @final, @createdAt, @now)
-         ON CONFLICT (kind, key) DO NOTHING`,
-      )
-      .run({
-        kind: t.kind,
-        key: t.key,
-        correlationId: t.correlationId ?? null,
-        endToEndId: t.endToEndId ?? null,
-        claimId: t.claimId ?? null,
-        yourNumber: t.yourNumber ?? null,
-        ourNumber: t.ourNumber ?? null,
-        batchId: t.batchId,
-        line: t.line,
-        amountCents: t.amountCents ?? null,
-        payerName: t.payerName ?? null,
-        payerDocument: t.payerDocument ?? null,
-        status: t.status,
-        dueAt: t.dueAt ?? null,
-        settled: isUnsettled(t.kind, t.status) ? 0 : 1,
-        final: isFinalStatus(t.kind, t.status) ? 1 : 0,
-        createdAt: t.createdAt,
+    const info = await this.store.sql.run(
+      `INSERT INTO things (kind, key, correlation_id, end_to_end_id, claim_id, your_number, our_number, batch_id,
+         line, amount_cents, payer_name, payer_document, status, status_at, due_at, settled, final, created_at,
+         updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)
+       ON CONFLICT (kind, key) DO NOTHING`,
+      [
+        t.kind,
+        t.key,
+        t.correlationId ?? null,
+        t.endToEndId ?? null,
+        t.claimId ?? null,
+        t.yourNumber ?? null,
+        t.ourNumber ?? null,
+        t.batchId,
+        t.line,
+        t.amountCents ?? null,
+        t.payerName ?? null,
+        t.payerDocument ?? null,
+        t.status,
+        t.dueAt ?? null,
+        isUnsettled(t.kind, t.status) ? 0 : 1,
+        isFinalStatus(t.kind, t.status) ? 1 : 0,
+        t.createdAt,
         now,
-      });
+      ],
+    );
     return info.changes === 1;
   }
 
-  get(kind: ThingKind, key: string): ThingRecord | undefined {
-    const r = this.db.prepare('SELECT * FROM things WHERE kind = ? AND key = ?').get(kind, key) as ThingSql | undefined;
+  async get(kind: ThingKind, key: string): Promise<ThingRecord | undefined> {
+    const r = await this.store.sql.get<ThingSql>('SELECT * FROM things WHERE kind = ? AND key = ?', [kind, key]);
     return r && toThing(r);
   }
 
@@ -385,31 +401,35 @@ export class Things {
   observe(
     obs: Observation,
     markEvents: readonly string[] = [],
-  ): { result: ObservationResult; day: string | undefined } {
-    return this.db.transaction(() => {
-      const out = this.#observe(obs);
-      this.markEventsApplied(markEvents);
+  ): Promise<{ result: ObservationResult; day: string | undefined }> {
+    return this.transaction(async (t) => {
+      const out = await t.#observe(obs);
+      await t.markEventsApplied(markEvents);
       return out;
-    })();
+    });
   }
 
   /** Marks webhook events applied (rule 3: call inside the transaction of the change they made). */
-  markEventsApplied(ids: readonly string[]): void {
+  async markEventsApplied(ids: readonly string[]): Promise<void> {
     const at = this.#now().toISOString();
     for (const id of ids) {
-      this.db.prepare('UPDATE webhook_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL').run(at, id);
+      await this.store.sql.run('UPDATE webhook_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL', [
+        at,
+        id,
+      ]);
     }
   }
 
-  #observe(obs: Observation): { result: ObservationResult; day: string | undefined } {
-    const thing = this.get(obs.kind, obs.key);
+  async #observe(obs: Observation): Promise<{ result: ObservationResult; day: string | undefined }> {
+    const thing = await this.get(obs.kind, obs.key);
     if (!thing) return { result: 'foreign', day: undefined };
     const now = this.#now();
     const nowIso = now.toISOString();
     if (sameStatus(obs.status, thing.status)) {
-      const last = this.db
-        .prepare('SELECT * FROM thing_changes WHERE thing_id = ? ORDER BY seq DESC LIMIT 1')
-        .get(thing.id) as ChangeSql | undefined;
+      const last = await this.store.sql.get<ChangeSql>(
+        'SELECT * FROM thing_changes WHERE thing_id = ? ORDER BY seq DESC LIMIT 1',
+        [thing.id],
+      );
       if (!last || !sameStatus(last.new_status, thing.status)) return { result: 'same', day: undefined };
       const ids = JSON.parse(last.event_ids) as string[];
       const addId = obs.eventId !== undefined && !ids.includes(obs.eventId);
@@ -422,11 +442,11 @@ export class Things {
         ['payer_document', last.payer_document, obs.payerDocument],
       ];
       const sets: string[] = [];
-      const params: unknown[] = [];
+      const params: SqlParam[] = [];
       for (const [column, had, given] of fills) {
         if ((had === null || had === undefined) && given !== undefined && given !== null && given !== '') {
           sets.push(`${column} = ?`);
-          params.push(given);
+          params.push(given as SqlParam);
         }
       }
       if (addId) {
@@ -441,8 +461,8 @@ export class Things {
       if (sets.length === 0) return { result: 'same', day: undefined };
       sets.push('updated_at = ?');
       params.push(nowIso);
-      this.db.prepare(`UPDATE thing_changes SET ${sets.join(', ')} WHERE seq = ?`).run(...params, last.seq);
-      this.#touchDay(last.day);
+      await this.store.sql.run(`UPDATE thing_changes SET ${sets.join(', ')} WHERE seq = ?`, [...params, last.seq]);
+      await this.#touchDay(last.day);
       return { result: 'merged', day: last.day };
     }
     if (thing.final) return { result: 'stale', day: undefined };
@@ -450,13 +470,11 @@ export class Things {
       return { result: 'stale', day: undefined };
     }
     const day = retornoDay(now);
-    this.db
-      .prepare(
-        `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
-           paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    await this.store.sql.run(
+      `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
+         paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
         thing.id,
         thing.status,
         obs.status,
@@ -472,78 +490,73 @@ export class Things {
         obs.payerName || thing.payerName,
         obs.payerDocument || thing.payerDocument,
         nowIso,
-      );
-    this.db
-      .prepare('UPDATE things SET status = ?, status_at = ?, settled = ?, final = ?, updated_at = ? WHERE id = ?')
-      .run(
+      ],
+    );
+    await this.store.sql.run(
+      'UPDATE things SET status = ?, status_at = ?, settled = ?, final = ?, updated_at = ? WHERE id = ?',
+      [
         obs.status,
         obs.occurredAt,
         isUnsettled(thing.kind, obs.status) ? 0 : 1,
         isFinalStatus(thing.kind, obs.status) ? 1 : 0,
         nowIso,
         thing.id,
-      );
-    this.#touchDay(day);
+      ],
+    );
+    await this.#touchDay(day);
     return { result: 'changed', day };
   }
 
   /** The day's file must be written again (see retorno_days in migration 008). */
-  #touchDay(day: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO retorno_days (day, version) VALUES (?, 1)
-         ON CONFLICT (day) DO UPDATE SET version = retorno_days.version + 1`,
-      )
-      .run(day);
+  async #touchDay(day: string): Promise<void> {
+    await this.store.sql.run(
+      `INSERT INTO retorno_days (day, version) VALUES (?, 1)
+       ON CONFLICT (day) DO UPDATE SET version = retorno_days.version + 1`,
+      [day],
+    );
   }
 
   /** Days whose retorno file is behind the store, with the version to write. */
-  daysToWrite(): Array<{ day: string; version: number }> {
-    return this.db
-      .prepare('SELECT day, version FROM retorno_days WHERE version > written_version ORDER BY day')
-      .all() as Array<{ day: string; version: number }>;
+  daysToWrite(): Promise<Array<{ day: string; version: number }>> {
+    return this.store.sql.all<{ day: string; version: number }>(
+      'SELECT day, version FROM retorno_days WHERE version > written_version ORDER BY day',
+    );
   }
 
   /** The day's file now holds everything up to `version`. */
-  markDayWritten(day: string, version: number): void {
-    this.db
-      .prepare('UPDATE retorno_days SET written_version = MAX(written_version, ?) WHERE day = ?')
-      .run(version, day);
+  async markDayWritten(day: string, version: number): Promise<void> {
+    await this.store.sql.run(
+      'UPDATE retorno_days SET written_version = CASE WHEN written_version > ? THEN written_version ELSE ? END WHERE day = ?',
+      [version, version, day],
+    );
   }
 
   /** Things whose status is not final, of the given kinds, oldest first (what reconciliation looks up). */
-  open(kinds: readonly ThingKind[], limit = 100_000): ThingRecord[] {
+  async open(kinds: readonly ThingKind[], limit = 100_000): Promise<ThingRecord[]> {
     if (kinds.length === 0) return [];
     return (
-      this.db
-        .prepare(
-          `SELECT * FROM things WHERE final = 0 AND kind IN (${kinds.map(() => '?').join(', ')})
-           ORDER BY created_at, id LIMIT ?`,
-        )
-        .all(...kinds, limit) as ThingSql[]
+      await this.store.sql.all<ThingSql>(
+        `SELECT * FROM things WHERE final = 0 AND kind IN (${kinds.map(() => '?').join(', ')})
+         ORDER BY created_at, id LIMIT ?`,
+        [...kinds, limit],
+      )
     ).map(toThing);
   }
 
   /** Things the bank still owes a final outcome for, oldest first (see "UNSETTLED"). */
-  unsettled(limit = 100): ThingRecord[] {
+  async unsettled(limit = 100): Promise<ThingRecord[]> {
     return (
-      this.db
-        .prepare('SELECT * FROM things WHERE settled = 0 ORDER BY COALESCE(due_at, created_at), id LIMIT ?')
-        .all(limit) as ThingSql[]
+      await this.store.sql.all<ThingSql>(
+        'SELECT * FROM things WHERE settled = 0 ORDER BY COALESCE(due_at, created_at), id LIMIT ?',
+        [limit],
+      )
     ).map(toThing);
   }
 
   /** The lines of a retorno day, in the order remessa learned them. */
-  changesOfDay(day: string): ThingChangeLine[] {
+  async changesOfDay(day: string): Promise<ThingChangeLine[]> {
     return (
-      this.db
-        .prepare(
-          `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number, t.batch_id,
-             t.line, b.file_name, b.dialect
-           FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
-           WHERE c.day = ? ORDER BY c.seq`,
-        )
-        .all(day) as Array<
+      await this.store.sql.all<
         ChangeSql & {
           kind: ThingKind;
           key: string;
@@ -557,7 +570,13 @@ export class Things {
           file_name: string;
           dialect: string;
         }
-      >
+      >(
+        `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number,
+           t.batch_id, t.line, b.file_name, b.dialect
+         FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
+         WHERE c.day = ? ORDER BY c.seq`,
+        [day],
+      )
     ).map((r) => ({
       seq: r.seq,
       day: r.day,
@@ -588,62 +607,63 @@ export class Things {
   }
 
   /** Things by kind and status (metrics). */
-  countByKindAndStatus(): Array<{ kind: ThingKind; status: string; count: number }> {
-    return this.db.prepare('SELECT kind, status, COUNT(*) AS count FROM things GROUP BY kind, status').all() as Array<{
-      kind: ThingKind;
-      status: string;
-      count: number;
-    }>;
+  countByKindAndStatus(): Promise<Array<{ kind: ThingKind; status: string; count: number }>> {
+    return this.store.sql.all<{ kind: ThingKind; status: string; count: number }>(
+      'SELECT kind, status, COUNT(*) AS count FROM things GROUP BY kind, status',
+    );
   }
 
   /**
    * Since when the bank owes the oldest unsettled thing its final status (ms since epoch): its `dueAt` (a scheduled
    * payment's date, a claim's deadline), else its creation. Things not due yet do not count. Undefined when none.
    */
-  oldestUnsettledAtMs(): number | undefined {
-    const r = this.db
-      .prepare(
-        `SELECT MIN(COALESCE(due_at, created_at)) AS at FROM things
-         WHERE settled = 0 AND COALESCE(due_at, created_at) <= ?`,
-      )
-      .get(this.#now().toISOString()) as { at: string | null };
-    return r.at === null ? undefined : Date.parse(r.at);
+  async oldestUnsettledAtMs(): Promise<number | undefined> {
+    const r = await this.store.sql.get<{ at: string | null }>(
+      `SELECT MIN(COALESCE(due_at, created_at)) AS at FROM things
+       WHERE settled = 0 AND COALESCE(due_at, created_at) <= ?`,
+      [this.#now().toISOString()],
+    );
+    return r?.at == null ? undefined : Date.parse(r.at);
   }
 
   /** Webhook events applied so far (metrics: monotonic, from the store). */
-  countAppliedEvents(): number {
-    return (
-      this.db.prepare('SELECT COUNT(*) AS n FROM webhook_events WHERE applied_at IS NOT NULL').get() as { n: number }
-    ).n;
+  async countAppliedEvents(): Promise<number> {
+    const r = await this.store.sql.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM webhook_events WHERE applied_at IS NOT NULL',
+    );
+    return r!.n;
   }
 
   /** Marks an event about something remessa did not create applied, and remembers it as foreign. */
-  markForeign(event: { id: string; type: string }, subject: string | undefined): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare('INSERT OR IGNORE INTO foreign_events (id, event_type, subject, marked_at) VALUES (?, ?, ?, ?)')
-        .run(event.id, event.type, subject ?? null, this.#now().toISOString());
-      this.markEventsApplied([event.id]);
-    })();
+  markForeign(event: { id: string; type: string }, subject: string | undefined): Promise<void> {
+    return this.transaction(async (t) => {
+      await t.store.sql.run(
+        `INSERT INTO foreign_events (id, event_type, subject, marked_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (id) DO NOTHING`,
+        [event.id, event.type, subject ?? null, t.#now().toISOString()],
+      );
+      await t.markEventsApplied([event.id]);
+    });
   }
 
   /** Events about things remessa did not create: how many, and the latest few. */
-  foreignEvents(limit = 5): { count: number; latest: Array<{ id: string; type: string; subject: string | null }> } {
-    const count = (this.db.prepare('SELECT COUNT(*) AS n FROM foreign_events').get() as { n: number }).n;
-    const latest = this.db
-      .prepare('SELECT id, event_type AS type, subject FROM foreign_events ORDER BY marked_at DESC, id LIMIT ?')
-      .all(limit) as Array<{ id: string; type: string; subject: string | null }>;
+  async foreignEvents(
+    limit = 5,
+  ): Promise<{ count: number; latest: Array<{ id: string; type: string; subject: string | null }> }> {
+    const count = (await this.store.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM foreign_events'))!.n;
+    const latest = await this.store.sql.all<{ id: string; type: string; subject: string | null }>(
+      'SELECT id, event_type AS type, subject FROM foreign_events ORDER BY marked_at DESC, id LIMIT ?',
+      [limit],
+    );
     return { count, latest };
   }
 
   /** Unapplied webhook events, in the order they happened. */
-  unappliedEvents(): StoredEvent[] {
-    return this.db
-      .prepare(
-        `SELECT id, event_type AS type, occurred_at AS occurredAt, received_at AS receivedAt, payload
-         FROM webhook_events WHERE applied_at IS NULL ORDER BY COALESCE(occurred_at, received_at), rowid`,
-      )
-      .all() as StoredEvent[];
+  unappliedEvents(): Promise<StoredEvent[]> {
+    return this.store.sql.all<StoredEvent>(
+      `SELECT id, event_type AS type, occurred_at AS "occurredAt", received_at AS "receivedAt", payload
+       FROM webhook_events WHERE applied_at IS NULL ORDER BY ${WEBHOOK_EVENT_ORDER}`,
+    );
   }
 }
 

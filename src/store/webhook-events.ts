@@ -7,15 +7,16 @@
  *                     \--id already here--> ignored (the row is not touched: first delivery wins)
  *
  * What must hold:
- * - An event is on disk before the receiver answers 2xx: `insertWebhookEvent` is one synchronous statement, committed
- *   on its own on a `synchronous = FULL` connection (src/store/db.ts). Never call it inside a grouped write that may
- *   be committed with NORMAL.
+ * - An event is on disk before the receiver answers 2xx: `insertWebhookEvent` is one statement, committed on its own
+ *   and durably (SQLite synchronous=FULL, PostgreSQL synchronous_commit=on) before its promise resolves. Never call
+ *   it inside a grouped write that may be committed with `durable: false`.
  * - One row per event id, whatever the number of deliveries; the receiver never changes a stored row.
  * - `applied_at` goes from NULL to a time once; marking an applied event again changes nothing.
  * - Events come in any order and may concern things remessa did not create: every one is kept. Unapplied events are
- *   listed in the order they happened (`occurred_at`, then the order received), not in the order they arrived.
+ *   listed in the order they happened (`occurred_at`), then by the time received, then by id (the tie-break both
+ *   engines have: SQLite's rowid has no PostgreSQL twin), not in the order they arrived.
  */
-import type { SqliteDatabase } from './db.js';
+import type { Store } from './store.js';
 
 /** What the receiver stores for one event. */
 export interface NewWebhookEvent {
@@ -94,17 +95,15 @@ function toRecord(r: WebhookEventSql): WebhookEventRecord {
 
 /**
  * Stores an event unless its id is already stored. Returns true when stored now, false when the id was already there
- * (the stored row is left as it was). Committed when it returns (autocommit on a FULL connection).
+ * (the stored row is left as it was). Committed, durably, when it resolves (a statement on its own).
  */
-export function insertWebhookEvent(db: SqliteDatabase, event: NewWebhookEvent): boolean {
-  const info = db
-    .prepare(
-      `INSERT INTO webhook_events (id, event_type, correlation_id, end_to_end_id, claim_id, our_number, payment_id,
-         txid, occurred_at, received_at, webhook_id, payload)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-    )
-    .run(
+export async function insertWebhookEvent(store: Store, event: NewWebhookEvent): Promise<boolean> {
+  const info = await store.sql.run(
+    `INSERT INTO webhook_events (id, event_type, correlation_id, end_to_end_id, claim_id, our_number, payment_id,
+       txid, occurred_at, received_at, webhook_id, payload)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO NOTHING`,
+    [
       event.id,
       event.type,
       event.correlationId ?? null,
@@ -117,70 +116,89 @@ export function insertWebhookEvent(db: SqliteDatabase, event: NewWebhookEvent): 
       event.receivedAt,
       event.webhookId ?? null,
       event.payload,
-    );
+    ],
+  );
   return info.changes === 1;
 }
 
 /** One stored event by id. */
-export function getWebhookEvent(db: SqliteDatabase, id: string): WebhookEventRecord | undefined {
-  const row = db.prepare('SELECT * FROM webhook_events WHERE id = ?').get(id) as WebhookEventSql | undefined;
+export async function getWebhookEvent(store: Store, id: string): Promise<WebhookEventRecord | undefined> {
+  const row = await store.sql.get<WebhookEventSql>('SELECT * FROM webhook_events WHERE id = ?', [id]);
   return row ? toRecord(row) : undefined;
+}
+
+/** The order events happened in (see the top): the same text on both engines. */
+export const WEBHOOK_EVENT_ORDER = 'COALESCE(occurred_at, received_at), received_at, id';
+
+/** ` LIMIT ?` and its value when a limit is given (SQLite's `LIMIT -1` for "all" is not PostgreSQL's). */
+function limitClause(limit: number | undefined): { sql: string; params: number[] } {
+  return limit === undefined ? { sql: '', params: [] } : { sql: ' LIMIT ?', params: [limit] };
 }
 
 /**
  * Events not yet applied, in the order they happened (`occurred_at`, events without one by their reception time),
  * then in the order received. At most `limit` (default: all).
  */
-export function listUnappliedWebhookEvents(db: SqliteDatabase, options: { limit?: number } = {}): WebhookEventRecord[] {
-  const rows = db
-    .prepare(
-      `SELECT * FROM webhook_events WHERE applied_at IS NULL
-       ORDER BY COALESCE(occurred_at, received_at), rowid LIMIT ?`,
-    )
-    .all(options.limit ?? -1) as WebhookEventSql[];
+export async function listUnappliedWebhookEvents(
+  store: Store,
+  options: { limit?: number } = {},
+): Promise<WebhookEventRecord[]> {
+  const limit = limitClause(options.limit);
+  const rows = await store.sql.all<WebhookEventSql>(
+    `SELECT * FROM webhook_events WHERE applied_at IS NULL ORDER BY ${WEBHOOK_EVENT_ORDER}${limit.sql}`,
+    limit.params,
+  );
   return rows.map(toRecord);
 }
 
 /** Every stored event, in the order they happened, then received. At most `limit` (default: all). */
-export function listWebhookEvents(db: SqliteDatabase, options: { limit?: number } = {}): WebhookEventRecord[] {
-  const rows = db
-    .prepare('SELECT * FROM webhook_events ORDER BY COALESCE(occurred_at, received_at), rowid LIMIT ?')
-    .all(options.limit ?? -1) as WebhookEventSql[];
+export async function listWebhookEvents(store: Store, options: { limit?: number } = {}): Promise<WebhookEventRecord[]> {
+  const limit = limitClause(options.limit);
+  const rows = await store.sql.all<WebhookEventSql>(
+    `SELECT * FROM webhook_events ORDER BY ${WEBHOOK_EVENT_ORDER}${limit.sql}`,
+    limit.params,
+  );
   return rows.map(toRecord);
 }
 
 /** Every stored event about one correlationId, in the order they happened. */
-export function listWebhookEventsByCorrelationId(db: SqliteDatabase, correlationId: string): WebhookEventRecord[] {
-  const rows = db
-    .prepare(`SELECT * FROM webhook_events WHERE correlation_id = ? ORDER BY COALESCE(occurred_at, received_at), rowid`)
-    .all(correlationId) as WebhookEventSql[];
+export async function listWebhookEventsByCorrelationId(
+  store: Store,
+  correlationId: string,
+): Promise<WebhookEventRecord[]> {
+  const rows = await store.sql.all<WebhookEventSql>(
+    `SELECT * FROM webhook_events WHERE correlation_id = ? ORDER BY ${WEBHOOK_EVENT_ORDER}`,
+    [correlationId],
+  );
   return rows.map(toRecord);
 }
 
 /**
  * Marks events applied at `at` (default now). Events already applied keep their first time. Returns how many changed.
- * Call it in the same transaction as the state change the events caused, so both land or neither does.
+ * Call it in the same transaction as the state change the events caused (on that transaction's view of the store),
+ * so both land or neither does.
  */
 export function markWebhookEventsApplied(
-  db: SqliteDatabase,
+  store: Store,
   ids: readonly string[],
   at: string = new Date().toISOString(),
-): number {
-  const stmt = db.prepare('UPDATE webhook_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL');
-  let changed = 0;
-  db.transaction(() => {
-    for (const id of ids) changed += stmt.run(at, id).changes;
-  })();
-  return changed;
+): Promise<number> {
+  return store.transaction(async (s) => {
+    let changed = 0;
+    for (const id of ids) {
+      changed += (
+        await s.sql.run('UPDATE webhook_events SET applied_at = ? WHERE id = ? AND applied_at IS NULL', [at, id])
+      ).changes;
+    }
+    return changed;
+  });
 }
 
 /** How many events are stored, and how many of them wait to be applied. */
-export function countWebhookEvents(db: SqliteDatabase): { total: number; unapplied: number } {
-  const row = db
-    .prepare(
-      `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN applied_at IS NULL THEN 1 ELSE 0 END), 0) AS unapplied
-       FROM webhook_events`,
-    )
-    .get() as { total: number; unapplied: number };
-  return { total: row.total, unapplied: row.unapplied };
+export async function countWebhookEvents(store: Store): Promise<{ total: number; unapplied: number }> {
+  const row = await store.sql.get<{ total: number; unapplied: number }>(
+    `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN applied_at IS NULL THEN 1 ELSE 0 END), 0) AS unapplied
+     FROM webhook_events`,
+  );
+  return { total: row!.total, unapplied: row!.unapplied };
 }

@@ -14,8 +14,8 @@
  *          \--id already there--> 200 {"result":"duplicate"}, the stored row untouched           (duplicate)
  *
  * What must hold:
- * - 2xx only after the event is on disk: the insert is one synchronous autocommit statement on the receiver's own
- *   connection (WAL, `synchronous = FULL`, src/store/db.ts), run before the reply is sent. A crash at any instant
+ * - 2xx only after the event is on disk: the insert is one autocommit statement on the receiver's own store
+ *   connection (WAL, `synchronous = FULL`, src/store/db.ts), awaited before the reply is sent. A crash at any instant
  *   before the reply leaves the bank without a 2xx, so it delivers again (at least once); a crash after it loses
  *   nothing. The receiver's connection is its own so that no grouped NORMAL commit of the engine can carry it.
  * - The same event id delivered twice is stored once; the second delivery still gets 2xx (else the bank would retry
@@ -32,7 +32,8 @@ import type { z } from 'zod';
 import { type AuthorizationScheme, EVENT_ID_HEADER, WEBHOOK_ID_HEADER } from '../formats/webhook-authorization.js';
 import type { Logger } from '../log.js';
 import type { WebhookReceiverResult } from '../metrics.js';
-import { openDatabase, type SqliteDatabase } from '../store/db.js';
+import { SqliteDriver } from '../store/sqlite-driver.js';
+import { openStore, type Store } from '../store/store.js';
 import { insertWebhookEvent } from '../store/webhook-events.js';
 import { authorizationChecker, registerAuthorizationSecrets } from './authorization.js';
 import { eventIdentifiers, webhookEnvelopeSchema } from './events.js';
@@ -97,9 +98,9 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<R
   const now = o.now ?? (() => new Date());
   registerAuthorizationSecrets(o.authorizationScheme, o.authorization);
   const authorized = authorizationChecker(o.authorizationScheme, o.authorization);
-  const db: SqliteDatabase = openDatabase(o.storeFile);
-  if (db.pragma('synchronous', { simple: true }) !== 2) {
-    db.close();
+  const store: Store = await openStore(o.storeFile);
+  if (store.driver instanceof SqliteDriver && store.driver.database.pragma('synchronous', { simple: true }) !== 2) {
+    await store.close();
     throw new Error('The webhook receiver needs its store connection at synchronous = FULL');
   }
 
@@ -162,7 +163,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<R
     const ids = eventIdentifiers(event);
     let stored: boolean;
     try {
-      stored = insertWebhookEvent(db, {
+      stored = await insertWebhookEvent(store, {
         id: event.id,
         type: event.event,
         ...ids,
@@ -186,7 +187,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<R
   });
 
   app.addHook('onClose', async () => {
-    db.close();
+    await store.close();
   });
 
   try {
