@@ -1,147 +1,144 @@
-/**
- * The store's side of `remessa resolve` and `remessa status`: a person settles only an `uncertain` row, the record of
- * who, when and why is kept with the move, a failed settlement gives the natural key up, and batches are found by id,
- * prefix or file name.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
-import { IdempotencyKeys, type IngestRow, openStore, RESOLVED_AS_FAILED, type Store } from '../src/store/index.js';
+import { IdempotencyKeys, type IngestRow, RESOLVED_AS_FAILED, type Store } from '../src/store/index.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 
-let dir: string;
-let store: Store;
-let clock: Date;
+const engines = storeEngines();
 
-beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'remessa-resolutions-'));
-  clock = T0;
-  store = await openStore(path.join(dir, 'state.sqlite'), { now: () => clock });
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+describe.each(engines)('on $name', (engine) => {
+  skipIfAsked(engine);
+  let store: Store;
+  let clock: Date;
 
-function row(line: number, naturalKey: string): IngestRow {
-  return {
-    line,
-    record: { correlationId: naturalKey, amount: '10.00' },
-    valid: true,
-    parsed: { correlationId: naturalKey },
-    naturalKey,
-    idempotencyKey: new IdempotencyKeys('123456').forRow('charges', naturalKey),
-    amountCents: 1000,
-  };
-}
+  beforeEach(async () => {
+    clock = T0;
+    store = await engine.open({ now: () => clock });
+  });
+  afterEach(async () => {
+    await store.close();
+  });
 
-/** A done batch whose line 2 succeeded and line 3 was left uncertain by an unknown step. */
-async function batchWithUncertainRow(id: string, fileName: string): Promise<void> {
-  await store.createBatch({ id, kind: 'charges', fileName, dialect: DIALECT, header: ['correlationId', 'amount'] });
-  await store.ingest(id, [row(2, `${id}-A`), row(3, `${id}-B`)]);
-  await store.finishIngest(id, 'send-valid');
-  await store.markBatchRunning(id);
-  await store.recordIntent(id, 2, 'create');
-  await store.recordStepDone(id, 2, 'create', { id: 'ch_1' }, true);
-  await store.recordIntent(id, 3, 'create');
-  await store.recordStepUnknown(id, 3, 'create', { code: 'HTTP_503', message: 'no answer' });
-  await store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'retries spent' });
-  await store.markBatchDone(id);
-}
+  function row(line: number, naturalKey: string): IngestRow {
+    return {
+      line,
+      record: { correlationId: naturalKey, amount: '10.00' },
+      valid: true,
+      parsed: { correlationId: naturalKey },
+      naturalKey,
+      idempotencyKey: new IdempotencyKeys('123456').forRow('charges', naturalKey),
+      amountCents: 1000,
+    };
+  }
 
-describe('resolveRow', () => {
-  it('settles an uncertain row as failed: recorded with who, when, why and what was unknown; the key is free again', async () => {
-    await batchWithUncertainRow('a'.repeat(64), 'charges.csv');
-    const id = 'a'.repeat(64);
-    clock = new Date('2026-11-23T11:00:00.000Z');
-    const resolution = await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not in the bank statement' });
-    expect(resolution).toEqual({
-      batchId: id,
-      line: 3,
-      from: 'uncertain',
-      to: 'failed',
-      step: 'create',
-      error: { code: 'UNKNOWN_OUTCOME', message: 'retries spent' },
-      by: 'Ana',
-      at: '2026-11-23T11:00:00.000Z',
-      note: 'not in the bank statement',
+  /** A done batch whose line 2 succeeded and line 3 was left uncertain by an unknown step. */
+  async function batchWithUncertainRow(id: string, fileName: string): Promise<void> {
+    await store.createBatch({ id, kind: 'charges', fileName, dialect: DIALECT, header: ['correlationId', 'amount'] });
+    await store.ingest(id, [row(2, `${id}-A`), row(3, `${id}-B`)]);
+    await store.finishIngest(id, 'send-valid');
+    await store.markBatchRunning(id);
+    await store.recordIntent(id, 2, 'create');
+    await store.recordStepDone(id, 2, 'create', { id: 'ch_1' }, true);
+    await store.recordIntent(id, 3, 'create');
+    await store.recordStepUnknown(id, 3, 'create', { code: 'HTTP_503', message: 'no answer' });
+    await store.recordRowUncertain(id, 3, 'create', { code: 'UNKNOWN_OUTCOME', message: 'retries spent' });
+    await store.markBatchDone(id);
+  }
+
+  describe('resolveRow', () => {
+    it('settles an uncertain row as failed: recorded with who, when, why and what was unknown; the key is free again', async () => {
+      await batchWithUncertainRow('a'.repeat(64), 'charges.csv');
+      const id = 'a'.repeat(64);
+      clock = new Date('2026-11-23T11:00:00.000Z');
+      const resolution = await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not in the bank statement' });
+      expect(resolution).toEqual({
+        batchId: id,
+        line: 3,
+        from: 'uncertain',
+        to: 'failed',
+        step: 'create',
+        error: { code: 'UNKNOWN_OUTCOME', message: 'retries spent' },
+        by: 'Ana',
+        at: '2026-11-23T11:00:00.000Z',
+        note: 'not in the bank statement',
+      });
+      expect(await store.getResolution(id, 3)).toEqual(resolution);
+      expect(await store.resolutions()).toEqual([resolution]);
+      const settled = (await store.getRow(id, 3))!;
+      expect(settled.state).toBe('failed');
+      expect(settled.errorCode).toBe(RESOLVED_AS_FAILED);
+      expect(settled.errorMessage).toBe(
+        'Settled as failed by Ana at 2026-11-23T11:00:00.000Z: not in the bank statement',
+      );
+      // The counts kept with the finished batch follow.
+      expect((await store.getBatch(id))!.counts).toMatchObject({ succeeded: 1, failed: 1, uncertain: 0 });
+      // Failed: a later file bringing the same row sends it (rule 4), it is no duplicate.
+      const later = 'b'.repeat(64);
+      await store.createBatch({ id: later, kind: 'charges', fileName: 'again.csv', dialect: DIALECT, header: ['x'] });
+      await store.ingest(later, [row(2, `${id}-B`), row(3, `${id}-A`)]);
+      expect((await store.getRow(later, 2))!.state).toBe('pending');
+      expect((await store.getRow(later, 3))!.state).toBe('duplicate');
     });
-    expect(await store.getResolution(id, 3)).toEqual(resolution);
-    expect(await store.resolutions()).toEqual([resolution]);
-    const settled = (await store.getRow(id, 3))!;
-    expect(settled.state).toBe('failed');
-    expect(settled.errorCode).toBe(RESOLVED_AS_FAILED);
-    expect(settled.errorMessage).toBe(
-      'Settled as failed by Ana at 2026-11-23T11:00:00.000Z: not in the bank statement',
-    );
-    // The counts kept with the finished batch follow.
-    expect((await store.getBatch(id))!.counts).toMatchObject({ succeeded: 1, failed: 1, uncertain: 0 });
-    // Failed: a later file bringing the same row sends it (rule 4), it is no duplicate.
-    const later = 'b'.repeat(64);
-    await store.createBatch({ id: later, kind: 'charges', fileName: 'again.csv', dialect: DIALECT, header: ['x'] });
-    await store.ingest(later, [row(2, `${id}-B`), row(3, `${id}-A`)]);
-    expect((await store.getRow(later, 2))!.state).toBe('pending');
-    expect((await store.getRow(later, 3))!.state).toBe('duplicate');
+
+    it('settled as succeeded, the row keeps its key and its error is cleared', async () => {
+      const id = 'c'.repeat(64);
+      await batchWithUncertainRow(id, 'charges.csv');
+      await store.resolveRow(id, 3, { as: 'succeeded', by: 'Bruno', note: 'paid, see statement line 12' });
+      const settled = (await store.getRow(id, 3))!;
+      expect(settled.state).toBe('succeeded');
+      expect(settled.errorCode).toBeNull();
+      expect(await store.countUnfinished(id)).toBe(0);
+      const later = 'd'.repeat(64);
+      await store.createBatch({ id: later, kind: 'charges', fileName: 'again.csv', dialect: DIALECT, header: ['x'] });
+      await store.ingest(later, [row(2, `${id}-B`)]);
+      expect((await store.getRow(later, 2))!.state).toBe('duplicate');
+    });
+
+    it('refuses any row that is not uncertain, changing nothing, and says who settled it before', async () => {
+      const id = 'e'.repeat(64);
+      await batchWithUncertainRow(id, 'charges.csv');
+      await expect(store.resolveRow(id, 2, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
+        /Expected an uncertain row, got line 2 of charges\.csv succeeded/,
+      );
+      expect((await store.getRow(id, 2))!.state).toBe('succeeded');
+      await store.resolveRow(id, 3, { as: 'succeeded', by: 'Ana', note: 'paid' });
+      let error: unknown;
+      try {
+        await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind' });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toMatchObject({ code: 'ROW_NOT_UNCERTAIN' });
+      expect((error as Error).message).toMatch(/succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/);
+      expect(await store.resolutions()).toHaveLength(1);
+      await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
+        /has no data line 9/,
+      );
+    });
   });
 
-  it('settled as succeeded, the row keeps its key and its error is cleared', async () => {
-    const id = 'c'.repeat(64);
-    await batchWithUncertainRow(id, 'charges.csv');
-    await store.resolveRow(id, 3, { as: 'succeeded', by: 'Bruno', note: 'paid, see statement line 12' });
-    const settled = (await store.getRow(id, 3))!;
-    expect(settled.state).toBe('succeeded');
-    expect(settled.errorCode).toBeNull();
-    expect(await store.countUnfinished(id)).toBe(0);
-    const later = 'd'.repeat(64);
-    await store.createBatch({ id: later, kind: 'charges', fileName: 'again.csv', dialect: DIALECT, header: ['x'] });
-    await store.ingest(later, [row(2, `${id}-B`)]);
-    expect((await store.getRow(later, 2))!.state).toBe('duplicate');
-  });
+  describe('findBatches and countFinishedSince', () => {
+    it('finds a batch by id, unique prefix or file name', async () => {
+      const a = `abcd${'1'.repeat(60)}`;
+      const b = `abce${'2'.repeat(60)}`;
+      await batchWithUncertainRow(a, 'same.csv');
+      clock = new Date('2026-11-23T12:00:00.000Z');
+      await batchWithUncertainRow(b, 'same.csv');
+      expect((await store.findBatches(a)).map((x) => x.id)).toEqual([a]);
+      expect((await store.findBatches('abcd')).map((x) => x.id)).toEqual([a]);
+      expect((await store.findBatches('ABCE2')).map((x) => x.id)).toEqual([b]);
+      expect((await store.findBatches('abc')).map((x) => x.id)).toEqual([]); // too short to be a prefix
+      expect((await store.findBatches('same.csv')).map((x) => x.id)).toEqual([b, a]); // newest first
+      expect(await store.findBatches('other.csv')).toEqual([]);
+    });
 
-  it('refuses any row that is not uncertain, changing nothing, and says who settled it before', async () => {
-    const id = 'e'.repeat(64);
-    await batchWithUncertainRow(id, 'charges.csv');
-    await expect(store.resolveRow(id, 2, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
-      /Expected an uncertain row, got line 2 of charges\.csv succeeded/,
-    );
-    expect((await store.getRow(id, 2))!.state).toBe('succeeded');
-    await store.resolveRow(id, 3, { as: 'succeeded', by: 'Ana', note: 'paid' });
-    let error: unknown;
-    try {
-      await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind' });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toMatchObject({ code: 'ROW_NOT_UNCERTAIN' });
-    expect((error as Error).message).toMatch(/succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/);
-    expect(await store.resolutions()).toHaveLength(1);
-    await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(/has no data line 9/);
-  });
-});
-
-describe('findBatches and countFinishedSince', () => {
-  it('finds a batch by id, unique prefix or file name', async () => {
-    const a = `abcd${'1'.repeat(60)}`;
-    const b = `abce${'2'.repeat(60)}`;
-    await batchWithUncertainRow(a, 'same.csv');
-    clock = new Date('2026-11-23T12:00:00.000Z');
-    await batchWithUncertainRow(b, 'same.csv');
-    expect((await store.findBatches(a)).map((x) => x.id)).toEqual([a]);
-    expect((await store.findBatches('abcd')).map((x) => x.id)).toEqual([a]);
-    expect((await store.findBatches('ABCE2')).map((x) => x.id)).toEqual([b]);
-    expect((await store.findBatches('abc')).map((x) => x.id)).toEqual([]); // too short to be a prefix
-    expect((await store.findBatches('same.csv')).map((x) => x.id)).toEqual([b, a]); // newest first
-    expect(await store.findBatches('other.csv')).toEqual([]);
-  });
-
-  it('counts the rows finished since an instant', async () => {
-    const id = 'f'.repeat(64);
-    await batchWithUncertainRow(id, 'charges.csv'); // both rows finished at T0
-    expect(await store.countFinishedSince(id, T0.toISOString())).toBe(2);
-    expect(await store.countFinishedSince(id, '2026-11-23T10:00:00.001Z')).toBe(0);
+    it('counts the rows finished since an instant', async () => {
+      const id = 'f'.repeat(64);
+      await batchWithUncertainRow(id, 'charges.csv'); // both rows finished at T0
+      expect(await store.countFinishedSince(id, T0.toISOString())).toBe(2);
+      expect(await store.countFinishedSince(id, '2026-11-23T10:00:00.001Z')).toBe(0);
+    });
   });
 });
