@@ -1,11 +1,3 @@
-/**
- * The batch machine of the money controls in the store (src/store/approvals.ts), on a real SQLite file: no intent of
- * an unapproved batch is ever committed, whatever the caller does; decisions are checked and taken once; the per-day
- * amounts are counted once per batch, on the day in America/Sao_Paulo, and survive reopening the store.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { gateBatch } from '../src/runner/approval.js';
@@ -17,136 +9,142 @@ import {
   IdempotencyKeys,
   type IngestRow,
   markPreviewWritten,
-  openStore,
   releasedOnDay,
   type Store,
   saoPauloDay,
 } from '../src/store/index.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
 const RULES = { forbidSameAsOwner: true, makers: ['joao'] };
 
-let dir: string;
-let file: string;
-let store: Store;
+const engines = storeEngines();
 
-beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'remessa-approvals-'));
-  file = path.join(dir, 'state.sqlite');
-  store = await openStore(file);
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+describe.each(engines)('on $name', (engine) => {
+  skipIfAsked(engine);
+  let store: Store;
 
-function row(line: number, key: string, amountCents: number): IngestRow {
-  return {
-    line,
-    record: { barCode: key, amount: String(amountCents / 100) },
-    valid: true,
-    parsed: {},
-    naturalKey: key,
-    idempotencyKey: new IdempotencyKeys('1').forRow('bill-payments', key),
-    amountCents,
-  };
-}
-
-async function storedBatch(id: string, amounts: number[]): Promise<void> {
-  await store.createBatch({
-    id,
-    kind: 'bill-payments',
-    fileName: `${id}.csv`,
-    dialect: DIALECT,
-    header: ['barCode', 'amount'],
+  beforeEach(async () => {
+    store = await engine.open();
   });
-  await store.ingest(
-    id,
-    amounts.map((a, i) => row(i + 2, `${id}-${i}`, a)),
-  );
-  await store.finishIngest(id, 'all-or-nothing');
-}
-
-const controls = (extra: Partial<MoneyControlOptions> = {}): MoneyControlOptions => ({
-  approvalKinds: ['bill-payments'],
-  forbidSameAsOwner: true,
-  makers: [],
-  pollMs: 1000,
-  limits: {},
-  ...extra,
-});
-
-describe('a batch awaiting approval', () => {
-  it('never gets an intent committed, also after the store is reopened; approve lets it, once', async () => {
-    await storedBatch('b1', [1000, 2000]);
-    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
-    expect((await store.getBatch('b1'))?.status).toBe('awaiting_approval');
-    await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+  afterEach(async () => {
     await store.close();
-    store = await openStore(file);
-    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
-    await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
-    expect((await store.getSteps('b1', 2)).size).toBe(0);
+  });
 
-    // No decision before the preview; the owner and a maker are refused; nothing changes then.
-    await expect(
-      decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date()),
-    ).rejects.toThrow(/no preview yet/);
-    await markPreviewWritten(store, 'b1', new Date());
-    for (const by of [' Maria ', 'JOAO']) {
+  function row(line: number, key: string, amountCents: number): IngestRow {
+    return {
+      line,
+      record: { barCode: key, amount: String(amountCents / 100) },
+      valid: true,
+      parsed: {},
+      naturalKey: key,
+      idempotencyKey: new IdempotencyKeys('1').forRow('bill-payments', key),
+      amountCents,
+    };
+  }
+
+  async function storedBatch(id: string, amounts: number[]): Promise<void> {
+    await store.createBatch({
+      id,
+      kind: 'bill-payments',
+      fileName: `${id}.csv`,
+      dialect: DIALECT,
+      header: ['barCode', 'amount'],
+    });
+    await store.ingest(
+      id,
+      amounts.map((a, i) => row(i + 2, `${id}-${i}`, a)),
+    );
+    await store.finishIngest(id, 'all-or-nothing');
+  }
+
+  const controls = (extra: Partial<MoneyControlOptions> = {}): MoneyControlOptions => ({
+    approvalKinds: ['bill-payments'],
+    forbidSameAsOwner: true,
+    makers: [],
+    pollMs: 1000,
+    limits: {},
+    ...extra,
+  });
+
+  describe('a batch awaiting approval', () => {
+    it('never gets an intent committed, also after the store is reopened; approve lets it, once', async () => {
+      await storedBatch('b1', [1000, 2000]);
+      expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
+      expect((await store.getBatch('b1'))?.status).toBe('awaiting_approval');
+      await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+      await store.close();
+      store = await engine.reopen(store);
+      expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
+      await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+      expect((await store.getSteps('b1', 2)).size).toBe(0);
+
+      // No decision before the preview; the owner and a maker are refused; nothing changes then.
       await expect(
-        decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date()),
-      ).rejects.toThrow(ApprovalError);
-    }
-    expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
+        decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date()),
+      ).rejects.toThrow(/no preview yet/);
+      await markPreviewWritten(store, 'b1', new Date());
+      for (const by of [' Maria ', 'JOAO']) {
+        await expect(
+          decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date()),
+        ).rejects.toThrow(ApprovalError);
+      }
+      expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
 
-    await decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
-    await expect(
-      decideApproval(store, 'b1', { approve: false, by: 'Ana', via: 'command', note: 'x' }, RULES, new Date()),
-    ).rejects.toThrow(/approved already by Ana/);
-    expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
-    expect((await store.getBatch('b1'))?.status).toBe('running');
-    await store.recordIntent('b1', 2, 'pay');
-    expect((await store.getRow('b1', 2))?.state).toBe('in_flight');
+      await decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
+      await expect(
+        decideApproval(store, 'b1', { approve: false, by: 'Ana', via: 'command', note: 'x' }, RULES, new Date()),
+      ).rejects.toThrow(/approved already by Ana/);
+      expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
+      expect((await store.getBatch('b1'))?.status).toBe('running');
+      await store.recordIntent('b1', 2, 'pay');
+      expect((await store.getRow('b1', 2))?.state).toBe('in_flight');
+    });
+
+    it('rejected: every unfinished row rejected (an uncertain lookup too), the batch done, no intent possible', async () => {
+      await storedBatch('b2', [1000, 2000]);
+      await gateBatch(store, 'b2', controls(), null);
+      await store.recordRowUncertain('b2', 3, 'lookup', { code: 'TIMEOUT', message: 'lookup timed out' });
+      await markPreviewWritten(store, 'b2', new Date());
+      await decideApproval(
+        store,
+        'b2',
+        { approve: false, by: 'Ana', via: 'command', note: 'wrong' },
+        RULES,
+        new Date(),
+      );
+      expect((await store.getBatch('b2'))?.status).toBe('done');
+      expect([(await store.getRow('b2', 2))?.state, (await store.getRow('b2', 3))?.state]).toEqual([
+        'rejected',
+        'rejected',
+      ]);
+      expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/Rejected by Ana at .*: wrong; nothing was sent/);
+      await expect(store.recordIntent('b2', 2, 'pay')).rejects.toThrow();
+    });
   });
 
-  it('rejected: every unfinished row rejected (an uncertain lookup too), the batch done, no intent possible', async () => {
-    await storedBatch('b2', [1000, 2000]);
-    await gateBatch(store, 'b2', controls(), null);
-    await store.recordRowUncertain('b2', 3, 'lookup', { code: 'TIMEOUT', message: 'lookup timed out' });
-    await markPreviewWritten(store, 'b2', new Date());
-    await decideApproval(store, 'b2', { approve: false, by: 'Ana', via: 'command', note: 'wrong' }, RULES, new Date());
-    expect((await store.getBatch('b2'))?.status).toBe('done');
-    expect([(await store.getRow('b2', 2))?.state, (await store.getRow('b2', 3))?.state]).toEqual([
-      'rejected',
-      'rejected',
-    ]);
-    expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/Rejected by Ana at .*: wrong; nothing was sent/);
-    await expect(store.recordIntent('b2', 2, 'pay')).rejects.toThrow();
-  });
-});
-
-describe('per-day amounts', () => {
-  it('are counted once per batch on the Sao Paulo day, hold across a reopen, and reject a file that passes them', async () => {
-    const c = controls({ approvalKinds: [], limits: { 'bill-payments': { perDay: 5000 } } });
-    // 02:30 UTC on the 24th is still the 23rd in Sao Paulo (UTC-3).
-    const late = new Date('2026-11-24T02:30:00Z');
-    expect(saoPauloDay(late)).toBe('2026-11-23');
-    await storedBatch('d1', [1500, 1500]);
-    expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
-    expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
-    expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
-    await store.close();
-    store = await openStore(file);
-    await storedBatch('d2', [1000, 1001]);
-    expect(await gateBatch(store, 'd2', c, null, late)).toBe('go');
-    expect((await store.getBatch('d2'))?.status).toBe('done');
-    expect((await store.getRow('d2', 2))?.errorCode).toBe('LIMIT_PER_DAY');
-    expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
-    // The next day in Sao Paulo starts from zero.
-    await storedBatch('d3', [1000, 1001]);
-    expect(await gateBatch(store, 'd3', c, null, new Date('2026-11-24T03:30:00Z'))).toBe('go');
-    expect((await store.getBatch('d3'))?.status).toBe('running');
-    expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(2001);
+  describe('per-day amounts', () => {
+    it('are counted once per batch on the Sao Paulo day, hold across a reopen, and reject a file that passes them', async () => {
+      const c = controls({ approvalKinds: [], limits: { 'bill-payments': { perDay: 5000 } } });
+      // 02:30 UTC on the 24th is still the 23rd in Sao Paulo (UTC-3).
+      const late = new Date('2026-11-24T02:30:00Z');
+      expect(saoPauloDay(late)).toBe('2026-11-23');
+      await storedBatch('d1', [1500, 1500]);
+      expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
+      expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
+      await store.close();
+      store = await engine.reopen(store);
+      await storedBatch('d2', [1000, 1001]);
+      expect(await gateBatch(store, 'd2', c, null, late)).toBe('go');
+      expect((await store.getBatch('d2'))?.status).toBe('done');
+      expect((await store.getRow('d2', 2))?.errorCode).toBe('LIMIT_PER_DAY');
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-23')).toBe(3000);
+      // The next day in Sao Paulo starts from zero.
+      await storedBatch('d3', [1000, 1001]);
+      expect(await gateBatch(store, 'd3', c, null, new Date('2026-11-24T03:30:00Z'))).toBe('go');
+      expect((await store.getBatch('d3'))?.status).toBe('running');
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(2001);
+    });
   });
 });
