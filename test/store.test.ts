@@ -23,21 +23,14 @@ import {
 } from '../src/store/index.js';
 import { openSqliteDriver } from '../src/store/sqlite-driver.js';
 import { sqliteOf } from './helpers/sqlite-of.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
 const ACCOUNT = '123456';
 
-let dir: string;
 let store: Store;
 
-beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-'));
-  store = await openStore(path.join(dir, 'state.sqlite'));
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const engines = storeEngines();
 
 function validRow(line: number, naturalKey: string, amountCents = 1000): IngestRow {
   const keys = new IdempotencyKeys(ACCOUNT);
@@ -56,329 +49,357 @@ function newBatch(id: string, kind: 'charges' | 'bill-payments' = 'charges', fil
   return store.createBatch({ id, kind, fileName, dialect: DIALECT, header: ['correlationId', 'amount'] });
 }
 
-describe('migrations', () => {
-  it('applies numbered migrations once, records them, and sets WAL + synchronous FULL', async () => {
-    const versions = sqliteOf(store).prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
-    expect(versions[0]).toEqual({ version: 1, name: 'batches-rows-steps' });
-    expect(sqliteOf(store).pragma('journal_mode', { simple: true })).toBe('wal');
-    // 2 = FULL
-    expect(sqliteOf(store).pragma('synchronous', { simple: true })).toBe(2);
-    await store.close();
+describe('on SQLite only (its file, pragmas, migrations folder and lock file)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-'));
     store = await openStore(path.join(dir, 'state.sqlite'));
-    expect(sqliteOf(store).prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({
-      n: versions.length,
-    });
   });
-
-  it('rolls a failing migration back whole and does not record it', async () => {
-    const migrations = path.join(dir, 'migrations');
-    mkdirSync(migrations);
-    writeFileSync(path.join(migrations, '001-good.sql'), 'CREATE TABLE a (x INTEGER);');
-    writeFileSync(path.join(migrations, '002-bad.sql'), 'CREATE TABLE b (x INTEGER); INSERT INTO nowhere VALUES (1);');
-    const file = path.join(dir, 'm.sqlite');
-    expect(() => openDatabase(file, { migrationsDir: migrations })).toThrow(/nowhere/);
-    writeFileSync(path.join(migrations, '002-bad.sql'), 'CREATE TABLE b (x INTEGER);');
-    const db = openDatabase(file, { migrationsDir: migrations });
-    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
-      { version: 1 },
-      { version: 2 },
-    ]);
-    db.close();
-  });
-
-  it('refuses a database written by a newer version', async () => {
-    sqliteOf(store).prepare("INSERT INTO schema_migrations VALUES (999, 'future', 'x')").run();
+  afterEach(async () => {
     await store.close();
-    await expect(openStore(path.join(dir, 'state.sqlite'))).rejects.toThrow(
-      expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }),
-    );
-    store = await openStore(path.join(dir, 'other.sqlite'));
+    rmSync(dir, { recursive: true, force: true });
   });
-});
 
-describe('openStoreWith', () => {
-  it("runs the store over a driver it is given, applying that driver's migrations", async () => {
-    const driver = openSqliteDriver(path.join(dir, 'given.sqlite'));
-    const given = await openStoreWith(driver, 'given');
-    try {
-      expect(given.driver).toBe(driver);
-      const created = await given.createBatch({
-        id: 'g1',
-        kind: 'charges',
-        fileName: 'g1.csv',
-        dialect: DIALECT,
-        header: ['correlationId', 'amount'],
+  describe('migrations', () => {
+    it('applies numbered migrations once, records them, and sets WAL + synchronous FULL', async () => {
+      const versions = sqliteOf(store).prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+      expect(versions[0]).toEqual({ version: 1, name: 'batches-rows-steps' });
+      expect(sqliteOf(store).pragma('journal_mode', { simple: true })).toBe('wal');
+      // 2 = FULL
+      expect(sqliteOf(store).pragma('synchronous', { simple: true })).toBe(2);
+      await store.close();
+      store = await openStore(path.join(dir, 'state.sqlite'));
+      expect(sqliteOf(store).prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({
+        n: versions.length,
       });
-      expect(created.status).toBe('ingesting');
-      expect((await driver.all('SELECT version FROM schema_migrations')).length).toBeGreaterThan(0);
-    } finally {
-      await given.close();
-    }
-    expect(driver.isOpen).toBe(false);
-  });
-});
-
-describe('idempotency keys', () => {
-  it('are UUIDv5, the same for the same account, kind and natural key, across stores', async () => {
-    const a = new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1');
-    const b = deriveIdempotencyKey(accountNamespace(ACCOUNT), 'charges', 'order-1');
-    expect(a).toBe(b);
-    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(new IdempotencyKeys('other').forRow('charges', 'order-1')).not.toBe(a);
-    expect(new IdempotencyKeys(ACCOUNT).forRow('qr-codes', 'order-1')).not.toBe(a);
-    expect(new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1', 'E2D3C4B5-0000-4000-8000-000000000001')).toBe(
-      'E2D3C4B5-0000-4000-8000-000000000001',
-    );
-    // Pinned: a change of namespace or derivation would silently change every key sent to the bank.
-    expect(REMESSA_NAMESPACE).toBe('3f6c1d52-8a4e-4b7f-9c2d-5e0a7b1f4c83');
-    expect(deriveIdempotencyKey(accountNamespace('123456'), 'charges', 'order-1')).toBe(a);
-  });
-
-  it('stay the same after the database is rebuilt', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'order-1')]);
-    const before = (await store.getRow('b1', 2))!.idempotencyKey;
-    await store.close();
-    rmSync(path.join(dir, 'state.sqlite'));
-    store = await openStore(path.join(dir, 'state.sqlite'));
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'order-1')]);
-    expect((await store.getRow('b1', 2))!.idempotencyKey).toBe(before);
-  });
-});
-
-describe('row state machine', () => {
-  it('allows only the drawn transitions', async () => {
-    const allowed = new Set([
-      'null>pending',
-      'null>rejected',
-      'null>duplicate',
-      'pending>in_flight',
-      'pending>failed',
-      'pending>rejected',
-      'pending>uncertain',
-      'in_flight>in_flight',
-      'in_flight>succeeded',
-      'in_flight>failed',
-      'in_flight>uncertain',
-      'in_flight>pending',
-      'uncertain>in_flight',
-      'uncertain>succeeded',
-      'uncertain>failed',
-      'uncertain>uncertain',
-      // The bank unreachable, nothing sent (src/store/rows.ts): waiting, then sent when it is back.
-      'pending>waiting',
-      'in_flight>waiting',
-      'uncertain>waiting',
-      'waiting>waiting',
-      'waiting>in_flight',
-      'waiting>failed',
-      'waiting>uncertain',
-    ]);
-    for (const from of [null, ...ROW_STATES]) {
-      for (const to of ROW_STATES) {
-        expect(canTransitionRow(from, to), `${from} -> ${to}`).toBe(allowed.has(`${from}>${to}`));
-      }
-    }
-  });
-
-  it('throws on an illegal move and leaves the row unchanged', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1')]);
-    await store.finishIngest('b1', 'send-valid');
-    await store.recordIntent('b1', 2, 'create');
-    await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true);
-    expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
-    await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(IllegalTransitionError);
-    await expect(store.transitionRow('b1', 2, 'pending')).rejects.toThrow(/succeeded -> pending/);
-    expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
-  });
-
-  it('never lets a done step be sent again', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1')]);
-    await store.recordIntent('b1', 2, 'create');
-    await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
-    await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(
-      expect.objectContaining({ code: 'STORE_ILLEGAL_TRANSITION' }),
-    );
-    await store.recordIntent('b1', 2, 'pdf');
-    await store.recordStepUnknown('b1', 2, 'pdf', { code: 'SERVICE_TIMEOUT', message: 'timed out' });
-    await store.recordIntent('b1', 2, 'pdf');
-    await store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
-    const steps = await store.getSteps('b1', 2);
-    expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: { pdf: 'a.pdf' } });
-    expect((await store.getRow('b1', 2))!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
-  });
-});
-
-describe('ingestion and duplicates', () => {
-  it('makes a row whose natural key succeeded in an earlier batch a duplicate', async () => {
-    await newBatch('b1', 'charges', 'first.csv');
-    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
-    await store.finishIngest('b1', 'send-valid');
-    await store.recordIntent('b1', 2, 'create');
-    await store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
-    await store.recordIntent('b1', 3, 'create');
-    await store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
-
-    await newBatch('b2', 'charges', 'second.csv');
-    await store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k3')]);
-    const rows = await store.resultRowsAfter('b2', 0, 10);
-    expect(rows.map((r) => r.state)).toEqual(['duplicate', 'pending', 'pending', 'duplicate']);
-    expect(rows[0]).toMatchObject({ errorCode: DUPLICATE_NATURAL_KEY, owner: { state: 'succeeded', line: 2 } });
-    expect(rows[0]!.owner!.outputs).toEqual({ ourNumber: '77' });
-    expect(rows[0]!.errorMessage).toContain('first.csv');
-    // the failed owner gave k2 up: the new row owns it now
-    expect(sqliteOf(store).prepare("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'").get()).toEqual({
-      batch_id: 'b2',
     });
-    expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
-  });
 
-  it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', async () => {
-    await newBatch('b1');
-    const bad: IngestRow = {
-      line: 3,
-      record: { correlationId: '', amount: 'x' },
-      valid: false,
-      errors: [
-        { column: 'correlationId', code: 'REQUIRED', message: msg('REQUIRED') },
-        {
-          column: 'amount',
-          code: 'INVALID_AMOUNT',
-          message: msg('INVALID_AMOUNT.characters', { char: '"x"', got: '"x"' }),
-        },
-      ],
-    };
-    expect(await store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
-    // the process died here; the file is read again from the start
-    expect(await store.ingest('b1', [validRow(2, 'k1'), bad, validRow(4, 'k4')])).toEqual({ stored: 1, skipped: 2 });
-    const b = (await store.getBatch('b1'))!;
-    expect(b).toMatchObject({ rowCount: 3, invalidCount: 1, lastLine: 4, status: 'ingesting' });
-    const r = (await store.getRow('b1', 3))!;
-    expect(r.state).toBe('rejected');
-    expect(r.errorCode).toBe('REQUIRED');
-    expect(r.errorMessage).toBe(
-      'coluna correlationId: Esperava um valor, veio uma célula vazia; coluna amount: Esperava só dígitos, ponto e vírgula, veio "x" em "x"',
-    );
-  });
-
-  it('all-or-nothing: one invalid row rejects every valid row and frees their keys', async () => {
-    await newBatch('b1', 'bill-payments');
-    await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
-    const b = await store.finishIngest('b1', 'all-or-nothing');
-    expect(b.status).toBe('ready');
-    expect(await store.countRows('b1')).toMatchObject({ rejected: 2, pending: 0 });
-    expect((await store.getRow('b1', 2))!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
-    await newBatch('b2', 'bill-payments');
-    await store.ingest('b2', [validRow(2, 'k1')]);
-    expect((await store.getRow('b2', 2))!.state).toBe('pending');
-  });
-
-  it('send-valid: the valid rows stay pending', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
-    await store.finishIngest('b1', 'send-valid');
-    expect(await store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
-    await expect(store.markBatchDone('b1')).rejects.toThrow(
-      expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }),
-    );
-    expect((await store.unfinishedBatches()).map((x) => x.id)).toEqual(['b1']);
-  });
-});
-
-describe('exclusive lock', () => {
-  it('lets one process drive the store; readers still open it; a lock left by a dead process is taken over', async () => {
-    const file = path.join(dir, 'locked.sqlite');
-    const a = await openStore(file, { exclusive: true });
-    expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
-    const reader = await openStore(file);
-    await reader.close();
-    await a.close();
-    expect(existsSync(`${file}.lock`)).toBe(false);
-    // held by another live process
-    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
-    try {
-      writeFileSync(`${file}.lock`, `${child.pid}\n`);
-      await expect(openStore(file, { exclusive: true })).rejects.toThrow(
-        expect.objectContaining({ code: 'STORE_LOCKED' }),
+    it('rolls a failing migration back whole and does not record it', async () => {
+      const migrations = path.join(dir, 'migrations');
+      mkdirSync(migrations);
+      writeFileSync(path.join(migrations, '001-good.sql'), 'CREATE TABLE a (x INTEGER);');
+      writeFileSync(
+        path.join(migrations, '002-bad.sql'),
+        'CREATE TABLE b (x INTEGER); INSERT INTO nowhere VALUES (1);',
       );
-    } finally {
-      child.kill('SIGKILL');
-    }
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
-    writeFileSync(`${file}.lock`, `${dead}\n`);
-    const b = await openStore(file, { exclusive: true });
-    expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
-    await b.close();
+      const file = path.join(dir, 'm.sqlite');
+      expect(() => openDatabase(file, { migrationsDir: migrations })).toThrow(/nowhere/);
+      writeFileSync(path.join(migrations, '002-bad.sql'), 'CREATE TABLE b (x INTEGER);');
+      const db = openDatabase(file, { migrationsDir: migrations });
+      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual([
+        { version: 1 },
+        { version: 2 },
+      ]);
+      db.close();
+    });
+  });
+
+  describe('openStoreWith', () => {
+    it("runs the store over a driver it is given, applying that driver's migrations", async () => {
+      const driver = openSqliteDriver(path.join(dir, 'given.sqlite'));
+      const given = await openStoreWith(driver, 'given');
+      try {
+        expect(given.driver).toBe(driver);
+        const created = await given.createBatch({
+          id: 'g1',
+          kind: 'charges',
+          fileName: 'g1.csv',
+          dialect: DIALECT,
+          header: ['correlationId', 'amount'],
+        });
+        expect(created.status).toBe('ingesting');
+        expect((await driver.all('SELECT version FROM schema_migrations')).length).toBeGreaterThan(0);
+      } finally {
+        await given.close();
+      }
+      expect(driver.isOpen).toBe(false);
+    });
+  });
+
+  describe('exclusive lock', () => {
+    it('lets one process drive the store; readers still open it; a lock left by a dead process is taken over', async () => {
+      const file = path.join(dir, 'locked.sqlite');
+      const a = await openStore(file, { exclusive: true });
+      expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+      const reader = await openStore(file);
+      await reader.close();
+      await a.close();
+      expect(existsSync(`${file}.lock`)).toBe(false);
+      // held by another live process
+      const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)']);
+      try {
+        writeFileSync(`${file}.lock`, `${child.pid}\n`);
+        await expect(openStore(file, { exclusive: true })).rejects.toThrow(
+          expect.objectContaining({ code: 'STORE_LOCKED' }),
+        );
+      } finally {
+        child.kill('SIGKILL');
+      }
+      const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+      writeFileSync(`${file}.lock`, `${dead}\n`);
+      const b = await openStore(file, { exclusive: true });
+      expect(readFileSync(`${file}.lock`, 'utf8').trim()).toBe(String(process.pid));
+      await b.close();
+    });
   });
 });
 
-describe('group commit', () => {
-  it('commits writes of one tick together; a failing write undoes only itself', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
-    const a = store.write((s) => s.recordIntent('b1', 2, 'create'));
-    const bad = store.write(async (s) => {
-      await s.recordIntent('b1', 3, 'create');
-      await s.transitionRow('b1', 3, 'duplicate');
+describe.each(engines)('on $name', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    store = await engine.open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  describe('migrations', () => {
+    it('refuses a database written by a newer version', async () => {
+      await store.driver.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')");
+      await store.close();
+      await expect(engine.reopen(store)).rejects.toThrow(expect.objectContaining({ code: 'STORE_SCHEMA_TOO_NEW' }));
+      store = await engine.open();
     });
-    await expect(a).resolves.toBeUndefined();
-    await expect(bad).rejects.toThrow(IllegalTransitionError);
-    expect((await store.getRow('b1', 2))!.state).toBe('in_flight');
-    // the savepoint of the failing write was rolled back whole, its intent included
-    expect((await store.getRow('b1', 3))!.state).toBe('pending');
-    expect((await store.getSteps('b1', 3)).size).toBe(0);
   });
 
-  it('writes are durable when write() resolves (seen from another connection)', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1')]);
-    await store.write((s) => s.recordIntent('b1', 2, 'create'));
-    const other = openDatabase(store.file, { readonly: true });
-    expect(other.prepare('SELECT state FROM steps WHERE line = 2').get()).toEqual({ state: 'intent' });
-    other.close();
-  });
-
-  it('a statement on the store issued while a group is open waits for it, and is not undone with it', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
-    let outside: Promise<void> | undefined;
-    const group = store.write(async (s) => {
-      await s.recordIntent('b1', 2, 'create');
-      // Issued from elsewhere (not awaited here: a write's fn awaits only its view): queued behind the group.
-      outside = store.recordIntent('b1', 3, 'create');
-      await s.transitionRow('b1', 2, 'duplicate'); // illegal: this write's savepoint is rolled back
+  describe('idempotency keys', () => {
+    it('are UUIDv5, the same for the same account, kind and natural key, across stores', async () => {
+      const a = new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1');
+      const b = deriveIdempotencyKey(accountNamespace(ACCOUNT), 'charges', 'order-1');
+      expect(a).toBe(b);
+      expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(new IdempotencyKeys('other').forRow('charges', 'order-1')).not.toBe(a);
+      expect(new IdempotencyKeys(ACCOUNT).forRow('qr-codes', 'order-1')).not.toBe(a);
+      expect(new IdempotencyKeys(ACCOUNT).forRow('charges', 'order-1', 'E2D3C4B5-0000-4000-8000-000000000001')).toBe(
+        'E2D3C4B5-0000-4000-8000-000000000001',
+      );
+      // Pinned: a change of namespace or derivation would silently change every key sent to the bank.
+      expect(REMESSA_NAMESPACE).toBe('3f6c1d52-8a4e-4b7f-9c2d-5e0a7b1f4c83');
+      expect(deriveIdempotencyKey(accountNamespace('123456'), 'charges', 'order-1')).toBe(a);
     });
-    await expect(group).rejects.toThrow(IllegalTransitionError);
-    await outside;
-    expect((await store.getRow('b1', 2))!.state).toBe('pending');
-    expect((await store.getRow('b1', 3))!.state).toBe('in_flight');
-  });
 
-  it('a transaction on a view is a savepoint: a failing method undoes only its own writes', async () => {
-    await newBatch('b1');
-    await store.transaction(async (s) => {
-      await s.ingest('b1', [validRow(2, 'k1')]);
-      await s.finishIngest('b1', 'send-valid');
-      // ingest refuses a batch that is no longer ingesting: its savepoint alone is rolled back
-      await expect(s.ingest('b1', [validRow(3, 'k2')])).rejects.toMatchObject({ code: 'STORE_BATCH_INGESTED' });
+    it('stay the same after the database is rebuilt', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'order-1')]);
+      const before = (await store.getRow('b1', 2))!.idempotencyKey;
+      // A new, empty store (the database rebuilt).
+      await store.close();
+      store = await engine.open();
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'order-1')]);
+      expect((await store.getRow('b1', 2))!.idempotencyKey).toBe(before);
     });
-    expect(await store.countRows('b1')).toMatchObject({ pending: 1 });
-    expect((await store.getBatch('b1'))!.status).toBe('ready');
   });
 
-  it('a method called on the store itself is one transaction: a step is not left behind by a refused row move', async () => {
-    await newBatch('b1');
-    await store.ingest('b1', [validRow(2, 'k1')]);
-    await newBatch('b2');
-    await store.ingest('b2', [validRow(2, 'k1')]); // same natural key: duplicate of b1 line 2
-    expect((await store.getRow('b2', 2))!.state).toBe('duplicate');
-    // The step may move (none -> failed) but the row may not (duplicate is final): nothing of it stays.
-    await expect(store.recordRowFailed('b2', 2, 'create', { code: 'X', message: 'x' })).rejects.toThrow(
-      IllegalTransitionError,
-    );
-    expect((await store.getSteps('b2', 2)).size).toBe(0);
+  describe('row state machine', () => {
+    it('allows only the drawn transitions', async () => {
+      const allowed = new Set([
+        'null>pending',
+        'null>rejected',
+        'null>duplicate',
+        'pending>in_flight',
+        'pending>failed',
+        'pending>rejected',
+        'pending>uncertain',
+        'in_flight>in_flight',
+        'in_flight>succeeded',
+        'in_flight>failed',
+        'in_flight>uncertain',
+        'in_flight>pending',
+        'uncertain>in_flight',
+        'uncertain>succeeded',
+        'uncertain>failed',
+        'uncertain>uncertain',
+        // The bank unreachable, nothing sent (src/store/rows.ts): waiting, then sent when it is back.
+        'pending>waiting',
+        'in_flight>waiting',
+        'uncertain>waiting',
+        'waiting>waiting',
+        'waiting>in_flight',
+        'waiting>failed',
+        'waiting>uncertain',
+      ]);
+      for (const from of [null, ...ROW_STATES]) {
+        for (const to of ROW_STATES) {
+          expect(canTransitionRow(from, to), `${from} -> ${to}`).toBe(allowed.has(`${from}>${to}`));
+        }
+      }
+    });
+
+    it('throws on an illegal move and leaves the row unchanged', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true);
+      expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+      await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(IllegalTransitionError);
+      await expect(store.transitionRow('b1', 2, 'pending')).rejects.toThrow(/succeeded -> pending/);
+      expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+    });
+
+    it('never lets a done step be sent again', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
+      await expect(store.recordIntent('b1', 2, 'create')).rejects.toThrow(
+        expect.objectContaining({ code: 'STORE_ILLEGAL_TRANSITION' }),
+      );
+      await store.recordIntent('b1', 2, 'pdf');
+      await store.recordStepUnknown('b1', 2, 'pdf', { code: 'SERVICE_TIMEOUT', message: 'timed out' });
+      await store.recordIntent('b1', 2, 'pdf');
+      await store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
+      const steps = await store.getSteps('b1', 2);
+      expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: { pdf: 'a.pdf' } });
+      expect((await store.getRow('b1', 2))!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
+    });
+  });
+
+  describe('ingestion and duplicates', () => {
+    it('makes a row whose natural key succeeded in an earlier batch a duplicate', async () => {
+      await newBatch('b1', 'charges', 'first.csv');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
+      await store.recordIntent('b1', 3, 'create');
+      await store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+
+      await newBatch('b2', 'charges', 'second.csv');
+      await store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k3')]);
+      const rows = await store.resultRowsAfter('b2', 0, 10);
+      expect(rows.map((r) => r.state)).toEqual(['duplicate', 'pending', 'pending', 'duplicate']);
+      expect(rows[0]).toMatchObject({ errorCode: DUPLICATE_NATURAL_KEY, owner: { state: 'succeeded', line: 2 } });
+      expect(rows[0]!.owner!.outputs).toEqual({ ourNumber: '77' });
+      expect(rows[0]!.errorMessage).toContain('first.csv');
+      // the failed owner gave k2 up: the new row owns it now
+      expect(await store.driver.get("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'")).toEqual({
+        batch_id: 'b2',
+      });
+      expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
+    });
+
+    it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', async () => {
+      await newBatch('b1');
+      const bad: IngestRow = {
+        line: 3,
+        record: { correlationId: '', amount: 'x' },
+        valid: false,
+        errors: [
+          { column: 'correlationId', code: 'REQUIRED', message: msg('REQUIRED') },
+          {
+            column: 'amount',
+            code: 'INVALID_AMOUNT',
+            message: msg('INVALID_AMOUNT.characters', { char: '"x"', got: '"x"' }),
+          },
+        ],
+      };
+      expect(await store.ingest('b1', [validRow(2, 'k1'), bad])).toEqual({ stored: 2, skipped: 0 });
+      // the process died here; the file is read again from the start
+      expect(await store.ingest('b1', [validRow(2, 'k1'), bad, validRow(4, 'k4')])).toEqual({ stored: 1, skipped: 2 });
+      const b = (await store.getBatch('b1'))!;
+      expect(b).toMatchObject({ rowCount: 3, invalidCount: 1, lastLine: 4, status: 'ingesting' });
+      const r = (await store.getRow('b1', 3))!;
+      expect(r.state).toBe('rejected');
+      expect(r.errorCode).toBe('REQUIRED');
+      expect(r.errorMessage).toBe(
+        'coluna correlationId: Esperava um valor, veio uma célula vazia; coluna amount: Esperava só dígitos, ponto e vírgula, veio "x" em "x"',
+      );
+    });
+
+    it('all-or-nothing: one invalid row rejects every valid row and frees their keys', async () => {
+      await newBatch('b1', 'bill-payments');
+      await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+      const b = await store.finishIngest('b1', 'all-or-nothing');
+      expect(b.status).toBe('ready');
+      expect(await store.countRows('b1')).toMatchObject({ rejected: 2, pending: 0 });
+      expect((await store.getRow('b1', 2))!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
+      await newBatch('b2', 'bill-payments');
+      await store.ingest('b2', [validRow(2, 'k1')]);
+      expect((await store.getRow('b2', 2))!.state).toBe('pending');
+    });
+
+    it('send-valid: the valid rows stay pending', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), { line: 3, record: {}, valid: false, errors: [] }]);
+      await store.finishIngest('b1', 'send-valid');
+      expect(await store.countRows('b1')).toMatchObject({ rejected: 1, pending: 1 });
+      await expect(store.markBatchDone('b1')).rejects.toThrow(
+        expect.objectContaining({ code: 'STORE_BATCH_NOT_FINISHED' }),
+      );
+      expect((await store.unfinishedBatches()).map((x) => x.id)).toEqual(['b1']);
+    });
+  });
+
+  describe('group commit', () => {
+    it('commits writes of one tick together; a failing write undoes only itself', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+      const a = store.write((s) => s.recordIntent('b1', 2, 'create'));
+      const bad = store.write(async (s) => {
+        await s.recordIntent('b1', 3, 'create');
+        await s.transitionRow('b1', 3, 'duplicate');
+      });
+      await expect(a).resolves.toBeUndefined();
+      await expect(bad).rejects.toThrow(IllegalTransitionError);
+      expect((await store.getRow('b1', 2))!.state).toBe('in_flight');
+      // the savepoint of the failing write was rolled back whole, its intent included
+      expect((await store.getRow('b1', 3))!.state).toBe('pending');
+      expect((await store.getSteps('b1', 3)).size).toBe(0);
+    });
+
+    it('writes are durable when write() resolves (seen from another connection)', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.write((s) => s.recordIntent('b1', 2, 'create'));
+      const other = await engine.reopen(store);
+      try {
+        expect(await other.driver.get('SELECT state FROM steps WHERE line = 2')).toEqual({ state: 'intent' });
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('a statement on the store issued while a group is open waits for it, and is not undone with it', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+      let outside: Promise<void> | undefined;
+      const group = store.write(async (s) => {
+        await s.recordIntent('b1', 2, 'create');
+        // Issued from elsewhere (not awaited here: a write's fn awaits only its view): queued behind the group.
+        outside = store.recordIntent('b1', 3, 'create');
+        await s.transitionRow('b1', 2, 'duplicate'); // illegal: this write's savepoint is rolled back
+      });
+      await expect(group).rejects.toThrow(IllegalTransitionError);
+      await outside;
+      expect((await store.getRow('b1', 2))!.state).toBe('pending');
+      expect((await store.getRow('b1', 3))!.state).toBe('in_flight');
+    });
+
+    it('a transaction on a view is a savepoint: a failing method undoes only its own writes', async () => {
+      await newBatch('b1');
+      await store.transaction(async (s) => {
+        await s.ingest('b1', [validRow(2, 'k1')]);
+        await s.finishIngest('b1', 'send-valid');
+        // ingest refuses a batch that is no longer ingesting: its savepoint alone is rolled back
+        await expect(s.ingest('b1', [validRow(3, 'k2')])).rejects.toMatchObject({ code: 'STORE_BATCH_INGESTED' });
+      });
+      expect(await store.countRows('b1')).toMatchObject({ pending: 1 });
+      expect((await store.getBatch('b1'))!.status).toBe('ready');
+    });
+
+    it('a method called on the store itself is one transaction: a step is not left behind by a refused row move', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await newBatch('b2');
+      await store.ingest('b2', [validRow(2, 'k1')]); // same natural key: duplicate of b1 line 2
+      expect((await store.getRow('b2', 2))!.state).toBe('duplicate');
+      // The step may move (none -> failed) but the row may not (duplicate is final): nothing of it stays.
+      await expect(store.recordRowFailed('b2', 2, 'create', { code: 'X', message: 'x' })).rejects.toThrow(
+        IllegalTransitionError,
+      );
+      expect((await store.getSteps('b2', 2)).size).toBe(0);
+    });
   });
 });
