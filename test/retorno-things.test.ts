@@ -12,254 +12,260 @@ import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { deriveFromRow, observationsOfCharge, retornoPass, yearWindows } from '../src/runner/retorno.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
 import { retornoSnapshot } from '../src/store/snapshot.js';
 import { retornoDay, Things } from '../src/store/things.js';
-import { sqliteOf } from './helpers/sqlite-of.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
-let dir: string;
-let store: Store;
 const silent = createLogger({ level: 'silent' });
-let clock = new Date('2026-11-23T12:00:00.000Z');
+const engines = storeEngines();
 
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-things-'));
-  store = await openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
-});
+describe.each(engines)('on $name', (engine) => {
+  skipIfAsked(engine);
+  let dir: string;
+  let store: Store;
+  let clock = new Date('2026-11-23T12:00:00.000Z');
 
-afterEach(async () => {
-  await store.close();
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-/** A charges batch whose rows succeeded with the given correlationIds and status. */
-async function succeededCharges(
-  ids: readonly string[],
-  status = 'Pending',
-  batchId = `b-${randomUUID()}`,
-): Promise<void> {
-  await store.createBatch({
-    id: batchId,
-    kind: 'charges',
-    fileName: 'charges.csv',
-    dialect: { delimiter: ';', decimalMark: ',', encoding: 'utf8', bom: false, lineEnding: '\n' },
-    header: ['correlationId'],
-  });
-  await store.ingest(
-    batchId,
-    ids.map((id, i) => ({
-      line: i + 2,
-      record: { correlationId: id },
-      valid: true as const,
-      parsed: { input: { correlationId: id, yourNumber: `YN ${i}`, payer: { name: 'Ana', document: '1' } } },
-      naturalKey: id,
-      idempotencyKey: randomUUID(),
-      amountCents: 1000,
-    })),
-  );
-  await store.finishIngest(batchId, 'send-valid');
-  for (let i = 0; i < ids.length; i++) {
-    await store.recordIntent(batchId, i + 2, 'create');
-    await store.recordStepDone(batchId, i + 2, 'create', { chargeStatus: status, ourNumber: '00000000001' }, true);
-  }
-}
-
-async function things(): Promise<Things> {
-  const t = new Things(store, { now: () => clock });
-  await t.syncFromRows(deriveFromRow);
-  return t;
-}
-
-describe('the things state machine', () => {
-  it('one line per change, whichever source tells it first; a later source only completes it', async () => {
-    await succeededCharges(['c1']);
-    const t = await things();
-    const paid = { kind: 'charge' as const, key: 'c1', status: 'Paid', occurredAt: '2026-11-23T10:00:00.000Z' };
-    expect((await t.observe({ ...paid, source: 'reconcile' })).result).toBe('changed');
-    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 })).result).toBe('merged');
-    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1' })).result).toBe('same');
-    expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-2' })).result).toBe('merged');
-    const lines = await t.changesOfDay(retornoDay(clock));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({
-      oldStatus: 'Pending',
-      newStatus: 'Paid',
-      eventIds: ['ev-1', 'ev-2'],
-      paidCents: 1000,
-      source: 'reconcile',
-      yourNumber: 'YN 0',
-      payerName: 'Ana',
-    });
-  });
-
-  it('a final status is never left; an older observation never overrides a newer one', async () => {
-    await succeededCharges(['c1', 'c2']);
-    const t = await things();
-    const at = (h: number) => `2026-11-23T${String(h).padStart(2, '0')}:00:00.000Z`;
-    await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at(10), source: 'event' });
-    expect(
-      (await t.observe({ kind: 'charge', key: 'c1', status: 'Expired', occurredAt: at(11), source: 'event' })).result,
-    ).toBe('stale');
-    // Expired at 10, then (delivered late) an expiry notice of 9, then Paid at 11: an expired slip is still payable.
-    await t.observe({ kind: 'charge', key: 'c2', status: 'Expired', occurredAt: at(10), source: 'event' });
-    expect(
-      (await t.observe({ kind: 'charge', key: 'c2', status: 'Pending', occurredAt: at(9), source: 'event' })).result,
-    ).toBe('stale');
-    expect(
-      (await t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at(11), source: 'event' })).result,
-    ).toBe('changed');
-    expect((await t.get('charge', 'c1'))?.status).toBe('Paid');
-    expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
-    expect(
-      (await t.changesOfDay(retornoDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
-    ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
-  });
-
-  it('an event about something remessa did not create is kept unapplied a while, then applied as foreign', async () => {
-    await succeededCharges(['c1']);
-    const insert = sqliteOf(store).prepare(
-      `INSERT INTO webhook_events (id, event_type, correlation_id, occurred_at, received_at, payload)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    );
-    const envelope = (id: string, correlationId: string) =>
-      JSON.stringify({
-        id,
-        event: 'CHARGE_PAID',
-        createdAt: '2026-11-23T11:00:00.000Z',
-        data: { correlationId, status: 'Paid', paidAt: '2026-11-23T11:00:00.000Z', payment: { amount: 10.5 } },
-      });
-    insert.run('e1', 'CHARGE_PAID', 'c1', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e1', 'c1'));
-    insert.run('e2', 'CHARGE_PAID', 'x', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e2', 'x'));
-    insert.run('e3', 'CHARGE_PAID', null, null, clock.toISOString(), '{not json');
-    const pass = () => retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock });
-    const first = await pass();
-    expect(first).toMatchObject({ eventsApplied: 2, eventsForeign: 0, changes: 1 });
-    const applied = () =>
-      (
-        sqliteOf(store)
-          .prepare('SELECT id FROM webhook_events WHERE applied_at IS NOT NULL ORDER BY id')
-          .all() as Array<{
-          id: string;
-        }>
-      ).map((r) => r.id);
-    expect(applied()).toEqual(['e1', 'e3']);
-    clock = new Date(clock.getTime() + 2 * 3_600_000);
-    expect(await pass()).toMatchObject({ eventsApplied: 1, eventsForeign: 1, changes: 0 });
-    expect(applied()).toEqual(['e1', 'e2', 'e3']);
-    expect(await new Things(store).foreignEvents()).toEqual({
-      count: 1,
-      latest: [{ id: 'e2', type: 'CHARGE_PAID', subject: 'x' }],
-    });
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-things-'));
     clock = new Date('2026-11-23T12:00:00.000Z');
-    const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
-    expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
+    store = await engine.open({ now: () => clock });
   });
 
-  it('a change whose file was not written (a crash in between) is written by the next pass', async () => {
-    await succeededCharges(['c1']);
-    const t = await things();
-    // As if the process died right after this commit, before writing the file.
-    await t.observe({
-      kind: 'charge',
-      key: 'c1',
-      status: 'Paid',
-      occurredAt: '2026-11-23T10:00:00.000Z',
-      source: 'event',
+  afterEach(async () => {
+    await store.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** A charges batch whose rows succeeded with the given correlationIds and status. */
+  async function succeededCharges(
+    ids: readonly string[],
+    status = 'Pending',
+    batchId = `b-${randomUUID()}`,
+  ): Promise<void> {
+    await store.createBatch({
+      id: batchId,
+      kind: 'charges',
+      fileName: 'charges.csv',
+      dialect: { delimiter: ';', decimalMark: ',', encoding: 'utf8', bom: false, lineEnding: '\n' },
+      header: ['correlationId'],
     });
-    const outbox = path.join(dir, 'outbox');
-    const result = await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock });
-    expect(result.changes).toBe(0);
-    const file = path.join(outbox, 'retorno', '2026-11-23.csv');
-    expect(result.files).toEqual([file]);
-    expect((await fs.readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
-    // Written once: the next pass has nothing to write.
-    expect((await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock })).files).toEqual([]);
-  });
-
-  it('a charge record tells its history by its times: expired, then paid', async () => {
-    const obs = observationsOfCharge({
-      correlationId: 'c',
-      status: 'Paid',
-      amountCents: 1000,
-      payments: [{ id: 'p', amountCents: 990, paidAt: '2026-11-22T10:00:00.000Z' }],
-      ...({ expiredAt: '2026-11-21T00:00:00.000Z', paidAt: '2026-11-22T10:00:00.000Z' } as object),
-    });
-    expect(obs.map((o) => [o.status, o.occurredAt, o.paidCents])).toEqual([
-      ['Expired', '2026-11-21T00:00:00.000Z', undefined],
-      ['Paid', '2026-11-22T10:00:00.000Z', 990],
-    ]);
-  });
-
-  it('a Pix charge read Expired by its expiry happened at its expiresAt', async () => {
-    const obs = observationsOfCharge({
-      correlationId: 'c',
-      status: 'Expired',
-      amountCents: 1000,
-      ...({ expiresAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z' } as object),
-    });
-    expect(obs.map((o) => [o.status, o.occurredAt])).toEqual([['Expired', '2026-11-22T10:00:00.000Z']]);
-  });
-
-  it('the retorno day is the Brasília date', async () => {
-    expect(retornoDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
-    expect(retornoDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');
-  });
-});
-
-describe('reconciliation paging', () => {
-  it('splits a range into windows of at most one year', async () => {
-    expect(yearWindows('2024-02-29', '2026-03-01')).toEqual([
-      { startDate: '2024-02-29', endDate: '2025-02-27' },
-      { startDate: '2025-02-28', endDate: '2026-02-27' },
-      { startDate: '2026-02-28', endDate: '2026-03-01' },
-    ]);
-    expect(yearWindows('2026-11-23', '2026-11-23')).toEqual([{ startDate: '2026-11-23', endDate: '2026-11-23' }]);
-    expect(yearWindows('2026-11-24', '2026-11-23')).toEqual([]);
-  });
-
-  it('pages through more than 100 charges and observes each one remessa created', async () => {
-    const sandbox: RunningSandbox = await startSandbox({ port: 0 });
-    const client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-    try {
-      const ids = Array.from({ length: 130 }, (_, i) => `PG-${i}`);
-      for (const id of ids) await client.charges.create({ type: 'PIX_STATIC', correlationId: id, amountCents: 100 });
-      for (const id of ids.slice(0, 125)) {
-        await fetch(`${sandbox.url}/v1/charges/${id}/pay`, {
-          method: 'POST',
-          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-        });
-      }
-      await succeededCharges(ids.slice(5), 'Created');
-      clock = new Date();
-      const result = await retornoPass({
-        store,
-        client,
-        outboxDir: path.join(dir, 'outbox'),
-        logger: silent,
-        reconcile: true,
-        now: () => clock,
-      });
-      expect(result.chargesListed).toBe(130);
-      expect(result.changes).toBe(120);
-      expect(result.lookedUp).toBe(0);
-      const day = retornoDay(clock);
-      expect(result.files).toEqual([path.join(dir, 'outbox', 'retorno', `${day}.csv`)]);
-      const text = await fs.readFile(result.files[0]!, 'utf8');
-      expect(text.trim().split('\n')).toHaveLength(121);
-      expect(text).toContain(';PG-5;');
-      expect(text).toMatch(/;1,00;/);
-
-      const metrics = new Metrics();
-      metrics.attach({ retornoSnapshot: () => retornoSnapshot(store) });
-      const exposition = await metrics.render();
-      expect(exposition).toMatch(/remessa_things\{kind="charge",status="paid"\} 120/);
-      expect(exposition).toMatch(/remessa_things\{kind="charge",status="created"\} 5/);
-      expect(exposition).toMatch(/remessa_retorno_oldest_unsettled_seconds 0/);
-      expect(exposition).toMatch(/remessa_retorno_events_applied_total 0/);
-    } finally {
-      await client.close();
-      await sandbox.close();
-      clock = new Date('2026-11-23T12:00:00.000Z');
+    await store.ingest(
+      batchId,
+      ids.map((id, i) => ({
+        line: i + 2,
+        record: { correlationId: id },
+        valid: true as const,
+        parsed: { input: { correlationId: id, yourNumber: `YN ${i}`, payer: { name: 'Ana', document: '1' } } },
+        naturalKey: id,
+        idempotencyKey: randomUUID(),
+        amountCents: 1000,
+      })),
+    );
+    await store.finishIngest(batchId, 'send-valid');
+    for (let i = 0; i < ids.length; i++) {
+      await store.recordIntent(batchId, i + 2, 'create');
+      await store.recordStepDone(batchId, i + 2, 'create', { chargeStatus: status, ourNumber: '00000000001' }, true);
     }
-  }, 60_000);
+  }
+
+  async function things(): Promise<Things> {
+    const t = new Things(store, { now: () => clock });
+    await t.syncFromRows(deriveFromRow);
+    return t;
+  }
+
+  describe('the things state machine', () => {
+    it('one line per change, whichever source tells it first; a later source only completes it', async () => {
+      await succeededCharges(['c1']);
+      const t = await things();
+      const paid = { kind: 'charge' as const, key: 'c1', status: 'Paid', occurredAt: '2026-11-23T10:00:00.000Z' };
+      expect((await t.observe({ ...paid, source: 'reconcile' })).result).toBe('changed');
+      expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 })).result).toBe('merged');
+      expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1' })).result).toBe('same');
+      expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-2' })).result).toBe('merged');
+      const lines = await t.changesOfDay(retornoDay(clock));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        oldStatus: 'Pending',
+        newStatus: 'Paid',
+        eventIds: ['ev-1', 'ev-2'],
+        paidCents: 1000,
+        source: 'reconcile',
+        yourNumber: 'YN 0',
+        payerName: 'Ana',
+      });
+    });
+
+    it('a final status is never left; an older observation never overrides a newer one', async () => {
+      await succeededCharges(['c1', 'c2']);
+      const t = await things();
+      const at = (h: number) => `2026-11-23T${String(h).padStart(2, '0')}:00:00.000Z`;
+      await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at(10), source: 'event' });
+      expect(
+        (await t.observe({ kind: 'charge', key: 'c1', status: 'Expired', occurredAt: at(11), source: 'event' })).result,
+      ).toBe('stale');
+      // Expired at 10, then (delivered late) an expiry notice of 9, then Paid at 11: an expired slip is still payable.
+      await t.observe({ kind: 'charge', key: 'c2', status: 'Expired', occurredAt: at(10), source: 'event' });
+      expect(
+        (await t.observe({ kind: 'charge', key: 'c2', status: 'Pending', occurredAt: at(9), source: 'event' })).result,
+      ).toBe('stale');
+      expect(
+        (await t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at(11), source: 'event' })).result,
+      ).toBe('changed');
+      expect((await t.get('charge', 'c1'))?.status).toBe('Paid');
+      expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
+      expect(
+        (await t.changesOfDay(retornoDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
+      ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
+    });
+
+    it('an event about something remessa did not create is kept unapplied a while, then applied as foreign', async () => {
+      await succeededCharges(['c1']);
+      const insert = (...values: Array<string | null>) =>
+        store.driver.run(
+          `INSERT INTO webhook_events (id, event_type, correlation_id, occurred_at, received_at, payload)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+          values,
+        );
+      const envelope = (id: string, correlationId: string) =>
+        JSON.stringify({
+          id,
+          event: 'CHARGE_PAID',
+          createdAt: '2026-11-23T11:00:00.000Z',
+          data: { correlationId, status: 'Paid', paidAt: '2026-11-23T11:00:00.000Z', payment: { amount: 10.5 } },
+        });
+      await insert('e1', 'CHARGE_PAID', 'c1', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e1', 'c1'));
+      await insert('e2', 'CHARGE_PAID', 'x', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e2', 'x'));
+      await insert('e3', 'CHARGE_PAID', null, null, clock.toISOString(), '{not json');
+      const pass = () => retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock });
+      const first = await pass();
+      expect(first).toMatchObject({ eventsApplied: 2, eventsForeign: 0, changes: 1 });
+      const applied = async () =>
+        (
+          await store.driver.all<{ id: string }>(
+            'SELECT id FROM webhook_events WHERE applied_at IS NOT NULL ORDER BY id',
+          )
+        ).map((r) => r.id);
+      expect(await applied()).toEqual(['e1', 'e3']);
+      clock = new Date(clock.getTime() + 2 * 3_600_000);
+      expect(await pass()).toMatchObject({ eventsApplied: 1, eventsForeign: 1, changes: 0 });
+      expect(await applied()).toEqual(['e1', 'e2', 'e3']);
+      expect(await new Things(store).foreignEvents()).toEqual({
+        count: 1,
+        latest: [{ id: 'e2', type: 'CHARGE_PAID', subject: 'x' }],
+      });
+      clock = new Date('2026-11-23T12:00:00.000Z');
+      const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
+      expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
+    });
+
+    it('a change whose file was not written (a crash in between) is written by the next pass', async () => {
+      await succeededCharges(['c1']);
+      const t = await things();
+      // As if the process died right after this commit, before writing the file.
+      await t.observe({
+        kind: 'charge',
+        key: 'c1',
+        status: 'Paid',
+        occurredAt: '2026-11-23T10:00:00.000Z',
+        source: 'event',
+      });
+      const outbox = path.join(dir, 'outbox');
+      const result = await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock });
+      expect(result.changes).toBe(0);
+      const file = path.join(outbox, 'retorno', '2026-11-23.csv');
+      expect(result.files).toEqual([file]);
+      expect((await fs.readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
+      // Written once: the next pass has nothing to write.
+      expect((await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock })).files).toEqual([]);
+    });
+
+    it('a charge record tells its history by its times: expired, then paid', async () => {
+      const obs = observationsOfCharge({
+        correlationId: 'c',
+        status: 'Paid',
+        amountCents: 1000,
+        payments: [{ id: 'p', amountCents: 990, paidAt: '2026-11-22T10:00:00.000Z' }],
+        ...({ expiredAt: '2026-11-21T00:00:00.000Z', paidAt: '2026-11-22T10:00:00.000Z' } as object),
+      });
+      expect(obs.map((o) => [o.status, o.occurredAt, o.paidCents])).toEqual([
+        ['Expired', '2026-11-21T00:00:00.000Z', undefined],
+        ['Paid', '2026-11-22T10:00:00.000Z', 990],
+      ]);
+    });
+
+    it('a Pix charge read Expired by its expiry happened at its expiresAt', async () => {
+      const obs = observationsOfCharge({
+        correlationId: 'c',
+        status: 'Expired',
+        amountCents: 1000,
+        ...({ expiresAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z' } as object),
+      });
+      expect(obs.map((o) => [o.status, o.occurredAt])).toEqual([['Expired', '2026-11-22T10:00:00.000Z']]);
+    });
+
+    it('the retorno day is the Brasília date', async () => {
+      expect(retornoDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
+      expect(retornoDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');
+    });
+  });
+
+  describe('reconciliation paging', () => {
+    it('splits a range into windows of at most one year', async () => {
+      expect(yearWindows('2024-02-29', '2026-03-01')).toEqual([
+        { startDate: '2024-02-29', endDate: '2025-02-27' },
+        { startDate: '2025-02-28', endDate: '2026-02-27' },
+        { startDate: '2026-02-28', endDate: '2026-03-01' },
+      ]);
+      expect(yearWindows('2026-11-23', '2026-11-23')).toEqual([{ startDate: '2026-11-23', endDate: '2026-11-23' }]);
+      expect(yearWindows('2026-11-24', '2026-11-23')).toEqual([]);
+    });
+
+    it('pages through more than 100 charges and observes each one remessa created', async () => {
+      const sandbox: RunningSandbox = await startSandbox({ port: 0 });
+      const client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+      try {
+        const ids = Array.from({ length: 130 }, (_, i) => `PG-${i}`);
+        for (const id of ids) await client.charges.create({ type: 'PIX_STATIC', correlationId: id, amountCents: 100 });
+        for (const id of ids.slice(0, 125)) {
+          await fetch(`${sandbox.url}/v1/charges/${id}/pay`, {
+            method: 'POST',
+            headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
+          });
+        }
+        await succeededCharges(ids.slice(5), 'Created');
+        clock = new Date();
+        const result = await retornoPass({
+          store,
+          client,
+          outboxDir: path.join(dir, 'outbox'),
+          logger: silent,
+          reconcile: true,
+          now: () => clock,
+        });
+        expect(result.chargesListed).toBe(130);
+        expect(result.changes).toBe(120);
+        expect(result.lookedUp).toBe(0);
+        const day = retornoDay(clock);
+        expect(result.files).toEqual([path.join(dir, 'outbox', 'retorno', `${day}.csv`)]);
+        const text = await fs.readFile(result.files[0]!, 'utf8');
+        expect(text.trim().split('\n')).toHaveLength(121);
+        expect(text).toContain(';PG-5;');
+        expect(text).toMatch(/;1,00;/);
+
+        const metrics = new Metrics();
+        metrics.attach({ retornoSnapshot: () => retornoSnapshot(store) });
+        const exposition = await metrics.render();
+        expect(exposition).toMatch(/remessa_things\{kind="charge",status="paid"\} 120/);
+        expect(exposition).toMatch(/remessa_things\{kind="charge",status="created"\} 5/);
+        expect(exposition).toMatch(/remessa_retorno_oldest_unsettled_seconds 0/);
+        expect(exposition).toMatch(/remessa_retorno_events_applied_total 0/);
+      } finally {
+        await client.close();
+        await sandbox.close();
+        clock = new Date('2026-11-23T12:00:00.000Z');
+      }
+    }, 60_000);
+  });
 });
