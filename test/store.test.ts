@@ -403,3 +403,112 @@ describe.each(engines)('on $name', (engine) => {
     });
   });
 });
+
+describe.each(engines)(
+  'concurrent transactions on $name (PostgreSQL runs them side by side, READ COMMITTED)',
+  (engine) => {
+    skipIfAsked(engine);
+    beforeEach(async () => {
+      store = await engine.open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** Runs `first` in a transaction held open until `second` has been issued (and has had time to run its reads). */
+    async function overlapping(
+      first: (s: Store) => Promise<void>,
+      second: () => Promise<unknown>,
+    ): Promise<[PromiseSettledResult<void>, PromiseSettledResult<unknown>]> {
+      let written!: () => void;
+      const wrote = new Promise<void>((r) => {
+        written = r;
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const a = store.transaction(async (s) => {
+        await first(s);
+        written();
+        await gate;
+      });
+      await wrote;
+      const b = second();
+      setTimeout(release, 300);
+      return Promise.all([
+        a.then(
+          (value) => ({ status: 'fulfilled', value }) as const,
+          (reason: unknown) => ({ status: 'rejected', reason }) as const,
+        ),
+        b.then(
+          (value) => ({ status: 'fulfilled', value }) as const,
+          (reason: unknown) => ({ status: 'rejected', reason }) as const,
+        ),
+      ]);
+    }
+
+    it('a row move reads the state the other transaction committed: no move past the state machine', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      const [a, b] = await overlapping(
+        (s) => s.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true),
+        () => store.recordRowFailed('b1', 2, 'create', { code: 'SERVICE_VALIDATION', message: 'no' }),
+      );
+      expect(a.status).toBe('fulfilled');
+      expect(b).toMatchObject({ status: 'rejected', reason: expect.any(IllegalTransitionError) });
+      expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+      expect((await store.getSteps('b1', 2)).get('create')!.state).toBe('done');
+    });
+
+    it('a row moved by two transactions at once: the second sees the move of the first, and a final row stays final', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      const [a, b] = await overlapping(
+        (s) => s.transitionRow('b1', 2, 'succeeded', { outputs: { ourNumber: '1' } }),
+        () => store.recordRowUncertain('b1', 2, 'create', { code: 'TIMEOUT', message: 'no answer' }),
+      );
+      expect(a.status).toBe('fulfilled');
+      expect(b).toMatchObject({ status: 'rejected', reason: expect.any(IllegalTransitionError) });
+      expect(await store.getRow('b1', 2)).toMatchObject({ state: 'succeeded', errorCode: null });
+    });
+
+    it('two files ingested at once with the same natural key: the second row is a duplicate, never a second owner', async () => {
+      await newBatch('b1', 'charges', 'first.csv');
+      await newBatch('b2', 'charges', 'second.csv');
+      const [a, b] = await overlapping(
+        (s) => s.ingest('b1', [validRow(2, 'same')]).then(() => undefined),
+        () => store.ingest('b2', [validRow(2, 'same')]),
+      );
+      expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
+      expect((await store.getRow('b1', 2))!.state).toBe('pending');
+      expect(await store.getRow('b2', 2)).toMatchObject({
+        state: 'duplicate',
+        duplicateOf: { batchId: 'b1', line: 2 },
+      });
+      expect(await store.driver.all("SELECT batch_id, line FROM natural_keys WHERE natural_key = 'same'")).toEqual([
+        { batch_id: 'b1', line: 2 },
+      ]);
+    });
+
+    it('a person settles an uncertain row once: a second settlement at the same moment is refused, nothing doubled', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordRowUncertain('b1', 2, 'create', { code: 'TIMEOUT', message: 'no answer' });
+      const [a, b] = await overlapping(
+        (s) => s.resolveRow('b1', 2, { as: 'succeeded', by: 'ana', note: 'paid at the bank' }).then(() => undefined),
+        () => store.resolveRow('b1', 2, { as: 'failed', by: 'rui', note: 'not in the statement' }),
+      );
+      expect(a.status).toBe('fulfilled');
+      expect(b).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ code: 'ROW_NOT_UNCERTAIN' }) });
+      expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+      expect(await store.resolutions('b1')).toHaveLength(1);
+    });
+  },
+);

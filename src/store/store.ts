@@ -22,6 +22,15 @@
  * anything else would stall every writer, and a statement on the store itself would wait for the transaction that
  * waits for it.
  *
+ * Reads a write depends on, per engine: SQLite runs one writer at a time (its lock taken at BEGIN), so a read in a
+ * transaction sees every write before it and none comes between. PostgreSQL runs transactions side by side (READ
+ * COMMITTED): each such read locks what it read (`forUpdate`: a row's state before it moves, which also guards its
+ * steps; the batch before its status or counts are written; a thing before its change; `resolveRow`'s row), and
+ * `ingest` locks `natural_keys` (SHARE ROW EXCLUSIVE: ingestions take turns, reads go on) so that two files bringing
+ * the same natural key at once give it one owner and one duplicate. The approvals' per-day sums lock their table
+ * (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on both; test/store.test.ts ("concurrent
+ * transactions") runs each race on both engines.
+ *
  * The group commit: the engine, which has many rows in flight, goes through `write(fn)`: the writes queued in the same
  * tick of the event loop are committed together in ONE transaction, each in its own savepoint (one failing write undoes
  * only itself), which turns N fsyncs into one. `write` resolves only after the COMMIT has returned, so "await
@@ -526,6 +535,26 @@ export class Store {
     return this.now().toISOString();
   }
 
+  /**
+   * ` FOR UPDATE` on PostgreSQL, nothing on SQLite: a read whose value a write of the same transaction depends on
+   * locks what it read, so that a transaction running side by side (READ COMMITTED) waits, then reads the value
+   * written (./pg-driver.ts). SQLite needs it not: one writer at a time, its lock taken at BEGIN.
+   */
+  get forUpdate(): string {
+    return this.driver.dialect === 'postgres' ? ' FOR UPDATE' : '';
+  }
+
+  /** Locks the row (see `forUpdate`) until the end of the transaction; its state, or undefined when there is none. */
+  private async lockRow(
+    batchId: string,
+    line: number,
+  ): Promise<{ state: RowState; outputs: string | null } | undefined> {
+    return this.sql.get<{ state: RowState; outputs: string | null }>(
+      `SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
+      [batchId, line],
+    );
+  }
+
   // ---------------------------------------------------------------- batches
 
   /** Creates the batch, or returns it unchanged when a batch with the same id (same content) exists. */
@@ -565,9 +594,11 @@ export class Store {
     ).map(toBatch);
   }
 
-  /** The batch; STORE_NO_BATCH when there is none. */
+  /** The batch, locked until the transaction ends; STORE_NO_BATCH when there is none. */
   private async requireBatch(batchId: string): Promise<BatchRecord> {
-    const batch = await this.getBatch(batchId);
+    // Locked (see `forUpdate`): every caller writes the batch by what it read of it, in the same transaction.
+    const row = await this.sql.get<BatchSql>(`SELECT * FROM batches WHERE id = ?${this.forUpdate}`, [batchId]);
+    const batch = row && toBatch(row);
     if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
     return batch;
   }
@@ -597,6 +628,10 @@ export class Store {
    */
   ingest(batchId: string, rows: readonly IngestRow[], locale: Locale = DEFAULT_LOCALE): Promise<IngestResult> {
     return this.transaction(async (s) => {
+      // Who owns a natural key is read, then claimed: on PostgreSQL, another ingestion running side by side would
+      // read the same "no owner" and both rows would own the key (sent twice). The table's lock, taken first, makes
+      // ingestions of one store take turns (reads of it go on); SQLite's one writer does the same.
+      if (s.driver.dialect === 'postgres') await s.sql.run('LOCK TABLE natural_keys IN SHARE ROW EXCLUSIVE MODE');
       const batch = await s.ingestingBatch(batchId, 'its rows are already stored');
       const insert = `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state,
            error_code, error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
@@ -740,6 +775,7 @@ export class Store {
   /** Marks the batch done and records its counts. Throws if a row is still pending, in flight or waiting. */
   markBatchDone(batchId: string): Promise<BatchRecord> {
     return this.transaction(async (s) => {
+      await s.sql.get(`SELECT id FROM batches WHERE id = ?${s.forUpdate}`, [batchId]);
       const counts = await s.countRows(batchId);
       if (counts.pending + counts.in_flight + counts.waiting > 0) {
         throw new StoreError(
@@ -912,10 +948,7 @@ export class Store {
     to: RowState,
     patch: { currentStep?: string | null; error?: RowError | null; outputs?: Record<string, OutputValue> },
   ): Promise<void> {
-    const cur = await this.sql.get<{ state: RowState; outputs: string | null }>(
-      'SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?',
-      [batchId, line],
-    );
+    const cur = await this.lockRow(batchId, line);
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     assertRowTransition(cur.state, to, `row (line ${line})`);
     const sets = ['state = ?', 'updated_at = ?'];
@@ -971,6 +1004,8 @@ export class Store {
     to: StepState,
     patch: { attempt?: boolean; output?: StepOutput | null; error?: RowError | null },
   ): Promise<void> {
+    // The row's lock guards its steps too (a step that does not exist yet has no row of its own to lock).
+    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
     const cur = await this.sql.get<{ state: StepState }>(
       'SELECT state FROM steps WHERE batch_id = ? AND line = ? AND step = ?',
       [batchId, line, step],
@@ -1113,6 +1148,7 @@ export class Store {
   resolveRow(batchId: string, line: number, settlement: Settlement): Promise<Resolution> {
     return this.transaction(async (s) => {
       const batch = await s.requireBatch(batchId);
+      await s.lockRow(batchId, line); // a second settlement at the same moment waits, then finds it settled
       const row = await s.getRow(batchId, line);
       if (!row) {
         throw new StoreError(

@@ -421,7 +421,13 @@ export class Things {
   }
 
   async #observe(obs: Observation): Promise<{ result: ObservationResult; day: string | undefined }> {
-    const thing = await this.get(obs.kind, obs.key);
+    // Locked until the change is written (PostgreSQL; ./store.ts `forUpdate`): an observation of the same thing
+    // running side by side waits, then compares with what this one wrote.
+    const locked = await this.store.sql.get<ThingSql>(
+      `SELECT * FROM things WHERE kind = ? AND key = ?${this.store.forUpdate}`,
+      [obs.kind, obs.key],
+    );
+    const thing = locked && toThing(locked);
     if (!thing) return { result: 'foreign', day: undefined };
     const now = this.#now();
     const nowIso = now.toISOString();
