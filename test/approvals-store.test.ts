@@ -1,3 +1,9 @@
+/**
+ * The batch machine of the money controls in the store (src/store/approvals.ts), on a real store (a SQLite file and
+ * a PostgreSQL database, test/helpers/stores.ts): no intent of an unapproved batch is ever committed, whatever the
+ * caller does; decisions are checked and taken once; the per-day amounts are counted once per batch, on the day in
+ * America/Sao_Paulo, and survive reopening the store.
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { gateBatch } from '../src/runner/approval.js';

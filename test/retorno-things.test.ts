@@ -1,5 +1,5 @@
 /**
- * The things' state machine (src/store/things.ts) on a real store file, the charge list's windows and pages against
+ * The things' state machine (src/store/things.ts) on a real store (a SQLite file and a PostgreSQL database, test/helpers/stores.ts), the charge list's windows and pages against
  * the sandbox over HTTP (port 0), and the retorno's metrics.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,3 +1,8 @@
+/**
+ * The store's side of `remessa resolve` and `remessa status`: a person settles only an `uncertain` row, the record of
+ * who, when and why is kept with the move, a failed settlement gives the natural key up, and batches are found by id,
+ * prefix or file name. On both engines (test/helpers/stores.ts).
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { IdempotencyKeys, type IngestRow, RESOLVED_AS_FAILED, type Store } from '../src/store/index.js';
