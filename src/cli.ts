@@ -7,8 +7,6 @@
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
  * could not run (bad configuration, bad arguments, bank unreachable).
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { assertReceiverCredential, type Config, loadConfig, sandboxTlsFrom } from './config.js';
 import { readIfSet } from './config-files.js';
@@ -266,17 +264,16 @@ function buildProgram(): Command {
   const decide = (ref: string, decision: Decision) =>
     guard(async () => {
       const { config, log } = setup(program);
-      const [{ decideCommand }, { runnerOptionsFromConfig }, { STORE_FILE_NAME }] = await Promise.all([
+      const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }] = await Promise.all([
         import('./runner/approval.js'),
         import('./runner/options.js'),
-        import('./runner/commands.js'),
+        import('./store/place.js'),
       ]);
       const options = runnerOptionsFromConfig(config, log);
-      const storeFile = path.join(options.folders.data, STORE_FILE_NAME);
-      if (!existsSync(storeFile))
-        throw new RemessaError('APPROVAL_NO_STORE', `No store at ${storeFile}: nothing waits`);
+      const store = runnerStorePlace(options);
+      if (!store.exists()) throw new RemessaError('APPROVAL_NO_STORE', `No store at ${store.where}: nothing waits`);
       return decideCommand({
-        storeFile,
+        store,
         ref,
         decision,
         rules: {

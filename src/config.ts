@@ -79,8 +79,9 @@ export const configSchema = z.strictObject({
       data: z.string().min(1).default('data'),
     })
     .prefault({}),
-  // Where remessa keeps its state (issue 13; src/store/open-driver.ts, docs/postgres.md). Absent url: SQLite in
-  // folders.data, the default. Not yet used by the daemon (the store is being moved onto src/store/sql.ts).
+  // Where remessa keeps its state (issue 13; src/store/place.ts, docs/postgres.md). Absent url: SQLite in
+  // folders.data, the default. With url: the daemon and every command use that PostgreSQL database (one daemon per
+  // store: several daemons sharing one store is not built yet).
   store: z
     .strictObject({
       // postgres://user@host:port/database[?sslmode=require|verify-full][&host=/socket/folder&port=N]; no password.

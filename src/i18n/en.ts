@@ -333,6 +333,7 @@ export const EN = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} rows${p.counts ? ` (${p.counts})` : ''}, ${p.rate} rows/s${p.eta ? `, ETA ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} rows done${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
+  'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Driven now by pid {pid} on {host} since {since}',
   'STATUS.driverNobody': 'Driven now by: nobody (no daemon or run holds the data folder)',
   'STATUS.rejectedWhole': 'rejected as a whole: {code}',

@@ -336,6 +336,7 @@ export const PT_BR: Catalogue = {
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} linhas${p.counts ? ` (${p.counts})` : ''}, ${p.rate} linhas/s${p.eta ? `, faltam ${p.eta}` : ''}`,
   'PROGRESS.done': (p: P) => `${p.label}: ${p.done} linhas processadas${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} linhas | {duration_formatted} | faltam {eta_formatted}',
+  'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Em uso agora pelo processo {pid} em {host} desde {since}',
   'STATUS.driverNobody': 'Em uso agora por: ninguém (nenhum daemon ou run usa a pasta de dados)',
   'STATUS.rejectedWhole': 'arquivo recusado por inteiro: {code}',

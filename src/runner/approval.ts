@@ -47,8 +47,8 @@ import {
   saoPauloDay,
   unfinishedAmount,
 } from '../store/approvals.js';
-import type { BatchRecord } from '../store/store.js';
-import { openStore, type Store } from '../store/store.js';
+import type { StorePlace } from '../store/place.js';
+import type { BatchRecord, Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
 import type { MoneyControlOptions } from './options.js';
 
@@ -415,7 +415,8 @@ export async function batchForDecision(store: Store, ref: string): Promise<Batch
 }
 
 export interface DecideCommand {
-  storeFile: string;
+  /** The store (src/store/place.ts). */
+  store: StorePlace;
   ref: string;
   decision: Decision;
   rules: ApproverRules;
@@ -429,7 +430,7 @@ export interface DecideCommand {
 export async function decideCommand(c: DecideCommand): Promise<number> {
   let store: Store | undefined;
   try {
-    store = await openStore(c.storeFile, { busyTimeoutMs: 15_000 });
+    store = await c.store.open({ busyTimeoutMs: 15_000 });
     const batch = await batchForDecision(store, c.ref);
     const approval = await decideApproval(store, batch.id, c.decision, c.rules, new Date());
     c.out.write(

@@ -59,7 +59,6 @@ import {
   intakeForBatch,
   intakesToAnswer,
   markAnswered,
-  openStore,
   type RowCounts,
   type RowState,
   registerIntake,
@@ -68,6 +67,7 @@ import {
   type Store,
   unansweredIntakeOf,
 } from '../store/index.js';
+import { runnerStorePlace } from '../store/place.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   applyApprovalMarker,
@@ -92,7 +92,6 @@ import { acquireDataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { retornoPass } from './retorno.js';
-import { STORE_FILE_NAME } from './status.js';
 import { kindOfGivenFile } from './validate.js';
 
 export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
@@ -276,7 +275,7 @@ export async function openPipeline(
   });
   let store: Store;
   try {
-    store = await openStore(path.join(folders.data, STORE_FILE_NAME));
+    store = await runnerStorePlace(options).open();
   } catch (err) {
     await client.close();
     await sandbox?.close();

@@ -29,21 +29,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
-import path from 'node:path';
 import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
+import { runnerStorePlace } from '../store/place.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
 import { ensureRegistered } from '../webhooks/registration.js';
-import {
-  EMBEDDED_WEBHOOK_API_KEY,
-  openPipeline,
-  type Pipeline,
-  type RunnerOptions,
-  STORE_FILE_NAME,
-} from './commands.js';
+import { EMBEDDED_WEBHOOK_API_KEY, openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
@@ -272,7 +266,7 @@ async function startReceiver(
     settings.authorization ??
     (scheme === 'BASIC' ? `remessa:${randomBytes(24).toString('hex')}` : randomBytes(24).toString('hex'));
   const receiver = await startWebhookReceiver({
-    storeFile: path.join(options.folders.data, STORE_FILE_NAME),
+    store: runnerStorePlace(options),
     host: settings.host,
     port: settings.port,
     path: settings.path,

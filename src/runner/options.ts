@@ -13,6 +13,7 @@ import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { type StorePlace, storePlace } from '../store/place.js';
 import type { Cents, KindName } from '../types.js';
 import { EMBEDDED_EVENT_TYPES, type RegistrableEventType } from '../webhooks/events.js';
 
@@ -28,6 +29,11 @@ export interface RunnerOptions {
     /** The store (`remessa.sqlite`), the work area (`work/`) and the embedded sandbox's state. */
     data: string;
   };
+  /**
+   * The store (src/store/place.ts): `store.url`'s PostgreSQL database, else SQLite in `folders.data`.
+   * @defaultValue SQLite `<data>/remessa.sqlite`
+   */
+  store?: StorePlace;
   bank:
     | {
         /** The embedded sandbox, started in-process on a free port. */
@@ -211,6 +217,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
   if (tls.passphrase !== undefined) client.tlsPassphrase = tls.passphrase;
   return {
     folders: { ...config.folders },
+    store: storePlace(config),
     bank: config.embedded
       ? {
           embedded: true,

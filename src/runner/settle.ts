@@ -11,17 +11,15 @@
  *   decides how a stale answer is replaced; a batch still unfinished (rows pending or in flight) gets no answer yet.
  */
 import { setMaxListeners } from 'node:events';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
-import { openStore, type Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import { runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
 import { allSucceeded, hasUnsettled, openPipeline, type Pipeline, reanswerBatch } from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { out, type RunnerOptions } from './options.js';
-import { STORE_FILE_NAME } from './status.js';
 
 /** Longest note kept with a settlement, in characters. */
 export const MAX_NOTE_CHARS = 2000;
@@ -56,11 +54,14 @@ export async function findOneBatch(store: Store, ref: string): Promise<BatchReco
 }
 
 async function openExistingStore(options: RunnerOptions): Promise<Store> {
-  const file = path.join(options.folders.data, STORE_FILE_NAME);
-  if (!(await fs.stat(file).catch(() => undefined))) {
-    throw new RemessaError('STORE_NOT_FOUND', `No store at ${file}: remessa has never run with this data folder`);
+  const place = runnerStorePlace(options);
+  if (!place.exists()) {
+    throw new RemessaError(
+      'STORE_NOT_FOUND',
+      `No store at ${place.where}: remessa has never run with this data folder`,
+    );
   }
-  return openStore(file);
+  return place.open();
 }
 
 /** Whether the batch has an answer to write: rows all stored, none pending or in flight. */

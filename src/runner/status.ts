@@ -19,14 +19,14 @@
  * The JSON shape (`StatusReport`, `version` 1) is documented in docs/operations.md; a field is only ever added.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
-import { intakeForBatch, openStore, type RowCounts, type RowState, type Store } from '../store/index.js';
+import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
+import { describeStorePlace, runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
 import { type LockHolder, readLockHolder } from './lock.js';
 
@@ -111,8 +111,10 @@ export interface UncertainRowStatus {
 export interface StatusReport {
   version: typeof STATUS_JSON_VERSION;
   generatedAt: string;
-  /** The store file read. */
+  /** The store read: the SQLite file, or the PostgreSQL URL as configured (never a password: none is in it). */
   store: string;
+  /** Its engine (`store.url` set: postgres). */
+  storeEngine: 'sqlite' | 'postgres';
   /** The process that drives the data folder now (daemon or run), or null. */
   driver: LockHolder | null;
   filters: { since: string | null; until: string | null; kinds: string[]; states: string[] };
@@ -148,8 +150,9 @@ export interface ShowStatusOptions {
 
 /** `remessa status`: batches, rows by status, uncertain rows with their reasons, from the store and the outbox. */
 export async function showStatus(options: RunnerOptions, show: ShowStatusOptions = {}): Promise<number> {
-  const file = path.join(options.folders.data, STORE_FILE_NAME);
-  const exists = await fs.stat(file).catch(() => undefined);
+  const place = runnerStorePlace(options);
+  const file = place.where;
+  const exists = place.exists();
   let store: Store | undefined;
   try {
     if (!exists) {
@@ -165,7 +168,7 @@ export async function showStatus(options: RunnerOptions, show: ShowStatusOptions
         return EXIT_OK;
       }
     } else {
-      store = await openStore(file);
+      store = await place.open();
     }
     const report = await buildStatusReport(store, options, show);
     out(options).write(
@@ -288,11 +291,12 @@ function sumCounts(into: Partial<Record<RowState, number>>, counts: Partial<Reco
 /** The whole report, from the store (undefined when there is none yet) and the outbox. */
 export async function buildStatusReport(
   store: Store | undefined,
-  options: Pick<RunnerOptions, 'folders'> & Partial<Pick<RunnerOptions, 'locale'>>,
+  options: Pick<RunnerOptions, 'folders'> & Partial<Pick<RunnerOptions, 'locale' | 'store'>>,
   show: ShowStatusOptions = {},
 ): Promise<StatusReport> {
   const now = (show.now ?? (() => new Date()))();
   const filters = show.filters ?? {};
+  const place = runnerStorePlace(options);
   const driver = currentDriver(options.folders.data);
   const kinds = new Set(filters.kinds ?? []);
   const states = new Set(filters.states ?? []);
@@ -395,7 +399,8 @@ export async function buildStatusReport(
   return {
     version: STATUS_JSON_VERSION,
     generatedAt: now.toISOString(),
-    store: path.join(options.folders.data, STORE_FILE_NAME),
+    store: place.where,
+    storeEngine: place.engine,
     driver,
     filters: {
       since: filters.since?.toISOString() ?? null,
@@ -438,6 +443,9 @@ export function renderStatusReport(
   const locale = show.locale ?? DEFAULT_LOCALE;
   const lines: string[] = [];
   const limit = show.textBatchLimit ?? 50;
+  lines.push(
+    t(locale, 'STATUS.store', { store: describeStorePlace({ engine: report.storeEngine, where: report.store }) }),
+  );
   if (report.driver) {
     lines.push(
       t(locale, 'STATUS.driver', { pid: report.driver.pid, host: report.driver.host, since: report.driver.since }),

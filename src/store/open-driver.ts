@@ -1,18 +1,21 @@
 /**
  * Which engine holds the store, from the configuration (issue 13): SQLite in the data folder (`remessa.sqlite`, the
- * embedded default, one daemon) unless `store.url` names a PostgreSQL database (several daemons sharing one store).
+ * embedded default) unless `store.url` names a PostgreSQL database. The daemon and every command find and open the
+ * store through ./place.ts (`storePlace`), which loads this module only when it opens a PostgreSQL store.
  *
- * NOT WIRED INTO THE DAEMON YET: the store is being converted onto ./sql.ts; until then the daemon opens SQLite
- * through ./db.ts whatever `store.url` says, and this factory is used by tests only.
+ * One daemon per store for now: several daemons sharing one PostgreSQL store (claims, leases) is the next step of
+ * issue 13 and not built (docs/postgres.md). Each daemon keeps its own data folder and its lock (src/lock.ts).
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { openPgDriver } from './pg-driver.js';
+import { describePgUrl, openPgDriver } from './pg-driver.js';
+import { SQLITE_STORE_FILE } from './place.js';
 import type { SqlDriver } from './sql.js';
 import { openSqliteDriver } from './sqlite-driver.js';
+import { openStoreWith, type Store, type StoreOptions } from './store.js';
 
-/** The SQLite store's file name in `folders.data` (the same name src/runner/status.ts reads). */
-export const SQLITE_STORE_FILE_NAME = 'remessa.sqlite';
+/** The SQLite store's file name in `folders.data`. */
+export const SQLITE_STORE_FILE_NAME = SQLITE_STORE_FILE;
 
 export type StoreTarget =
   | { engine: 'sqlite'; file: string }
@@ -59,4 +62,18 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
     throw error;
   }
   return driver;
+}
+
+/** Opens the store on PostgreSQL (./place.ts calls it; the SQLite-only options do not apply). */
+export async function openPgStore(
+  target: Extract<StoreTarget, { engine: 'postgres' }>,
+  options: Pick<StoreOptions, 'now' | 'readonly'> = {},
+): Promise<Store> {
+  const driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
+  try {
+    return await openStoreWith(driver, describePgUrl(target.url), options);
+  } catch (error) {
+    await driver.close();
+    throw error;
+  }
 }

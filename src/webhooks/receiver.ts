@@ -32,8 +32,9 @@ import type { z } from 'zod';
 import { type AuthorizationScheme, EVENT_ID_HEADER, WEBHOOK_ID_HEADER } from '../formats/webhook-authorization.js';
 import type { Logger } from '../log.js';
 import type { WebhookReceiverResult } from '../metrics.js';
+import { type StorePlace, sqliteStorePlace } from '../store/place.js';
 import { SqliteDriver } from '../store/sqlite-driver.js';
-import { openStore, type Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { insertWebhookEvent } from '../store/webhook-events.js';
 import { authorizationChecker, registerAuthorizationSecrets } from './authorization.js';
 import { eventIdentifiers, webhookEnvelopeSchema } from './events.js';
@@ -43,7 +44,9 @@ export type ReceiverResult = WebhookReceiverResult;
 
 export interface WebhookReceiverOptions {
   /** The store's SQLite file; the receiver opens its own connection to it. */
-  storeFile: string;
+  /** The store (src/store/place.ts); or `storeFile`, a SQLite file. */
+  store?: StorePlace;
+  storeFile?: string;
   /** Interface to listen on. @defaultValue '127.0.0.1' */
   host?: string;
   /** TCP port; 0 picks a free one. @defaultValue 0 */
@@ -98,7 +101,8 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<R
   const now = o.now ?? (() => new Date());
   registerAuthorizationSecrets(o.authorizationScheme, o.authorization);
   const authorized = authorizationChecker(o.authorizationScheme, o.authorization);
-  const store: Store = await openStore(o.storeFile);
+  const place = o.store ?? sqliteStorePlace(o.storeFile ?? '');
+  const store: Store = await place.open();
   if (store.driver instanceof SqliteDriver && store.driver.database.pragma('synchronous', { simple: true }) !== 2) {
     await store.close();
     throw new Error('The webhook receiver needs its store connection at synchronous = FULL');

@@ -1,0 +1,87 @@
+/**
+ * End to end on PostgreSQL (issue 13): the daemon (a child process) with `store.url` on a throw-away cluster
+ * (test/helpers/postgres.ts) takes a charges file from its inbox against the sandbox (own process), answers it, and
+ * keeps its state in that database, not in a SQLite file; `remessa status` reads it there and says which engine and
+ * where, never the password. One daemon per store (docs/postgres.md): its data folder and lock stay its own.
+ */
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StatusReport } from '../src/runner/status.js';
+import {
+  drop,
+  EXAMPLES,
+  makeWorkspace,
+  parseResultCsv,
+  ROOT,
+  runCli,
+  type SandboxProcess,
+  startDaemon,
+  startSandboxProcess,
+  stopDaemon,
+  waitForAnswer,
+} from './e2e-harness.js';
+import { skipPostgres, useTestCluster } from './helpers/postgres.js';
+
+const cluster = skipPostgres ? undefined : useTestCluster();
+let sandbox: SandboxProcess | undefined;
+
+describe.skipIf(skipPostgres)('the daemon on a PostgreSQL store', () => {
+  beforeAll(async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-pg-sb-'));
+    sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it('answers a charges file with its rows in the database; status reads them there and names the engine', async () => {
+    const c = cluster!();
+    const { name, url } = await c.createDatabase();
+    const ws = await makeWorkspace(sandbox!.url);
+    const passwordFile = path.join(ws.dir, 'store-password');
+    await fs.writeFile(passwordFile, `${c.password}\n`, { mode: 0o600 });
+    const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as Record<string, unknown>;
+    config.store = { url, passwordFile };
+    await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
+
+    const daemon = startDaemon(ws);
+    try {
+      await drop(ws, path.join(EXAMPLES, 'charges.csv'), 'charges/charges.csv');
+      const answer = await waitForAnswer(ws, 'charges', 'charges');
+      expect(answer.type).toBe('result');
+      expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(Array(5).fill('succeeded'));
+    } finally {
+      expect(await stopDaemon(daemon)).toBe(0);
+    }
+    // Every create reached the bank exactly once.
+    const effects = await sandbox!.effects('charge_created');
+    expect(effects.map((e) => e.count)).toEqual(Array(5).fill(1));
+
+    // The state is in PostgreSQL, and no SQLite store was made in the data folder.
+    expect(existsSync(path.join(ws.data, 'remessa.sqlite'))).toBe(false);
+    const rows = await c.query<{ state: string; n: string }>(
+      'SELECT state, COUNT(*) AS n FROM rows GROUP BY state',
+      name,
+    );
+    expect(rows.map((r) => [r.state, Number(r.n)])).toEqual([['succeeded', 5]]);
+    const steps = await c.query<{ state: string }>("SELECT DISTINCT state FROM steps WHERE step = 'create'", name);
+    expect(steps).toEqual([{ state: 'done' }]);
+
+    const text = await runCli(['status', '--config', ws.config], { cwd: path.join(ROOT, 'test') });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`Store: PostgreSQL ${url}`);
+    expect(text.stdout).toContain('charges.csv');
+    const json = await runCli(['status', '--config', ws.config, '--json'], { cwd: path.join(ROOT, 'test') });
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout) as StatusReport;
+    expect(report).toMatchObject({ store: url, storeEngine: 'postgres' });
+    expect(report.batches).toHaveLength(1);
+    expect(report.batches[0]).toMatchObject({ fileName: 'charges.csv', state: 'done', counts: { succeeded: 5 } });
+    for (const out of [text.stdout, text.stderr, json.stdout, json.stderr]) expect(out).not.toContain(c.password);
+    await fs.rm(ws.dir, { recursive: true, force: true });
+  }, 180_000);
+});
