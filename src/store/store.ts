@@ -53,6 +53,10 @@
  * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
  * transaction, hence one level per group, chosen before BEGIN. (On PostgreSQL the same holds: an asynchronous commit
  * lost in a crash of the server leaves the step at `intent`, handled the same way.)
+ * A lost COMMIT (PostgreSQL: the connection dies after COMMIT was sent, STORE_CONNECTION_LOST) rejects the `write` or
+ * the method although the transaction may have committed: callers never read that rejection as "nothing was
+ * written". For an intent it is safe as it stands: the request is not sent by this call, and an intent that did get
+ * committed is an unknown outcome, settled by the rules of ./rows.ts after a restart (same IdempotencyKey).
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
