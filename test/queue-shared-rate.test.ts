@@ -6,13 +6,23 @@
  * one daemon pauses the group (only that group) on the others and lowers its ceiling for all; a daemon whose pool ends
  * mid-run does not block the others.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../src/bank/errors.js';
-import { RequestQueue } from '../src/queue/request-queue.js';
-import { type SharedRateGate, SharedRateLimiter, type SharedRateOptions } from '../src/queue/shared-rate.js';
+import { buildConfig, loadConfig } from '../src/config.js';
+import { queueOptionsFromConfig, RequestQueue } from '../src/queue/request-queue.js';
+import {
+  type SharedRateGate,
+  SharedRateLimiter,
+  type SharedRateOptions,
+  sharedRateOptions,
+} from '../src/queue/shared-rate.js';
 import { openPgDriver } from '../src/store/pg-driver.js';
 import type { SqlDriver } from '../src/store/sql.js';
+import { openSqliteDriver } from '../src/store/sqlite-driver.js';
 import type { EndpointGroup } from '../src/types.js';
 import { skipPostgres, useTestCluster } from './helpers/postgres.js';
 
@@ -268,4 +278,52 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
     // A place held for the dead daemon would cost its third of the rate (about 0.66).
     expect(after / (windows * setting.requests)).toBeGreaterThan(0.85);
   }, 30_000);
+});
+
+describe('the shared limits setting', () => {
+  it('is "auto" by default (shared when the store is PostgreSQL), "off" on request, anything else refused', () => {
+    const cwd = path.resolve(import.meta.dirname, '..');
+    expect(loadConfig({ cwd, env: {} }).queue.sharedRateLimits).toBe('auto');
+    expect(
+      buildConfig({ queue: { sharedRateLimits: 'off' } }, { file: 'c.jsonc', env: {} }).queue.sharedRateLimits,
+    ).toBe('off');
+    expect(() => buildConfig({ queue: { sharedRateLimits: 'on' } }, { file: 'c.jsonc', env: {} })).toThrow(
+      /c\.jsonc.*sharedRateLimits/s,
+    );
+  });
+
+  it('counts the same limits as the queue would (per group, overall, adaptive)', () => {
+    const options = queueOptionsFromConfig({
+      concurrency: 4,
+      maxRowsInFlight: 100,
+      rateLimits: {
+        charges: { requests: 20, intervalMs: 1000 },
+        'bill-payments': { requests: 0, intervalMs: 1000 },
+        pix: { requests: 10, intervalMs: 500 },
+        claims: { requests: 5, intervalMs: 1000 },
+      },
+      overallRateLimit: { requests: 30, intervalMs: 1000 },
+      adaptiveRateLimits: false,
+    });
+    expect(sharedRateOptions(options)).toEqual({
+      rateLimits: {
+        charges: { requests: 20, windowMs: 1000 },
+        pix: { requests: 10, windowMs: 500 },
+        claims: { requests: 5, windowMs: 1000 },
+      },
+      overall: { requests: 30, windowMs: 1000 },
+      adaptive: false,
+    });
+  });
+
+  it('is refused over a SQLite store (one daemon: the local limiter counts)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-shared-rate-'));
+    const driver = openSqliteDriver(path.join(dir, 's.sqlite'));
+    try {
+      expect(() => new SharedRateLimiter(driver)).toThrow(/PostgreSQL/);
+    } finally {
+      await driver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -8,7 +8,8 @@
  * For every limit (a group, and '*' the overall one) and every time x on the DATABASE's clock:
  *   starts recorded in rate_starts with at_ms in (x - holdMs, x]  <=  requests,
  * with holdMs = windowMs plus the 1% guard of ./rate-limit.ts (WINDOW_GUARD_FRACTION). A start is admitted by one
- * short transaction (`tryStart`) that takes the limits' transaction-scoped advisory locks (the group's, then the
+ * short transaction (`tryStart`: one statement, the function remessa_rate_admit of migration 013, so that no
+ * lock is held across a round trip) that takes the limits' transaction-scoped advisory locks (the group's, then the
  * overall's: always in that order, so two admissions never deadlock), reads `clock_timestamp()` once, counts the
  * window of each limit and either inserts the start into both at that time or inserts nothing and says how long to
  * wait: until the oldest start that must leave the window leaves it, the pause ends, or the pace allows. Every
@@ -48,6 +49,7 @@ import type { SqlDriver, SqlTransaction } from '../store/sql.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from '../types.js';
 import { type QueueClock, REAL_CLOCK } from './clock.js';
 import { AIMD_DECREASE_FACTOR, AIMD_INCREASE_FRACTION, PACING_BURST, WINDOW_GUARD_FRACTION } from './rate-limit.js';
+import type { RequestQueueOptions } from './request-queue.js';
 
 /** The name of the overall limit in rate_starts / rate_groups. */
 export const OVERALL = '*';
@@ -83,6 +85,22 @@ export interface SharedRateOptions {
   daemon?: string;
   /** The local clock for waits and hints (the queue's). @defaultValue the real clock */
   clock?: QueueClock;
+}
+
+/** The shared limiter's settings from the request queue's options (the same limits, counted in the database). */
+export function sharedRateOptions(queue: RequestQueueOptions): SharedRateOptions {
+  const rateLimits: Partial<Record<EndpointGroup, SharedRateSetting>> = {};
+  for (const g of ENDPOINT_GROUPS) {
+    const l = queue.rateLimits?.[g];
+    if (l && l.intervalCap > 0) rateLimits[g] = { requests: l.intervalCap, windowMs: l.intervalMs };
+  }
+  const o = queue.overallRateLimit;
+  return {
+    rateLimits,
+    ...(o && o.intervalCap > 0 ? { overall: { requests: o.intervalCap, windowMs: o.intervalMs } } : {}),
+    ...(queue.adaptive === undefined ? {} : { adaptive: queue.adaptive }),
+    ...(queue.clock ? { clock: queue.clock } : {}),
+  };
 }
 
 /** The outcome of one admission attempt. */
@@ -123,15 +141,6 @@ interface Limit {
   adaptive: boolean;
 }
 
-interface LimitState {
-  limit: Limit;
-  row: GroupRow;
-  /** The ceiling at the admission's time (the setting, or lower after 429s). */
-  ceiling: number;
-  /** Starts still in the window, oldest first. */
-  starts: number[];
-}
-
 interface GroupRow {
   paused_until_ms: number;
   ceiling: number | null;
@@ -142,6 +151,7 @@ interface GroupRow {
 
 /** The database's clock in milliseconds since the epoch (the clock every daemon's window is counted on). */
 const NOW_EXPR = '(extract(epoch from clock_timestamp()) * 1000)::float8';
+
 const NOW_SQL = `SELECT ${NOW_EXPR} AS now`;
 
 export class SharedRateLimiter implements SharedRateGate {
@@ -212,44 +222,40 @@ export class SharedRateLimiter implements SharedRateGate {
       return { startedAt: row!.now };
     }
     const localNow = this.clock.now();
-    // Round trips are what an admission costs, and the lock is held through them: BEGIN, locks + clock, one read of
-    // every limit's state and window, one write (the starts, the states, the pruning), COMMIT.
-    const locks = limits.map(() => 'pg_advisory_xact_lock(?, ?)').join(', ');
-    const lockParams = limits.flatMap((l) => [RATE_LOCK_CLASS, l.lockId]);
-    const result = await this.driver.transaction<TryStart>(
-      async (tx) => {
-        // The clock is read after the locks are taken (left to right in one row); the reads come after, in a
-        // statement of their own, so that they see the commit of whoever held the locks before.
-        let now = (await tx.get<{ now: number }>(`SELECT ${locks}, ${NOW_EXPR} AS now`, lockParams))!.now;
-        for (let round = 0; ; round++) {
-          const states = await this.readStates(tx, limits, now);
-          let waitMs = 0;
-          let pausedMs: number | undefined;
-          for (const s of states) {
-            if (s.row.paused_until_ms > now) {
-              pausedMs = Math.max(pausedMs ?? 0, s.row.paused_until_ms - now);
-              waitMs = Math.max(waitMs, s.row.paused_until_ms - now);
-            }
-            if (s.starts.length >= s.ceiling) {
-              waitMs = Math.max(waitMs, s.starts[s.starts.length - s.ceiling]! + s.limit.holdMs - now);
-            }
-            const gap = s.limit.holdMs / s.ceiling;
-            if (s.row.pace_at_ms !== null) {
-              waitMs = Math.max(waitMs, s.row.pace_at_ms - (PACING_BURST - 1) * gap - now);
-            }
-          }
-          if (waitMs <= 0) {
-            await this.recordStart(tx, states, now);
-            return { startedAt: now };
-          }
-          // Room in a few milliseconds: wait for it here, holding the locks (nobody else could start meanwhile), so
-          // that the start is taken on time rather than a timer and a round trip late (see SPIN_MS).
-          if (waitMs > SPIN_MS || pausedMs !== undefined || round >= 3) return { waitMs, pausedMs };
-          now = (await tx.get<{ now: number }>(`SELECT pg_sleep(?::float8), ${NOW_EXPR} AS now`, [waitMs / 1000]))!.now;
-        }
-      },
-      { durable: false },
+    // One statement, one round trip: the locks are held on the server only (migration 013's remessa_rate_admit does
+    // what the top of this file says, in one transaction that is not flushed).
+    const list = (values: ReadonlyArray<string | number | boolean>) =>
+      `{${values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : String(v))).join(',')}}`;
+    const row = await this.driver.get<{
+      started_at: number | null;
+      wait_ms: number | null;
+      paused_ms: number | null;
+      ceilings: number[];
+    }>(
+      `SELECT started_at, wait_ms, paused_ms, ceilings FROM remessa_rate_admit(?::text[], ?::integer[], ?::float8[],
+         ?::float8[], ?::boolean[], ?::integer[], ?, ?::float8, ?, ?, ?::integer[])`,
+      [
+        list(limits.map((l) => l.name)),
+        list(limits.map((l) => l.requests)),
+        list(limits.map((l) => l.windowMs)),
+        list(limits.map((l) => l.holdMs)),
+        list(limits.map((l) => l.adaptive)),
+        list(limits.map((l) => Math.max(1, Math.round(l.requests * AIMD_INCREASE_FRACTION)))),
+        PACING_BURST,
+        SPIN_MS,
+        this.daemon,
+        RATE_LOCK_CLASS,
+        list(limits.map((l) => l.lockId)),
+      ],
     );
+    limits.forEach((l, i) => {
+      const c = row?.ceilings[i];
+      if (c !== undefined) this.ceilings.set(l.name, c);
+    });
+    const result: TryStart =
+      row?.started_at != null
+        ? { startedAt: row.started_at }
+        : { waitMs: row?.wait_ms ?? 1, pausedMs: row?.paused_ms ?? undefined };
     if ('waitMs' in result) {
       this.hints.set(group, localNow + result.waitMs);
     } else {
@@ -349,64 +355,6 @@ export class SharedRateLimiter implements SharedRateGate {
     }
     row.ceiling = ceiling >= limit.requests ? null : ceiling;
     return ceiling;
-  }
-
-  /** Every limit's state (ceiling accrued to `now`) and its starts still in the window, oldest first: one statement. */
-  private async readStates(tx: SqlTransaction, limits: readonly Limit[], now: number): Promise<LimitState[]> {
-    const values = limits.map(() => '(?::text, ?::float8)').join(', ');
-    const rows = await tx.all<GroupRow & { name: string; starts: number[] | null; found: string | null }>(
-      `SELECT n.name, g.group_name AS found, g.paused_until_ms, g.ceiling, g.changed_at_ms, g.decreased_at_ms,
-         g.pace_at_ms,
-         (SELECT array_agg(s.at_ms ORDER BY s.at_ms) FROM rate_starts s
-           WHERE s.group_name = n.name AND s.at_ms > n.edge) AS starts
-       FROM (VALUES ${values}) AS n (name, edge) LEFT JOIN rate_groups g ON g.group_name = n.name`,
-      limits.flatMap((l) => [l.name, now - l.holdMs]),
-    );
-    return limits.map((limit) => {
-      const r = rows.find((x) => x.name === limit.name)!;
-      const row: GroupRow =
-        r.found === null
-          ? { paused_until_ms: 0, ceiling: null, changed_at_ms: 0, decreased_at_ms: null, pace_at_ms: null }
-          : {
-              paused_until_ms: r.paused_until_ms,
-              ceiling: r.ceiling,
-              changed_at_ms: r.changed_at_ms,
-              decreased_at_ms: r.decreased_at_ms,
-              pace_at_ms: r.pace_at_ms,
-            };
-      const ceiling = this.accrue(limit, row, now);
-      this.ceilings.set(limit.name, ceiling);
-      return { limit, row, ceiling, starts: r.starts ?? [] };
-    });
-  }
-
-  /** The start at `now` in every limit, their states (pace, accrued ceiling), and the pruning: one statement. */
-  private async recordStart(tx: SqlTransaction, states: readonly LimitState[], now: number): Promise<void> {
-    const params: Array<string | number | null> = [];
-    const starts = states.map((s) => {
-      params.push(s.limit.name, now, this.daemon);
-      return '(?, ?::float8, ?)';
-    });
-    const pruned = states.map((s) => {
-      params.push(s.limit.name, now - s.limit.holdMs);
-      return '(group_name = ? AND at_ms <= ?::float8)';
-    });
-    const groups = states.map((s) => {
-      s.row.pace_at_ms = Math.max(s.row.pace_at_ms ?? now, now) + s.limit.holdMs / s.ceiling;
-      params.push(s.limit.name, s.row.paused_until_ms, s.row.ceiling, s.row.changed_at_ms);
-      params.push(s.row.decreased_at_ms, s.row.pace_at_ms);
-      return '(?, ?::float8, ?::integer, ?::float8, ?::float8, ?::float8)';
-    });
-    await tx.run(
-      `WITH added AS (INSERT INTO rate_starts (group_name, at_ms, daemon) VALUES ${starts.join(', ')}),
-         pruned AS (DELETE FROM rate_starts WHERE ${pruned.join(' OR ')})
-       INSERT INTO rate_groups (group_name, paused_until_ms, ceiling, changed_at_ms, decreased_at_ms, pace_at_ms)
-       VALUES ${groups.join(', ')}
-       ON CONFLICT (group_name) DO UPDATE SET paused_until_ms = excluded.paused_until_ms, ceiling = excluded.ceiling,
-         changed_at_ms = excluded.changed_at_ms, decreased_at_ms = excluded.decreased_at_ms,
-         pace_at_ms = excluded.pace_at_ms`,
-      params,
-    );
   }
 
   private async readGroup(tx: SqlTransaction, name: string): Promise<GroupRow> {
