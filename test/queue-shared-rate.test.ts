@@ -249,17 +249,15 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
       kill,
       ...limiters.flatMap((l, d) =>
         Array.from({ length: 3 }, async () => {
-          const controller = new AbortController();
-          while (performance.now() < (d === 0 ? deadAt + 400 : stopAt)) {
-            const admitted = l.admit('charges', controller.signal);
-            const timeout = setTimeout(() => controller.abort(new Error('stopped')), 500);
+          const until = d === 0 ? deadAt + 400 : stopAt;
+          // Stops the worker at its end (the dead daemon's admissions are retried until then, and fail).
+          const signal = AbortSignal.timeout(Math.max(1, Math.ceil(until - performance.now())));
+          while (performance.now() < until) {
             try {
-              const at = await admitted;
+              const at = await l.admit('charges', signal);
               log.push({ group: 'charges', at, daemon: d });
             } catch {
-              break; // the dead daemon's own admissions fail from then on
-            } finally {
-              clearTimeout(timeout);
+              break;
             }
             await sleep(Math.random() * 20);
           }
@@ -275,8 +273,8 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
     const from = killedAt + setting.windowMs * 1.01;
     const windows = 6;
     const after = starts.filter((t) => t >= from && t < from + windows * setting.windowMs).length;
-    // A place held for the dead daemon would cost its third of the rate (about 0.66).
-    expect(after / (windows * setting.requests)).toBeGreaterThan(0.85);
+    // A place held for the dead daemon would cost its third of the rate (about 0.66); a lock it held, all of it.
+    expect(after / (windows * setting.requests)).toBeGreaterThan(0.8);
   }, 30_000);
 });
 

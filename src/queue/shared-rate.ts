@@ -66,6 +66,13 @@ export const RATE_LOCK_CLASS = 0x72656d73;
 const SPIN_MS = 25;
 const EARLY_MS = 15;
 
+/**
+ * Admissions of one group a daemon has in the database at once: two, so that the next one is already waiting for the
+ * lock while the current one sleeps until its place (no round trip between two starts), and a daemon never takes more
+ * than two of the store's pooled connections per group for them.
+ */
+const ADMITTERS = 2;
+
 /** The longest one wait between two admission attempts, in milliseconds (a retry after a database error too). */
 const MAX_RETRY_MS = 1000;
 
@@ -161,6 +168,7 @@ export class SharedRateLimiter implements SharedRateGate {
   private readonly limits = new Map<EndpointGroup, Limit>();
   private readonly overall: Limit | undefined;
   private readonly hints = new Map<string, number>();
+  private readonly turns = new Map<EndpointGroup, { active: number; waiting: Array<{ go: () => void }> }>();
   private readonly ceilings = new Map<string, number>();
   private readonly pauseListeners = new Set<(group: EndpointGroup, ms: number) => void>();
   private readonly errorListeners = new Set<(error: unknown) => void>();
@@ -194,7 +202,44 @@ export class SharedRateLimiter implements SharedRateGate {
       options.overall && options.overall.requests > 0 ? make(OVERALL, 0, options.overall, false) : undefined;
   }
 
+  /**
+   * At most ADMITTERS admissions at a time per group on this daemon, the others waiting here in call order (not in the
+   * database): a daemon holds at most that many pooled connections per group for its admissions (the store's writes
+   * keep the rest), and its own requests go first come, first served.
+   */
   async admit(group: EndpointGroup, signal?: AbortSignal): Promise<number> {
+    signal?.throwIfAborted();
+    const turn = this.turns.get(group) ?? { active: 0, waiting: [] };
+    this.turns.set(group, turn);
+    if (turn.active >= ADMITTERS) {
+      await new Promise<void>((resolve, reject) => {
+        const waiter = {
+          go: () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
+        };
+        const onAbort = () => {
+          const i = turn.waiting.indexOf(waiter);
+          if (i >= 0) turn.waiting.splice(i, 1);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        turn.waiting.push(waiter);
+      });
+    } else {
+      turn.active++;
+    }
+    try {
+      return await this.admitNow(group, signal);
+    } finally {
+      const next = turn.waiting.shift();
+      if (next) next.go();
+      else turn.active--;
+    }
+  }
+
+  private async admitNow(group: EndpointGroup, signal: AbortSignal | undefined): Promise<number> {
     let failures = 0;
     for (;;) {
       signal?.throwIfAborted();
