@@ -22,7 +22,7 @@
  *     at 50 requests per 1,000 ms: mean rate / setting (target within 2%), busiest window / setting (target <= 1), and
  *     how many windows went over; the queue as it was before (p-queue fixed windows) is measured in the same run.
  *
- * (d) shared rate limit (bench/shared-rate.ts, issue 13): the same limit shared by 1, 2 and 3 daemons on one
+ * (e) shared rate limit (bench/shared-rate.ts, issue 13): the same limit shared by 1, 2 and 3 daemons on one
  *     PostgreSQL store (a throw-away cluster, as the tests start it): mean rate / setting and busiest window / setting
  *     for each. Run when PostgreSQL's binaries are found (else said and left out of a full run).
  *
@@ -621,7 +621,7 @@ async function main(): Promise<void> {
     rateText = `\n${rateTable(rateOptions, await benchRateLimit(rateOptions))}\n`;
     rateText += findPostgresBin()
       ? `\n${await sharedRate()}\n`
-      : '\n(d) shared rate limit: not measured (no PostgreSQL binaries; --only shared-rate says what to install)\n';
+      : '\n(e) shared rate limit: not measured (no PostgreSQL binaries; --only shared-rate says what to install)\n';
   }
 
   const cpu = os.cpus();

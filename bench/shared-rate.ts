@@ -1,5 +1,5 @@
 /**
- * (d) shared rate limit (issue 13): do the limits hold across daemons sharing one PostgreSQL store, and do they reach
+ * (e) shared rate limit (issue 13): do the limits hold across daemons sharing one PostgreSQL store, and do they reach
  * the setting? One limit (N per W ms, bill-payments) shared by 1, 2 and 3 daemons: each daemon is a request queue of
  * its own with its own limiter over its own pg pool (src/queue/shared-rate.ts), all on one throw-away cluster
  * (test/helpers/postgres.ts's, started here and stopped after), saturated for `seconds` like bench/rate-limit.ts:
@@ -107,7 +107,7 @@ export function sharedRateTable(options: SharedRateBenchOptions, figures: readon
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [
-    `(d) shared rate limit: ${options.requests} requests per ${options.windowMs} ms across 1-3 daemons on one PostgreSQL store, concurrency ${options.concurrency} each, ${options.seconds} s saturated; targets: mean within 2%, busiest <= 1`,
+    `(e) shared rate limit: ${options.requests} requests per ${options.windowMs} ms across 1-3 daemons on one PostgreSQL store, concurrency ${options.concurrency} each, ${options.seconds} s saturated; targets: mean within 2%, busiest <= 1`,
     fmt(head),
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...lines.map(fmt),
