@@ -8,8 +8,8 @@
  * For every limit (a group, and '*' the overall one) and every time x on the DATABASE's clock:
  *   starts recorded in rate_starts with at_ms in (x - holdMs, x]  <=  requests,
  * with holdMs = windowMs plus the 1% guard of ./rate-limit.ts (WINDOW_GUARD_FRACTION). A start is admitted by one
- * short transaction (`tryStart`: one statement, the function remessa_rate_admit of migration 013, so that no
- * lock is held across a round trip) that takes the limits' transaction-scoped advisory locks (the group's, then the
+ * statement, its own transaction (`tryStart` calls remessa_rate_admit, PostgreSQL migration 013, so that no lock is
+ * ever held across a round trip), that takes the limits' transaction-scoped advisory locks (the group's, then the
  * overall's: always in that order, so two admissions never deadlock), reads `clock_timestamp()` once, counts the
  * window of each limit and either inserts the start into both at that time or inserts nothing and says how long to
  * wait: until the oldest start that must leave the window leaves it, the pause ends, or the pace allows. Every
@@ -18,8 +18,11 @@
  * - Starts are recorded, not reserved: the start is the admission, and the request leaves right after the commit
  *   (the queue's gate returns at once, ./request-queue.ts). The time between the clock reading and the request
  *   leaving (the commit, one round trip) is what the 1% guard absorbs, as it absorbs the event loop's delay locally;
- *   the commit is not flushed (`durable: false`) so that it stays short: a start lost in a crash of the DATABASE
- *   server could let one window hold more, a risk taken for the speed of every admission.
+ *   the commit is not flushed (the function sets synchronous_commit off for its own transaction) so that it stays
+ *   short: a start lost in a crash of the DATABASE server could let one window hold more, a risk taken for the speed
+ *   of every admission.
+ * - A daemon has at most ADMITTERS admissions of one group in the database at once; its other requests of that
+ *   group wait in the daemon, in order (so it takes at most that many of the store's pooled connections per group).
  * - Nothing is held for a daemon: no reservation, no lease. A daemon that dies (or whose pool ends) leaves only the
  *   starts it really made, which leave the window like any other; an admission it was making rolls back with its
  *   connection and its advisory lock goes with it. So a dead daemon never blocks the others.
