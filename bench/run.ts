@@ -22,8 +22,12 @@
  *     at 50 requests per 1,000 ms: mean rate / setting (target within 2%), busiest window / setting (target <= 1), and
  *     how many windows went over; the queue as it was before (p-queue fixed windows) is measured in the same run.
  *
+ * (e) shared rate limit (bench/shared-rate.ts, issue 13): the same limit shared by 1, 2 and 3 daemons on one
+ *     PostgreSQL store (a throw-away cluster, as the tests start it): mean rate / setting and busiest window / setting
+ *     for each. Run when PostgreSQL's binaries are found (else said and left out of a full run).
+ *
  * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8)
- * | --only validate|bills|rate | --rate-seconds N
+ * | --only validate|bills|rate|shared-rate | --rate-seconds N
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
@@ -44,9 +48,11 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { findPostgresBin } from '../test/helpers/postgres.js';
 import { writeBillsFile, writeChargesFile } from './generate.js';
 import { type Measured, runMeasured } from './measure.js';
 import { benchRateLimit, rateTable } from './rate-limit.js';
+import { benchSharedRate, sharedRateTable } from './shared-rate.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SANDBOX_KEY = 'sandbox-public-test-key';
@@ -59,7 +65,7 @@ interface Args {
   rows: number;
   bills: number;
   concurrency: number;
-  only: 'validate' | 'bills' | 'rate' | undefined;
+  only: 'validate' | 'bills' | 'rate' | 'shared-rate' | undefined;
   rateSeconds: number;
   tsx: boolean;
   build: boolean;
@@ -99,8 +105,8 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--concurrency') args.concurrency = count(a, argv[++i]);
     else if (a === '--only') {
       const v = argv[++i];
-      if (v !== 'validate' && v !== 'bills' && v !== 'rate')
-        throw new Error(`--only: expected validate, bills or rate, got ${v}`);
+      if (v !== 'validate' && v !== 'bills' && v !== 'rate' && v !== 'shared-rate')
+        throw new Error(`--only: expected validate, bills, rate or shared-rate, got ${v}`);
       args.only = v;
     } else if (a === '--rate-seconds') {
       args.rateSeconds = count(a, argv[++i]);
@@ -586,6 +592,15 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   mkdirSync(args.dir, { recursive: true });
   const rateOptions = { seconds: args.rateSeconds, requests: 50, windowMs: 1000, concurrency: 16 };
+  const sharedOptions = { seconds: args.rateSeconds, requests: 50, windowMs: 1000, concurrency: 8 };
+  const sharedRate = async (): Promise<string> => {
+    log(`shared rate limit: 1, 2 and 3 daemons on one PostgreSQL store, ${args.rateSeconds} s each`);
+    return sharedRateTable(sharedOptions, await benchSharedRate(sharedOptions));
+  };
+  if (args.only === 'shared-rate') {
+    process.stdout.write(`\n${await sharedRate()}\n`);
+    return;
+  }
   if (args.only === 'rate') {
     log(`rate limit: ${args.rateSeconds} s before, ${args.rateSeconds} s now`);
     const text = rateTable(rateOptions, await benchRateLimit(rateOptions));
@@ -604,6 +619,9 @@ async function main(): Promise<void> {
   if (args.only === undefined) {
     log(`rate limit: ${args.rateSeconds} s before, ${args.rateSeconds} s now`);
     rateText = `\n${rateTable(rateOptions, await benchRateLimit(rateOptions))}\n`;
+    rateText += findPostgresBin()
+      ? `\n${await sharedRate()}\n`
+      : '\n(e) shared rate limit: not measured (no PostgreSQL binaries; --only shared-rate says what to install)\n';
   }
 
   const cpu = os.cpus();

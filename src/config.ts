@@ -204,6 +204,11 @@ export const configSchema = z.strictObject({
       overallRateLimit: rateLimitSchema.default({ requests: 0, intervalMs: 1_000 }),
       /** Whether a group that keeps getting 429 lowers its rate and raises it again slowly. */
       adaptiveRateLimits: z.boolean().default(true),
+      /**
+       * Rate limits counted across every daemon sharing the store (src/queue/shared-rate.ts): "auto" = when the store
+       * is PostgreSQL (store.url); "off" = each daemon counts only its own requests.
+       */
+      sharedRateLimits: z.enum(['auto', 'off']).default('auto'),
     })
     .prefault({}),
   policy: kindRecord(z.enum(['all-or-nothing', 'send-valid'])),

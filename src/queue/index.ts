@@ -7,3 +7,10 @@ export {
   RequestQueue,
   type RequestQueueOptions,
 } from './request-queue.js';
+export {
+  type SharedRateGate,
+  SharedRateLimiter,
+  type SharedRateOptions,
+  type SharedRateSetting,
+  sharedRateOptions,
+} from './shared-rate.js';

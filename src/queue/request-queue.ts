@@ -35,12 +35,24 @@
  * - Rows in memory are bounded: `acquireRow` hands out at most `maxRowsInFlight` row slots (all batches together), and
  *   one endpoint group holds at most half of them when the limit is 2 or more, so a paused group cannot take every
  *   slot from the batches of the other groups.
+ *
+ * Shared limits (several daemons on one PostgreSQL store, issue 13; ./shared-rate.ts): `useSharedLimits(gate)` hands
+ * the rate limits, the 429 pauses and the AIMD ceilings to a gate counted in the database across every daemon, and
+ * drops this queue's own limits (counting twice would only slow it). Admission is then bounded by the slots, the
+ * group's pause and what the gate last said (`notBefore`: a full window or a pause seen in the database, so a task is
+ * not admitted, holding a slot, only to wait); the start itself is taken at the gate: `beforeSend` returns a promise
+ * that resolves once the database admitted the start (and recorded it: that is the start), and the next call lets
+ * the request leave at once. A request waits at the gate while its group is paused on this daemon (so that no start
+ * is taken for it meanwhile). A 429 pauses the group here at once and records the pause and the lowered ceiling in
+ * the database for every daemon; a pause recorded by another daemon pauses the group here when an admission finds it.
+ * A task that ends without passing the gate takes no start (a client without `beforeSend` is then not limited).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { RateLimitedError } from '../bank/errors.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from '../types.js';
 import { type QueueClock, REAL_CLOCK } from './clock.js';
 import { SlidingWindowLimit } from './rate-limit.js';
+import type { SharedRateGate } from './shared-rate.js';
 
 export type { QueueClock } from './clock.js';
 
@@ -129,6 +141,10 @@ interface TaskContext {
   reservedAt: number;
   /** When its last request started (for telling a 429 episode from its echoes). */
   lastStartAt: number | undefined;
+  /** Shared limits: a start admitted by the gate for the request about to leave (its time on the shared clock). */
+  ticket: number | undefined;
+  /** Shared limits: when its last request started, on the shared clock. */
+  sharedStartAt: number | undefined;
 }
 
 interface GroupState {
@@ -154,7 +170,8 @@ export class RequestQueue {
   private readonly maxPauseMs: number;
   private readonly defaultPauseMs: number;
   private readonly clock: QueueClock;
-  private readonly overall: SlidingWindowLimit | undefined;
+  private overall: SlidingWindowLimit | undefined;
+  private shared: SharedRateGate | undefined;
   private readonly groups = new Map<EndpointGroup, GroupState>();
   private readonly context = new AsyncLocalStorage<TaskContext>();
   private readonly gateWaiters: GateWaiter[] = [];
@@ -247,6 +264,7 @@ export class RequestQueue {
   readonly beforeSend = (request: OutgoingRequest = {}): Promise<void> | undefined => {
     const task = this.context.getStore();
     if (!task || task.queue !== this) return undefined;
+    if (this.shared) return this.sharedPass(this.shared, task, request);
     if (this.tryPass(task, this.clock.now(), this.gateWaiters.length === 0)) return undefined;
     const signal = request.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -265,6 +283,57 @@ export class RequestQueue {
       this.pump();
     });
   };
+
+  /**
+   * Hands the rate limits, pauses and ceilings to limits shared with other daemons (see the top of this file), in
+   * place of this queue's own. Only before the first task.
+   */
+  useSharedLimits(gate: SharedRateGate): void {
+    if (this.seq > 0) throw new Error('RequestQueue.useSharedLimits: only before the first task');
+    this.shared = gate;
+    this.overall = undefined;
+    for (const s of this.groups.values()) s.limit = undefined;
+    gate.onPause((group, ms) => {
+      this.pauseGroup(group, ms);
+      this.pump();
+    });
+  }
+
+  /** The gate with shared limits: a start from the database first, then the request leaves (see beforeSend). */
+  private sharedPass(gate: SharedRateGate, task: TaskContext, request: OutgoingRequest): Promise<void> | undefined {
+    const state = task.group;
+    const now = this.clock.now();
+    if (task.ticket !== undefined) {
+      task.sharedStartAt = task.ticket;
+      task.ticket = undefined;
+      task.reserved = false;
+      task.lastStartAt = now;
+      for (const l of this.startListeners) l(state.name, now);
+      return undefined;
+    }
+    const signal = request.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.paused(state, now)) {
+      // Paused here: no start is taken for it until the pause ends (then the caller asks again).
+      return new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          this.clock.clearTimeout(timer);
+          reject(signal?.reason);
+        };
+        const timer = this.clock.setTimeout(
+          () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          },
+          Math.max(1, Math.ceil(state.pausedUntil - now)),
+        );
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+    return gate.admit(state.name, signal).then((at) => {
+      task.ticket = at;
+    });
+  }
 
   /** Pauses the group for `ms` (capped at maxPauseMs); a longer pause already running is kept. */
   pauseGroup(group: EndpointGroup, ms: number): void {
@@ -288,6 +357,7 @@ export class RequestQueue {
 
   /** The group's current ceiling (requests per interval; lower than the setting after 429s), or undefined if unlimited. */
   currentLimit(group: EndpointGroup): number | undefined {
+    if (this.shared) return this.shared.ceiling(group);
     return this.group(group).limit?.ceilingAt(this.clock.now());
   }
 
@@ -323,6 +393,7 @@ export class RequestQueue {
   }
 
   private hasRoom(state: GroupState, now: number): boolean {
+    if (this.shared) return this.shared.notBefore(state.name) <= now;
     return (state.limit?.canStart(now) ?? true) && (this.overall?.canStart(now) ?? true);
   }
 
@@ -414,6 +485,8 @@ export class RequestQueue {
       reserved: true,
       reservedAt: now,
       lastStartAt: undefined,
+      ticket: undefined,
+      sharedStartAt: undefined,
     };
     let promise: Promise<unknown>;
     try {
@@ -451,6 +524,16 @@ export class RequestQueue {
     const state = task.group;
     this.pauseGroup(state.name, error.retryAfterMs ?? this.defaultPauseMs);
     const resumeAt = Math.max(state.pausedUntil, this.clock.now());
+    if (this.shared) {
+      this.shared.rateLimited(state.name, task.sharedStartAt, Math.max(0, resumeAt - this.clock.now())).then(
+        (lowered) => {
+          if (lowered !== undefined) for (const l of this.ceilingListeners) l(state.name, lowered);
+        },
+        // Not recorded for the others: the pause holds here (pauseGroup above); the gate told its error listeners.
+        () => undefined,
+      );
+      return;
+    }
     const lowered = state.limit?.onRateLimited(task.lastStartAt, resumeAt);
     if (lowered !== undefined) for (const l of this.ceilingListeners) l(state.name, lowered);
   }
@@ -461,6 +544,11 @@ export class RequestQueue {
     let at = Number.POSITIVE_INFINITY;
     const consider = (state: GroupState) => {
       if (this.paused(state, now)) return;
+      if (this.shared) {
+        const t = this.shared.notBefore(state.name);
+        if (t > now) at = Math.min(at, t);
+        return;
+      }
       const a = state.limit && !state.limit.canStart(now) ? state.limit.nextFreeAt(now) : undefined;
       const b = this.overall && !this.overall.canStart(now) ? this.overall.nextFreeAt(now) : undefined;
       for (const t of [a, b]) if (t !== undefined) at = Math.min(at, Math.max(t, now));

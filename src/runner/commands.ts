@@ -51,6 +51,7 @@ import { newWorkId } from '../intake/work-area.js';
 import { answerNameFor } from '../outbox/names.js';
 import { answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
+import { SharedRateLimiter, sharedRateOptions } from '../queue/shared-rate.js';
 import type { RunningSandbox } from '../sandbox/server.js';
 import {
   type BatchRecord,
@@ -249,15 +250,14 @@ export async function openPipeline(
     maxDelayMs: clientOptions.maxDelayMs ?? DEFAULT_ENGINE_RETRY.maxDelayMs,
     maxRetryAfterMs: clientOptions.maxRetryAfterMs ?? DEFAULT_ENGINE_RETRY.maxRetryAfterMs,
   };
-  const queue = new RequestQueue(
-    queueOptionsFromConfig({
-      concurrency: options.queue.concurrency,
-      maxRowsInFlight: options.queue.maxRowsInFlight,
-      rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
-      overallRateLimit: options.queue.overallRateLimit,
-      adaptiveRateLimits: options.queue.adaptiveRateLimits,
-    }),
-  );
+  const queueOptions = queueOptionsFromConfig({
+    concurrency: options.queue.concurrency,
+    maxRowsInFlight: options.queue.maxRowsInFlight,
+    rateLimits: options.queue.rateLimits as Record<EndpointGroup, { requests: number; intervalMs: number }>,
+    overallRateLimit: options.queue.overallRateLimit,
+    adaptiveRateLimits: options.queue.adaptiveRateLimits,
+  });
+  const queue = new RequestQueue(queueOptions);
   queue.onCeilingLowered((group, requests) =>
     log.warn({ group, requests }, 'the bank keeps answering 429: rate limit of the group lowered for a while'),
   );
@@ -280,6 +280,12 @@ export async function openPipeline(
     await client.close();
     await sandbox?.close();
     throw err;
+  }
+  if (options.queue.sharedRateLimits !== 'off' && store.driver.dialect === 'postgres') {
+    // Several daemons on one store share the bank's key: the limits are counted in the database (issue 13).
+    const shared = new SharedRateLimiter(store.driver, sharedRateOptions(queueOptions));
+    shared.onError((err) => log.warn({ err }, 'shared rate limits: the database did not answer; retrying'));
+    queue.useSharedLimits(shared);
   }
   const unreachable = {
     retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],

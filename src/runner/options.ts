@@ -91,6 +91,8 @@ export interface RunnerOptions {
     overallRateLimit?: { requests: number; intervalMs: number };
     /** Whether a group that gets 429s lowers its rate for a while (AIMD, src/queue/rate-limit.ts). @defaultValue true */
     adaptiveRateLimits?: boolean;
+    /** "auto": limits counted across every daemon when the store is PostgreSQL (src/queue/shared-rate.ts). @defaultValue "auto" */
+    sharedRateLimits?: 'auto' | 'off';
   };
   /**
    * While the bank cannot be reached (config `bank.unreachable`): the waits between tries, and how long `run` waits.
@@ -256,6 +258,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       rateLimits: { ...config.queue.rateLimits },
       overallRateLimit: { ...config.queue.overallRateLimit },
       adaptiveRateLimits: config.queue.adaptiveRateLimits,
+      sharedRateLimits: config.queue.sharedRateLimits,
     },
     unreachable: { retryDelaysMs: [...b.unreachable.retryDelaysMs], runMaxWaitMs: b.unreachable.runMaxWaitMs },
     policy: { ...config.policy },
