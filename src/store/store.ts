@@ -44,6 +44,12 @@
  * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
  * transaction, hence one level per group, chosen before BEGIN. (On PostgreSQL the same holds: an asynchronous commit
  * lost in a crash of the server leaves the step at `intent`, handled the same way.)
+ *
+ * Row storage (migration 012; docs/performance.md (d)): a row's record is stored as '' when it is exactly what the
+ * reader makes of its cells with the batch's `columns`, and derived again when read (`deriveRecord`); any other
+ * record is stored whole. A step's output stays on its step record while its row is unfinished (a resumed row hands
+ * it to the next steps: rule "a done step is never sent again" needs only the step's state, the outputs feed the
+ * steps after it); when the row succeeds, the outputs its merged `outputs` hold whole are dropped from the steps.
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
