@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -142,6 +142,122 @@ describe('on SQLite only (its file, pragmas, migrations folder and lock file)', 
       await b.close();
     });
   });
+
+  describe('row storage (issue 13 §3, migration 012)', () => {
+    const COLUMNS = ['barCode', null, 'amount'] as const;
+
+    function billRow(line: number, record: Record<string, string>, cells: string[]): IngestRow {
+      return { ...validRow(line, `bill-${line}`), record, cells };
+    }
+
+    it('stores no record that its cells give again, and reads it back the same', async () => {
+      await store.createBatch({
+        id: 'b1',
+        kind: 'bill-payments',
+        fileName: 'b1.csv',
+        dialect: DIALECT,
+        header: ['barCode', 'note', 'amount'],
+        columns: [...COLUMNS],
+      });
+      await store.ingest('b1', [
+        // The reader's record of its cells (the ignored column left out, cells trimmed, an empty cell absent).
+        billRow(2, { barCode: '341', amount: '10.00' }, [' 341 ', 'x', '10.00']),
+        billRow(3, { barCode: '341' }, ['341', '', '']),
+        // A record that is not only its cells (an implied value): stored whole.
+        billRow(4, { barCode: '341', amount: '1.00', payAt: '2030-01-01' }, ['341', '', '1.00']),
+        // The same keys in another order: stored whole (the kind may read the order).
+        billRow(5, { amount: '2.00', barCode: '341' }, ['341', '', '2.00']),
+        { line: 6, record: { barCode: 'x' }, cells: ['x', '', ''], valid: false, errors: [] },
+      ]);
+      const stored = sqliteOf(store)
+        .prepare('SELECT line, record FROM rows WHERE batch_id = ? ORDER BY line')
+        .all('b1') as Array<{ line: number; record: string }>;
+      expect(stored.map((r) => [r.line, r.record])).toEqual([
+        [2, ''],
+        [3, ''],
+        [4, JSON.stringify({ barCode: '341', amount: '1.00', payAt: '2030-01-01' })],
+        [5, JSON.stringify({ amount: '2.00', barCode: '341' })],
+        [6, ''],
+      ]);
+      const rows = await store.rowsAfter('b1', 0, 10);
+      expect(rows.map((r) => r.record)).toEqual([
+        { barCode: '341', amount: '10.00' },
+        { barCode: '341' },
+        { barCode: '341', amount: '1.00', payAt: '2030-01-01' },
+        { amount: '2.00', barCode: '341' },
+        { barCode: 'x' },
+      ]);
+      expect(Object.keys(rows[3]!.record)).toEqual(['amount', 'barCode']);
+      expect((await store.getRow('b1', 2))!.record).toEqual({ barCode: '341', amount: '10.00' });
+      expect((await store.resultRowsAfter('b1', 0, 10)).map((r) => r.record)).toEqual(rows.map((r) => r.record));
+      // A second store on the same file (a restart) reads them too.
+      await store.close();
+      store = await openStore(path.join(dir, 'state.sqlite'));
+      expect((await store.getRow('b1', 3))!.record).toEqual({ barCode: '341' });
+      expect((await store.getBatch('b1'))!.columns).toEqual(COLUMNS);
+    });
+
+    it('reads a store written before migration 012 and drops the step outputs its rows hold whole', async () => {
+      await store.close();
+      const old = path.join(dir, 'migrations-011');
+      mkdirSync(old);
+      const all = path.join(import.meta.dirname, '..', 'src', 'store', 'migrations');
+      for (const f of readdirSync(all).filter((f) => f < '012'))
+        writeFileSync(path.join(old, f), readFileSync(path.join(all, f)));
+      const file = path.join(dir, 'old.sqlite');
+      // Written as before 012 (by SQL: today's store writes the new shape): records whole, outputs on every step.
+      const db = openDatabase(file, { migrationsDir: old });
+      db.prepare(
+        `INSERT INTO batches (id, kind, file_name, dialect, header, status, created_at)
+         VALUES ('b1', 'charges', 'b1.csv', ?, '["correlationId","amount"]', 'running', 'x')`,
+      ).run(JSON.stringify(DIALECT));
+      const row = db.prepare(
+        `INSERT INTO rows (batch_id, line, record, cells, state, outputs, updated_at)
+         VALUES ('b1', ?, ?, ?, ?, ?, 'x')`,
+      );
+      row.run(
+        2,
+        '{"correlationId":"k1","amount":"10"}',
+        '["k1","10"]',
+        'succeeded',
+        '{"ourNumber":"1","n":2,"ok":true,"none":null,"pdf":"a.pdf"}',
+      );
+      row.run(3, '{"correlationId":"k2"}', null, 'succeeded', '{"ourNumber":"2","status":"PRINTED"}');
+      row.run(4, '{"correlationId":"k3"}', null, 'in_flight', '{"ourNumber":"3"}'); // unfinished: step outputs needed
+      const step = db.prepare(
+        `INSERT INTO steps (batch_id, line, step, state, attempts, output, updated_at) VALUES ('b1', ?, ?, 'done', 1, ?, 'x')`,
+      );
+      step.run(2, 'create', '{"ourNumber":"1","n":2,"ok":true,"none":null}');
+      step.run(2, 'pdf', '{"pdf":"a.pdf"}');
+      step.run(3, 'create', '{"ourNumber":"2","status":"REGISTERED"}');
+      step.run(3, 'pdf', '{"status":"PRINTED"}');
+      step.run(4, 'create', '{"ourNumber":"3"}');
+      db.close();
+
+      store = await openStore(file);
+      const outputs = sqliteOf(store)
+        .prepare('SELECT line, step, output FROM steps ORDER BY line, step')
+        .all() as Array<{
+        line: number;
+        step: string;
+        output: string | null;
+      }>;
+      expect(outputs.map((o) => [o.line, o.step, o.output])).toEqual([
+        [2, 'create', null],
+        [2, 'pdf', null],
+        [3, 'create', '{"ourNumber":"2","status":"REGISTERED"}'], // overwritten in part by the later step: kept
+        [3, 'pdf', null],
+        [4, 'create', '{"ourNumber":"3"}'],
+      ]);
+      expect((await store.getRow('b1', 2))!.record).toEqual({ correlationId: 'k1', amount: '10' });
+      expect((await store.rowsAfter('b1', 0, 10)).map((r) => r.record)).toEqual([
+        { correlationId: 'k1', amount: '10' },
+        { correlationId: 'k2' },
+        { correlationId: 'k3' },
+      ]);
+      expect((await store.getBatch('b1'))!.columns).toBeUndefined();
+    });
+  });
 });
 
 describe.each(engines)('on $name', (engine) => {
@@ -251,8 +367,31 @@ describe.each(engines)('on $name', (engine) => {
       await store.recordIntent('b1', 2, 'pdf');
       await store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf' }, true);
       const steps = await store.getSteps('b1', 2);
-      expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: { pdf: 'a.pdf' } });
+      // The row succeeded: its outputs hold every step's output whole, which the step records no longer repeat.
+      expect(steps.get('pdf')).toMatchObject({ state: 'done', attempts: 2, output: null });
+      expect(steps.get('create')).toMatchObject({ state: 'done', output: null });
       expect((await store.getRow('b1', 2))!.outputs).toEqual({ ourNumber: '1', pdf: 'a.pdf' });
+    });
+
+    it('keeps a done step output while its row is unfinished, and one a later step overwrote in part', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '1', status: 'REGISTERED' }, false);
+      // A resumed row hands this output to its next step: it stays on the step while the row is unfinished.
+      expect((await store.getSteps('b1', 2)).get('create')!.output).toEqual({ ourNumber: '1', status: 'REGISTERED' });
+      await store.recordIntent('b1', 2, 'pdf');
+      await store.recordStepDone('b1', 2, 'pdf', { pdf: 'a.pdf', status: 'PRINTED' }, true);
+      const steps = await store.getSteps('b1', 2);
+      // `status` of the first step is not in the row's outputs any more (the last step's replaced it): kept.
+      expect(steps.get('create')!.output).toEqual({ ourNumber: '1', status: 'REGISTERED' });
+      expect(steps.get('pdf')!.output).toBeNull();
+      const row = (await store.getRow('b1', 2))!;
+      expect(row).toMatchObject({ state: 'succeeded', currentStep: null, errorCode: null });
+      expect(row.outputs).toEqual({ ourNumber: '1', status: 'PRINTED', pdf: 'a.pdf' });
+      // A row that has not reached `in_flight` is moved through it, as the machine draws (rows.ts).
+      await store.recordStepDone('b1', 3, 'create', { ourNumber: '2' }, true);
+      expect((await store.getRow('b1', 3))!).toMatchObject({ state: 'succeeded', outputs: { ourNumber: '2' } });
     });
   });
 

@@ -380,6 +380,8 @@ class BatchRun {
         fileName: this.o.fileName,
         dialect: input.dialect,
         header: input.header.map((h) => (typeof h === 'string' ? h : h.source)),
+        // The record key of each cell: rows whose record is just their cells read by these store no record.
+        columns: input.header.map((h) => (typeof h === 'string' ? h : (h.column ?? null))),
       });
     }
     if (batch.kind !== this.kind.name) {

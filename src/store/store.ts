@@ -57,6 +57,12 @@
  * the method although the transaction may have committed: callers never read that rejection as "nothing was
  * written". For an intent it is safe as it stands: the request is not sent by this call, and an intent that did get
  * committed is an unknown outcome, settled by the rules of ./rows.ts after a restart (same IdempotencyKey).
+ *
+ * Row storage (migration 012; docs/performance.md (d)): a row's record is stored as '' when it is exactly what the
+ * reader makes of its cells with the batch's `columns`, and derived again when read (`deriveRecord`); any other
+ * record is stored whole. A step's output stays on its step record while its row is unfinished (a resumed row hands
+ * it to the next steps: rule "a done step is never sent again" needs only the step's state, the outputs feed the
+ * steps after it); when the row succeeds, the outputs its merged `outputs` hold whole are dropped from the steps.
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -93,6 +99,12 @@ export interface NewBatch {
   dialect: Dialect;
   /** The input header, in file order. */
   header: readonly string[];
+  /**
+   * The record key of each cell, in header order (null: a cell the record leaves out), when the record is read from
+   * the cells by them (src/csv/reader.ts). A row whose record is exactly that reading of its cells stores no record of
+   * its own: it is derived again from its cells when read (see `ingest`). Absent: every row stores its record.
+   */
+  columns?: ReadonlyArray<string | null> | undefined;
 }
 
 export interface BatchRecord extends NewBatch {
@@ -278,6 +290,7 @@ interface RowSql {
 
 interface BatchSql {
   id: string;
+  columns: string | null;
   kind: KindName;
   file_name: string;
   dialect: string;
@@ -391,6 +404,8 @@ export class Store {
   readonly file: string;
   private readonly now: () => Date;
   private readonly shared: StoreShared;
+  /** Each batch's record columns once read (`recordColumns`), shared with the transaction views. */
+  private readonly columnsByBatch = new Map<string, ReadonlyArray<string | null> | null>();
 
   constructor(driver: SqlDriver, file: string, options: StoreOptions = {}) {
     this.driver = driver;
@@ -565,9 +580,17 @@ export class Store {
   createBatch(batch: NewBatch): Promise<BatchRecord> {
     return this.unit(async (s) => {
       await s.sql.run(
-        `INSERT INTO batches (id, kind, file_name, dialect, header, status, created_at)
-         VALUES (?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
-        [batch.id, batch.kind, batch.fileName, JSON.stringify(batch.dialect), JSON.stringify(batch.header), s.ts()],
+        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
+        [
+          batch.id,
+          batch.kind,
+          batch.fileName,
+          JSON.stringify(batch.dialect),
+          JSON.stringify(batch.header),
+          batch.columns ? JSON.stringify(batch.columns) : null,
+          s.ts(),
+        ],
       );
       return (await s.getBatch(batch.id))!;
     });
@@ -649,6 +672,12 @@ export class Store {
       const claim = `INSERT INTO natural_keys (kind, natural_key, batch_id, line) VALUES (?, ?, ?, ?)
          ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line`;
       const now = s.ts();
+      const columns = batch.columns;
+      /** The record as stored: '' when it is exactly what `deriveRecord` reads from its cells (see the schema). */
+      const recordText = (row: IngestRow): string =>
+        columns !== undefined && row.cells && sameRecord(row.record, columns, row.cells)
+          ? DERIVED_RECORD
+          : JSON.stringify(row.record);
       let stored = 0;
       let skipped = 0;
       let invalid = 0;
@@ -669,7 +698,7 @@ export class Store {
             row.line,
             null,
             null,
-            JSON.stringify(row.record),
+            recordText(row),
             row.cells ? JSON.stringify(row.cells) : null,
             null,
             'rejected',
@@ -695,7 +724,7 @@ export class Store {
           row.line,
           row.naturalKey,
           row.idempotencyKey,
-          JSON.stringify(row.record),
+          recordText(row),
           row.cells ? JSON.stringify(row.cells) : null,
           safeJson(row.parsed),
           isDuplicate ? 'duplicate' : 'pending',
@@ -834,7 +863,7 @@ export class Store {
 
   async getRow(batchId: string, line: number): Promise<RowRecord | undefined> {
     const row = await this.sql.get<RowSql>('SELECT * FROM rows WHERE batch_id = ? AND line = ?', [batchId, line]);
-    return row && toRow(row);
+    return row && toRow(row, row.record === DERIVED_RECORD ? await this.recordColumns(batchId) : undefined);
   }
 
   /**
@@ -848,14 +877,12 @@ export class Store {
     states: readonly RowState[] = [],
   ): Promise<RowRecord[]> {
     const filter = states.length > 0 ? `AND state IN (${states.map(() => '?').join(', ')})` : '';
-    return (
-      await this.sql.all<RowSql>(`SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`, [
-        batchId,
-        afterLine,
-        ...states,
-        limit,
-      ])
-    ).map(toRow);
+    const rows = await this.sql.all<RowSql>(
+      `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
+      [batchId, afterLine, ...states, limit],
+    );
+    const columns = await this.recordColumnsFor(batchId, rows);
+    return rows.map((r) => toRow(r, columns));
   }
 
   /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
@@ -876,8 +903,9 @@ export class Store {
        WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
       [batchId, afterLine, limit],
     );
+    const columns = await this.recordColumnsFor(batchId, rows);
     return rows.map((r) => ({
-      ...toRow(r),
+      ...toRow(r, columns),
       owner:
         r.owner_state === null
           ? null
@@ -894,12 +922,36 @@ export class Store {
   /** Rows left uncertain, across batches (for `remessa status`), oldest first. */
   async uncertainRows(limit = 100): Promise<Array<RowRecord & { fileName: string; kind: KindName }>> {
     return (
-      await this.sql.all<RowSql & { file_name: string; kind: KindName }>(
-        `SELECT r.*, b.file_name, b.kind FROM rows r JOIN batches b ON b.id = r.batch_id
+      await this.sql.all<RowSql & { file_name: string; kind: KindName; batch_columns: string | null }>(
+        `SELECT r.*, b.file_name, b.kind, b.columns AS batch_columns FROM rows r JOIN batches b ON b.id = r.batch_id
          WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
         [limit],
       )
-    ).map((r) => ({ ...toRow(r), fileName: r.file_name, kind: r.kind }));
+    ).map((r) => ({
+      ...toRow(r, parseJson<Array<string | null>>(r.batch_columns) ?? undefined),
+      fileName: r.file_name,
+      kind: r.kind,
+    }));
+  }
+
+  /** The batch's record columns (NewBatch.columns), read once per batch and kept: they never change. */
+  private async recordColumns(batchId: string): Promise<ReadonlyArray<string | null> | undefined> {
+    let columns = this.columnsByBatch.get(batchId);
+    if (columns === undefined) {
+      const r = await this.sql.get<{ columns: string | null }>('SELECT columns FROM batches WHERE id = ?', [batchId]);
+      columns = parseJson<Array<string | null>>(r?.columns ?? null);
+      this.columnsByBatch.set(batchId, columns);
+    }
+    return columns ?? undefined;
+  }
+
+  /** recordColumns, read only when one of `rows` needs them. */
+  private recordColumnsFor(
+    batchId: string,
+    rows: readonly RowSql[],
+  ): Promise<ReadonlyArray<string | null> | undefined> | undefined {
+    for (const r of rows) if (r.record === DERIVED_RECORD) return this.recordColumns(batchId);
+    return undefined;
   }
 
   /** Number of rows that still have work (pending, in flight, uncertain) in the batch. */
@@ -1048,17 +1100,47 @@ export class Store {
     });
   }
 
-  /** The step answered: its output is stored and merged into the row's outputs; the row succeeds after its last step. */
+  /**
+   * The step answered: its output is stored and merged into the row's outputs; the row succeeds after its last step.
+   * One read of the row and one write of it (this runs once per step of every row: the hot path of a run).
+   *
+   * Storage: a step's output is kept on its step record only while the row is unfinished (a resumed row hands the done
+   * steps' outputs to the next ones). When the row succeeds, every step output that the row's merged `outputs` holds
+   * whole (each of its keys with the same value) is dropped from its step record: it would repeat the row's outputs
+   * byte for byte. An output that a later step overwrote in part stays on its step (nothing an audit reads is lost).
+   */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
     return this.unit(async (s) => {
-      await s.applyStepTransition(batchId, line, step, 'done', { output });
-      const state = (await s.getRow(batchId, line))?.state;
-      if (state !== 'in_flight') await s.applyRowTransition(batchId, line, 'in_flight', {});
-      await s.applyRowTransition(batchId, line, last ? 'succeeded' : 'in_flight', {
-        outputs: output,
-        currentStep: last ? null : step,
-        error: null,
-      });
+      await s.applyStepTransition(batchId, line, step, 'done', { output: last ? null : output });
+      const cur = await s.sql.get<{ state: RowState; outputs: string | null }>(
+        'SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?',
+        [batchId, line],
+      );
+      if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      if (cur.state !== 'in_flight') assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
+      const to: RowState = last ? 'succeeded' : 'in_flight';
+      assertRowTransition('in_flight', to, `row (line ${line})`);
+      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : JSON.parse(cur.outputs);
+      for (const k in output) merged[k] = output[k] as OutputValue;
+      await s.sql.run(
+        `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
+           outputs = ? WHERE batch_id = ? AND line = ?`,
+        [to, s.ts(), last ? null : step, JSON.stringify(merged), batchId, line],
+      );
+      if (!last) return;
+      await s.markAnswersStale(batchId, line);
+      const held = await s.sql.all<{ step: string; output: string }>(
+        'SELECT step, output FROM steps WHERE batch_id = ? AND line = ? AND output IS NOT NULL',
+        [batchId, line],
+      );
+      for (const h of held) {
+        if (!heldWhole(JSON.parse(h.output) as StepOutput, merged)) continue;
+        await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
+          batchId,
+          line,
+          h.step,
+        ]);
+      }
     });
   }
 
@@ -1271,6 +1353,7 @@ function toBatch(r: BatchSql): BatchRecord {
     fileName: r.file_name,
     dialect: JSON.parse(r.dialect) as Dialect,
     header: JSON.parse(r.header) as string[],
+    ...(r.columns === null ? {} : { columns: JSON.parse(r.columns) as Array<string | null> }),
     status: r.status,
     policy: r.policy,
     rowCount: r.row_count,
@@ -1285,14 +1368,53 @@ function toBatch(r: BatchSql): BatchRecord {
   };
 }
 
-function toRow(r: RowSql): RowRecord {
+/**
+ * `rows.record` of a row whose record is exactly `deriveRecord(batch columns, cells)`: the record is not stored twice
+ * (migration 012). Any other record (implied or supplied values, a batch without columns, a store written before) is
+ * stored whole, as JSON.
+ */
+const DERIVED_RECORD = '';
+
+/** The record the reader makes of `cells` (src/csv/reader.ts `toRecord`): each named cell, trimmed, when not empty. */
+function deriveRecord(columns: ReadonlyArray<string | null>, cells: readonly string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  const n = columns.length < cells.length ? columns.length : cells.length;
+  for (let i = 0; i < n; i++) {
+    const name = columns[i];
+    if (name === null || name === undefined) continue;
+    const v = cells[i]!.trim();
+    if (v !== '') record[name] = v;
+  }
+  return record;
+}
+
+/** Whether `record` is exactly `deriveRecord(columns, cells)`: the same keys, in the same order, with the same values. */
+function sameRecord(
+  record: Readonly<Record<string, string>>,
+  columns: ReadonlyArray<string | null>,
+  cells: readonly string[],
+): boolean {
+  const derived = deriveRecord(columns, cells);
+  const a = Object.keys(record);
+  const b = Object.keys(derived);
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] || record[a[i]!] !== derived[b[i]!]) return false;
+  return true;
+}
+
+function toRow(r: RowSql, columns: ReadonlyArray<string | null> | undefined): RowRecord {
+  const cells = parseJson<string[]>(r.cells);
+  let record: Record<string, string>;
+  if (r.record !== DERIVED_RECORD) record = JSON.parse(r.record) as Record<string, string>;
+  else if (columns !== undefined && cells !== null) record = deriveRecord(columns, cells);
+  else throw new StoreError('STORE_CORRUPT', `Row ${r.batch_id} line ${r.line}: its record cannot be read again`);
   return {
     batchId: r.batch_id,
     line: r.line,
     naturalKey: r.natural_key,
     idempotencyKey: r.idempotency_key,
-    record: JSON.parse(r.record) as Record<string, string>,
-    cells: parseJson(r.cells),
+    record,
+    cells,
     parsed: parseJson(r.parsed),
     state: r.state,
     currentStep: r.current_step,
@@ -1308,6 +1430,12 @@ function toRow(r: RowSql): RowRecord {
 
 function parseJson<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
+}
+
+/** Whether every key of `output` is in `merged` with the same value (the step's output adds nothing to the row's). */
+function heldWhole(output: StepOutput, merged: Readonly<Record<string, OutputValue>>): boolean {
+  for (const k in output) if (output[k] !== merged[k]) return false;
+  return true;
 }
 
 /** JSON of a parsed row; values JSON cannot hold (bigint) become strings, so storing never throws. */
