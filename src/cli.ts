@@ -284,6 +284,7 @@ function buildProgram(): Command {
           makers: options.controls?.makers ?? [],
         },
         out: process.stdout,
+        locale: options.locale,
       });
     });
 

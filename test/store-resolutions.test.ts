@@ -75,9 +75,8 @@ describe('resolveRow', () => {
     const settled = (await store.getRow(id, 3))!;
     expect(settled.state).toBe('failed');
     expect(settled.errorCode).toBe(RESOLVED_AS_FAILED);
-    expect(settled.errorMessage).toBe(
-      'Settled as failed by Ana at 2026-11-23T11:00:00.000Z: not in the bank statement',
-    );
+    // The answer's message is in the person's language: Portuguese unless the command says otherwise.
+    expect(settled.errorMessage).toBe('Dado como falho por Ana em 2026-11-23T11:00:00.000Z: not in the bank statement');
     // The counts kept with the finished batch follow.
     expect((await store.getBatch(id))!.counts).toMatchObject({ succeeded: 1, failed: 1, uncertain: 0 });
     // Failed: a later file bringing the same row sends it (rule 4), it is no duplicate.
@@ -86,6 +85,15 @@ describe('resolveRow', () => {
     await store.ingest(later, [row(2, `${id}-B`), row(3, `${id}-A`)]);
     expect((await store.getRow(later, 2))!.state).toBe('pending');
     expect((await store.getRow(later, 3))!.state).toBe('duplicate');
+  });
+
+  it("settled as failed in the command's locale: English when asked for", async () => {
+    const id = 'f'.repeat(64);
+    await batchWithUncertainRow(id, 'charges.csv');
+    await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not in the statement', locale: 'en' });
+    expect((await store.getRow(id, 3))!.errorMessage).toBe(
+      'Settled as failed by Ana at 2026-11-23T10:00:00.000Z: not in the statement',
+    );
   });
 
   it('settled as succeeded, the row keeps its key and its error is cleared', async () => {

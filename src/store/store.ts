@@ -195,6 +195,8 @@ export interface Settlement {
   by: string;
   /** Why: what the person checked (required; kept as given). */
   note: string;
+  /** Language of the row's message in the answer (the command's `locale`). @defaultValue DEFAULT_LOCALE */
+  locale?: Locale | undefined;
 }
 
 /** A settlement by a person, as recorded in `resolutions`. */
@@ -1163,7 +1165,11 @@ export class Store {
           settlement.as === 'failed'
             ? {
                 code: RESOLVED_AS_FAILED,
-                message: `Settled as failed by ${settlement.by} at ${at}: ${settlement.note}`,
+                message: t(settlement.locale ?? DEFAULT_LOCALE, RESOLVED_AS_FAILED, {
+                  by: settlement.by,
+                  at,
+                  note: settlement.note,
+                }),
               }
             : null,
       });
