@@ -283,14 +283,15 @@ describe('remessa resolve and retry', () => {
       { cwd: ELSEWHERE },
     );
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain(`Expected an uncertain row, got line ${lines[0]} of charges.csv failed`);
-    expect(again.stderr).toContain('settled by Ana Souza');
+    expect(again.stderr).toContain(
+      `Esperava uma linha incerta (uncertain), veio a linha ${lines[0]} de charges.csv failed (resolvida por Ana Souza em `,
+    );
     const noBatch = await runCli(
       ['resolve', '--config', ws.config, 'other.csv', String(lines[2]), '--as', 'failed', '--note', 'x'],
       { cwd: ELSEWHERE },
     );
     expect(noBatch.code).toBe(2);
-    expect(noBatch.stderr).toContain('no batch matches');
+    expect(noBatch.stderr).toContain('veio "other.csv": nenhum lote corresponde');
 
     // The store keeps who, when and why.
     const store = await openStore(path.join(ws.data, 'remessa.sqlite'));

@@ -114,20 +114,24 @@ describe('resolveRow', () => {
     const id = 'e'.repeat(64);
     await batchWithUncertainRow(id, 'charges.csv');
     await expect(store.resolveRow(id, 2, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
-      /Expected an uncertain row, got line 2 of charges\.csv succeeded/,
+      /^Esperava uma linha incerta \(uncertain\), veio a linha 2 de charges\.csv succeeded: .*nada foi alterado$/,
     );
     expect((await store.getRow(id, 2))!.state).toBe('succeeded');
     await store.resolveRow(id, 3, { as: 'succeeded', by: 'Ana', note: 'paid' });
     let error: unknown;
     try {
-      await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind' });
+      await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind', locale: 'en' });
     } catch (e) {
       error = e;
     }
     expect(error).toMatchObject({ code: 'ROW_NOT_UNCERTAIN' });
-    expect((error as Error).message).toMatch(/succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/);
+    expect((error as Error).message).toMatch(
+      /^Expected an uncertain row, got line 3 of charges\.csv succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/,
+    );
     expect(await store.resolutions()).toHaveLength(1);
-    await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(/has no data line 9/);
+    await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
+      /não tem a linha de dados 9/,
+    );
   });
 });
 

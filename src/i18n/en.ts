@@ -387,7 +387,13 @@ export const EN = {
   'DECIDE.notDecided': 'not decided: {reason}',
   'RESOLVE.done': '{file} line {line} (batch {batch}): {from} -> {to}, settled by {by} at {at}; {then}',
   'RESOLVE.reanswered': 'answer written again: {answer}',
+  'RESOLVE.noLine': '{file} (batch {batch}) has no data line {line}',
+  'RESOLVE.notUncertain': (p: P) =>
+    `Expected an uncertain row, got line ${p.line} of ${p.file} ${p.state}${p.by ? ` (settled by ${p.by} at ${p.at})` : ''}: only a row whose outcome is unknown is settled by a person; nothing was changed`,
   'RESOLVE.notFinished': 'the batch is not finished yet: its answer is written when it is',
+  'BATCH.notFound':
+    'Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got {ref}: no batch matches. `remessa status` lists them',
+  'BATCH.ambiguous': '{ref} names {count} batches; give more of the id: {batches}',
   'RETRY.batch': '{file} (batch {batch})',
   'RETRY.batchRejected': '{file} was rejected as a whole: nothing of it was sent, nothing is retried',
   'RETRY.settled': '{batch}: nothing to retry, every row is settled',

@@ -389,7 +389,13 @@ export const PT_BR: Catalogue = {
   'DECIDE.notDecided': 'não decidido: {reason}',
   'RESOLVE.done': '{file} linha {line} (lote {batch}): {from} -> {to}, resolvida por {by} em {at}; {then}',
   'RESOLVE.reanswered': 'resposta escrita de novo: {answer}',
+  'RESOLVE.noLine': '{file} (lote {batch}) não tem a linha de dados {line}',
+  'RESOLVE.notUncertain': (p: P) =>
+    `Esperava uma linha incerta (uncertain), veio a linha ${p.line} de ${p.file} ${p.state}${p.by ? ` (resolvida por ${p.by} em ${p.at})` : ''}: só uma linha de resultado desconhecido é resolvida por uma pessoa; nada foi alterado`,
   'RESOLVE.notFinished': 'o lote ainda não terminou: sua resposta é escrita quando terminar',
+  'BATCH.notFound':
+    'Esperava o id de um lote, um prefixo único dele ou sua etiqueta de 8 caracteres (4 ou mais), ou um nome de arquivo, veio {ref}: nenhum lote corresponde. `remessa status` lista os lotes',
+  'BATCH.ambiguous': '{ref} corresponde a {count} lotes; dê mais caracteres do id: {batches}',
   'RETRY.batch': '{file} (lote {batch})',
   'RETRY.batchRejected': '{file} foi rejeitado por inteiro: nada dele foi enviado, nada é tentado de novo',
   'RETRY.settled': '{batch}: nada a tentar de novo, toda linha está resolvida',

@@ -400,22 +400,27 @@ export async function applyApprovalMarker(
 // ------------------------------------------------------------------------------------------------ the commands
 
 /** The one batch `ref` names, preferring one that waits; throws a RemessaError (exit 2) when none or several. */
-export async function batchForDecision(store: Store, ref: string): Promise<BatchRecord> {
+export async function batchForDecision(
+  store: Store,
+  ref: string,
+  locale: Locale = DEFAULT_LOCALE,
+): Promise<BatchRecord> {
   let found = await findBatches(store, ref);
   if (found.length > 1) {
     const waiting = found.filter((b) => b.status === 'awaiting_approval');
     if (waiting.length > 0) found = waiting;
   }
   if (found.length === 0) {
-    throw new RemessaError(
-      'APPROVAL_NO_BATCH',
-      `No batch is named "${ref}" (give its id, a prefix of it, or its file name)`,
-    );
+    throw new RemessaError('APPROVAL_NO_BATCH', t(locale, 'BATCH.notFound', { ref: JSON.stringify(ref) }));
   }
   if (found.length > 1) {
     throw new RemessaError(
       'APPROVAL_AMBIGUOUS',
-      `"${ref}" names ${found.length} batches: ${found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', ')}; give a longer id`,
+      t(locale, 'BATCH.ambiguous', {
+        ref: JSON.stringify(ref),
+        count: found.length,
+        batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', '),
+      }),
     );
   }
   return found[0]!;
@@ -440,7 +445,7 @@ export async function decideCommand(c: DecideCommand): Promise<number> {
   let store: Store | undefined;
   try {
     store = await openStore(c.storeFile, { busyTimeoutMs: 15_000 });
-    const batch = await batchForDecision(store, c.ref);
+    const batch = await batchForDecision(store, c.ref, locale);
     const approval = await decideApproval(store, batch.id, { ...c.decision, locale }, c.rules, new Date());
     const said = {
       file: batch.fileName,

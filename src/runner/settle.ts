@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
-import { type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import { openStore, type Store } from '../store/index.js';
 import type { BatchRecord } from '../store/store.js';
 import { allSucceeded, hasUnsettled, openPipeline, type Pipeline, reanswerBatch } from './commands.js';
@@ -39,20 +39,19 @@ export function osUserName(): string {
 }
 
 /** The one batch `ref` names (id, unique id prefix, file name); a clear error for none or several. */
-export async function findOneBatch(store: Store, ref: string): Promise<BatchRecord> {
+export async function findOneBatch(store: Store, ref: string, locale: Locale = DEFAULT_LOCALE): Promise<BatchRecord> {
   const found = await store.findBatches(ref);
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
-    throw new RemessaError(
-      'BATCH_NOT_FOUND',
-      `Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got "${ref}": no batch matches. ` +
-        '`remessa status` lists them',
-    );
+    throw new RemessaError('BATCH_NOT_FOUND', t(locale, 'BATCH.notFound', { ref: JSON.stringify(ref) }));
   }
   throw new RemessaError(
     'BATCH_AMBIGUOUS',
-    `"${ref}" names ${found.length} batches; give more of the id: ` +
-      found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+    t(locale, 'BATCH.ambiguous', {
+      ref: JSON.stringify(ref),
+      count: found.length,
+      batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+    }),
   );
 }
 
@@ -102,7 +101,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
   let store: Store | undefined;
   try {
     store = await openExistingStore(options);
-    const batch = await findOneBatch(store, request.batch);
+    const batch = await findOneBatch(store, request.batch, options.locale);
     const resolution = await store.resolveRow(batch.id, request.line, {
       as: request.as,
       by,
@@ -154,7 +153,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       // The batch is named before the bank is reached: a wrong name fails fast.
       const store = await openExistingStore(options);
       try {
-        const batch = await findOneBatch(store, ref);
+        const batch = await findOneBatch(store, ref, locale);
         if (batch.status === 'rejected') {
           throw new RemessaError('BATCH_REJECTED', t(locale, 'RETRY.batchRejected', { file: batch.fileName }));
         }

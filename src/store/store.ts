@@ -1113,22 +1113,27 @@ export class Store {
    * natural key up (rule 4): the person said the bank did not do it, so the same row may be sent again later.
    */
   resolveRow(batchId: string, line: number, settlement: Settlement): Promise<Resolution> {
+    const locale = settlement.locale ?? DEFAULT_LOCALE;
     return this.transaction(async (s) => {
       const batch = await s.requireBatch(batchId);
       const row = await s.getRow(batchId, line);
       if (!row) {
         throw new StoreError(
           'STORE_NO_ROW',
-          `${batch.fileName} (batch ${batchId.slice(0, 12)}) has no data line ${line}`,
+          t(locale, 'RESOLVE.noLine', { file: batch.fileName, batch: batchId.slice(0, 12), line }),
         );
       }
       if (row.state !== 'uncertain') {
         const settled = await s.getResolution(batchId, line);
         throw new StoreError(
           'ROW_NOT_UNCERTAIN',
-          `Expected an uncertain row, got line ${line} of ${batch.fileName} ${row.state}` +
-            (settled ? ` (settled by ${settled.by} at ${settled.at})` : '') +
-            ': only a row whose outcome is unknown is settled by a person; nothing was changed',
+          t(locale, 'RESOLVE.notUncertain', {
+            line,
+            file: batch.fileName,
+            state: row.state,
+            by: settled?.by,
+            at: settled?.at,
+          }),
         );
       }
       const at = s.ts();
