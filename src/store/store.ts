@@ -1170,7 +1170,7 @@ export class Store {
           settlement.as === 'failed'
             ? {
                 code: RESOLVED_AS_FAILED,
-                message: t(settlement.locale ?? DEFAULT_LOCALE, RESOLVED_AS_FAILED, {
+                message: t(locale, RESOLVED_AS_FAILED, {
                   by: settlement.by,
                   at,
                   note: settlement.note,
