@@ -281,6 +281,7 @@ function buildProgram(): Command {
           makers: options.controls?.makers ?? [],
         },
         out: process.stdout,
+        locale: options.locale,
       });
     });
 

@@ -88,19 +88,26 @@ describe.each(engines)('on $name', (engine) => {
       // No decision before the preview; the owner and a maker are refused; nothing changes then.
       await expect(
         decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date()),
-      ).rejects.toThrow(/no preview yet/);
+      ).rejects.toThrow(/ainda não tem prévia/);
       await markPreviewWritten(store, 'b1', new Date());
-      for (const by of [' Maria ', 'JOAO']) {
-        await expect(
-          decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date()),
-        ).rejects.toThrow(ApprovalError);
+      for (const [by, why] of [
+        [' Maria ', /Maria é dono do arquivo/],
+        ['JOAO', /JOAO consta em approval\.makers/],
+      ] as const) {
+        const refused = decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date());
+        await expect(refused).rejects.toThrow(ApprovalError);
+        await expect(refused).rejects.toThrow(why);
       }
+      // In English when the decider's locale says so.
+      await expect(
+        decideApproval(store, 'b1', { approve: true, by: 'joao', via: 'command', locale: 'en' }, RULES, new Date()),
+      ).rejects.toThrow(/joao is listed in approval\.makers/);
       expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
 
       await decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
       await expect(
         decideApproval(store, 'b1', { approve: false, by: 'Ana', via: 'command', note: 'x' }, RULES, new Date()),
-      ).rejects.toThrow(/approved already by Ana/);
+      ).rejects.toThrow(/já teve decisão \(approved\) de Ana/);
       expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
       expect((await store.getBatch('b1'))?.status).toBe('running');
       await store.recordIntent('b1', 2, 'pay');
@@ -124,8 +131,17 @@ describe.each(engines)('on $name', (engine) => {
         'rejected',
         'rejected',
       ]);
-      expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/Rejected by Ana at .*: wrong; nothing was sent/);
+      expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/^Rejeitado por Ana em .*: wrong; nada foi enviado$/);
       await expect(store.recordIntent('b2', 2, 'pay')).rejects.toThrow();
+    });
+
+    it("rejected in the decider's locale: English when asked for", async () => {
+      await storedBatch('b3', [1000]);
+      await gateBatch(store, 'b3', controls(), null);
+      await markPreviewWritten(store, 'b3', new Date());
+      const decision = { approve: false, by: 'Ana', via: 'command', note: 'wrong', locale: 'en' } as const;
+      await decideApproval(store, 'b3', decision, RULES, new Date());
+      expect((await store.getRow('b3', 2))?.errorMessage).toMatch(/^Rejected by Ana at .*: wrong; nothing was sent$/);
     });
   });
 

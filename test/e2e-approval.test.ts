@@ -149,14 +149,21 @@ describe('a bill-payments file that waits for approval', () => {
     const owner = os.userInfo().username;
     const refused = await cli(ws, 'approve', 'fornecedores.csv', '--by', owner);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toMatch(/owns the file/);
+    expect(refused.stdout).toBe(
+      `não decidido: ${owner} é dono do arquivo (quem o preparou) e approval.forbidSameAsOwner está ligado: outra pessoa deve aprová-lo\n`,
+    );
+    const refusedEn = await cli(ws, 'approve', 'fornecedores.csv', '--by', owner, '--locale', 'en');
+    expect(refusedEn.code).toBe(1);
+    expect(refusedEn.stdout).toMatch(/^not decided: .* owns the file/);
     expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
 
     const id = batchRow(ws, 'fornecedores.csv').id;
     const approved = await cli(ws, 'approve', id.slice(0, 10), '--by', 'Maria Conferente');
     expect(approved.stderr).toBe('');
     expect(approved.code).toBe(0);
-    expect(approved.stdout).toMatch(/approved by Maria Conferente/);
+    expect(approved.stdout).toMatch(
+      /^fornecedores\.csv \([0-9A-Za-z-]{12}\): aprovado por Maria Conferente em \S+; o daemon o paga em instantes/,
+    );
 
     const answer = await waitForAnswer(ws, 'bill-payments', 'fornecedores');
     expect(answer.type).toBe('result');
@@ -182,7 +189,11 @@ describe('a bill-payments file that waits for approval', () => {
     expect(Date.parse(decision.decided_at!)).toBeGreaterThan(Date.now() - 120_000);
 
     // A second decision is refused.
-    expect((await cli(ws, 'reject', id, '--by', 'Ana', '--note', 'late')).code).toBe(1);
+    const late = await cli(ws, 'reject', id, '--by', 'Ana', '--note', 'late', '--locale', 'en');
+    expect(late.code).toBe(1);
+    expect(late.stdout).toMatch(
+      /^not decided: Batch \S+ \(fornecedores\.csv\) was approved already by Maria Conferente/,
+    );
     expect(await paidCount()).toBe(paidBefore + 2);
   }, 150_000);
 
@@ -194,11 +205,14 @@ describe('a bill-payments file that waits for approval', () => {
     await previewOf(ws, 'errado');
     const r = await cli(ws, 'reject', 'errado.csv', '--by', 'Ana Gerente', '--note', 'fornecedor errado');
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /^errado\.csv \([0-9A-Za-z-]{12}\): rejeitado por Ana Gerente em \S+; toda linha é respondida `rejected`, nada foi enviado\n$/,
+    );
     const answer = await waitForAnswer(ws, 'bill-payments', 'errado');
     const rows = parseResultCsv(answer.text);
     expect(rows.map((x) => [x.status, x.errorCode])).toEqual(Array(3).fill(['rejected', 'APPROVAL_REJECTED']));
     for (const x of rows)
-      expect(x.errorMessage).toMatch(/Rejected by Ana Gerente at .*: fornecedor errado; nothing was sent/);
+      expect(x.errorMessage).toMatch(/^Rejeitado por Ana Gerente em \S+: fornecedor errado; nada foi enviado$/);
     expect(await paidCount()).toBe(paidBefore);
   }, 120_000);
 
@@ -218,7 +232,10 @@ describe('a bill-payments file that waits for approval', () => {
         fs.readFile(path.join(ws.outbox, 'bill-payments', 'lote.approval-refused.txt'), 'utf8').catch(() => undefined),
       30_000,
     );
-    expect(refusal).toMatch(/joao\.faturista is listed in approval\.makers/);
+    expect(refusal).toBe(
+      'lote.csv.approved não aprovou lote.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
+        'APPROVAL_REFUSED: joao.faturista consta em approval.makers (prepara arquivos): outra pessoa deve aprová-lo\n',
+    );
     expect(await paidCount()).toBe(paidBefore);
     expect(batchRow(ws, 'lote.csv').status).toBe('awaiting_approval');
 

@@ -176,10 +176,9 @@ describe('remessa status', () => {
     expect(bad.stderr).toContain('Expected a batch state (ingesting, running, parked, done, rejected), got "sleeping"');
 
     // retry names the batch by its file name and finishes it; its answer is written.
-    const retry = await runCli(['retry', '--config', ws.config, 'slow.csv'], { cwd: ELSEWHERE });
+    const retry = await runCli(['retry', '--config', ws.config, 'slow.csv', '--locale', 'en'], { cwd: ELSEWHERE });
     expect(retry.code, retry.stderr).toBe(0);
-    expect(retry.stdout).toContain('slow.csv');
-    expect(retry.stdout).toContain('succeeded 24');
+    expect(retry.stdout).toMatch(/^slow\.csv \(batch [0-9A-Za-z-]{12}\): succeeded 24 -> /m);
     const result = parseResultCsv(await fs.readFile((await answersOf(ws, 'charges', 'slow')).at(-1)!.results.at(-1)!));
     expect(result.map((r) => r.status)).toEqual(Array(24).fill('succeeded'));
     const after = await statusJson(ws.config, '--kind', 'charges', '--state', 'done');
@@ -242,13 +241,31 @@ describe('remessa resolve and retry', () => {
       { cwd: ELSEWHERE },
     );
     expect(failed.code, failed.stderr).toBe(0);
-    expect(failed.stdout).toContain(`charges.csv line ${lines[0]}`);
-    expect(failed.stdout).toContain('uncertain -> failed, settled by Ana Souza');
+    // In Portuguese by default; in English with --locale en.
+    expect(failed.stdout).toMatch(
+      new RegExp(
+        `^charges\\.csv linha ${lines[0]} \\(lote [0-9A-Za-z-]{12}\\): uncertain -> failed, resolvida por Ana Souza em \\S+; resposta escrita de novo: \\S+\\.csv\\n$`,
+      ),
+    );
     const paid = await runCli(
-      ['resolve', '--config', ws.config, 'charges.csv', String(lines[1]), '--as', 'succeeded', '--note', 'paid'],
+      [
+        'resolve',
+        '--config',
+        ws.config,
+        'charges.csv',
+        String(lines[1]),
+        '--as',
+        'succeeded',
+        '--note',
+        'paid',
+        '--locale',
+        'en',
+      ],
       { cwd: ELSEWHERE },
     );
     expect(paid.code, paid.stderr).toBe(0);
+    expect(paid.stdout).toContain(`charges.csv line ${lines[1]}`);
+    expect(paid.stdout).toMatch(/uncertain -> succeeded, settled by \S+ at \S+; answer written again: /);
 
     // Only an uncertain row; a line the file does not have; a wrong outcome: refused, nothing changed.
     const again = await runCli(
@@ -266,14 +283,15 @@ describe('remessa resolve and retry', () => {
       { cwd: ELSEWHERE },
     );
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain(`Expected an uncertain row, got line ${lines[0]} of charges.csv failed`);
-    expect(again.stderr).toContain('settled by Ana Souza');
+    expect(again.stderr).toContain(
+      `Esperava uma linha incerta (uncertain), veio a linha ${lines[0]} de charges.csv failed (resolvida por Ana Souza em `,
+    );
     const noBatch = await runCli(
       ['resolve', '--config', ws.config, 'other.csv', String(lines[2]), '--as', 'failed', '--note', 'x'],
       { cwd: ELSEWHERE },
     );
     expect(noBatch.code).toBe(2);
-    expect(noBatch.stderr).toContain('no batch matches');
+    expect(noBatch.stderr).toContain('veio "other.csv": nenhum lote corresponde');
 
     // The store keeps who, when and why.
     const store = await openStore(path.join(ws.data, 'remessa.sqlite'));
@@ -297,14 +315,16 @@ describe('remessa resolve and retry', () => {
       lines.map((_, i) => (i === 0 ? 'failed' : i === 1 ? 'succeeded' : 'uncertain')),
     );
     expect(rewritten[0]!.errorCode).toBe(RESOLVED_AS_FAILED);
-    expect(rewritten[0]!.errorMessage).toContain('Ana Souza');
+    expect(rewritten[0]!.errorMessage).toMatch(
+      /^Dado como falho por Ana Souza em \d{4}-\d\d-\d\dT\S+: not in the bank statement of 2026-11-23$/,
+    );
 
     // The bank answers again: retry settles the rest (exit 1: one row failed, by a person's word).
     await sandbox.clearFaults();
     const retry = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
     expect(retry.code, retry.stderr).toBe(1);
     expect(retry.stdout).toMatch(
-      /charges\.csv \(batch [0-9A-Za-z-]{12}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
+      /charges\.csv \(lote [0-9A-Za-z-]{12}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
     );
     const settled = parseResultCsv(
       await fs.readFile((await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!),
@@ -316,5 +336,14 @@ describe('remessa resolve and retry', () => {
     const last = await statusJson(ws.config);
     expect(last.uncertainRows).toEqual([]);
     expect(last.batches[0]!.counts).toMatchObject({ succeeded: 4, failed: 1, uncertain: 0 });
+    const nothing = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
+    expect(nothing.code, nothing.stderr).toBe(0);
+    expect(nothing.stdout).toBe(
+      'nada a tentar de novo: nenhum lote tem linhas incertas, aguardando o banco ou paradas\n',
+    );
+    const settledAlready = await runCli(['retry', '--config', ws.config, 'charges.csv'], { cwd: ELSEWHERE });
+    expect(settledAlready.stdout).toMatch(
+      /^charges\.csv \(lote [0-9A-Za-z-]{12}\): nada a tentar de novo, toda linha está resolvida\n$/,
+    );
   }, 180_000);
 });

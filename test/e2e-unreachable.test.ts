@@ -86,7 +86,9 @@ describe('the bank is down', () => {
     const first = await runCli(['run', '--config', ws.config]);
     expect(first.code).toBe(3); // rows left unsettled (waiting): EXIT_UNSETTLED, src/exit-codes.ts
     expect(first.stdout).toContain('waiting 3');
-    expect(first.stdout).toContain('the bank cannot be reached and nothing of them was sent');
+    expect(first.stdout).toContain(
+      '(3 linhas aguardando: o banco não pode ser alcançado e nada delas foi enviado; ainda sem resposta: a próxima execução ou o daemon as envia)',
+    );
     expect(await answersOf(ws, 'bill-payments', 'later')).toEqual([]);
 
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-later-sb-'));

@@ -249,7 +249,10 @@ describe('the retorno', () => {
     const s = await issueAndAct(`R${Date.now().toString(36)}`);
     const r = await cli(s.ws, 'reconcile');
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/reconciled: \d+ change/);
+    // In Portuguese by default.
+    expect(r.stdout).toMatch(
+      /^conciliado: \d+ mudanças?, \d+ cobranças? listadas?, \d+ consultadas?, \d+ eventos? aplicados?\nretorno: /,
+    );
     const { raw, lines } = await readRetorno(s.ws);
     // The first line comes from the Windows-1252 sheet: `;` and decimal comma, accents in Windows-1252.
     expect(raw.subarray(0, 200).toString('latin1')).toMatch(/^kind;correlationId;/);
@@ -266,9 +269,11 @@ describe('the retorno', () => {
     expect(summary.paid.charge.cents).toBe(123_456 + 7_525);
 
     // Again: nothing new happened, nothing new is reported.
-    const again = await cli(s.ws, 'reconcile');
+    const again = await cli(s.ws, 'reconcile', '--locale', 'en');
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/reconciled: 0 change/);
+    expect(again.stdout).toMatch(
+      /^reconciled: 0 change\(s\), \d+ charge\(s\) listed, \d+ looked up, \d+ event\(s\) applied\n/,
+    );
     expect((await readRetorno(s.ws)).lines).toHaveLength(6);
 
     // Nothing waits for a final status any more.

@@ -74,8 +74,9 @@ describe.each(engines)('on $name', (engine) => {
       const settled = (await store.getRow(id, 3))!;
       expect(settled.state).toBe('failed');
       expect(settled.errorCode).toBe(RESOLVED_AS_FAILED);
+      // The answer's message is in the person's language: Portuguese unless the command says otherwise.
       expect(settled.errorMessage).toBe(
-        'Settled as failed by Ana at 2026-11-23T11:00:00.000Z: not in the bank statement',
+        'Dado como falho por Ana em 2026-11-23T11:00:00.000Z: not in the bank statement',
       );
       // The counts kept with the finished batch follow.
       expect((await store.getBatch(id))!.counts).toMatchObject({ succeeded: 1, failed: 1, uncertain: 0 });
@@ -85,6 +86,15 @@ describe.each(engines)('on $name', (engine) => {
       await store.ingest(later, [row(2, `${id}-B`), row(3, `${id}-A`)]);
       expect((await store.getRow(later, 2))!.state).toBe('pending');
       expect((await store.getRow(later, 3))!.state).toBe('duplicate');
+    });
+
+    it("settled as failed in the command's locale: English when asked for", async () => {
+      const id = 'f'.repeat(64);
+      await batchWithUncertainRow(id, 'charges.csv');
+      await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not in the statement', locale: 'en' });
+      expect((await store.getRow(id, 3))!.errorMessage).toBe(
+        'Settled as failed by Ana at 2026-11-23T10:00:00.000Z: not in the statement',
+      );
     });
 
     it('settled as succeeded, the row keeps its key and its error is cleared', async () => {
@@ -105,21 +115,23 @@ describe.each(engines)('on $name', (engine) => {
       const id = 'e'.repeat(64);
       await batchWithUncertainRow(id, 'charges.csv');
       await expect(store.resolveRow(id, 2, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
-        /Expected an uncertain row, got line 2 of charges\.csv succeeded/,
+        /^Esperava uma linha incerta \(uncertain\), veio a linha 2 de charges\.csv succeeded: .*nada foi alterado$/,
       );
       expect((await store.getRow(id, 2))!.state).toBe('succeeded');
       await store.resolveRow(id, 3, { as: 'succeeded', by: 'Ana', note: 'paid' });
       let error: unknown;
       try {
-        await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind' });
+        await store.resolveRow(id, 3, { as: 'failed', by: 'Bruno', note: 'changed my mind', locale: 'en' });
       } catch (e) {
         error = e;
       }
       expect(error).toMatchObject({ code: 'ROW_NOT_UNCERTAIN' });
-      expect((error as Error).message).toMatch(/succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/);
+      expect((error as Error).message).toMatch(
+        /^Expected an uncertain row, got line 3 of charges\.csv succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/,
+      );
       expect(await store.resolutions()).toHaveLength(1);
       await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
-        /has no data line 9/,
+        /não tem a linha de dados 9/,
       );
     });
   });

@@ -99,8 +99,12 @@ row of another file names the original's file from there (\`../<original's name>
 
 Every message a person reads is in Brazilian Portuguese by default, in English with \`"locale": "en"\` in the
 configuration or \`--locale en\` on any command: \`errorMessage\` in result files, rejection notes, the summary,
-\`validate\`, \`status\` and the progress line. \`status\` values and error codes (\`errorCode\`: \`INVALID_CPF\`,
-\`AMBIGUOUS_AMOUNT\`, ...) never change with the locale: ERPs read them. The log is for operators and stays in English.
+\`validate\`, \`status\`, the progress line, and what \`run\`, \`reconcile\`, \`approve\`, \`reject\`, \`resolve\` and \`retry\` print.
+The message a person's decision leaves in an answer (\`Rejeitado por ...\` after \`reject\`, \`Dado como falho por ...\` after
+\`resolve --as failed\`) is worded once, in the language of the command that decided, and kept as written. \`status\`
+values and error codes (\`errorCode\`: \`INVALID_CPF\`, \`AMBIGUOUS_AMOUNT\`, ...) never change with the locale: ERPs read
+them. The log is for operators and stays in English, as do \`doctor\`, \`webhooks\`, and command-line and configuration
+errors (read by whoever installs remessa).
 The parsers speak the same way: a bar code, digitable line or BR Code is refused with what was expected and what
 was found in the locale's words (\`Esperava o dígito verificador 8 no campo 1 da linha digitável (posição 10), veio 9\`;
 a BR Code's error names its field, never quotes the whole code, which carries a Pix key). So does the file as a

@@ -251,6 +251,19 @@ export const EN = {
   'APPROVAL.notSent': 'Not sent: {reasons} (approval is off for {kind}, so the file is rejected whole)',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'not finished yet',
+  // What a person decided, written by the store in the decider's locale (src/store/store.ts, approvals.ts)
+  RESOLVED_AS_FAILED: 'Settled as failed by {by} at {at}: {note}',
+  APPROVAL_REJECTED: (p: P) => `Rejected by ${p.by} at ${p.at}${p.note ? `: ${p.note}` : ''}; nothing was sent`,
+  'APPROVAL.notHeld': 'Batch {batch} ({file}) does not wait for approval',
+  'APPROVAL.notAwaiting': 'Batch {batch} ({file}) is {status}',
+  'APPROVAL.decidedAlready': 'Batch {batch} ({file}) was {state} already by {by} at {at}',
+  'APPROVAL.noName': 'Expected the name of the person who decides, got nothing',
+  'APPROVAL.noPreview':
+    'Batch {batch} ({file}) has no preview yet (its bills are still being looked up): decide once the preview is in the outbox',
+  'APPROVAL.owner':
+    '{by} owns the file (its maker) and approval.forbidSameAsOwner is on: another person must approve it',
+  'APPROVAL.maker': '{by} is listed in approval.makers (prepares files): another person must approve it',
+  'APPROVAL.markerRefused': '{marker} did not approve {file}: nothing was sent, the file still waits.',
 
   // Answers: rejection notes, summaries, validate
   FILE_IS_LINK:
@@ -366,6 +379,30 @@ export const EN = {
   'PREVIEW.decide':
     'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name beside the file in the inbox',
   'RUN.nothingWaiting': 'nothing waiting in the inbox',
+  'RUN.waitingRows': (p: P) =>
+    `${plural(p.count, 'row')} waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them`,
+  // Commands that act on what status shows (src/runner/approval.ts, settle.ts, commands.ts)
+  'DECIDE.approved':
+    '{file} ({batch}): approved by {by} at {at}; the daemon pays it within moments (or the next `remessa run`)',
+  'DECIDE.rejected': '{file} ({batch}): rejected by {by} at {at}; every row is answered `rejected`, nothing was sent',
+  'DECIDE.notDecided': 'not decided: {reason}',
+  'RESOLVE.done': '{file} line {line} (batch {batch}): {from} -> {to}, settled by {by} at {at}; {then}',
+  'RESOLVE.reanswered': 'answer written again: {answer}',
+  'RESOLVE.noLine': '{file} (batch {batch}) has no data line {line}',
+  'RESOLVE.notUncertain': (p: P) =>
+    `Expected an uncertain row, got line ${p.line} of ${p.file} ${p.state}${p.by ? ` (settled by ${p.by} at ${p.at})` : ''}: only a row whose outcome is unknown is settled by a person; nothing was changed`,
+  'RESOLVE.notFinished': 'the batch is not finished yet: its answer is written when it is',
+  'BATCH.notFound':
+    'Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got {ref}: no batch matches. `remessa status` lists them',
+  'BATCH.ambiguous': '{ref} names {count} batches; give more of the id: {batches}',
+  'RETRY.batch': '{file} (batch {batch})',
+  'RETRY.batchRejected': '{file} was rejected as a whole: nothing of it was sent, nothing is retried',
+  'RETRY.settled': '{batch}: nothing to retry, every row is settled',
+  'RETRY.nothing': 'nothing to retry: no batch has uncertain, waiting or parked rows',
+  'RETRY.needsFile': '{batch}: its rows were not all stored; drop the file again to go on',
+  'RETRY.failed': '{batch}: could not be retried: {reason}',
+  'RECONCILE.summary': (p: P) =>
+    `reconciled: ${p.changes} change(s), ${p.listed} charge(s) listed, ${p.lookedUp} looked up${p.failed ? ` (${p.failed} failed)` : ''}, ${p.events} event(s) applied`,
   'STATUS.foreign': 'Bank events about things remessa did not create: {count}',
   'STATUS.foreignEvent': '{type} {subject} (event {id})',
   'STATUS.waitingFinal': 'Waiting for a final status from the bank: {count}',

@@ -252,6 +252,18 @@ export const PT_BR: Catalogue = {
     'Não enviado: {reasons} (a aprovação está desligada para {kind}, então o arquivo é recusado inteiro)',
   'DUPLICATE.original': '{message} (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
+  RESOLVED_AS_FAILED: 'Dado como falho por {by} em {at}: {note}',
+  APPROVAL_REJECTED: (p: P) => `Rejeitado por ${p.by} em ${p.at}${p.note ? `: ${p.note}` : ''}; nada foi enviado`,
+  'APPROVAL.notHeld': 'O lote {batch} ({file}) não aguarda aprovação',
+  'APPROVAL.notAwaiting': 'O lote {batch} ({file}) está {status}',
+  'APPROVAL.decidedAlready': 'O lote {batch} ({file}) já teve decisão ({state}) de {by} em {at}',
+  'APPROVAL.noName': 'Esperava o nome da pessoa que decide, não veio nenhum',
+  'APPROVAL.noPreview':
+    'O lote {batch} ({file}) ainda não tem prévia (seus boletos ainda estão sendo consultados): decida quando a prévia estiver na caixa de saída',
+  'APPROVAL.owner':
+    '{by} é dono do arquivo (quem o preparou) e approval.forbidSameAsOwner está ligado: outra pessoa deve aprová-lo',
+  'APPROVAL.maker': '{by} consta em approval.makers (prepara arquivos): outra pessoa deve aprová-lo',
+  'APPROVAL.markerRefused': '{marker} não aprovou {file}: nada foi enviado, o arquivo continua aguardando.',
 
   FILE_IS_LINK:
     '{file} é um link simbólico. O remessa nunca segue links na caixa de entrada: o destino não foi lido e nada foi enviado. Copie o próprio arquivo para a caixa de entrada em vez de criar um link.',
@@ -369,6 +381,30 @@ export const PT_BR: Catalogue = {
   'PREVIEW.decide':
     'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome ao lado do arquivo na caixa de entrada',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
+  'RUN.waitingRows': (p: P) =>
+    `${plural(p.count, 'linha aguardando', 'linhas aguardando')}: o banco não pode ser alcançado e nada delas foi enviado; ainda sem resposta: a próxima execução ou o daemon as envia`,
+  'DECIDE.approved':
+    '{file} ({batch}): aprovado por {by} em {at}; o daemon o paga em instantes (ou o próximo `remessa run`)',
+  'DECIDE.rejected':
+    '{file} ({batch}): rejeitado por {by} em {at}; toda linha é respondida `rejected`, nada foi enviado',
+  'DECIDE.notDecided': 'não decidido: {reason}',
+  'RESOLVE.done': '{file} linha {line} (lote {batch}): {from} -> {to}, resolvida por {by} em {at}; {then}',
+  'RESOLVE.reanswered': 'resposta escrita de novo: {answer}',
+  'RESOLVE.noLine': '{file} (lote {batch}) não tem a linha de dados {line}',
+  'RESOLVE.notUncertain': (p: P) =>
+    `Esperava uma linha incerta (uncertain), veio a linha ${p.line} de ${p.file} ${p.state}${p.by ? ` (resolvida por ${p.by} em ${p.at})` : ''}: só uma linha de resultado desconhecido é resolvida por uma pessoa; nada foi alterado`,
+  'RESOLVE.notFinished': 'o lote ainda não terminou: sua resposta é escrita quando terminar',
+  'BATCH.notFound':
+    'Esperava o id de um lote, um prefixo único dele ou sua etiqueta de 8 caracteres (4 ou mais), ou um nome de arquivo, veio {ref}: nenhum lote corresponde. `remessa status` lista os lotes',
+  'BATCH.ambiguous': '{ref} corresponde a {count} lotes; dê mais caracteres do id: {batches}',
+  'RETRY.batch': '{file} (lote {batch})',
+  'RETRY.batchRejected': '{file} foi rejeitado por inteiro: nada dele foi enviado, nada é tentado de novo',
+  'RETRY.settled': '{batch}: nada a tentar de novo, toda linha está resolvida',
+  'RETRY.nothing': 'nada a tentar de novo: nenhum lote tem linhas incertas, aguardando o banco ou paradas',
+  'RETRY.needsFile': '{batch}: nem todas as suas linhas foram guardadas; deposite o arquivo de novo para continuar',
+  'RETRY.failed': '{batch}: não pôde ser tentado de novo: {reason}',
+  'RECONCILE.summary': (p: P) =>
+    `conciliado: ${plural(p.changes, 'mudança', 'mudanças')}, ${plural(p.listed, 'cobrança listada', 'cobranças listadas')}, ${plural(p.lookedUp, 'consultada', 'consultadas')}${p.failed ? ` (${plural(p.failed, 'falhou', 'falharam')})` : ''}, ${plural(p.events, 'evento aplicado', 'eventos aplicados')}`,
   'STATUS.foreign': 'Eventos do banco sobre coisas que o remessa não criou: {count}',
   'STATUS.foreignEvent': '{type} {subject} (evento {id})',
   'STATUS.waitingFinal': 'Aguardando status final do banco: {count}',

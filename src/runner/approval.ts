@@ -355,6 +355,7 @@ export async function applyApprovalMarker(
   folders: { inbox: string; outbox: string; archive: string },
   rules: ApproverRules,
   log: Logger,
+  locale: Locale = DEFAULT_LOCALE,
 ): Promise<boolean> {
   const marker = await findApprovalMarker(folders.inbox, meta);
   if (!marker) return false;
@@ -366,7 +367,13 @@ export async function applyApprovalMarker(
   if (!by) return false;
   let decided = false;
   try {
-    await decideApproval(store, batchId, { approve: true, by: by.slice(0, 100), via: 'marker' }, rules, new Date());
+    await decideApproval(
+      store,
+      batchId,
+      { approve: true, by: by.slice(0, 100), via: 'marker', locale },
+      rules,
+      new Date(),
+    );
     decided = true;
     log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
   } catch (err) {
@@ -377,7 +384,7 @@ export async function applyApprovalMarker(
     await mkdir(path.join(folders.outbox, kind), { recursive: true });
     await writeFileAtomic(
       path.join(folders.outbox, kind, `${stemOf(meta.name)}.approval-refused.txt`),
-      `${path.basename(marker)} did not approve ${meta.name}: nothing was sent, the file still waits.\n\n${err.code}: ${err.message}\n`,
+      `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${err.code}: ${err.message}\n`,
     );
   }
   const archived = path.join(
@@ -393,22 +400,27 @@ export async function applyApprovalMarker(
 // ------------------------------------------------------------------------------------------------ the commands
 
 /** The one batch `ref` names, preferring one that waits; throws a RemessaError (exit 2) when none or several. */
-export async function batchForDecision(store: Store, ref: string): Promise<BatchRecord> {
+export async function batchForDecision(
+  store: Store,
+  ref: string,
+  locale: Locale = DEFAULT_LOCALE,
+): Promise<BatchRecord> {
   let found = await findBatches(store, ref);
   if (found.length > 1) {
     const waiting = found.filter((b) => b.status === 'awaiting_approval');
     if (waiting.length > 0) found = waiting;
   }
   if (found.length === 0) {
-    throw new RemessaError(
-      'APPROVAL_NO_BATCH',
-      `No batch is named "${ref}" (give its id, a prefix of it, or its file name)`,
-    );
+    throw new RemessaError('APPROVAL_NO_BATCH', t(locale, 'BATCH.notFound', { ref: JSON.stringify(ref) }));
   }
   if (found.length > 1) {
     throw new RemessaError(
       'APPROVAL_AMBIGUOUS',
-      `"${ref}" names ${found.length} batches: ${found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', ')}; give a longer id`,
+      t(locale, 'BATCH.ambiguous', {
+        ref: JSON.stringify(ref),
+        count: found.length,
+        batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', '),
+      }),
     );
   }
   return found[0]!;
@@ -421,6 +433,8 @@ export interface DecideCommand {
   decision: Decision;
   rules: ApproverRules;
   out: NodeJS.WritableStream;
+  /** Language of the output, the refusals and the rejected rows' message. @defaultValue DEFAULT_LOCALE */
+  locale?: Locale | undefined;
 }
 
 /**
@@ -428,20 +442,23 @@ export interface DecideCommand {
  * answers the file). Exit 0 decided, 1 refused (nothing changed), 2 no store or no such batch.
  */
 export async function decideCommand(c: DecideCommand): Promise<number> {
+  const locale = c.locale ?? c.decision.locale ?? DEFAULT_LOCALE;
   let store: Store | undefined;
   try {
     store = await c.store.open({ busyTimeoutMs: 15_000 });
-    const batch = await batchForDecision(store, c.ref);
-    const approval = await decideApproval(store, batch.id, c.decision, c.rules, new Date());
-    c.out.write(
-      approval.state === 'approved'
-        ? `${batch.fileName} (${batch.id.slice(0, 12)}): approved by ${approval.decidedBy} at ${approval.decidedAt}; the daemon pays it within moments (or the next \`remessa run\`)\n`
-        : `${batch.fileName} (${batch.id.slice(0, 12)}): rejected by ${approval.decidedBy} at ${approval.decidedAt}; every row is answered \`rejected\`, nothing was sent\n`,
-    );
+    const batch = await batchForDecision(store, c.ref, locale);
+    const approval = await decideApproval(store, batch.id, { ...c.decision, locale }, c.rules, new Date());
+    const said = {
+      file: batch.fileName,
+      batch: batch.id.slice(0, 12),
+      by: approval.decidedBy ?? '?',
+      at: approval.decidedAt ?? '?',
+    };
+    c.out.write(`${t(locale, approval.state === 'approved' ? 'DECIDE.approved' : 'DECIDE.rejected', said)}\n`);
     return EXIT_DECIDED;
   } catch (err) {
     if (err instanceof ApprovalError) {
-      c.out.write(`not decided: ${err.message}\n`);
+      c.out.write(`${t(locale, 'DECIDE.notDecided', { reason: err.message })}\n`);
       return 1;
     }
     throw err;

@@ -442,7 +442,8 @@ export async function openPipeline(
         log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
         // A team that approves by file may have dropped the marker already.
         const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
-        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log)) result = await run(undefined);
+        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log, options.locale))
+          result = await run(undefined);
       }
     } catch (err) {
       if (err instanceof BatchRejectedError || err instanceof InputError) {
@@ -681,13 +682,11 @@ export async function runOnce(
       return;
     }
     const waiting = answer.counts.waiting ?? 0;
-    const parked =
-      waiting > 0
-        ? ` (${waiting} row(s) waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them)`
-        : ' (stopped early: not answered yet, resumes on the next run)';
+    const parked = t(options.locale, waiting > 0 ? 'RUN.waitingRows' : 'RUN.parked', { count: waiting });
+    // `rejected` is the batch's status (a stable value, as the row states in the counts), not a sentence.
     out(options).write(
       `${name}: ${answer.answer === 'rejected' ? 'rejected' : formatCounts(answer.counts, options.locale)}` +
-        `${answer.state === 'parked' ? (waiting > 0 ? parked : ` (${t(options.locale, 'RUN.parked')})`) : ` -> ${answer.file}`}\n`,
+        `${answer.state === 'parked' ? ` (${parked})` : ` -> ${answer.file}`}\n`,
     );
   };
   try {
@@ -849,8 +848,13 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
       signal: abort.signal,
     });
     out(options).write(
-      `reconciled: ${result.changes} change(s), ${result.chargesListed} charge(s) listed, ${result.lookedUp} looked up` +
-        `${result.lookupErrors > 0 ? ` (${result.lookupErrors} failed)` : ''}, ${result.eventsApplied} event(s) applied\n`,
+      `${t(options.locale, 'RECONCILE.summary', {
+        changes: result.changes,
+        listed: result.chargesListed,
+        lookedUp: result.lookedUp,
+        failed: result.lookupErrors > 0 ? result.lookupErrors : undefined,
+        events: result.eventsApplied,
+      })}\n`,
     );
     for (const file of result.files) out(options).write(`retorno: ${file}\n`);
     return result.lookupErrors > 0 ? EXIT_NOT_ALL_SUCCEEDED : EXIT_OK;

@@ -14,6 +14,7 @@ import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Store } from '../store/index.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
@@ -36,20 +37,19 @@ export function osUserName(): string {
 }
 
 /** The one batch `ref` names (id, unique id prefix, file name); a clear error for none or several. */
-export async function findOneBatch(store: Store, ref: string): Promise<BatchRecord> {
+export async function findOneBatch(store: Store, ref: string, locale: Locale = DEFAULT_LOCALE): Promise<BatchRecord> {
   const found = await store.findBatches(ref);
   if (found.length === 1) return found[0]!;
   if (found.length === 0) {
-    throw new RemessaError(
-      'BATCH_NOT_FOUND',
-      `Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got "${ref}": no batch matches. ` +
-        '`remessa status` lists them',
-    );
+    throw new RemessaError('BATCH_NOT_FOUND', t(locale, 'BATCH.notFound', { ref: JSON.stringify(ref) }));
   }
   throw new RemessaError(
     'BATCH_AMBIGUOUS',
-    `"${ref}" names ${found.length} batches; give more of the id: ` +
-      found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+    t(locale, 'BATCH.ambiguous', {
+      ref: JSON.stringify(ref),
+      count: found.length,
+      batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+    }),
   );
 }
 
@@ -62,6 +62,11 @@ async function openExistingStore(options: RunnerOptions): Promise<Store> {
     );
   }
   return place.open();
+}
+
+/** `fatura.csv (lote 0123456789ab)`. */
+function batchName(locale: Locale, batch: BatchRecord): string {
+  return t(locale, 'RETRY.batch', { file: batch.fileName, batch: batch.id.slice(0, 12) });
 }
 
 /** Whether the batch has an answer to write: rows all stored, none pending or in flight. */
@@ -97,21 +102,33 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
   let store: Store | undefined;
   try {
     store = await openExistingStore(options);
-    const batch = await findOneBatch(store, request.batch);
-    const resolution = await store.resolveRow(batch.id, request.line, { as: request.as, by, note });
+    const batch = await findOneBatch(store, request.batch, options.locale);
+    const resolution = await store.resolveRow(batch.id, request.line, {
+      as: request.as,
+      by,
+      note,
+      locale: options.locale,
+    });
     options.logger.info(
       { batch: batch.fileName, line: request.line, to: resolution.to, by, step: resolution.step },
       'uncertain row settled by a person',
     );
-    let tail: string;
-    if (await answerable(store, batch)) {
-      tail = `answer written again: ${await reanswerBatch(store, batch.id, options.folders.outbox)}`;
-    } else {
-      tail = 'the batch is not finished yet: its answer is written when it is';
-    }
+    const then = (await answerable(store, batch))
+      ? t(options.locale, 'RESOLVE.reanswered', {
+          answer: await reanswerBatch(store, batch.id, options.folders.outbox),
+        })
+      : t(options.locale, 'RESOLVE.notFinished');
     out(options).write(
-      `${batch.fileName} line ${request.line} (batch ${batch.id.slice(0, 12)}): uncertain -> ${resolution.to}, ` +
-        `settled by ${by} at ${resolution.at}; ${tail}\n`,
+      `${t(options.locale, 'RESOLVE.done', {
+        file: batch.fileName,
+        line: request.line,
+        batch: batch.id.slice(0, 12),
+        from: resolution.from,
+        to: resolution.to,
+        by,
+        at: resolution.at,
+        then,
+      })}\n`,
     );
     return EXIT_OK;
   } finally {
@@ -123,6 +140,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
 /** `remessa retry [BATCH]`: the uncertain (and parked) rows of one batch or all, now; then their answers again. */
 export async function retryBatches(options: RunnerOptions, ref?: string): Promise<number> {
   const log = options.logger;
+  const locale = options.locale;
   const lock = await acquireDataFolderLock(options.folders.data);
   let pipeline: Pipeline | undefined;
   const abort = new AbortController();
@@ -136,17 +154,12 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       // The batch is named before the bank is reached: a wrong name fails fast.
       const store = await openExistingStore(options);
       try {
-        const batch = await findOneBatch(store, ref);
+        const batch = await findOneBatch(store, ref, locale);
         if (batch.status === 'rejected') {
-          throw new RemessaError(
-            'BATCH_REJECTED',
-            `${batch.fileName} was rejected as a whole: nothing of it was sent, nothing is retried`,
-          );
+          throw new RemessaError('BATCH_REJECTED', t(locale, 'RETRY.batchRejected', { file: batch.fileName }));
         }
         if ((await store.countUnfinished(batch.id)) === 0 && batch.status === 'done') {
-          out(options).write(
-            `${batch.fileName} (batch ${batch.id.slice(0, 12)}): nothing to retry, every row is settled\n`,
-          );
+          out(options).write(`${t(locale, 'RETRY.settled', { batch: batchName(locale, batch) })}\n`);
           return EXIT_OK;
         }
         only = [batch.id];
@@ -162,14 +175,15 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
     }
     const resumed = await pipeline.resumeUncertain(abort.signal, only);
     if (resumed.length === 0) {
-      out(options).write('nothing to retry: no batch has uncertain, waiting or parked rows\n');
+      out(options).write(`${t(locale, 'RETRY.nothing')}\n`);
       return EXIT_OK;
     }
     let unsettled = false;
     let ok = true;
     let error = false;
     for (const r of resumed) {
-      const name = `${r.batch.fileName} (batch ${r.batch.id.slice(0, 12)})`;
+      const name = batchName(locale, r.batch);
+      // Row states are stable values (ERPs read them): not translated.
       const counts = Object.entries(r.counts)
         .filter(([, n]) => (n ?? 0) > 0)
         .map(([k, n]) => `${k} ${n}`)
@@ -178,20 +192,20 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
         case 'done':
           if (hasUnsettled(r.counts)) unsettled = true;
           if (!allSucceeded(r.counts)) ok = false;
-          out(options).write(`${name}: ${counts || 'no rows'} -> ${r.answer}\n`);
+          out(options).write(`${name}: ${counts || t(locale, 'STATUS.noRows')} -> ${r.answer}\n`);
           break;
         case 'parked':
           unsettled = true;
-          out(options).write(`${name}: ${counts} (stopped early: not answered yet, resumes on the next run)\n`);
+          out(options).write(`${name}: ${counts} (${t(locale, 'RUN.parked')})\n`);
           break;
         case 'needs-file':
           unsettled = true;
-          out(options).write(`${name}: its rows were not all stored; drop the file again to go on\n`);
+          out(options).write(`${t(locale, 'RETRY.needsFile', { batch: name })}\n`);
           break;
         case 'error':
           error = true;
           out(options).write(
-            `${name}: could not be retried: ${r.error instanceof Error ? r.error.message : String(r.error)}\n`,
+            `${t(locale, 'RETRY.failed', { batch: name, reason: r.error instanceof Error ? r.error.message : String(r.error) })}\n`,
           );
           break;
       }

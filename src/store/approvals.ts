@@ -39,7 +39,11 @@
  *    configured maker (`approval.makers`); names compare trimmed and case-insensitively. A refused decision changes
  *    nothing.
  * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen.
+ *
+ * The sentences a decision leaves (a refusal, the rejected rows' message in the answer) are in the decider's locale,
+ * given in the Decision (the command's or the daemon's `locale`); the store never guesses one (default pt-BR).
  */
+import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
 import type { BatchRecord, RowError, Store } from './store.js';
@@ -260,22 +264,26 @@ export interface ApproverRules {
   makers: readonly string[];
 }
 
+/** `locale`: the language of the refusals and of the rejected rows' message (the decider's). @defaultValue pt-BR */
 export type Decision =
-  | { approve: true; by: string; via: 'command' | 'marker' }
-  | { approve: false; by: string; via: 'command' | 'marker'; note: string };
+  | { approve: true; by: string; via: 'command' | 'marker'; locale?: Locale | undefined }
+  | { approve: false; by: string; via: 'command' | 'marker'; note: string; locale?: Locale | undefined };
 
 function sameName(a: string, b: string): boolean {
   return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
 /** Why `by` may not approve this batch, or undefined when allowed (rule 3). */
-export function approverRefusal(approval: ApprovalRecord, by: string, rules: ApproverRules): string | undefined {
+export function approverRefusal(
+  approval: ApprovalRecord,
+  by: string,
+  rules: ApproverRules,
+  locale: Locale = DEFAULT_LOCALE,
+): string | undefined {
   if (rules.forbidSameAsOwner && approval.owner !== null && sameName(approval.owner, by)) {
-    return `${by} owns the file (its maker) and approval.forbidSameAsOwner is on: another person must approve it`;
+    return t(locale, 'APPROVAL.owner', { by });
   }
-  if (rules.makers.some((m) => sameName(m, by))) {
-    return `${by} is listed in approval.makers (prepares files): another person must approve it`;
-  }
+  if (rules.makers.some((m) => sameName(m, by))) return t(locale, 'APPROVAL.maker', { by });
   return undefined;
 }
 
@@ -291,27 +299,32 @@ export function decideApproval(
   rules: ApproverRules,
   now: Date,
 ): Promise<ApprovalRecord> {
+  const locale = decision.locale ?? DEFAULT_LOCALE;
   return immediate(store, async (s) => {
     const batch = await s.getBatch(batchId);
     const approval = await getApproval(s, batchId);
+    const named = { batch: batchId.slice(0, 12), file: batch?.fileName ?? '?' };
     if (!batch || !approval || batch.status !== 'awaiting_approval' || approval.state !== 'awaiting') {
-      const what = approval
-        ? approval.state === 'awaiting'
-          ? `is ${batch?.status ?? 'gone'}`
-          : `was ${approval.state} already by ${approval.decidedBy ?? '?'} at ${approval.decidedAt ?? '?'}`
-        : 'does not wait for approval';
-      throw new ApprovalError(APPROVAL_CODES.notAwaiting, `Batch ${batchId.slice(0, 12)} (${batch?.fileName}) ${what}`);
-    }
-    const by = decision.by.trim();
-    if (by === '') throw new ApprovalError(APPROVAL_CODES.refused, 'Expected the name of the person who decides');
-    if (approval.previewAt === null) {
       throw new ApprovalError(
-        APPROVAL_CODES.noPreview,
-        `Batch ${batchId.slice(0, 12)} (${batch.fileName}) has no preview yet (its bills are still being looked up): decide once the preview is in the outbox`,
+        APPROVAL_CODES.notAwaiting,
+        !approval
+          ? t(locale, 'APPROVAL.notHeld', named)
+          : approval.state === 'awaiting'
+            ? t(locale, 'APPROVAL.notAwaiting', { ...named, status: batch?.status ?? 'gone' })
+            : t(locale, 'APPROVAL.decidedAlready', {
+                ...named,
+                state: approval.state,
+                by: approval.decidedBy ?? '?',
+                at: approval.decidedAt ?? '?',
+              }),
       );
     }
+    const by = decision.by.trim();
+    if (by === '') throw new ApprovalError(APPROVAL_CODES.refused, t(locale, 'APPROVAL.noName'));
+    if (approval.previewAt === null)
+      throw new ApprovalError(APPROVAL_CODES.noPreview, t(locale, 'APPROVAL.noPreview', named));
     if (decision.approve) {
-      const refusal = approverRefusal(approval, by, rules);
+      const refusal = approverRefusal(approval, by, rules, locale);
       if (refusal) throw new ApprovalError(APPROVAL_CODES.refused, refusal);
     }
     await s.sql.run(
@@ -330,7 +343,7 @@ export function decideApproval(
     } else {
       await rejectUnsentBatch(s, batchId, {
         code: APPROVAL_CODES.rejected,
-        message: `Rejected by ${by} at ${now.toISOString()}${decision.note ? `: ${decision.note}` : ''}; nothing was sent`,
+        message: t(locale, APPROVAL_CODES.rejected, { by, at: now.toISOString(), note: decision.note || undefined }),
       });
     }
     return (await getApproval(s, batchId))!;

@@ -220,6 +220,8 @@ export interface Settlement {
   by: string;
   /** Why: what the person checked (required; kept as given). */
   note: string;
+  /** Language of the row's message in the answer (the command's `locale`). @defaultValue DEFAULT_LOCALE */
+  locale?: Locale | undefined;
 }
 
 /** A settlement by a person, as recorded in `resolutions`. */
@@ -1232,6 +1234,7 @@ export class Store {
    * natural key up (rule 4): the person said the bank did not do it, so the same row may be sent again later.
    */
   resolveRow(batchId: string, line: number, settlement: Settlement): Promise<Resolution> {
+    const locale = settlement.locale ?? DEFAULT_LOCALE;
     return this.transaction(async (s) => {
       const batch = await s.requireBatch(batchId);
       await s.lockRow(batchId, line); // a second settlement at the same moment waits, then finds it settled
@@ -1239,16 +1242,20 @@ export class Store {
       if (!row) {
         throw new StoreError(
           'STORE_NO_ROW',
-          `${batch.fileName} (batch ${batchId.slice(0, 12)}) has no data line ${line}`,
+          t(locale, 'RESOLVE.noLine', { file: batch.fileName, batch: batchId.slice(0, 12), line }),
         );
       }
       if (row.state !== 'uncertain') {
         const settled = await s.getResolution(batchId, line);
         throw new StoreError(
           'ROW_NOT_UNCERTAIN',
-          `Expected an uncertain row, got line ${line} of ${batch.fileName} ${row.state}` +
-            (settled ? ` (settled by ${settled.by} at ${settled.at})` : '') +
-            ': only a row whose outcome is unknown is settled by a person; nothing was changed',
+          t(locale, 'RESOLVE.notUncertain', {
+            line,
+            file: batch.fileName,
+            state: row.state,
+            by: settled?.by,
+            at: settled?.at,
+          }),
         );
       }
       const at = s.ts();
@@ -1285,7 +1292,11 @@ export class Store {
           settlement.as === 'failed'
             ? {
                 code: RESOLVED_AS_FAILED,
-                message: `Settled as failed by ${settlement.by} at ${at}: ${settlement.note}`,
+                message: t(locale, RESOLVED_AS_FAILED, {
+                  by: settlement.by,
+                  at,
+                  note: settlement.note,
+                }),
               }
             : null,
       });
