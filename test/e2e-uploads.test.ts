@@ -204,7 +204,10 @@ describe('a file that changes while it is processed', () => {
     } finally {
       await h.close();
     }
-    const answer = await waitForAnswer(ws2, 'charges', 'reread', 60_000);
+    // On a timeout, the daemon's log says where the file stands.
+    const answer = await waitForAnswer(ws2, 'charges', 'reread', 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\ndaemon log (tail):\n${second!.stderr().slice(-6000)}`);
+    });
     expect(answer.type, answer.text.slice(0, 500)).toBe('result');
     const result = parseResultCsv(answer.text);
     expect(result.map((r) => r.correlationId)).toEqual(rows.map((line) => line.split(',')[1]));
