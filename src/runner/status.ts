@@ -26,7 +26,7 @@ import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
-import { describeStorePlace, runnerStorePlace } from '../store/place.js';
+import { describeStorePlace, runnerStorePlace, SQLITE_STORE_FILE } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
 import { type LockHolder, readLockHolder } from './lock.js';
 
@@ -35,8 +35,8 @@ export { parseStatusDate } from './status-dates.js';
 import { out, type RunnerOptions } from './options.js';
 import { describeUnsettled, type UnsettledLine } from './retorno.js';
 
-/** The store's file name inside the data folder. */
-export const STORE_FILE_NAME = 'remessa.sqlite';
+/** The SQLite store's file name inside the data folder (one name, src/store/place.ts's). */
+export const STORE_FILE_NAME = SQLITE_STORE_FILE;
 
 /** What `status` says a batch is doing (see the table at the top of this file). */
 export const BATCH_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected', 'awaiting_approval'] as const;

@@ -14,9 +14,6 @@ import type { SqlDriver } from './sql.js';
 import { openSqliteDriver } from './sqlite-driver.js';
 import { openStoreWith, type Store, type StoreOptions } from './store.js';
 
-/** The SQLite store's file name in `folders.data`. */
-export const SQLITE_STORE_FILE_NAME = SQLITE_STORE_FILE;
-
 export type StoreTarget =
   | { engine: 'sqlite'; file: string }
   | { engine: 'postgres'; url: string; password: string | undefined; maxConnections: number };
@@ -34,7 +31,7 @@ export function storeTarget(config: StoreConfig): StoreTarget {
       maxConnections: config.store.maxConnections,
     };
   }
-  return { engine: 'sqlite', file: path.join(config.folders.data, SQLITE_STORE_FILE_NAME) };
+  return { engine: 'sqlite', file: path.join(config.folders.data, SQLITE_STORE_FILE) };
 }
 
 export interface OpenSqlDriverOptions {

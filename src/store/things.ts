@@ -563,19 +563,19 @@ export class Things {
   async changesOfDay(day: string): Promise<ThingChangeLine[]> {
     return (
       await this.store.sql.all<
-        ChangeSql & {
-          kind: ThingKind;
-          key: string;
-          correlation_id: string | null;
-          end_to_end_id: string | null;
-          claim_id: string | null;
-          your_number: string | null;
-          our_number: string | null;
-          batch_id: string;
-          line: number;
-          file_name: string;
-          dialect: string;
-        }
+        ChangeSql &
+          Pick<
+            ThingSql,
+            | 'kind'
+            | 'key'
+            | 'correlation_id'
+            | 'end_to_end_id'
+            | 'claim_id'
+            | 'your_number'
+            | 'our_number'
+            | 'batch_id'
+            | 'line'
+          > & { file_name: string; dialect: string }
       >(
         `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number,
            t.batch_id, t.line, b.file_name, b.dialect
