@@ -190,7 +190,8 @@ describe('a file that changes while it is processed', () => {
       queue: { rateLimits: { charges: rate, 'bill-payments': rate, pix: rate, claims: rate } },
     });
     const before = (await sandbox.effects('charge_created')).length;
-    second = startDaemon(ws2);
+    // At debug level, so that a timed-out wait shows where the batch stood (each request, each step).
+    second = startDaemon(ws2, { REMESSA_LOG_LEVEL: 'debug' });
     await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(second!.stderr()), 60_000);
     const rows = rowsOf('reread');
     const file = path.join(ws2.inbox, 'charges', 'reread.csv');
@@ -206,7 +207,7 @@ describe('a file that changes while it is processed', () => {
     }
     // On a timeout, the daemon's log says where the file stands.
     const answer = await waitForAnswer(ws2, 'charges', 'reread', 60_000).catch((error: Error) => {
-      throw new Error(`${error.message}\ndaemon log (tail):\n${second!.stderr().slice(-6000)}`);
+      throw new Error(`${error.message}\ndaemon log (tail):\n${second!.stderr().slice(-30000)}`);
     });
     expect(answer.type, answer.text.slice(0, 500)).toBe('result');
     const result = parseResultCsv(answer.text);
