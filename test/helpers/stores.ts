@@ -3,18 +3,20 @@
  * implementations"): `storeEngines()` gives one entry per engine, each opening a fresh, empty store:
  * - sqlite: a file in a temp folder of its own (`openStore`, as the daemon opens it);
  * - postgres: a fresh database of this test file's throw-away cluster (test/helpers/postgres.ts), through
- *   `openStoreWith(openPgDriver(...))`.
+ *   `openStoreWith(openPgDriver(...))`: a copy (`CREATE DATABASE ... TEMPLATE`) of a database migrated once per test
+ *   file, which costs a few milliseconds where migrating costs a few hundred.
  * Call it once at the top of a test file (it registers the cluster's beforeAll/afterAll), then
  * `describe.each(engines)('... ($name)', (engine) => ...)`, with `skipIfAsked(engine)` at the top of the body
  * (`REMESSA_TEST_NO_POSTGRES=1` skips the PostgreSQL half, visibly; nothing else does).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach } from 'vitest';
 import { describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
+import { committedSnapshot } from './sqlite-of.js';
 
 export type EngineName = 'sqlite' | 'postgres';
 
@@ -29,10 +31,19 @@ export interface StoreEngine {
   open(options?: EngineStoreOptions): Promise<Store>;
   /** The same file or database as `store` (closed or not), opened again. */
   reopen(store: Store, options?: EngineStoreOptions): Promise<Store>;
+  /**
+   * A crash at this instant: the store's committed state as a SIGKILL of its process leaves it, as a copy to open
+   * (`open`). SQLite: a copy of the file read in a transaction of its own (a group commit under way is wholly in it or
+   * not at all); `store` stays usable. PostgreSQL: the store's sessions are terminated (a transaction under way rolls
+   * back) and the database is copied; `store` can no longer reach its database, so its next statements fail, as a
+   * dead process's would.
+   */
+  crash(store: Store): Promise<{ open(options?: EngineStoreOptions): Promise<Store> }>;
 }
 
 export function storeEngines(): StoreEngine[] {
   const dirs: string[] = [];
+  let crashes = 0;
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
@@ -47,6 +58,11 @@ export function storeEngines(): StoreEngine[] {
     reopen(store, options = {}) {
       return openStore(store.file, options);
     },
+    async crash(store) {
+      const file = `${store.file}.crashed-${++crashes}`;
+      writeFileSync(file, await committedSnapshot(store));
+      return { open: (options = {}) => openStore(file, options) };
+    },
   };
   const cluster: (() => TestCluster) | undefined = skipPostgres ? undefined : useTestCluster();
   const openPg = async (url: string, options: EngineStoreOptions): Promise<Store> => {
@@ -60,17 +76,32 @@ export function storeEngines(): StoreEngine[] {
       throw error;
     }
   };
+  // The migrated database this file's stores are copies of, made by the first `open`.
+  let template: Promise<string> | undefined;
+  const migrated = (): Promise<string> => {
+    template ??= (async () => {
+      const { name, url } = await cluster!().createDatabase();
+      const store = await openPg(url, {});
+      await store.close(); // a template is copied only when no session is open on it
+      return name;
+    })();
+    return template;
+  };
+  // store.file is the URL without credentials (describePgUrl): its last part is the database.
+  const databaseOf = (store: Store): string => store.file.split('/').pop()!;
   const postgres: StoreEngine = {
     name: 'postgres',
     skip: skipPostgres,
     async open(options = {}) {
-      const { url } = await cluster!().createDatabase();
+      const { url } = await cluster!().createDatabase(await migrated());
       return openPg(url, options);
     },
     reopen(store, options = {}) {
-      // store.file is the URL without credentials (describePgUrl): its last part is the database.
-      const database = store.file.split('/').pop()!;
-      return openPg(cluster!().url(database), options);
+      return openPg(cluster!().url(databaseOf(store)), options);
+    },
+    async crash(store) {
+      const { url } = await cluster!().crashCopy(databaseOf(store));
+      return { open: (options = {}) => openPg(url, options) };
     },
   };
   return [sqlite, postgres];
