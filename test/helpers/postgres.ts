@@ -13,7 +13,18 @@
  *   exercised for real.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -172,6 +183,7 @@ export async function startPostgres(): Promise<TestCluster> {
     if (stopped) return;
     stopped = true;
     try {
+      reportServerCpu(data);
       // Immediate: a throw-away cluster needs no checkpoint.
       run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     } finally {
@@ -233,6 +245,35 @@ export function useTestCluster(): () => TestCluster {
     if (cluster) return cluster;
     throw failure ?? new Error('The PostgreSQL test cluster was asked for before it started');
   };
+}
+
+/**
+ * When REMESSA_TEST_PG_CPU names a file, appends to it the CPU seconds the server has spent so far (the postmaster,
+ * its exited sessions and its live processes: Linux's /proc), one line per cluster, to measure what the suites on
+ * PostgreSQL cost besides the test process's own time (the server is not the test process's child).
+ */
+function reportServerCpu(data: string): void {
+  const out = process.env.REMESSA_TEST_PG_CPU;
+  if (!out) return;
+  try {
+    const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // /proc/<pid>/stat: the fields after the command's closing parenthesis; utime, stime, cutime, cstime are 14..17.
+    const fields = (pid: string) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const [, , , , , , , , , , , utime, stime, cutime, cstime] = fields(String(postmaster)).map(Number);
+    let ticks = utime! + stime! + cutime! + cstime!;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const f = fields(pid);
+        if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    appendFileSync(out, `${(ticks / 100).toFixed(2)}\n`);
+  } catch (error) {
+    appendFileSync(out, `unknown (${(error as Error).message})\n`);
+  }
 }
 
 /** The `postgres` user of Debian's package, which runs the cluster when the tests run as root. */
