@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach } from 'vitest';
 import { describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
+import { SQLITE_STORE_FILE } from '../../src/store/place.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
 import { committedSnapshot } from './sqlite-of.js';
@@ -39,6 +40,15 @@ export interface StoreEngine {
    * dead process's would.
    */
   crash(store: Store): Promise<{ open(options?: EngineStoreOptions): Promise<Store> }>;
+  /**
+   * A fresh store for what opens it from a config (a pipeline, a command): `section` is the config's `store` (none on
+   * SQLite: the file in folders.data, `dataDir`; on PostgreSQL a fresh database and its password in a file in
+   * `secretsDir`), and `open` opens that store from the test.
+   */
+  configured(
+    dataDir: string,
+    secretsDir: string,
+  ): Promise<{ section: { url: string; passwordFile: string } | undefined; open(): Promise<Store> }>;
 }
 
 export function storeEngines(): StoreEngine[] {
@@ -57,6 +67,9 @@ export function storeEngines(): StoreEngine[] {
     },
     reopen(store, options = {}) {
       return openStore(store.file, options);
+    },
+    async configured(dataDir) {
+      return { section: undefined, open: () => openStore(path.join(dataDir, SQLITE_STORE_FILE)) };
     },
     async crash(store) {
       const file = `${store.file}.crashed-${++crashes}`;
@@ -98,6 +111,13 @@ export function storeEngines(): StoreEngine[] {
     },
     reopen(store, options = {}) {
       return openPg(cluster!().url(databaseOf(store)), options);
+    },
+    async configured(_dataDir, secretsDir) {
+      const c = cluster!();
+      const { url } = await c.createDatabase(await migrated());
+      const passwordFile = path.join(secretsDir, 'store-password');
+      writeFileSync(passwordFile, `${c.password}\n`, { mode: 0o600 });
+      return { section: { url, passwordFile }, open: () => openPg(url, {}) };
     },
     async crash(store) {
       const { url } = await cluster!().crashCopy(databaseOf(store));
