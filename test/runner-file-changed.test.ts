@@ -111,7 +111,7 @@ describe.each(engines)('a taken file that changes while it is read ($name)', (en
     // The partial reading is in the store as given up (its keys released), so its rows were never duplicates.
     await pipeline.close();
     pipeline = undefined;
-    const reopened = await store.open();
+    const reopened = await store.place.open();
     try {
       // One taking, two batches: the given-up partial reading, then the whole file (src/store/intakes.ts retakeIntake).
       expect((await reopened.listBatches()).map((b) => b.status).sort()).toEqual(['done', 'rejected']);

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach } from 'vitest';
 import { describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
-import { SQLITE_STORE_FILE } from '../../src/store/place.js';
+import { SQLITE_STORE_FILE, type StorePlace, sqliteStorePlace } from '../../src/store/place.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
 import { committedSnapshot } from './sqlite-of.js';
@@ -41,14 +41,15 @@ export interface StoreEngine {
    */
   crash(store: Store): Promise<{ open(options?: EngineStoreOptions): Promise<Store> }>;
   /**
-   * A fresh store for what opens it from a config (a pipeline, a command): `section` is the config's `store` (none on
-   * SQLite: the file in folders.data, `dataDir`; on PostgreSQL a fresh database and its password in a file in
-   * `secretsDir`), and `open` opens that store from the test.
+   * A fresh store for what opens it by itself (a pipeline from its config, the webhook receiver from its place):
+   * `section` is the config's `store` (none on SQLite: the file in folders.data, `dataDir`; on PostgreSQL a fresh
+   * database, its password in a file in `secretsDir`), and `place` where it is (src/store/place.ts), which the test
+   * opens it by too.
    */
   configured(
     dataDir: string,
     secretsDir: string,
-  ): Promise<{ section: { url: string; passwordFile: string } | undefined; open(): Promise<Store> }>;
+  ): Promise<{ section: { url: string; passwordFile: string } | undefined; place: StorePlace }>;
 }
 
 export function storeEngines(): StoreEngine[] {
@@ -69,7 +70,7 @@ export function storeEngines(): StoreEngine[] {
       return openStore(store.file, options);
     },
     async configured(dataDir) {
-      return { section: undefined, open: () => openStore(path.join(dataDir, SQLITE_STORE_FILE)) };
+      return { section: undefined, place: sqliteStorePlace(path.join(dataDir, SQLITE_STORE_FILE)) };
     },
     async crash(store) {
       const file = `${store.file}.crashed-${++crashes}`;
@@ -117,7 +118,13 @@ export function storeEngines(): StoreEngine[] {
       const { url } = await c.createDatabase(await migrated());
       const passwordFile = path.join(secretsDir, 'store-password');
       writeFileSync(passwordFile, `${c.password}\n`, { mode: 0o600 });
-      return { section: { url, passwordFile }, open: () => openPg(url, {}) };
+      const place: StorePlace = {
+        engine: 'postgres',
+        where: url,
+        exists: () => true,
+        open: (o = {}) => openPg(url, { now: o.now, readonly: o.readonly }),
+      };
+      return { section: { url, passwordFile }, place };
     },
     async crash(store) {
       const { url } = await cluster!().crashCopy(databaseOf(store));
