@@ -203,11 +203,11 @@ export async function startPostgres(): Promise<TestCluster> {
     async crashCopy(database) {
       if (!/^[a-z0-9_]+$/.test(database)) throw new Error(`Not a test database name: ${database}`);
       await query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
-      // CREATE DATABASE waits up to 5 s for the source's sessions to end; a session that was starting while
-      // connections were closed may appear after the first termination, hence the loop.
+      // pg_terminate_backend only signals the sessions; CREATE DATABASE waits up to 5 s for the source's to end. A
+      // session that was starting while connections were being closed may appear after the signals: hence the loop.
       for (let attempt = 1; ; attempt++) {
         await query(
-          `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
         );
         try {
           return await createDatabase(database);
