@@ -69,6 +69,13 @@
  *    the reverse). Settling as `failed` gives the natural key up (rule 4): the person vouches that the bank did not
  *    act, so the same row in a later file is sent again. It must run while no other process drives the store (the
  *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row.
+ * 8. Held by another daemon (several daemons on one PostgreSQL store, ./leases.ts): a daemon drives only the rows it
+ *    holds (`rows.holder`, claimed in pages with FOR UPDATE SKIP LOCKED under its lease). An intent is recorded only
+ *    for a row this daemon holds while the database says its lease is live (else STORE_ROW_NOT_HELD /
+ *    STORE_LEASE_LOST, nothing sent), and no row held by another daemon is moved by it. When a daemon's lease passes
+ *    (it died, froze or lost the database), another daemon takes its rows over, and their steps in `intent` become
+ *    `unknown` (code TAKEN_OVER_FROM_DEAD_DAEMON): exactly what a restart does with them (rule 1), then rule 2 decides
+ *    (resend with the same key, recover, or the row stays `uncertain`). Nothing else of the row changes hands.
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';

@@ -1,0 +1,375 @@
+/**
+ * Several daemons sharing one PostgreSQL store (issue 13 §1): who holds what, under leases renewed in the database.
+ * No coordinator of our own: PostgreSQL's row locks (`FOR UPDATE SKIP LOCKED`), unique keys and its clock decide.
+ * On SQLite there is one daemon (the data folder's lock keeps a second one off): it holds everything, nothing here
+ * runs there (`isSharedStore` is false), and the columns of migration 014 stay empty.
+ *
+ * THE LEASE OF A DAEMON (table `daemons`, one row per `store.daemonName`)
+ *
+ *   (start) --register: no live lease under this name on another host--> alive
+ *   alive --renew every leaseMs/3: lease_until = DB now + leaseMs--> alive
+ *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
+ *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock--> lost
+ *   lost --> the process exits with code 1 and says so (src/runner/daemon.ts); it sends nothing more: every row
+ *            write checks the holder (`assertLive`) and an intent checks the lease in the database itself.
+ *   (anyone) --lease_until < DB now--> dead: the others take over what it held.
+ *
+ * Times: `lease_until_ms` is written and compared on the DATABASE's clock (clock_timestamp()), so daemons whose
+ * machines' clocks disagree agree on who is dead. A daemon also keeps a local deadline (its monotonic clock at the
+ * start of the last successful renewal + leaseMs - a tenth): past it, it counts its lease lost without asking, so a
+ * daemon cut off from the database stops sending before the others may take its rows over.
+ *
+ * WHAT A DAEMON HOLDS
+ * - Rows (`rows.holder`): claimed in pages (`claimRows`) by one statement `SELECT ... FOR UPDATE OF r SKIP LOCKED`
+ *   over the rows held by nobody, by this daemon, or by a dead daemon, then `holder` set, in one transaction: two
+ *   daemons never claim one row. A row is claimed before any of its steps is sent; `recordIntent` refuses a row this
+ *   daemon does not hold (STORE_ROW_NOT_HELD) or when its lease is lost (STORE_LEASE_LOST), and every other row write
+ *   of a daemon refuses a row held by another (src/store/store.ts `lockRow`). So no two daemons ever send the same
+ *   step. Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
+ *   what a restart does with them (rule 1), then rule 2 decides (resend with the same key, recover, or uncertain).
+ * - Files (`file_claims`): src/intake/shared-claims.ts.
+ * - Answers (`intakes.answer_holder`): `claimAnswer`, before the answer's files are written (src/outbox/result.ts);
+ *   cleared when the answer is recorded (src/store/intakes.ts `markAnswered`). A dead writer's claim is taken over.
+ *
+ * What is NOT guarded (docs/service-gaps.md): a daemon frozen between its last check and the moment its request
+ * leaves (after the lease passed) may still send that one request while another daemon resends the same step; with
+ * the IdempotencyKey the bank answers the first outcome; a step without it is recovered first (rule 2).
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { RemessaError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { StoreError } from './db.js';
+import type { SqlParam } from './sql.js';
+import type { RowHolder, RowRecord, Store } from './store.js';
+
+/** A row held by another daemon was asked to move by this one. */
+export const STORE_ROW_NOT_HELD = 'STORE_ROW_NOT_HELD';
+/** This daemon's lease passed (frozen, cut off from the database): it must stop. */
+export const STORE_LEASE_LOST = 'STORE_LEASE_LOST';
+/** Another daemon, on another host, holds a live lease under the same name. */
+export const STORE_DAEMON_NAME_IN_USE = 'STORE_DAEMON_NAME_IN_USE';
+/** The code a step in `intent` gets when its row is taken over from a dead daemon (rule 8 of ./rows.ts). */
+export const TAKEN_OVER = 'TAKEN_OVER_FROM_DEAD_DAEMON';
+
+export const DEFAULT_LEASE_MS = 30_000;
+export const MIN_LEASE_MS = 3_000;
+export const MAX_LEASE_MS = 600_000;
+
+/** Letters, digits, `.`, `_`, `-`; 1 to 63 characters, starting with a letter or digit (a host name fits). */
+export const DAEMON_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/** The default `store.daemonName`: the host's name, cut to what DAEMON_NAME allows. */
+export function defaultDaemonName(host = os.hostname()): string {
+  const cleaned = host.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  return (cleaned || 'remessa').slice(0, 63);
+}
+
+/** Whether several daemons may share this store: PostgreSQL only (SQLite has one daemon, the data folder's lock). */
+export function isSharedStore(store: Store): boolean {
+  return store.driver.dialect === 'postgres';
+}
+
+/** The database's clock in milliseconds since the epoch, as SQL (PostgreSQL), or this process's clock (SQLite). */
+function clock(store: Store): { sql: string; params: SqlParam[] } {
+  return store.driver.dialect === 'postgres'
+    ? { sql: '(extract(epoch FROM clock_timestamp()) * 1000)', params: [] }
+    : { sql: '?', params: [Date.now()] };
+}
+
+/** SQL true when the daemon named by the expression `holder` has no live lease (dead, stopped or never seen). */
+function deadHolder(holder: string, now: string): string {
+  return `NOT EXISTS (SELECT 1 FROM daemons d WHERE d.name = ${holder} AND d.lease_until_ms >= ${now})`;
+}
+
+export interface DaemonLeaseOptions {
+  name: string;
+  /** @defaultValue DEFAULT_LEASE_MS */
+  leaseMs?: number;
+  /** Told once when the lease is lost (the daemon exits with code 1). */
+  onLost?: (error: StoreError) => void;
+  logger?: Logger;
+  /** The local monotonic clock, in ms (tests). @defaultValue performance.now */
+  monotonic?: () => number;
+}
+
+/** A daemon's lease on a shared store (see the top of this file). Bound to the store: `store.daemon` is it. */
+export class DaemonLease implements RowHolder {
+  readonly name: string;
+  readonly leaseMs: number;
+  private readonly store: Store;
+  private readonly options: DaemonLeaseOptions;
+  private readonly monotonic: () => number;
+  private validUntil = 0;
+  private lostError: StoreError | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  private released = false;
+
+  private constructor(store: Store, options: DaemonLeaseOptions) {
+    this.store = store;
+    this.options = options;
+    this.name = options.name;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.monotonic = options.monotonic ?? (() => performance.now());
+  }
+
+  /**
+   * Registers the daemon (a live lease under the same name held from another host: STORE_DAEMON_NAME_IN_USE), binds
+   * the lease to the store, and renews it every leaseMs/3 until `release`.
+   */
+  static async register(store: Store, options: DaemonLeaseOptions): Promise<DaemonLease> {
+    if (!DAEMON_NAME.test(options.name)) {
+      throw new RemessaError('CONFIG_INVALID', `store.daemonName: expected ${DAEMON_NAME}, got "${options.name}"`);
+    }
+    const lease = new DaemonLease(store, options);
+    const host = os.hostname();
+    const started = lease.monotonic();
+    const now = clock(store);
+    const at = new Date().toISOString();
+    const r = await store.sql.get<{ name: string }>(
+      `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
+       VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
+       ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
+         last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
+       WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
+       RETURNING d.name`,
+      [options.name, ...now.params, lease.leaseMs, at, at, host, process.pid, lease.leaseMs],
+    );
+    if (!r) {
+      const other = await store.sql.get<{ host: string | null; pid: number | null }>(
+        'SELECT host, pid FROM daemons WHERE name = ?',
+        [options.name],
+      );
+      throw new StoreError(
+        STORE_DAEMON_NAME_IN_USE,
+        `Another daemon named "${options.name}" (host ${other?.host ?? '?'}, pid ${other?.pid ?? '?'}) holds a live lease on this store: give each daemon its own store.daemonName`,
+      );
+    }
+    lease.validUntil = started + lease.leaseMs - lease.leaseMs / 10;
+    store.bindDaemon(lease);
+    lease.schedule();
+    return lease;
+  }
+
+  private schedule(): void {
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /** Renews the lease now (the timer does it every leaseMs/3). A lost lease is told once, then stays lost. */
+  renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
+    if (this.lostError || this.released) return;
+    const started = this.monotonic();
+    if (started > this.validUntil) {
+      this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
+      return;
+    }
+    const now = clock(this.store);
+    try {
+      const r = await this.store.sql.run(
+        `UPDATE daemons SET lease_until_ms = ${now.sql} + ?, last_seen = ?
+         WHERE name = ? AND lease_until_ms >= ${now.sql} AND stopped_at IS NULL AND pid = ?`,
+        [...now.params, this.leaseMs, new Date().toISOString(), this.name, ...now.params, process.pid],
+      );
+      if (r.changes === 0) {
+        this.lose('the database says it passed (another daemon may have taken over what it held)');
+        return;
+      }
+      this.validUntil = started + this.leaseMs - this.leaseMs / 10;
+    } catch (err) {
+      this.options.logger?.warn({ err }, 'renewing the daemon lease failed; retrying');
+      if (this.monotonic() > this.validUntil) this.lose('it could not be renewed in time');
+    }
+  }
+
+  private lose(why: string): void {
+    if (this.lostError) return;
+    this.lostError = new StoreError(STORE_LEASE_LOST, `The lease of daemon "${this.name}" is lost: ${why}`);
+    if (this.timer) clearInterval(this.timer);
+    this.options.onLost?.(this.lostError);
+  }
+
+  /** Whether the lease is lost (it stays so). */
+  get lost(): boolean {
+    return this.lostError !== undefined || this.monotonic() > this.validUntil;
+  }
+
+  /** Throws STORE_LEASE_LOST when the lease is lost, or past its local deadline. */
+  assertLive(): void {
+    if (!this.lostError && this.monotonic() > this.validUntil) {
+      this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
+    }
+    if (this.lostError) throw this.lostError;
+  }
+
+  /** In the intent's transaction: the database itself says the lease still holds (else STORE_LEASE_LOST). */
+  async assertLeaseInDb(s: Store): Promise<void> {
+    this.assertLive();
+    const now = clock(s);
+    const r = await s.sql.get<{ name: string }>(
+      `SELECT name FROM daemons WHERE name = ? AND pid = ? AND stopped_at IS NULL AND lease_until_ms >= ${now.sql}`,
+      [this.name, process.pid, ...now.params],
+    );
+    if (!r) {
+      this.lose('the database says it passed');
+      this.assertLive();
+    }
+  }
+
+  /**
+   * Graceful stop: the lease ends now (stopped_at set): every row, file and answer this daemon held is free for the
+   * others at once (a stopped daemon leaves no step in `intent`: the engine finishes or parks them).
+   */
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.released) return;
+    this.released = true;
+    await this.renewing?.catch(() => undefined);
+    if (this.lostError) return;
+    await this.store.sql.run(
+      'UPDATE daemons SET lease_until_ms = 0, stopped_at = ?, last_seen = ? WHERE name = ? AND pid = ?',
+      [new Date().toISOString(), new Date().toISOString(), this.name, process.pid],
+    );
+  }
+
+  /** Stops renewing without a word to the database (tests: a daemon that froze or died). */
+  abandon(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.released = true;
+  }
+}
+
+/**
+ * The next page of the batch's rows in `states` after `afterLine`, in line order. On a shared store with a daemon
+ * bound, only rows it may hold are returned and they are claimed for it in the same transaction (see the top):
+ * `FOR UPDATE OF r SKIP LOCKED`, so a row another daemon is claiming at the same instant is skipped, never waited for;
+ * rows taken over from a dead daemon have their steps in `intent` turned `unknown` (rule 8 of ./rows.ts).
+ * Elsewhere, `store.rowsAfter`.
+ */
+export async function claimRows(
+  store: Store,
+  batchId: string,
+  afterLine: number,
+  limit: number,
+  states: readonly string[],
+): Promise<RowRecord[]> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return store.rowsAfter(batchId, afterLine, limit, states as never);
+  daemon.assertLive();
+  const lines = await store.transaction(async (s) => {
+    const now = clock(s);
+    const page = await s.sql.all<{ line: number; holder: string | null }>(
+      `SELECT r.line, r.holder FROM rows r
+       WHERE r.batch_id = ? AND r.line > ? AND r.state IN (${states.map(() => '?').join(', ')})
+         AND (r.holder IS NULL OR r.holder = ? OR ${deadHolder('r.holder', now.sql)})
+       ORDER BY r.line LIMIT ? FOR UPDATE OF r SKIP LOCKED`,
+      [batchId, afterLine, ...states, daemon.name, ...now.params, limit],
+    );
+    if (page.length === 0) return [];
+    const taken = page.filter((r) => r.holder !== null && r.holder !== daemon.name);
+    for (const r of taken) await takeOverSteps(s, batchId, r.line, r.holder!, daemon.name);
+    const all = page.map((r) => r.line);
+    await s.sql.run(`UPDATE rows SET holder = ? WHERE batch_id = ? AND line IN (${all.map(() => '?').join(', ')})`, [
+      daemon.name,
+      batchId,
+      ...all,
+    ]);
+    return all;
+  });
+  return store.rowsAt(batchId, lines);
+}
+
+/** Rule 8 of ./rows.ts: the steps a dead daemon left in `intent` are unknown outcomes. */
+async function takeOverSteps(s: Store, batchId: string, line: number, from: string, to: string): Promise<void> {
+  await s.sql.run(
+    `UPDATE steps SET state = 'unknown', error_code = ?, error_message = ?, updated_at = ?
+     WHERE batch_id = ? AND line = ? AND state = 'intent'`,
+    [
+      TAKEN_OVER,
+      `Daemon "${from}" died (its lease passed) with this step's request possibly sent; taken over by "${to}" as an unknown outcome`,
+      new Date().toISOString(),
+      batchId,
+      line,
+    ],
+  );
+}
+
+/**
+ * Claims the writing of the intake's answer for this daemon: true when it holds it (it was free, already its own, or
+ * its writer died); false when another live daemon is writing it (this one leaves it). Without a daemon: true.
+ */
+export async function claimAnswer(store: Store, intakeId: string): Promise<boolean> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return true;
+  daemon.assertLive();
+  const now = clock(store);
+  const r = await store.sql.run(
+    `UPDATE intakes SET answer_holder = ?
+     WHERE id = ? AND (answer_holder IS NULL OR answer_holder = ? OR ${deadHolder('answer_holder', now.sql)})`,
+    [daemon.name, intakeId, daemon.name, ...now.params],
+  );
+  return r.changes === 1;
+}
+
+/** One daemon as `remessa status` and the metrics show it. */
+export interface DaemonView {
+  name: string;
+  alive: boolean;
+  host: string | null;
+  pid: number | null;
+  startedAt: string;
+  lastSeen: string;
+  stoppedAt: string | null;
+  /** Unfinished rows it holds. */
+  rows: number;
+  /** Files it holds (claimed, not yet archived). */
+  files: number;
+  /** Answers it is writing. */
+  answers: number;
+}
+
+/** Every daemon that ever registered with the store, alive first, and what each holds. */
+export async function listDaemons(store: Store): Promise<DaemonView[]> {
+  const now = clock(store);
+  const rows = await store.sql.all<{
+    name: string;
+    alive: number;
+    host: string | null;
+    pid: number | null;
+    started_at: string;
+    last_seen: string;
+    stopped_at: string | null;
+    n_rows: number;
+    n_files: number;
+    n_answers: number;
+  }>(
+    `SELECT d.name, CASE WHEN d.lease_until_ms >= ${now.sql} THEN 1 ELSE 0 END AS alive, d.host, d.pid, d.started_at,
+       d.last_seen, d.stopped_at,
+       (SELECT COUNT(*) FROM rows r WHERE r.holder = d.name
+          AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain')) AS n_rows,
+       (SELECT COUNT(*) FROM file_claims f WHERE f.holder = d.name) AS n_files,
+       (SELECT COUNT(*) FROM intakes i WHERE i.answer_holder = d.name) AS n_answers
+     FROM daemons d ORDER BY alive DESC, d.name`,
+    now.params,
+  );
+  return rows.map((r) => ({
+    name: r.name,
+    alive: Number(r.alive) === 1,
+    host: r.host,
+    pid: r.pid,
+    startedAt: r.started_at,
+    lastSeen: r.last_seen,
+    stoppedAt: r.stopped_at,
+    rows: r.n_rows,
+    files: r.n_files,
+    answers: r.n_answers,
+  }));
+}

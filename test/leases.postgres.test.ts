@@ -1,0 +1,280 @@
+/**
+ * Several daemons sharing one PostgreSQL store (issue 13 §1, src/store/leases.ts, rule 8 of src/store/rows.ts), on a
+ * real server: rows claimed in pages by one daemon each (SKIP LOCKED), the refusals (STORE_ROW_NOT_HELD,
+ * STORE_LEASE_LOST), a dead daemon's rows taken over with their steps in `intent` turned `unknown`, an answer claimed
+ * by one writer, and concurrent group commits over two batches' counters (deadlocks retried, nothing lost).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Dialect } from '../src/batches/kind.js';
+import { registerIntake } from '../src/store/intakes.js';
+import {
+  claimAnswer,
+  claimRows,
+  DaemonLease,
+  listDaemons,
+  STORE_DAEMON_NAME_IN_USE,
+  STORE_LEASE_LOST,
+  STORE_ROW_NOT_HELD,
+  TAKEN_OVER,
+} from '../src/store/leases.js';
+import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
+import { type IngestRow, openStoreWith, type Store } from '../src/store/store.js';
+import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
+
+const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
+const RUNNABLE = ['pending', 'in_flight', 'waiting', 'uncertain'];
+
+function rows(from: number, to: number, prefix: string): IngestRow[] {
+  const out: IngestRow[] = [];
+  for (let line = from; line <= to; line++) {
+    out.push({
+      line,
+      record: { n: String(line) },
+      valid: true,
+      parsed: { n: line },
+      naturalKey: `${prefix}-${line}`,
+      idempotencyKey: `key-${prefix}-${line}`,
+      amountCents: 100,
+    });
+  }
+  return out;
+}
+
+async function makeBatch(store: Store, id: string, count: number): Promise<void> {
+  await store.createBatch({ id, kind: 'charges', fileName: `${id}.csv`, dialect: DIALECT, header: ['n'] });
+  await store.ingest(id, rows(1, count, id));
+  await store.finishIngest(id, 'send-valid');
+  await store.markBatchRunning(id);
+}
+
+function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string }).code;
+}
+
+describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claims)', () => {
+  const useCluster = useTestCluster();
+  let cluster: TestCluster;
+  let url: string;
+  const drivers: PgDriver[] = [];
+  const leases: DaemonLease[] = [];
+
+  /** A store of its own (its own pool), as a daemon on another machine would have. */
+  async function openStore(): Promise<Store> {
+    const d = openPgDriver({ url, password: cluster.password });
+    drivers.push(d);
+    return openStoreWith(d, 'pg');
+  }
+
+  /** A daemon: its own store, its lease registered under `name`. */
+  async function daemon(name: string, leaseMs = 30_000): Promise<{ store: Store; lease: DaemonLease }> {
+    const store = await openStore();
+    const lease = await DaemonLease.register(store, { name, leaseMs });
+    leases.push(lease);
+    return { store, lease };
+  }
+
+  beforeEach(async () => {
+    cluster = useCluster();
+    ({ url } = await cluster.createDatabase());
+  });
+  afterEach(async () => {
+    for (const l of leases.splice(0)) l.abandon();
+    for (const d of drivers.splice(0)) await d.close();
+  });
+
+  it('gives every row to exactly one daemon, in pages, also when they claim at the same instant', async () => {
+    const a = await daemon('alpha');
+    const b = await daemon('beta');
+    await makeBatch(a.store, 'b1', 40);
+    const first = await claimRows(a.store, 'b1', 0, 5, RUNNABLE);
+    expect(first.map((r) => r.line)).toEqual([1, 2, 3, 4, 5]);
+    // beta's page starts at line 1 too, and skips what alpha holds.
+    const second = await claimRows(b.store, 'b1', 0, 5, RUNNABLE);
+    expect(second.map((r) => r.line)).toEqual([6, 7, 8, 9, 10]);
+    // Both at once, page after page (as the engine pages: after the last line seen), until the end: every line once.
+    const claimAll = async (store: Store) => {
+      const mine: number[] = [];
+      for (let after = 0; ; ) {
+        const page = await claimRows(store, 'b1', after, 3, RUNNABLE);
+        if (page.length === 0) return mine;
+        mine.push(...page.map((r) => r.line));
+        after = page[page.length - 1]!.line;
+      }
+    };
+    const [mineA, mineB] = await Promise.all([claimAll(a.store), claimAll(b.store)]);
+    expect(mineA.filter((l) => mineB.includes(l))).toEqual([]);
+    expect([...mineA, ...mineB].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const holders = await a.store.sql.all<{ holder: string; n: number }>(
+      'SELECT holder, COUNT(*) AS n FROM rows GROUP BY holder ORDER BY holder',
+    );
+    expect(holders.reduce((n, h) => n + h.n, 0)).toBe(40);
+    expect(holders.every((h) => h.holder === 'alpha' || h.holder === 'beta')).toBe(true);
+  });
+
+  it('skips a row locked by another transaction instead of waiting for it (SKIP LOCKED)', async () => {
+    const a = await daemon('alpha');
+    await makeBatch(a.store, 'b1', 4);
+    const other = await openStore();
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const blocker = other.driver.transaction(async (tx) => {
+      await tx.get("SELECT line FROM rows WHERE batch_id = 'b1' AND line = 2 FOR UPDATE");
+      locked();
+      await held;
+    });
+    await isLocked;
+    const page = await claimRows(a.store, 'b1', 0, 10, RUNNABLE);
+    expect(page.map((r) => r.line)).toEqual([1, 3, 4]);
+    release();
+    await blocker;
+    expect((await claimRows(a.store, 'b1', 0, 10, RUNNABLE)).map((r) => r.line)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('refuses a step of a row another daemon holds, or one it never claimed (STORE_ROW_NOT_HELD)', async () => {
+    const a = await daemon('alpha');
+    const b = await daemon('beta');
+    await makeBatch(a.store, 'b1', 3);
+    await claimRows(a.store, 'b1', 0, 1, RUNNABLE);
+    await expect(b.store.recordIntent('b1', 1, 'create')).rejects.toMatchObject({ code: STORE_ROW_NOT_HELD });
+    await expect(b.store.transitionRow('b1', 1, 'failed')).rejects.toMatchObject({ code: STORE_ROW_NOT_HELD });
+    // Line 2 is held by nobody: claimed first, or no intent.
+    await expect(b.store.recordIntent('b1', 2, 'create')).rejects.toMatchObject({ code: STORE_ROW_NOT_HELD });
+    await a.store.recordIntent('b1', 1, 'create');
+    expect((await a.store.getSteps('b1', 1)).get('create')?.state).toBe('intent');
+    expect((await a.store.getRow('b1', 1))?.state).toBe('in_flight');
+  });
+
+  it('refuses a second daemon under the same name on another host while the lease is live', async () => {
+    await daemon('alpha');
+    const other = await openStore();
+    await other.sql.run("UPDATE daemons SET host = 'elsewhere' WHERE name = 'alpha'");
+    await expect(DaemonLease.register(other, { name: 'alpha' })).rejects.toMatchObject({
+      code: STORE_DAEMON_NAME_IN_USE,
+    });
+  });
+
+  it('takes a dead daemon rows over: its steps in intent become unknown; the dead one sends nothing more', async () => {
+    const a = await daemon('alpha', 600);
+    const b = await daemon('beta', 30_000);
+    await makeBatch(a.store, 'b1', 3);
+    await claimRows(a.store, 'b1', 0, 2, RUNNABLE);
+    await a.store.recordIntent('b1', 1, 'create'); // sent, maybe: then alpha freezes
+    await a.store.recordIntent('b1', 2, 'lookup');
+    await a.store.recordStepDone('b1', 2, 'lookup', { found: true }, false); // between steps
+    // While alpha's lease is live, beta gets only line 3.
+    expect((await claimRows(b.store, 'b1', 0, 10, RUNNABLE)).map((r) => r.line)).toEqual([3]);
+    a.lease.abandon(); // frozen: no renewal
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await listDaemons(b.store)).map((d) => [d.name, d.alive])).toEqual([
+      ['beta', true],
+      ['alpha', false],
+    ]);
+    const taken = await claimRows(b.store, 'b1', 0, 10, RUNNABLE);
+    expect(taken.map((r) => r.line)).toEqual([1, 2, 3]);
+    const create = (await b.store.getSteps('b1', 1)).get('create')!;
+    expect(create).toMatchObject({ state: 'unknown', errorCode: TAKEN_OVER });
+    expect((await b.store.getSteps('b1', 2)).get('lookup')?.state).toBe('done'); // nothing else changes hands
+    // alpha wakes up: every write of it is refused (its lease is lost, and the rows are beta's).
+    await expect(a.store.recordStepDone('b1', 1, 'create', { id: 'x' }, true)).rejects.toSatisfy(
+      (e: unknown) => codeOf(e) === STORE_LEASE_LOST || codeOf(e) === STORE_ROW_NOT_HELD,
+    );
+    await expect(a.store.recordIntent('b1', 2, 'pay')).rejects.toMatchObject({ code: STORE_LEASE_LOST });
+    // beta resends with the same key (rule 2), as after a restart.
+    await b.store.recordIntent('b1', 1, 'create');
+    await b.store.recordStepDone('b1', 1, 'create', { id: 'x' }, true);
+    expect((await b.store.getRow('b1', 1))?.state).toBe('succeeded');
+  });
+
+  it('counts a lease lost by the database (renewal after it passed) and says so once', async () => {
+    const store = await openStore();
+    const lost: string[] = [];
+    const lease = await DaemonLease.register(store, {
+      name: 'gamma',
+      leaseMs: 30_000,
+      onLost: (e) => lost.push(e.code),
+    });
+    leases.push(lease);
+    await store.sql.run("UPDATE daemons SET lease_until_ms = 0 WHERE name = 'gamma'"); // as if it had passed
+    await lease.renew();
+    await lease.renew();
+    expect(lost).toEqual([STORE_LEASE_LOST]);
+    expect(() => lease.assertLive()).toThrow(/lease of daemon "gamma" is lost/);
+  });
+
+  it('lets a gracefully stopped daemon rows go at once', async () => {
+    const a = await daemon('alpha');
+    const b = await daemon('beta');
+    await makeBatch(a.store, 'b1', 2);
+    await claimRows(a.store, 'b1', 0, 10, RUNNABLE);
+    expect(await claimRows(b.store, 'b1', 0, 10, RUNNABLE)).toEqual([]);
+    await a.lease.release();
+    expect((await claimRows(b.store, 'b1', 0, 10, RUNNABLE)).map((r) => r.line)).toEqual([1, 2]);
+    const views = await listDaemons(b.store);
+    expect(views.find((d) => d.name === 'beta')).toMatchObject({ alive: true, rows: 2 });
+    expect(views.find((d) => d.name === 'alpha')).toMatchObject({ alive: false, rows: 0 });
+  });
+
+  it('claims an answer for one writer; a dead writer claim is taken over', async () => {
+    const a = await daemon('alpha', 600);
+    const b = await daemon('beta');
+    await registerIntake(a.store, {
+      id: 'i1',
+      folder: 'charges',
+      fileName: 'f.csv',
+      source: 'charges/f.csv',
+      contentSha256: 'abc',
+      takenAt: new Date().toISOString(),
+      answerName: 'f.i1',
+    });
+    expect(await claimAnswer(a.store, 'i1')).toBe(true);
+    expect(await claimAnswer(a.store, 'i1')).toBe(true); // its own
+    expect(await claimAnswer(b.store, 'i1')).toBe(false);
+    a.lease.abandon();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await claimAnswer(b.store, 'i1')).toBe(true);
+  });
+
+  it('commits concurrent writers over two batches counters without losing one (deadlocks run again)', async () => {
+    const names = ['d1', 'd2', 'd3'];
+    const ds = [];
+    for (const n of names) ds.push(await daemon(n));
+    await makeBatch(ds[0]!.store, 'x', 60);
+    await makeBatch(ds[0]!.store, 'y', 60);
+    // Each daemon claims its share of both batches.
+    const mine = await Promise.all(
+      ds.map(async (d) => ({
+        x: (await claimRows(d.store, 'x', 0, 20, RUNNABLE)).map((r) => r.line),
+        y: (await claimRows(d.store, 'y', 0, 20, RUNNABLE)).map((r) => r.line),
+      })),
+    );
+    // Every group commit touches both batches' counters, in opposite orders on alternate daemons.
+    await Promise.all(
+      ds.map(async (d, i) => {
+        const m = mine[i]!;
+        for (let k = 0; k < m.x.length; k++) {
+          const order = (k + i) % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const);
+          await Promise.all(
+            order.map((b) =>
+              d.store.write(async (s) => {
+                const line = b === 'x' ? m.x[k]! : m.y[k]!;
+                await s.recordIntent(b, line, 'create');
+                await s.recordStepDone(b, line, 'create', { ok: true }, true);
+              }),
+            ),
+          );
+        }
+      }),
+    );
+    for (const b of ['x', 'y']) {
+      expect(await ds[0]!.store.countRows(b)).toMatchObject({ succeeded: 60, pending: 0, in_flight: 0 });
+      // One bump of `changes` per row that succeeded: none lost, none doubled by a transaction run again.
+      expect((await ds[0]!.store.getBatch(b))?.changes).toBe(60);
+    }
+  });
+});
