@@ -11,6 +11,7 @@
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
  *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
  *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
+ *     watching --(several daemons on one PostgreSQL store: its lease lost, src/store/leases.ts)--> stopping --> exit 1
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
@@ -29,6 +30,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
+import path from 'node:path';
 import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
@@ -84,6 +86,9 @@ export function waitForTermination(log: Logger): Promise<string> {
 
 export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
 
+/** The work area of a shared inbox, inside it (same file system: atomic renames; a dot name: never taken). */
+export const SHARED_WORK_DIR = '.remessa-work';
+
 export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): Promise<number> {
   const log = deps.logger ?? options.logger;
   const stop = deps.stopSignal ?? waitForTermination(log);
@@ -93,6 +98,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
   let receiver: RunningWebhookReceiver | undefined;
+  let exitCode = 0;
   const metrics = options.metricsEndpoint ? new Metrics() : undefined;
   // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
   const reloader = deps.reload;
@@ -121,7 +127,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     intake = new Intake(
       {
         inboxDir: options.folders.inbox,
-        workDir: p.workDir,
+        // Several daemons on one store share the inbox and, inside it, the work area: a file taken by one of them
+        // (claimed in the store first) is found there by the others when that one dies (src/store/leases.ts).
+        workDir: p.claims ? path.join(options.folders.inbox, SHARED_WORK_DIR) : p.workDir,
+        ...(p.claims ? { claims: p.claims } : {}),
         archiveDir: options.folders.archive,
         stableMs: options.intake.stableMs,
         cutOffMs: options.intake.cutOffMs,
@@ -225,7 +234,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     log.info({ bank: p.bankUrl, inbox: options.folders.inbox, outbox: options.folders.outbox }, 'remessa daemon ready');
     notifySystemd('READY=1', log);
     deps.onReady?.();
-    await stop;
+    // A lost lease (several daemons on one store: frozen, or cut off from the database) stops the daemon like a
+    // signal, and it exits with code 1: the others have taken, or will take, what it held over.
+    const lost = await Promise.race([stop.then(() => undefined), p.leaseLost]);
+    if (lost) exitCode = 1;
     notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
     for (const t of retornoTimers) clearInterval(t);
@@ -233,8 +245,8 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await intake.stop();
     await resumed;
     await retorno;
-    log.info(intake.counts, 'remessa daemon stopped');
-    return 0;
+    log.info(intake.counts, exitCode === 0 ? 'remessa daemon stopped' : 'remessa daemon stopped: its lease was lost');
+    return exitCode;
   } catch (err) {
     log.error({ err }, 'remessa daemon failed');
     await intake?.stop().catch(() => undefined);

@@ -39,6 +39,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { RemessaError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { DAEMON_NAME, DEFAULT_LEASE_MS } from './daemon-name.js';
 import { StoreError } from './db.js';
 import type { SqlParam } from './sql.js';
 import type { RowHolder, RowRecord, Store } from './store.js';
@@ -52,18 +53,7 @@ export const STORE_DAEMON_NAME_IN_USE = 'STORE_DAEMON_NAME_IN_USE';
 /** The code a step in `intent` gets when its row is taken over from a dead daemon (rule 8 of ./rows.ts). */
 export const TAKEN_OVER = 'TAKEN_OVER_FROM_DEAD_DAEMON';
 
-export const DEFAULT_LEASE_MS = 30_000;
-export const MIN_LEASE_MS = 3_000;
-export const MAX_LEASE_MS = 600_000;
-
-/** Letters, digits, `.`, `_`, `-`; 1 to 63 characters, starting with a letter or digit (a host name fits). */
-export const DAEMON_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-
-/** The default `store.daemonName`: the host's name, cut to what DAEMON_NAME allows. */
-export function defaultDaemonName(host = os.hostname()): string {
-  const cleaned = host.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
-  return (cleaned || 'remessa').slice(0, 63);
-}
+export { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './daemon-name.js';
 
 /** Whether several daemons may share this store: PostgreSQL only (SQLite has one daemon, the data folder's lock). */
 export function isSharedStore(store: Store): boolean {
@@ -372,4 +362,145 @@ export async function listDaemons(store: Store): Promise<DaemonView[]> {
     files: r.n_files,
     answers: r.n_answers,
   }));
+}
+
+/**
+ * The files of a shared inbox (table `file_claims`), for src/intake/intake.ts. A file is taken by exactly one daemon:
+ *
+ *   (in the inbox) --claim: insert the claim (content SHA-256, unique; state `taking`, the work id)--> claimed
+ *   claimed --rename into the shared work area (<inbox>/.remessa-work/<work id>/)--> `taken`
+ *   claimed --the rename finds no file (another daemon moved it)--> claim deleted (`abandon`); the file is left alone
+ *   taken --answered and archived--> claim deleted (`done`): the same bytes dropped later are a new taking
+ *   a claim whose holder is dead (its lease passed) --> taken over: still `taking` (frozen before its rename): by the
+ *     next daemon that finds the file in the inbox; `taken`: by the next daemon's adoption pass, which handles the
+ *     work item where it is.
+ *   a work item whose id no claim names (its taker froze between claim and rename, and its claim was taken over
+ *     meanwhile), older than a lease --> adopted: claimed anew by its content (`adoptable`).
+ * The loser of a race never touches the file: its INSERT meets the unique key and it leaves.
+ */
+export class FileClaims {
+  constructor(
+    private readonly store: Store,
+    private readonly lease: { name: string; leaseMs: number },
+  ) {}
+
+  get leaseMs(): number {
+    return this.lease.leaseMs;
+  }
+
+  /** Claims the bytes `key` for a taking into `workId` (before the rename). False: another daemon has them. */
+  async claim(key: string, workId: string, source: string): Promise<boolean> {
+    this.store.daemon?.assertLive();
+    const now = clock(this.store);
+    const r = await this.store.sql.get<{ work_id: string }>(
+      `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
+       VALUES (?, ?, ?, 'taking', ?, ?)
+       ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taking',
+         source = excluded.source, claimed_at = excluded.claimed_at
+       WHERE ${deadHolder('f.holder', now.sql)} AND f.holder <> excluded.holder
+       RETURNING f.work_id`,
+      [key, workId, this.lease.name, source, new Date().toISOString(), ...now.params],
+    );
+    return r?.work_id === workId;
+  }
+
+  /** The file is in the work area. False when the claim was taken over meanwhile (this daemon froze): leave it. */
+  async taken(workId: string): Promise<boolean> {
+    const r = await this.store.sql.run(`UPDATE file_claims SET state = 'taken' WHERE work_id = ? AND holder = ?`, [
+      workId,
+      this.lease.name,
+    ]);
+    return r.changes === 1;
+  }
+
+  /** The rename found nothing (another daemon took the file): the claim goes. */
+  async abandon(workId: string): Promise<void> {
+    await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ? AND holder = ?', [workId, this.lease.name]);
+  }
+
+  /** The file is answered and archived: the claim goes (the same bytes dropped later are a new taking). */
+  async done(workId: string): Promise<void> {
+    await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ?', [workId]);
+  }
+
+  /**
+   * Of the work items in the shared work area, the ones this daemon should handle now, claimed for it: those whose
+   * claim it holds (with `mine`: after a restart), those whose holder is dead (taken over), and orphans older than a
+   * lease (claimed anew by `keyOf`). With `mine`, its own claims naming no work item are dropped (a crash between the
+   * archive and `done`).
+   */
+  async adoptable<T extends { id: string; takenAt: string }>(
+    items: readonly T[],
+    options: { mine: boolean; keyOf: (item: T) => Promise<string>; sourceOf: (item: T) => string },
+  ): Promise<T[]> {
+    const out: T[] = [];
+    const name = this.lease.name;
+    if (options.mine) {
+      const ids = new Set(items.map((i) => i.id));
+      for (const c of await this.store.sql.all<{ work_id: string }>(
+        'SELECT work_id FROM file_claims WHERE holder = ?',
+        [name],
+      )) {
+        if (!ids.has(c.work_id)) await this.done(c.work_id);
+      }
+    }
+    for (const item of items) {
+      const claim = await this.store.sql.get<{ holder: string }>('SELECT holder FROM file_claims WHERE work_id = ?', [
+        item.id,
+      ]);
+      if (claim) {
+        if (claim.holder === name) {
+          if (options.mine) out.push(item);
+          continue;
+        }
+        const now = clock(this.store);
+        const r = await this.store.sql.run(
+          `UPDATE file_claims SET holder = ?, claimed_at = ? WHERE work_id = ? AND holder = ?
+             AND ${deadHolder('file_claims.holder', now.sql)}`,
+          [name, new Date().toISOString(), item.id, claim.holder, ...now.params],
+        );
+        if (r.changes === 1) out.push(item);
+        continue;
+      }
+      // An orphan: nobody claims this work item. Left alone for a lease (its taker may be between two statements).
+      if (Date.now() - Date.parse(item.takenAt) < this.lease.leaseMs) continue;
+      const key = await options.keyOf(item);
+      const now = clock(this.store);
+      const r = await this.store.sql.get<{ work_id: string }>(
+        `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
+         VALUES (?, ?, ?, 'taken', ?, ?)
+         ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taken',
+           source = excluded.source, claimed_at = excluded.claimed_at
+         WHERE ${deadHolder('f.holder', now.sql)}
+         RETURNING f.work_id`,
+        [key, item.id, name, options.sourceOf(item), new Date().toISOString(), ...now.params],
+      );
+      if (r?.work_id === item.id) out.push(item);
+    }
+    return out;
+  }
+
+  /**
+   * Whether a daemon other than this one, alive, holds the file of the batch (it drives the batch: this one leaves
+   * it to it, so that one daemon runs a file's approval gate and its rows in line order).
+   */
+  async heldElsewhere(batchId: string): Promise<boolean> {
+    const now = clock(this.store);
+    const r = await this.store.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM file_claims f JOIN intakes i ON i.id = f.work_id
+       WHERE i.batch_id = ? AND f.holder <> ? AND NOT ${deadHolder('f.holder', now.sql)}`,
+      [batchId, this.lease.name, ...now.params],
+    );
+    return (r?.n ?? 0) > 0;
+  }
+}
+
+/** Lets the answer's claim go without writing (it was current when re-read under the claim). */
+export async function releaseAnswer(store: Store, intakeId: string): Promise<void> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return;
+  await store.sql.run('UPDATE intakes SET answer_holder = NULL WHERE id = ? AND answer_holder = ?', [
+    intakeId,
+    daemon.name,
+  ]);
 }
