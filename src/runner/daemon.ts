@@ -35,6 +35,7 @@ import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
+import { listDaemons } from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
@@ -216,6 +217,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
       metrics.attach({
         storeSnapshot: () => storeSnapshot(p.store),
         retornoSnapshot: () => retornoSnapshot(p.store),
+        ...(p.lease ? { daemonsSnapshot: () => listDaemons(p.store) } : {}),
         queueStats: () => p.queue.stats,
         isPaused: (group) => p.queue.isPaused(group),
         intakeErrors: () => takenFrom.counts.failed,
