@@ -11,6 +11,7 @@ import {
   claimAnswer,
   claimRows,
   DaemonLease,
+  FileClaims,
   listDaemons,
   STORE_DAEMON_NAME_IN_USE,
   STORE_LEASE_LOST,
@@ -238,6 +239,74 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     a.lease.abandon();
     await new Promise((r) => setTimeout(r, 800));
     expect(await claimAnswer(b.store, 'i1')).toBe(true);
+  });
+
+  it('gives a file to one of several daemons claiming it at once; the losers leave it', async () => {
+    const ds = [await daemon('d1'), await daemon('d2'), await daemon('d3')];
+    const claims = ds.map((d) => new FileClaims(d.store, d.lease));
+    for (let round = 0; round < 5; round++) {
+      const key = `sha-${round}`;
+      const won = await Promise.all(claims.map((c, i) => c.claim(key, `w${round}-${i}`, 'charges/f.csv')));
+      expect(won.filter(Boolean)).toHaveLength(1);
+      const winner = won.indexOf(true);
+      expect(await claims[winner]!.taken(`w${round}-${winner}`)).toBe(true);
+      // A later daemon finding the same bytes still leaves them while the holder lives.
+      expect(await claims[(winner + 1) % 3]!.claim(key, 'late', 'charges/f.csv')).toBe(false);
+      await claims[winner]!.done(`w${round}-${winner}`);
+      // Archived: the same bytes dropped again are a new taking.
+      expect(await claims[(winner + 1) % 3]!.claim(key, `again-${round}`, 'charges/f.csv')).toBe(true);
+    }
+  });
+
+  it('passes a file claim of a daemon frozen mid-take to another; the frozen one finds it lost', async () => {
+    const a = await daemon('alpha', 600);
+    const b = await daemon('beta');
+    const ca = new FileClaims(a.store, a.lease);
+    const cb = new FileClaims(b.store, b.lease);
+    expect(await ca.claim('sha-x', 'wa', 'charges/x.csv')).toBe(true);
+    // alpha froze (SIGSTOP) before its rename: the file is still in the inbox; beta leaves it while alpha's lease runs.
+    expect(await cb.claim('sha-x', 'wb', 'charges/x.csv')).toBe(false);
+    a.lease.abandon();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await cb.claim('sha-x', 'wb', 'charges/x.csv')).toBe(true);
+    expect(await cb.taken('wb')).toBe(true);
+    // alpha wakes up after its rename: its claim is gone, it leaves the work item (an orphan, adopted by others).
+    expect(await ca.taken('wa')).toBe(false);
+    const items = [
+      { id: 'wb', takenAt: new Date().toISOString() },
+      { id: 'wa', takenAt: new Date(Date.now() - 60_000).toISOString() },
+    ];
+    const adopt = (mine: boolean) =>
+      cb.adoptable(items, { mine, keyOf: async (i) => `sha-of-${i.id}`, sourceOf: () => 'charges/x.csv' });
+    // beta's own item (after a restart: mine) and the orphan, claimed anew by its content.
+    expect((await adopt(true)).map((i) => i.id)).toEqual(['wb', 'wa']);
+    expect(await b.store.sql.all('SELECT work_id, holder FROM file_claims ORDER BY work_id')).toEqual([
+      { work_id: 'wa', holder: 'beta' },
+      { work_id: 'wb', holder: 'beta' },
+    ]);
+  });
+
+  it('adopts the work items of a dead daemon, not those of a live one', async () => {
+    const a = await daemon('alpha', 600);
+    const b = await daemon('beta');
+    const c = await daemon('gamma');
+    const ca = new FileClaims(a.store, a.lease);
+    const cc = new FileClaims(c.store, c.lease);
+    const cb = new FileClaims(b.store, b.lease);
+    await ca.claim('k1', 'w1', 's1');
+    await ca.taken('w1');
+    await cc.claim('k2', 'w2', 's2');
+    await cc.taken('w2');
+    const items = [
+      { id: 'w1', takenAt: new Date().toISOString() },
+      { id: 'w2', takenAt: new Date().toISOString() },
+    ];
+    const opts = { mine: false, keyOf: async () => 'unused', sourceOf: () => 's' };
+    expect(await cb.adoptable(items, opts)).toEqual([]);
+    a.lease.abandon();
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await cb.adoptable(items, opts)).map((i) => i.id)).toEqual(['w1']);
+    expect((await listDaemons(b.store)).find((d) => d.name === 'beta')).toMatchObject({ files: 1 });
   });
 
   it('commits concurrent writers over two batches counters without losing one (deadlocks run again)', async () => {
