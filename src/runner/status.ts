@@ -409,7 +409,8 @@ export async function buildStatusReport(
     store: place.where,
     storeEngine: place.engine,
     driver,
-    daemons: store && isSharedStore(store) ? await listDaemons(store) : null,
+    // A store not yet migrated to 014 (read-only: status applies no migration) has no daemons to show.
+    daemons: store && isSharedStore(store) ? await listDaemons(store).catch(() => null) : null,
     filters: {
       since: filters.since?.toISOString() ?? null,
       until: filters.until?.toISOString() ?? null,
