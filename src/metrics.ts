@@ -250,7 +250,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'remessa_daemons_alive',
-      help: 'Daemons sharing the (PostgreSQL) store whose lease is live; absent on SQLite.',
+      help: 'Daemons sharing the (PostgreSQL) store whose lease is live; 0 on SQLite (one daemon, no leases).',
       registers,
       collect() {
         this.reset();

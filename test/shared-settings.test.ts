@@ -6,6 +6,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config.js';
+import { Metrics } from '../src/metrics.js';
 import { acquireDaemonNameLock, DataFolderLockedError } from '../src/runner/lock.js';
 import { defaultDaemonName } from '../src/store/daemon-name.js';
 
@@ -50,5 +51,24 @@ describe('one process per daemon name and store on a machine', () => {
     // Released: taken again.
     const again = await acquireDaemonNameLock(store, 'alpha');
     await again.release();
+  });
+});
+
+describe('metrics of the daemons sharing a store', () => {
+  it('show the daemons alive and what each holds; nothing on a store without them', async () => {
+    const none = await new Metrics().render();
+    expect(none).toMatch(/^remessa_daemons_alive 0$/m);
+    expect(none).not.toMatch(/^remessa_daemon_holds\{/m);
+    const metrics = new Metrics();
+    metrics.attach({
+      daemonsSnapshot: async () => [
+        { name: 'remessa-01', alive: true, rows: 12, files: 1, answers: 0 },
+        { name: 'remessa-02', alive: false, rows: 3, files: 1, answers: 1 },
+      ],
+    });
+    const text = await metrics.render();
+    expect(text).toMatch(/^remessa_daemons_alive 1$/m);
+    expect(text).toMatch(/^remessa_daemon_holds\{daemon="remessa-01",what="rows"\} 12$/m);
+    expect(text).toMatch(/^remessa_daemon_holds\{daemon="remessa-02",what="answers"\} 1$/m);
   });
 });

@@ -564,8 +564,18 @@ export class Intake {
       let workId: string | undefined;
       if (this.claims) {
         workId = newWorkId();
-        const key = await claimKeyOf(abs, { relativePath: rel, ...extra });
-        if (!(await this.claims.claim(key, workId, rel))) {
+        let claimed: boolean;
+        try {
+          claimed = await this.claims.claim(await claimKeyOf(abs, { relativePath: rel, ...extra }), workId, rel);
+        } catch (err) {
+          // The store did not answer (or the file vanished while hashed): not noted, so the next scan tries again.
+          this.log.warn(
+            { err, file: rel },
+            'could not claim the file in the store; tried again at the next scan of the inbox',
+          );
+          return;
+        }
+        if (!claimed) {
           this.log.debug({ file: rel }, 'file claimed by another daemon; left to it');
           return;
         }
