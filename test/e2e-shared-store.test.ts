@@ -147,4 +147,33 @@ describe.skipIf(skipPostgres)('two daemons sharing one PostgreSQL store', () => 
     }
     await fs.rm(ws!.dir, { recursive: true, force: true });
   }, 120_000);
+
+  it('refuses a second daemon of the same name; a daemon frozen past its lease exits with code 1 and says so', async () => {
+    const c = cluster!();
+    const { url } = await c.createDatabase();
+    const [ws] = await makeSharedWorkspaces(1, sandbox!.url, { url, password: c.password, leaseMs: 3000 });
+    // The same name with another data folder, on this machine: refused (the lock of the name), exit 2.
+    const twin = JSON.parse(await fs.readFile(ws!.config, 'utf8')) as { folders: Record<string, string> };
+    twin.folders.data = path.join(ws!.dir, 'data-twin');
+    const twinConfig = path.join(ws!.dir, 'remessa-twin.jsonc');
+    await fs.writeFile(twinConfig, JSON.stringify(twin));
+    const [d1] = startSharedDaemons([ws!]);
+    try {
+      await waitFor('d1 ready', () => /remessa daemon ready/.test(d1!.stdout() + d1!.stderr()), 30_000, 100);
+      const second = await runCli(['daemon', '--config', twinConfig]);
+      expect(second.code).toBe(2);
+      expect(second.stdout + second.stderr).toMatch(/remessa-daemon-d1|DATA_FOLDER_LOCKED|held/);
+      // Frozen (SIGSTOP) for longer than its lease: on waking it finds the lease lost, stops, exit 1.
+      d1!.child.kill('SIGSTOP');
+      await new Promise((r) => setTimeout(r, 4500));
+      d1!.child.kill('SIGCONT');
+      const code = await Promise.race([d1!.exited, new Promise((r) => setTimeout(() => r('still running'), 20_000))]);
+      expect(code, d1!.stdout().slice(-3000)).toBe(1);
+      expect(d1!.stdout() + d1!.stderr()).toMatch(/lease lost/);
+    } finally {
+      d1!.child.kill('SIGCONT');
+      await stopDaemon(d1!);
+    }
+    await fs.rm(ws!.dir, { recursive: true, force: true });
+  }, 90_000);
 });

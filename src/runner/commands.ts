@@ -214,6 +214,8 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
 export async function openPipeline(
   options: RunnerOptions,
   waitForBank: { maxWaitMs?: number } = {},
+  /** The daemon took the lock of its name itself (before anything else, to exit 2 when refused). */
+  shared: { nameLocked?: boolean } = {},
 ): Promise<Pipeline> {
   const log = options.logger;
   const { folders } = options;
@@ -304,7 +306,7 @@ export async function openPipeline(
     const name = options.daemon?.name ?? defaultDaemonName();
     const leaseMs = options.daemon?.leaseMs ?? DEFAULT_LEASE_MS;
     try {
-      nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name);
+      if (!shared.nameLocked) nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name);
       lease = await DaemonLease.register(store, {
         name,
         leaseMs,

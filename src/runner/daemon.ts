@@ -35,13 +35,13 @@ import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
-import { listDaemons } from '../store/leases.js';
+import { defaultDaemonName, listDaemons } from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
 import { ensureRegistered } from '../webhooks/registration.js';
 import { EMBEDDED_WEBHOOK_API_KEY, openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
-import { acquireDataFolderLock } from './lock.js';
+import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
 import { type ConfigReloader, reloadConfig } from './reload.js';
@@ -95,6 +95,17 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   const stop = deps.stopSignal ?? waitForTermination(log);
   // One writer per data folder (./lock.ts): a second daemon or run is refused here, before it touches the store.
   const lock = await acquireDataFolderLock(options.folders.data);
+  // Several daemons on one PostgreSQL store: one process per daemon name on this machine (the same name twice is
+  // refused here, exit 2, before it could take the first one's lease over).
+  let nameLock: DataFolderLock | undefined;
+  if (options.store?.engine === 'postgres') {
+    try {
+      nameLock = await acquireDaemonNameLock(options.store.where, options.daemon?.name ?? defaultDaemonName());
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+  }
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
@@ -120,7 +131,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   try {
     // The same options object, not a copy: a configuration reload (./reload.ts) updates it in place.
     if (metrics) options.metrics = metrics;
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, {}, { nameLocked: nameLock !== undefined });
     const p = pipeline;
     // The receiver listens before the intake starts: events of rows sent from now on find it up.
     if (options.webhookReceiver) receiver = await startReceiver(options, p, metrics, log);
@@ -259,6 +270,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     process.off('SIGHUP', onHangup);
     if (watched) unwatchFile(watched);
     await pipeline?.close();
+    await nameLock?.release();
     await lock.release();
   }
 }
