@@ -309,6 +309,30 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     expect((await listDaemons(b.store)).find((d) => d.name === 'beta')).toMatchObject({ files: 1 });
   });
 
+  it('leaves a batch whose file a live daemon holds to it (one driver and one approval gate per file)', async () => {
+    const a = await daemon('alpha', 600);
+    const b = await daemon('beta');
+    await makeBatch(a.store, 'b1', 2);
+    await registerIntake(a.store, {
+      id: 'w1',
+      folder: 'charges',
+      fileName: 'b1.csv',
+      source: 'charges/b1.csv',
+      contentSha256: 'k1',
+      takenAt: new Date().toISOString(),
+      answerName: 'b1.w1',
+    });
+    await a.store.sql.run("UPDATE intakes SET batch_id = 'b1' WHERE id = 'w1'");
+    const ca = new FileClaims(a.store, a.lease);
+    const cb = new FileClaims(b.store, b.lease);
+    await ca.claim('k1', 'w1', 'charges/b1.csv');
+    expect(await cb.heldElsewhere('b1')).toBe(true);
+    expect(await ca.heldElsewhere('b1')).toBe(false); // its own
+    a.lease.abandon();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await cb.heldElsewhere('b1')).toBe(false); // its holder is dead: anyone may resume it
+  });
+
   it('commits concurrent writers over two batches counters without losing one (deadlocks run again)', async () => {
     const names = ['d1', 'd2', 'd3'];
     const ds = [];
