@@ -151,13 +151,21 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     expect((await a.store.getRow('b1', 1))?.state).toBe('in_flight');
   });
 
-  it('refuses a second daemon under the same name on another host while the lease is live', async () => {
+  it('refuses a second daemon under the same name on another host while the lease is live; waits for a dead one', async () => {
     await daemon('alpha');
     const other = await openStore();
     await other.sql.run("UPDATE daemons SET host = 'elsewhere' WHERE name = 'alpha'");
-    await expect(DaemonLease.register(other, { name: 'alpha' })).rejects.toMatchObject({
+    // Waited for one lease of its own (600 ms here), then refused: the live one keeps renewing.
+    await expect(DaemonLease.register(other, { name: 'alpha', leaseMs: 600 })).rejects.toMatchObject({
       code: STORE_DAEMON_NAME_IN_USE,
     });
+    // The same daemon, moved to another host after a crash: its old lease passes, then it registers.
+    const moved = await openStore();
+    await moved.sql.run("UPDATE daemons SET lease_until_ms = lease_until_ms - 29500 WHERE name = 'alpha'");
+    leases[0]!.abandon();
+    const again = await DaemonLease.register(moved, { name: 'alpha', leaseMs: 3000 });
+    leases.push(again);
+    expect(again.lost).toBe(false);
   });
 
   it('takes a dead daemon rows over: its steps in intent become unknown; the dead one sends nothing more', async () => {

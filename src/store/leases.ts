@@ -113,8 +113,38 @@ export class DaemonLease implements RowHolder {
       throw new RemessaError('CONFIG_INVALID', `store.daemonName: expected ${DAEMON_NAME}, got "${options.name}"`);
     }
     const lease = new DaemonLease(store, options);
+    // A live lease under this name from another host may be that of this very daemon before it moved or crashed:
+    // waited for, one lease at most (a daemon that is alive keeps renewing it: then refused).
+    const giveUpAt = lease.monotonic() + lease.leaseMs * 1.2;
+    for (;;) {
+      if (await lease.tryRegister()) break;
+      if (lease.monotonic() >= giveUpAt) {
+        const other = await store.sql.get<{ host: string | null; pid: number | null }>(
+          'SELECT host, pid FROM daemons WHERE name = ?',
+          [options.name],
+        );
+        throw new StoreError(
+          STORE_DAEMON_NAME_IN_USE,
+          `Another daemon named "${options.name}" (host ${other?.host ?? '?'}, pid ${other?.pid ?? '?'}) holds a live lease on this store: give each daemon its own store.daemonName`,
+        );
+      }
+      options.logger?.warn(
+        { daemon: options.name },
+        'another daemon of this name holds a live lease on this store; waiting for it to pass',
+      );
+      await new Promise((r) => setTimeout(r, Math.max(50, lease.leaseMs / 6)));
+    }
+    store.bindDaemon(lease);
+    lease.schedule();
+    return lease;
+  }
+
+  /** One attempt to register (see `register`): true when this daemon now holds the lease of its name. */
+  private async tryRegister(): Promise<boolean> {
+    const store = this.store;
+    const options = this.options;
     const host = os.hostname();
-    const started = lease.monotonic();
+    const started = this.monotonic();
     const now = clock(store);
     const at = new Date().toISOString();
     const r = await store.sql.get<{ name: string }>(
@@ -124,22 +154,11 @@ export class DaemonLease implements RowHolder {
          last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
        WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
        RETURNING d.name`,
-      [options.name, ...now.params, lease.leaseMs, at, at, host, process.pid, lease.leaseMs],
+      [options.name, ...now.params, this.leaseMs, at, at, host, process.pid, this.leaseMs],
     );
-    if (!r) {
-      const other = await store.sql.get<{ host: string | null; pid: number | null }>(
-        'SELECT host, pid FROM daemons WHERE name = ?',
-        [options.name],
-      );
-      throw new StoreError(
-        STORE_DAEMON_NAME_IN_USE,
-        `Another daemon named "${options.name}" (host ${other?.host ?? '?'}, pid ${other?.pid ?? '?'}) holds a live lease on this store: give each daemon its own store.daemonName`,
-      );
-    }
-    lease.validUntil = started + lease.leaseMs - lease.leaseMs / 10;
-    store.bindDaemon(lease);
-    lease.schedule();
-    return lease;
+    if (!r) return false;
+    this.validUntil = started + this.leaseMs - this.leaseMs / 10;
+    return true;
   }
 
   private schedule(): void {
