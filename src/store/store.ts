@@ -31,6 +31,12 @@
  * (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on both; test/store.test.ts ("concurrent
  * transactions") runs each race on both engines.
  *
+ * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
+ * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
+ * not hold or when its lease is lost (STORE_ROW_NOT_HELD, STORE_LEASE_LOST). The `changes` bumps of a transaction are
+ * applied at its end in batch id order (`bumps`): one lock order for every daemon (rows, then batches), no deadlock;
+ * the PostgreSQL driver runs a deadlock's victim again whole all the same.
+ *
  * The group commit: the engine, which has many rows in flight, goes through `write(fn)`: the writes queued in the same
  * tick of the event loop are committed together in ONE transaction, each in its own savepoint (one failing write undoes
  * only itself), which turns N fsyncs into one. `write` resolves only after the COMMIT has returned, so "await
