@@ -303,6 +303,7 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     const cb = new FileClaims(b.store, b.lease);
     await ca.claim('k1', 'w1', 's1');
     await ca.taken('w1');
+    await ca.claim('k3', 'w3', 's3'); // archived, but alpha died before its claim went: no work item names it
     await cc.claim('k2', 'w2', 's2');
     await cc.taken('w2');
     const items = [
@@ -314,6 +315,10 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     a.lease.abandon();
     await new Promise((r) => setTimeout(r, 800));
     expect((await cb.adoptable(items, opts)).map((i) => i.id)).toEqual(['w1']);
+    expect(await b.store.sql.all('SELECT work_id, holder FROM file_claims ORDER BY work_id')).toEqual([
+      { work_id: 'w1', holder: 'beta' },
+      { work_id: 'w2', holder: 'gamma' },
+    ]);
     expect((await listDaemons(b.store)).find((d) => d.name === 'beta')).toMatchObject({ files: 1 });
   });
 

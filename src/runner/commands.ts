@@ -296,6 +296,7 @@ export async function openPipeline(
   // Several daemons may share a PostgreSQL store (src/store/leases.ts): this one registers its lease (one process per
   // name on a machine: the name's lock), and from then on drives only the rows it claims.
   let lease: DaemonLease | undefined;
+  let leaseStore: Store | undefined;
   let nameLock: DataFolderLock | undefined;
   let claims: FileClaims | undefined;
   let onLost: (error: StoreError) => void = () => undefined;
@@ -307,9 +308,12 @@ export async function openPipeline(
     const leaseMs = options.daemon?.leaseMs ?? DEFAULT_LEASE_MS;
     try {
       if (!shared.nameLocked) nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name);
+      // The renewals on connections of their own (a pool busy with rows never delays them past the lease).
+      leaseStore = await runnerStorePlace(options).open({ readonly: true });
       lease = await DaemonLease.register(store, {
         name,
         leaseMs,
+        renewOn: leaseStore,
         logger: log,
         onLost: (error) => {
           log.error({ err: error, daemon: name }, 'daemon lease lost: sending nothing more; stopping (exit code 1)');
@@ -318,6 +322,7 @@ export async function openPipeline(
       });
     } catch (err) {
       await nameLock?.release();
+      await leaseStore?.close();
       await store.close();
       await client.close();
       await sandbox?.close();
@@ -600,6 +605,7 @@ export async function openPipeline(
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
       // What this daemon held is let go at once (a lost lease has nothing left to let go).
       await lease?.release().catch((err) => log.warn({ err }, 'releasing the daemon lease failed'));
+      await leaseStore?.close();
       await store.close();
       await nameLock?.release();
       await sandbox?.close();

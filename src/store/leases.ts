@@ -81,6 +81,12 @@ export interface DaemonLeaseOptions {
   logger?: Logger;
   /** The local monotonic clock, in ms (tests). @defaultValue performance.now */
   monotonic?: () => number;
+  /**
+   * Where the renewals go: a store (its own connections) apart from the one the daemon works on, so that a pool busy
+   * with the daemon's transactions (or the shared rate limiter's waits) never delays a renewal past the lease.
+   * @defaultValue the store itself
+   */
+  renewOn?: Store;
 }
 
 /** A daemon's lease on a shared store (see the top of this file). Bound to the store: `store.daemon` is it. */
@@ -181,9 +187,10 @@ export class DaemonLease implements RowHolder {
       this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
       return;
     }
-    const now = clock(this.store);
+    const on = this.options.renewOn ?? this.store;
+    const now = clock(on);
     try {
-      const r = await this.store.sql.run(
+      const r = await on.sql.run(
         `UPDATE daemons SET lease_until_ms = ${now.sql} + ?, last_seen = ?
          WHERE name = ? AND lease_until_ms >= ${now.sql} AND stopped_at IS NULL AND pid = ?`,
         [...now.params, this.leaseMs, new Date().toISOString(), this.name, ...now.params, process.pid],
@@ -243,7 +250,7 @@ export class DaemonLease implements RowHolder {
     this.released = true;
     await this.renewing?.catch(() => undefined);
     if (this.lostError) return;
-    await this.store.sql.run(
+    await (this.options.renewOn ?? this.store).sql.run(
       'UPDATE daemons SET lease_until_ms = 0, stopped_at = ?, last_seen = ? WHERE name = ? AND pid = ?',
       [new Date().toISOString(), new Date().toISOString(), this.name, process.pid],
     );
@@ -461,6 +468,19 @@ export class FileClaims {
         [name],
       )) {
         if (!ids.has(c.work_id)) await this.done(c.work_id);
+      }
+    }
+    // Claims of dead daemons that name no work item: the file was archived before its claim went (a crash between
+    // the two), or is still in the inbox (then the next daemon taking it claims it anew): they go.
+    {
+      const ids = new Set(items.map((i) => i.id));
+      const now = clock(this.store);
+      for (const c of await this.store.sql.all<{ work_id: string; holder: string }>(
+        `SELECT work_id, holder FROM file_claims WHERE ${deadHolder('file_claims.holder', now.sql)}`,
+        now.params,
+      )) {
+        if (ids.has(c.work_id)) continue;
+        await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ? AND holder = ?', [c.work_id, c.holder]);
       }
     }
     for (const item of items) {
