@@ -200,6 +200,20 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     expect((await b.store.getRow('b1', 1))?.state).toBe('succeeded');
   });
 
+  it('lets go, at a restart under the same name, what its previous life held', async () => {
+    const a = await daemon('alpha');
+    const b = await daemon('beta');
+    await makeBatch(a.store, 'b1', 3);
+    await claimRows(a.store, 'b1', 0, 3, RUNNABLE);
+    await a.store.recordIntent('b1', 1, 'create');
+    a.lease.abandon(); // killed; restarted at once on this host, its lease not yet passed
+    const again = await openStore();
+    leases.push(await DaemonLease.register(again, { name: 'alpha' }));
+    // Its rows are held by nobody now: whoever claims them drives them (beta here), the intent an unknown outcome.
+    expect((await claimRows(b.store, 'b1', 0, 10, RUNNABLE)).map((r) => r.line)).toEqual([1, 2, 3]);
+    expect((await b.store.getSteps('b1', 1)).get('create')?.state).toBe('intent');
+  });
+
   it('counts a lease lost by the database (renewal after it passed) and says so once', async () => {
     const store = await openStore();
     const lost: string[] = [];

@@ -531,13 +531,28 @@ class BatchRun {
     this.toRun = await store.countUnfinished(batchId);
     const active = new Set<Promise<void>>();
     let after = 0;
+    // Several daemons on one store: a row another transaction had locked at the instant of its page (SKIP LOCKED) was
+    // skipped, not waited for: the batch is read again from its start until a pass takes no row not driven yet.
+    const shared = store.daemon !== undefined;
+    const driven = new Set<number>();
+    let taken = 0;
     outer: for (;;) {
       // Several daemons on one store: only the rows this one claims (src/store/leases.ts); else rowsAfter.
       const page = await claimRows(store, batchId, after, PAGE_ROWS, RUNNABLE_STATES);
-      if (page.length === 0) break;
+      if (page.length === 0) {
+        if (!shared || taken === 0) break;
+        taken = 0;
+        after = 0;
+        continue;
+      }
       for (const row of page) {
         after = row.line;
         if (this.signal?.aborted) break outer;
+        if (shared) {
+          if (driven.has(row.line)) continue; // once per run, as on one daemon
+          driven.add(row.line);
+          taken++;
+        }
         try {
           await queue.acquireRow(this.kind.group, this.signal);
         } catch {

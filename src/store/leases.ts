@@ -6,7 +6,8 @@
  *
  * THE LEASE OF A DAEMON (table `daemons`, one row per `store.daemonName`)
  *
- *   (start) --register: no live lease under this name on another host--> alive
+ *   (start) --register: no live lease under this name on another host (one is waited for, one lease)--> alive
+ *           (a new life under a name lets go, in the same transaction, the rows and answers its previous life held)
  *   alive --renew every leaseMs/3: lease_until = DB now + leaseMs--> alive
  *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
  *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock--> lost
@@ -25,7 +26,9 @@
  *   daemons never claim one row. A row is claimed before any of its steps is sent; `recordIntent` refuses a row this
  *   daemon does not hold (STORE_ROW_NOT_HELD) or when its lease is lost (STORE_LEASE_LOST), and every other row write
  *   of a daemon refuses a row held by another (src/store/store.ts `lockRow`). So no two daemons ever send the same
- *   step. Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
+ *   step. A row skipped because another transaction held its lock at that instant is taken by the engine's next pass
+ *   over the batch (src/runner/engine.ts `run`: passes until one takes no new row).
+ *   Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
  *   what a restart does with them (rule 1), then rule 2 decides (resend with the same key, recover, or uncertain).
  * - Files (`file_claims`): src/intake/shared-claims.ts.
  * - Answers (`intakes.answer_holder`): `claimAnswer`, before the answer's files are written (src/outbox/result.ts);
@@ -153,16 +156,29 @@ export class DaemonLease implements RowHolder {
     const started = this.monotonic();
     const now = clock(store);
     const at = new Date().toISOString();
-    const r = await store.sql.get<{ name: string }>(
-      `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
-       VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
-       ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
-         last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
-       WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
-       RETURNING d.name`,
-      [options.name, ...now.params, this.leaseMs, at, at, host, process.pid, this.leaseMs],
-    );
-    if (!r) return false;
+    const registered = await store.transaction(async (s) => {
+      const r = await s.sql.get<{ name: string }>(
+        `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
+         VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
+         ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
+           last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
+         WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
+         RETURNING d.name`,
+        [options.name, ...now.params, this.leaseMs, at, at, host, process.pid, this.leaseMs],
+      );
+      if (!r) return false;
+      // A new life under this name holds nothing yet: the rows and answers its previous life held (it died, or was
+      // restarted before its lease passed) are let go in the same transaction, so that no row is ever held by a live
+      // daemon that does not drive it (another daemon that adopted its file would skip them for good). Their steps
+      // in `intent` stay so: whoever claims them treats them as unknown outcomes, as a restart does (rule 1).
+      await s.sql.run(
+        `UPDATE rows SET holder = NULL WHERE holder = ? AND state IN ('pending', 'in_flight', 'waiting', 'uncertain')`,
+        [options.name],
+      );
+      await s.sql.run('UPDATE intakes SET answer_holder = NULL WHERE answer_holder = ?', [options.name]);
+      return true;
+    });
+    if (!registered) return false;
     this.validUntil = started + this.leaseMs - this.leaseMs / 10;
     return true;
   }
