@@ -79,7 +79,8 @@ describe.skipIf(skipPostgres)('two daemons sharing one PostgreSQL store', () => 
   it('shares the files, answers every row once, and finishes a killed daemon work', async () => {
     const c = cluster!();
     const { name: db, url } = await c.createDatabase();
-    const spaces = await makeSharedWorkspaces(2, sandbox!.url, { url, password: c.password, leaseMs: 3000 });
+    // A lease of 5 s: a dead daemon is noticed soon, and a loaded machine's pauses stay well inside it.
+    const spaces = await makeSharedWorkspaces(2, sandbox!.url, { url, password: c.password, leaseMs: 5000 });
     const [ws] = spaces;
     let daemons: Proc[] = startSharedDaemons(spaces);
     const logs = () => daemons.map((d, i) => `--- d${i + 1}:\n${d.stdout().slice(-4000)}${d.stderr()}`).join('\n');
