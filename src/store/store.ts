@@ -1087,11 +1087,11 @@ export class Store {
    * `changes` of the row's batch and of every batch holding a duplicate of the row (their result lines show it).
    */
   private async markAnswersStale(batchId: string, line: number): Promise<void> {
-    await this.sql.run('UPDATE batches SET changes = changes + 1 WHERE id = ?', [batchId]);
+    // One statement (a row's change is the hot path of a run): its own batch, and those of its duplicates.
     await this.sql.run(
-      `UPDATE batches SET changes = changes + 1 WHERE id IN (
-         SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
-      [batchId, line, batchId],
+      `UPDATE batches SET changes = changes + 1 WHERE id = ? OR id IN (
+         SELECT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
+      [batchId, batchId, line, batchId],
     );
   }
 
@@ -1120,36 +1120,55 @@ export class Store {
       [batchId, line, step],
     );
     assertStepTransition(cur?.state ?? null, to, `step ${step} (line ${line})`);
-    await this.sql.run(
-      `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (batch_id, line, step) DO UPDATE SET
-         state = excluded.state,
-         attempts = steps.attempts + excluded.attempts,
-         output = COALESCE(excluded.output, steps.output),
-         error_code = excluded.error_code,
-         error_message = excluded.error_message,
-         updated_at = excluded.updated_at`,
-      [
-        batchId,
-        line,
-        step,
-        to,
-        patch.attempt ? 1 : 0,
-        patch.output ? JSON.stringify(patch.output) : null,
-        patch.error?.code ?? null,
-        patch.error?.message ?? null,
-        this.ts(),
-      ],
-    );
+    await this.sql.run(STEP_UPSERT, [
+      batchId,
+      line,
+      step,
+      to,
+      patch.attempt ? 1 : 0,
+      patch.output ? JSON.stringify(patch.output) : null,
+      patch.error?.code ?? null,
+      patch.error?.message ?? null,
+      this.ts(),
+    ]);
   }
 
-  /** Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. */
+  /**
+   * The row (locked, see `forUpdate`: the row's lock guards its steps too) and the state of one of its steps, in one
+   * statement: the reads of the hot path (`recordIntent`, `recordStepDone`). STORE_NO_ROW when there is no row.
+   */
+  private async rowAndStep(
+    batchId: string,
+    line: number,
+    step: string,
+  ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null }> {
+    const cur = await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
+      `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
+         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
+       WHERE r.batch_id = ? AND r.line = ?${this.driver.dialect === 'postgres' ? ' FOR UPDATE OF r' : ''}`,
+      [step, batchId, line],
+    );
+    if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+    return cur;
+  }
+
+  /**
+   * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
+   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements.
+   */
   recordIntent(batchId: string, line: number, step: string): Promise<void> {
     return this.unit(async (s) => {
       await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
-      await s.applyStepTransition(batchId, line, step, 'intent', { attempt: true });
-      await s.applyRowTransition(batchId, line, 'in_flight', { currentStep: step, error: null });
+      const cur = await s.rowAndStep(batchId, line, step);
+      assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
+      assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
+      const now = s.ts();
+      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'intent', 1, null, null, null, now]);
+      await s.sql.run(
+        `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL
+         WHERE batch_id = ? AND line = ?`,
+        [now, step, batchId, line],
+      );
     });
   }
 
@@ -1164,45 +1183,53 @@ export class Store {
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
     return this.unit(async (s) => {
-      await s.applyStepTransition(batchId, line, step, 'done', { output: last ? null : output });
-      const cur = await s.sql.get<{ state: RowState; outputs: string | null }>(
-        'SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?',
-        [batchId, line],
-      );
-      if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      const cur = await s.rowAndStep(batchId, line, step);
+      assertStepTransition(cur.step_state, 'done', `step ${step} (line ${line})`);
       if (cur.state !== 'in_flight') assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
       const to: RowState = last ? 'succeeded' : 'in_flight';
       assertRowTransition('in_flight', to, `row (line ${line})`);
       const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
       for (const k in output) merged[k] = output[k] as OutputValue;
+      const now = s.ts();
       await s.sql.run(
         `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
            outputs = ? WHERE batch_id = ? AND line = ?`,
-        [to, s.ts(), last ? null : step, encodeObject(merged), batchId, line],
+        [to, now, last ? null : step, encodeObject(merged), batchId, line],
       );
-      if (!last) return;
+      if (!last) {
+        await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+        return;
+      }
       await s.markAnswersStale(batchId, line);
+      // The row succeeded: which of its step records say more than "done" (see above)?
       const held = await s.sql.all<{
         step: string;
+        state: StepState;
         attempts: number;
         output: string | null;
         error_code: string | null;
-      }>(`SELECT step, attempts, output, error_code FROM steps WHERE batch_id = ? AND line = ? AND state = 'done'`, [
+      }>('SELECT step, state, attempts, output, error_code FROM steps WHERE batch_id = ? AND line = ?', [
         batchId,
         line,
       ]);
       const plain: string[] = [];
+      let kept = false;
       for (const h of held) {
-        const whole = h.output === null || heldWhole(JSON.parse(h.output) as StepOutput, merged);
-        if (!whole) continue;
-        if (h.attempts <= 1 && h.error_code === null) plain.push(h.step);
-        else if (h.output !== null)
+        const current = h.step === step;
+        // The answered step's record becomes `done` with no error and no output (its output is the row's).
+        const errorCode = current ? null : h.error_code;
+        if (!current && h.state !== 'done') continue; // not possible for a succeeded row; kept as it is
+        const whole = current || h.output === null || heldWhole(JSON.parse(h.output) as StepOutput, merged);
+        if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
+        else if (current) kept = true;
+        else if (whole && h.output !== null)
           await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
             batchId,
             line,
             h.step,
           ]);
       }
+      if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
       if (plain.length > 0)
         await s.sql.run(
           `DELETE FROM steps WHERE batch_id = ? AND line = ? AND step IN (${plain.map(() => '?').join(', ')})`,
@@ -1478,6 +1505,17 @@ function sameRecord(
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i] || record[a[i]!] !== derived[b[i]!]) return false;
   return true;
 }
+
+/** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
+const STEP_UPSERT = `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (batch_id, line, step) DO UPDATE SET
+    state = excluded.state,
+    attempts = steps.attempts + excluded.attempts,
+    output = COALESCE(excluded.output, steps.output),
+    error_code = excluded.error_code,
+    error_message = excluded.error_message,
+    updated_at = excluded.updated_at`;
 
 /** What a batch's rows are read with (`Store.rowContext`). */
 interface RowContext {
