@@ -1134,18 +1134,22 @@ export class Store {
   }
 
   /**
-   * The row (locked, see `forUpdate`: the row's lock guards its steps too) and the state of one of its steps, in one
-   * statement: the reads of the hot path (`recordIntent`, `recordStepDone`). STORE_NO_ROW when there is no row.
+   * The row and the state of one of its steps, in one statement on SQLite (its one writer: nothing comes between): the
+   * reads of the hot path (`recordIntent`, `recordStepDone`). STORE_NO_ROW when there is no row. On PostgreSQL the row
+   * is locked first by a statement of its own (`lockRow`; the row's lock guards its steps too): a statement reads
+   * what was committed when it started, so the step must be read by a statement that starts once the lock is held
+   * (a locking join would give the row as the transaction before left it but its step as it was before that).
    */
   private async rowAndStep(
     batchId: string,
     line: number,
     step: string,
   ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null }> {
+    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
     const cur = await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
       `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
          LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
-       WHERE r.batch_id = ? AND r.line = ?${this.driver.dialect === 'postgres' ? ' FOR UPDATE OF r' : ''}`,
+       WHERE r.batch_id = ? AND r.line = ?`,
       [step, batchId, line],
     );
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
@@ -1154,7 +1158,8 @@ export class Store {
 
   /**
    * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
-   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements.
+   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements (five
+   * on PostgreSQL, see `rowAndStep`).
    */
   recordIntent(batchId: string, line: number, step: string): Promise<void> {
     return this.unit(async (s) => {
