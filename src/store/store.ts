@@ -912,7 +912,8 @@ export class Store {
     limit: number,
     states: readonly RowState[] = [],
   ): Promise<RowRecord[]> {
-    // The unfinished states written out, so that the partial index rows_unfinished serves the lookup (migration 015).
+    // The unfinished states as literals, the text of the partial index rows_unfinished's condition (migration 015),
+    // so that the planner may use it; the engine's pages go by the primary key.
     const unfinished =
       states.length === UNFINISHED_ROW_STATES.length && UNFINISHED_ROW_STATES.every((st) => states.includes(st));
     const filter = unfinished

@@ -3,4 +3,6 @@
 ALTER TABLE batches ADD COLUMN key_namespace TEXT;
 
 DROP INDEX rows_by_state;
-CREATE INDEX rows_unfinished ON rows (batch_id, line) WHERE state IN ('pending', 'in_flight', 'waiting', 'uncertain');
+CREATE INDEX rows_unfinished ON rows (batch_id, state) WHERE state IN ('pending', 'in_flight', 'waiting', 'uncertain');
+DROP INDEX rows_uncertain;
+CREATE INDEX rows_uncertain ON rows (state) WHERE state = 'uncertain';

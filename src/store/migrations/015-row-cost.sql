@@ -16,7 +16,16 @@ ALTER TABLE batches ADD COLUMN key_namespace TEXT;
 -- is read as before. A succeeded row keeps no step record for a step done at its first attempt whose output the
 -- row's `outputs` hold whole (a succeeded row's steps are all done: the record said nothing more).
 --
--- rows_by_state (batch_id, state, line) held every row forever to serve the lookups of unfinished rows, which the
--- primary key (batch_id, line) and this partial index serve: an entry per row only while the row has work left.
+-- rows_by_state (batch_id, state, line) held every row forever to serve the lookups of a batch's unfinished rows
+-- (is any left, how many: `unfinishedBatches`, `countUnfinished`, which name the states as these literals so that
+-- the planner can use it), which this partial index serves with an entry per row only while the row has work left.
+-- The engine's pages of rows to drive go by the primary key (batch_id, line), as before.
 DROP INDEX rows_by_state;
-CREATE INDEX rows_unfinished ON rows (batch_id, line) WHERE state IN ('pending', 'in_flight', 'waiting', 'uncertain');
+CREATE INDEX rows_unfinished ON rows (batch_id, state) WHERE state IN ('pending', 'in_flight', 'waiting', 'uncertain');
+
+-- rows_uncertain served the people's list of uncertain rows (`remessa status`), but held pending and in-flight rows
+-- too: its entry moved at every intent (pending -> in_flight) and again when the row finished, one index page more
+-- in the commits of the hot path. Now only the uncertain rows, which are all it is read for; the lookups of a batch's
+-- unfinished rows have rows_unfinished.
+DROP INDEX rows_uncertain;
+CREATE INDEX rows_uncertain ON rows (state) WHERE state = 'uncertain';
