@@ -32,6 +32,8 @@
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
  * | --dir DIR (work folder, default .bench/; use your own when others run the bench at the same time)
+ * | --store sqlite|postgres|both (the store of remessa's bill-payment run, default sqlite; postgres runs a throw-away
+ *   cluster as the tests do, and its store bytes are the tables' with their indexes and TOAST after a VACUUM)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
@@ -48,7 +50,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { findPostgresBin } from '../test/helpers/postgres.js';
+import { findPostgresBin, startPostgres, type TestCluster } from '../test/helpers/postgres.js';
 import { writeBillsFile, writeChargesFile } from './generate.js';
 import { type Measured, runMeasured } from './measure.js';
 import { benchRateLimit, rateTable } from './rate-limit.js';
@@ -73,6 +75,8 @@ interface Args {
   sameCalls: boolean;
   repeat: number;
   dir: string;
+  /** Which store(s) remessa's bill-payment run uses (the cost of a row is measured on each). */
+  stores: ReadonlyArray<'sqlite' | 'postgres'>;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -88,6 +92,7 @@ function parseArgs(argv: readonly string[]): Args {
     sameCalls: false,
     repeat: 1,
     dir: path.join(ROOT, '.bench'),
+    stores: ['sqlite'],
   };
   const count = (flag: string, value: string | undefined): number => {
     const n = Number(value);
@@ -116,7 +121,12 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--same-calls') args.sameCalls = true;
     else if (a === '--repeat') args.repeat = count(a, argv[++i]);
     else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
-    else throw new Error(`unknown flag ${a}`);
+    else if (a === '--store') {
+      const v = argv[++i];
+      if (v !== 'sqlite' && v !== 'postgres' && v !== 'both')
+        throw new Error(`--store: expected sqlite, postgres or both, got ${v}`);
+      args.stores = v === 'both' ? ['sqlite', 'postgres'] : [v];
+    } else throw new Error(`unknown flag ${a}`);
   }
   return args;
 }
@@ -151,7 +161,7 @@ function build(dir: string): string {
     for (const name of readdirSync(d)) {
       const full = path.join(d, name);
       if (!statSync(full).isDirectory()) continue;
-      if (name === 'migrations')
+      if (name === 'migrations' || name === 'migrations-pg')
         cpSync(full, path.join(out, path.relative(path.join(ROOT, 'src'), full)), { recursive: true });
       else walk(full);
     }
@@ -193,7 +203,7 @@ function ensureGenerated(file: string, rows: number, write: (file: string, rows:
   log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-function writeConfig(file: string, folder: string, bankUrl: string, concurrency: number): void {
+function writeConfig(file: string, folder: string, bankUrl: string, concurrency: number, store?: object): void {
   const off = { requests: 0, intervalMs: 1000 };
   const config = {
     folders: {
@@ -211,6 +221,7 @@ function writeConfig(file: string, folder: string, bankUrl: string, concurrency:
     // The sandbox runs in a process of its own (a URL, as a real bank would be): approval is on by default for
     // bill payments there, and the bench measures the run, not a person's decision.
     approval: { kinds: [] },
+    ...(store ? { store } : {}),
   };
   mkdirSync(folder, { recursive: true });
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
@@ -424,34 +435,63 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     return m;
   };
 
+  const bases: Measured[] = [];
+  const loopFirst = async (round: number) => bases.push(await baseline('bills-baseline', 1, round));
   const storeBytes = new Map<Measured, number>();
-  const ours = async (round: number): Promise<Measured> => {
-    const folder = path.join(args.dir, 'bills-remessa');
-    rmSync(folder, { recursive: true, force: true });
-    const sandboxConfig = path.join(folder, 'sandbox.json');
-    writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
-    log(`(b) remessa run, concurrency ${args.concurrency}, rate limits off (round ${round})`);
-    const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
-      const config = path.join(folder, 'remessa.json');
-      writeConfig(config, folder, sandbox.url, args.concurrency);
-      return runMeasured(process.execPath, [...remessa.prefix(`run-${round}`), '--config', config, 'run', file], {
-        cwd: ROOT,
-        env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
-        stdoutFile: path.join(folder, 'remessa-run.stdout'),
-        stderrFile: path.join(folder, 'remessa-run.stderr'),
-      });
-    });
-    const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
-    if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
-      throw new Error(
-        `remessa run: exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
-      );
+  const byStore = new Map<'sqlite' | 'postgres', Measured[]>();
+  let cluster: TestCluster | undefined;
+  try {
+    for (const store of args.stores) {
+      if (store === 'postgres') cluster = await startPostgres();
+      const ours = async (round: number): Promise<Measured> => {
+        const folder = path.join(args.dir, `bills-remessa-${store}`);
+        rmSync(folder, { recursive: true, force: true });
+        const sandboxConfig = path.join(folder, 'sandbox.json');
+        writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
+        const db = store === 'postgres' ? await cluster!.createDatabase() : undefined;
+        log(`(b) remessa run on ${store}, concurrency ${args.concurrency}, rate limits off (round ${round})`);
+        const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
+          const config = path.join(folder, 'remessa.json');
+          let storeConfig: object | undefined;
+          if (db) {
+            const passwordFile = path.join(folder, 'store-password');
+            writeFileSync(passwordFile, cluster!.password, { mode: 0o600 });
+            storeConfig = { url: db.url, passwordFile };
+          }
+          writeConfig(config, folder, sandbox.url, args.concurrency, storeConfig);
+          return runMeasured(
+            process.execPath,
+            [...remessa.prefix(`run-${store}-${round}`), '--config', config, 'run', file],
+            {
+              cwd: ROOT,
+              env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
+              stdoutFile: path.join(folder, 'remessa-run.stdout'),
+              stderrFile: path.join(folder, 'remessa-run.stderr'),
+            },
+          );
+        });
+        const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
+        if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
+          throw new Error(
+            `remessa run (${store}): exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
+          );
+        }
+        storeBytes.set(m, db ? await pgStoreSize(cluster!, db.name) : storeSize(path.join(folder, 'data')));
+        return m;
+      };
+      const mine: Measured[] = [];
+      // Each side N times, alternating which goes first; the loop is measured with the first store only.
+      for (let round = 1; round <= args.repeat; round++) {
+        const loopToo = store === args.stores[0] && bases.length < args.repeat;
+        if (loopToo && round % 2 === 1) await loopFirst(round);
+        mine.push(await ours(round));
+        if (loopToo && round % 2 === 0) await loopFirst(round);
+      }
+      byStore.set(store, mine);
     }
-    storeBytes.set(m, storeSize(path.join(folder, 'data')));
-    return m;
-  };
-
-  const [bases, mine] = await alternate(args.repeat, (round) => baseline('bills-baseline', 1, round), ours);
+  } finally {
+    await cluster?.stop();
+  }
   const base = best(bases);
   results.push({ name: 'undici loop: lookup + pay (baseline)', rows: args.bills, m: base, all: bases });
   let same: Measured | undefined;
@@ -462,16 +502,34 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     same = best(sames);
     results.push({ name: 'undici loop: lookup x2 + pay', rows: args.bills, m: same, all: sames });
   }
-  const m = best(mine);
-  results.push({
-    name: 'remessa run',
-    rows: args.bills,
-    m,
-    all: mine,
-    ratio: ratioOf(args.bills, m, base, TARGETS.billsRatio),
-    note: same ? `vs lookup x2: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.wallMs)).toFixed(2)}` : undefined,
-    store: { bytes: storeBytes.get(m) ?? 0, inputBytesPerRow: inputBytesPerRow(file) },
-  });
+  for (const [store, mine] of byStore) {
+    const m = best(mine);
+    results.push({
+      name: store === 'sqlite' ? 'remessa run' : `remessa run (${store})`,
+      rows: args.bills,
+      m,
+      all: mine,
+      ratio: ratioOf(args.bills, m, base, TARGETS.billsRatio),
+      note: same
+        ? `vs lookup x2: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.wallMs)).toFixed(2)}`
+        : undefined,
+      store: { bytes: storeBytes.get(m) ?? 0, inputBytesPerRow: inputBytesPerRow(file) },
+    });
+  }
+}
+
+/**
+ * A PostgreSQL store's bytes: every table of the database with its indexes and TOAST (pg_total_relation_size),
+ * the empty tables' first pages included, as the SQLite figure includes its empty tables' pages.
+ */
+async function pgStoreSize(cluster: TestCluster, database: string): Promise<number> {
+  await cluster.query('VACUUM', database).catch(() => undefined);
+  const [r] = await cluster.query<{ bytes: string }>(
+    `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::text AS bytes FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`,
+    database,
+  );
+  return Number(r!.bytes);
 }
 
 /** The SQLite store's bytes in a data folder: remessa.sqlite and its -wal / -shm when left. */
@@ -505,44 +563,48 @@ export const COST_TARGETS = { cpuPerRowRatio: 2, peakRssMb: 150, storeBytesPerRo
 
 function costTable(results: readonly Row[]): string {
   const loop = results.find((r) => r.name.startsWith('undici loop: lookup + pay'));
-  const ours = results.find((r) => r.name === 'remessa run');
-  if (!loop || !ours?.store) return '';
+  const runs = results.filter((r) => r.name.startsWith('remessa run') && r.store);
+  if (!loop || runs.length === 0) return '';
   const met = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   const cpuRow = (r: Row) => r.m.cpuMs / r.rows;
-  const cpuRatio = cpuRow(ours) / cpuRow(loop);
   const rssMb = (r: Row) => r.m.peakRssBytes / MB;
-  const storePerRow = ours.store.bytes / ours.rows;
   const head = ['cost of a row (issue 13 §3)', 'remessa run', 'undici loop', 'remessa / loop', 'target'];
-  const lines = [
-    [
-      'CPU ms per row',
-      cpuRow(ours).toFixed(3),
-      cpuRow(loop).toFixed(3),
-      cpuRatio.toFixed(2),
-      `<= ${COST_TARGETS.cpuPerRowRatio}x ${met(cpuRatio <= COST_TARGETS.cpuPerRowRatio)}`,
-    ],
-    [
-      'peak RSS MB',
-      rssMb(ours).toFixed(1),
-      rssMb(loop).toFixed(1),
-      (rssMb(ours) / rssMb(loop)).toFixed(2),
-      `< ${COST_TARGETS.peakRssMb} MB ${met(rssMb(ours) < COST_TARGETS.peakRssMb)}`,
-    ],
-    [
-      'store bytes per row',
-      storePerRow.toFixed(0),
-      '-',
-      `${(storePerRow / ours.store.inputBytesPerRow).toFixed(1)} x the input line (${ours.store.inputBytesPerRow.toFixed(0)} B)`,
-      `< ${COST_TARGETS.storeBytesPerRow} ${met(storePerRow < COST_TARGETS.storeBytesPerRow)}`,
-    ],
-    [
-      'wall s',
-      (ours.m.wallMs / 1000).toFixed(2),
-      (loop.m.wallMs / 1000).toFixed(2),
-      (ours.m.wallMs / loop.m.wallMs).toFixed(2),
-      '',
-    ],
-  ];
+  const lines: string[][] = [];
+  for (const ours of runs) {
+    const storePerRow = ours.store!.bytes / ours.rows;
+    const cpuRatio = cpuRow(ours) / cpuRow(loop);
+    const which = ours.name === 'remessa run' ? '' : ` ${ours.name.slice('remessa run '.length)}`;
+    lines.push(
+      [
+        `CPU ms per row${which}`,
+        cpuRow(ours).toFixed(3),
+        cpuRow(loop).toFixed(3),
+        cpuRatio.toFixed(2),
+        `<= ${COST_TARGETS.cpuPerRowRatio}x ${met(cpuRatio <= COST_TARGETS.cpuPerRowRatio)}`,
+      ],
+      [
+        `peak RSS MB${which}`,
+        rssMb(ours).toFixed(1),
+        rssMb(loop).toFixed(1),
+        (rssMb(ours) / rssMb(loop)).toFixed(2),
+        `< ${COST_TARGETS.peakRssMb} MB ${met(rssMb(ours) < COST_TARGETS.peakRssMb)}`,
+      ],
+      [
+        `store bytes per row${which}`,
+        storePerRow.toFixed(0),
+        '-',
+        `${(storePerRow / ours.store!.inputBytesPerRow).toFixed(1)} x the input line (${ours.store!.inputBytesPerRow.toFixed(0)} B)`,
+        `< ${COST_TARGETS.storeBytesPerRow} ${met(storePerRow < COST_TARGETS.storeBytesPerRow)}`,
+      ],
+      [
+        `wall s${which}`,
+        (ours.m.wallMs / 1000).toFixed(2),
+        (loop.m.wallMs / 1000).toFixed(2),
+        (ours.m.wallMs / loop.m.wallMs).toFixed(2),
+        '',
+      ],
+    );
+  }
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [fmt(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');

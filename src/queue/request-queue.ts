@@ -174,6 +174,8 @@ export class RequestQueue {
   private shared: SharedRateGate | undefined;
   private readonly groups = new Map<EndpointGroup, GroupState>();
   private readonly context = new AsyncLocalStorage<TaskContext>();
+  /** The waiters' abort callbacks, one listener per signal (see `AbortWatch`). */
+  private readonly aborts = new AbortWatch();
   private readonly gateWaiters: GateWaiter[] = [];
   private running = 0;
   private seq = 0;
@@ -245,7 +247,7 @@ export class RequestQueue {
           reject(signal.reason);
           this.checkIdle();
         };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
+        this.aborts.watch(signal, waiter.onAbort);
       }
       state.waiters.push(waiter);
       this.pump();
@@ -277,7 +279,7 @@ export class RequestQueue {
           this.gateWaiters.splice(i, 1);
           reject(signal.reason);
         };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
+        this.aborts.watch(signal, waiter.onAbort);
       }
       this.gateWaiters.push(waiter);
       this.pump();
@@ -454,7 +456,7 @@ export class RequestQueue {
             w.task.reservedAt = now;
           }
           this.gateWaiters.splice(i, 1);
-          w.signal?.removeEventListener('abort', w.onAbort!);
+          if (w.signal) this.aborts.unwatch(w.signal, w.onAbort!);
           w.resolve();
         }
         while (this.running < this.concurrency) {
@@ -477,7 +479,7 @@ export class RequestQueue {
   }
 
   private start(waiter: Waiter): void {
-    if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    if (waiter.onAbort && waiter.signal) this.aborts.unwatch(waiter.signal, waiter.onAbort);
     const state = waiter.group;
     const now = this.clock.now();
     state.limit?.reserve(now);
@@ -616,7 +618,7 @@ export class RequestQueue {
           reject(signal?.reason);
         },
       };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      if (signal) this.aborts.watch(signal, waiter.onAbort);
       this.rowWaiters.push(waiter);
       this.grant();
     });
@@ -644,7 +646,7 @@ export class RequestQueue {
         continue;
       }
       this.rowWaiters.splice(i, 1);
-      w.signal?.removeEventListener('abort', w.onAbort);
+      if (w.signal) this.aborts.unwatch(w.signal, w.onAbort);
       this.take(w.group);
       w.resolve();
     }
@@ -681,4 +683,37 @@ function checkInt(name: string, value: number, min: number): number {
     throw new TypeError(`RequestQueueOptions.${name}: Expected an integer >= ${min}, got ${String(value)}`);
   }
   return value;
+}
+
+/**
+ * One 'abort' listener per signal for every waiter of a queue on it, instead of one added and removed per waiter: a
+ * run passes the same signal to every task and every row slot, and adding and removing an AbortSignal listener
+ * (EventTarget) was ~5% of the CPU of a bill-payment run (docs/performance.md (d)). On abort, the callbacks still
+ * watched run in the order they were added, as the listeners did.
+ */
+class AbortWatch {
+  readonly #bySignal = new WeakMap<AbortSignal, Set<() => void>>();
+
+  watch(signal: AbortSignal, onAbort: () => void): void {
+    let set = this.#bySignal.get(signal);
+    if (!set) {
+      const callbacks = new Set<() => void>();
+      set = callbacks;
+      this.#bySignal.set(signal, callbacks);
+      signal.addEventListener(
+        'abort',
+        () => {
+          const all = [...callbacks];
+          callbacks.clear();
+          for (const fn of all) fn();
+        },
+        { once: true },
+      );
+    }
+    set.add(onAbort);
+  }
+
+  unwatch(signal: AbortSignal, onAbort: () => void): void {
+    this.#bySignal.get(signal)?.delete(onAbort);
+  }
 }

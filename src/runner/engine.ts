@@ -79,7 +79,7 @@ import { InputError, RemessaError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
-import { IdempotencyKeys } from '../store/keys.js';
+import { accountNamespace, IdempotencyKeys } from '../store/keys.js';
 import { claimRows } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
 import type {
@@ -386,6 +386,8 @@ class BatchRun {
         header: input.header.map((h) => (typeof h === 'string' ? h : h.source)),
         // The record key of each cell: rows whose record is just their cells read by these store no record.
         columns: input.header.map((h) => (typeof h === 'string' ? h : (h.column ?? null))),
+        // The account's key namespace: rows whose key is derived in it store no key (src/store/keys.ts).
+        keyNamespace: accountNamespace(this.o.accountId),
       });
     }
     if (batch.kind !== this.kind.name) {

@@ -69,6 +69,13 @@
  * record is stored whole. A step's output stays on its step record while its row is unfinished (a resumed row hands
  * it to the next steps: rule "a done step is never sent again" needs only the step's state, the outputs feed the
  * steps after it); when the row succeeds, the outputs its merged `outputs` hold whole are dropped from the steps.
+ * Migration 015: a step done at its first attempt (no error) whose output the succeeded row holds whole is not kept
+ * at all (its record would say "done", which the row's `succeeded` already says); a retried step, or one whose output
+ * a later step overwrote in part, is kept. `outputs` and `parsed` are stored compact and `natural_key` by reference to
+ * its cell (./outputs-codec.ts; plain JSON and whole keys of earlier rows are read as before). The idempotency key is
+ * not stored when it is the one derived from the row's kind and natural key in the batch's `key_namespace` (stored
+ * with the batch at its creation), and is derived again in that same namespace when read: the key a row was sent
+ * with never changes, whatever the account id of a later run; rows of a batch without a namespace keep their key.
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -78,6 +85,8 @@ import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
+import { deriveIdempotencyKey } from './keys.js';
+import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
   assertRowTransition,
   assertStepTransition,
@@ -111,6 +120,12 @@ export interface NewBatch {
    * its own: it is derived again from its cells when read (see `ingest`). Absent: every row stores its record.
    */
   columns?: ReadonlyArray<string | null> | undefined;
+  /**
+   * The namespace the rows' idempotency keys are derived in (src/store/keys.ts `accountNamespace` of the run's account
+   * id). A row whose key is exactly the one derived in it from its kind and natural key stores no key of its own: it is
+   * derived again, in this stored namespace, when read (migration 015). Absent: every row stores its key.
+   */
+  keyNamespace?: string | undefined;
 }
 
 export interface BatchRecord extends NewBatch {
@@ -299,6 +314,7 @@ interface RowSql {
 interface BatchSql {
   id: string;
   columns: string | null;
+  key_namespace: string | null;
   kind: KindName;
   file_name: string;
   dialect: string;
@@ -426,8 +442,8 @@ export class Store {
   readonly file: string;
   private readonly now: () => Date;
   private readonly shared: StoreShared;
-  /** Each batch's record columns once read (`recordColumns`), shared with the transaction views. */
-  private readonly columnsByBatch = new Map<string, ReadonlyArray<string | null> | null>();
+  /** What each batch's rows are read with (`rowContext`), once read; shared with the transaction views. */
+  private readonly contextByBatch = new Map<string, RowContext>();
 
   constructor(driver: SqlDriver, file: string, options: StoreOptions = {}) {
     this.driver = driver;
@@ -582,6 +598,16 @@ export class Store {
     shared.queued = [];
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     const durable = ops.some((op) => op.durable);
+    if (ops.length === 1) {
+      // A group of one write needs no savepoint: its failure rolls the whole transaction back, which is only its own
+      // (two statements fewer per write; at concurrency 8 most groups hold one or two writes).
+      const op = ops[0]!;
+      const alone = this.transaction(op.fn, { durable: op.durable })
+        .then(op.resolve, op.reject)
+        .finally(() => shared.flushing.delete(alone));
+      shared.flushing.add(alone);
+      return alone;
+    }
     const done = this.driver
       .transaction(
         async (tx) => {
@@ -663,8 +689,8 @@ export class Store {
   createBatch(batch: NewBatch): Promise<BatchRecord> {
     return this.unit(async (s) => {
       await s.sql.run(
-        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, key_namespace, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
         [
           batch.id,
           batch.kind,
@@ -672,6 +698,7 @@ export class Store {
           JSON.stringify(batch.dialect),
           JSON.stringify(batch.header),
           batch.columns ? JSON.stringify(batch.columns) : null,
+          batch.keyNamespace ?? null,
           s.ts(),
         ],
       );
@@ -756,6 +783,12 @@ export class Store {
          ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line`;
       const now = s.ts();
       const columns = batch.columns;
+      const ns = batch.keyNamespace;
+      /** The key as stored: NULL when it is the one derived in the batch's namespace (migration 015). */
+      const keyText = (row: { naturalKey: string; idempotencyKey: string }): string | null =>
+        ns !== undefined && row.idempotencyKey === deriveIdempotencyKey(ns, batch.kind, row.naturalKey)
+          ? null
+          : row.idempotencyKey;
       /** The record as stored: '' when it is exactly what `deriveRecord` reads from its cells (see the schema). */
       const recordText = (row: IngestRow): string =>
         columns !== undefined && row.cells && sameRecord(row.record, columns, row.cells)
@@ -805,11 +838,11 @@ export class Store {
         await s.sql.run(insert, [
           batchId,
           row.line,
-          row.naturalKey,
-          row.idempotencyKey,
+          encodeKeyText(row.naturalKey, row.cells),
+          keyText(row),
           recordText(row),
           row.cells ? JSON.stringify(row.cells) : null,
-          safeJson(row.parsed),
+          encodeObject(row.parsed, row.cells),
           isDuplicate ? 'duplicate' : 'pending',
           isDuplicate ? DUPLICATE_NATURAL_KEY : null,
           isDuplicate
@@ -946,7 +979,7 @@ export class Store {
 
   async getRow(batchId: string, line: number): Promise<RowRecord | undefined> {
     const row = await this.sql.get<RowSql>('SELECT * FROM rows WHERE batch_id = ? AND line = ?', [batchId, line]);
-    return row && toRow(row, row.record === DERIVED_RECORD ? await this.recordColumns(batchId) : undefined);
+    return row && toRow(row, await this.rowContext(batchId));
   }
 
   /**
@@ -959,13 +992,22 @@ export class Store {
     limit: number,
     states: readonly RowState[] = [],
   ): Promise<RowRecord[]> {
-    const filter = states.length > 0 ? `AND state IN (${states.map(() => '?').join(', ')})` : '';
+    // The unfinished states as literals, the text of the partial index rows_unfinished's condition (migration 015),
+    // so that the planner may use it; the engine's pages go by the primary key.
+    const unfinished =
+      states.length === UNFINISHED_ROW_STATES.length && UNFINISHED_ROW_STATES.every((st) => states.includes(st));
+    const filter = unfinished
+      ? `AND state IN (${UNFINISHED_SQL})`
+      : states.length > 0
+        ? `AND state IN (${states.map(() => '?').join(', ')})`
+        : '';
     const rows = await this.sql.all<RowSql>(
       `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
-      [batchId, afterLine, ...states, limit],
+      [batchId, afterLine, ...(unfinished ? [] : states), limit],
     );
-    const columns = await this.recordColumnsFor(batchId, rows);
-    return rows.map((r) => toRow(r, columns));
+    if (rows.length === 0) return [];
+    const context = await this.rowContext(batchId);
+    return rows.map((r) => toRow(r, context));
   }
 
   /** The batch's rows at these lines, in line order (rows claimed by a daemon: ./leases.ts `claimRows`). */
@@ -975,8 +1017,9 @@ export class Store {
       `SELECT * FROM rows WHERE batch_id = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
       [batchId, ...lines],
     );
-    const columns = await this.recordColumnsFor(batchId, rows);
-    return rows.map((r) => toRow(r, columns));
+    if (rows.length === 0) return [];
+    const context = await this.rowContext(batchId);
+    return rows.map((r) => toRow(r, context));
   }
 
   /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
@@ -997,15 +1040,15 @@ export class Store {
        WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
       [batchId, afterLine, limit],
     );
-    const columns = await this.recordColumnsFor(batchId, rows);
+    const context = rows.length === 0 ? undefined : await this.rowContext(batchId);
     return rows.map((r) => ({
-      ...toRow(r, columns),
+      ...toRow(r, context),
       owner:
         r.owner_state === null
           ? null
           : {
               state: r.owner_state,
-              outputs: parseJson(r.owner_outputs) ?? {},
+              outputs: decodeNullable(r.owner_outputs) ?? {},
               fileName: r.owner_file ?? '',
               line: r.duplicate_of_line!,
               answerName: r.owner_answer,
@@ -1016,43 +1059,52 @@ export class Store {
   /** Rows left uncertain, across batches (for `remessa status`), oldest first. */
   async uncertainRows(limit = 100): Promise<Array<RowRecord & { fileName: string; kind: KindName }>> {
     return (
-      await this.sql.all<RowSql & { file_name: string; kind: KindName; batch_columns: string | null }>(
-        `SELECT r.*, b.file_name, b.kind, b.columns AS batch_columns FROM rows r JOIN batches b ON b.id = r.batch_id
+      await this.sql.all<
+        RowSql & { file_name: string; kind: KindName; batch_columns: string | null; key_namespace: string | null }
+      >(
+        `SELECT r.*, b.file_name, b.kind, b.columns AS batch_columns, b.key_namespace
+         FROM rows r JOIN batches b ON b.id = r.batch_id
          WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
         [limit],
       )
     ).map((r) => ({
-      ...toRow(r, parseJson<Array<string | null>>(r.batch_columns) ?? undefined),
+      ...toRow(r, {
+        columns: parseJson<Array<string | null>>(r.batch_columns) ?? undefined,
+        kind: r.kind,
+        keyNamespace: r.key_namespace ?? undefined,
+      }),
       fileName: r.file_name,
       kind: r.kind,
     }));
   }
 
-  /** The batch's record columns (NewBatch.columns), read once per batch and kept: they never change. */
-  private async recordColumns(batchId: string): Promise<ReadonlyArray<string | null> | undefined> {
-    let columns = this.columnsByBatch.get(batchId);
-    if (columns === undefined) {
-      const r = await this.sql.get<{ columns: string | null }>('SELECT columns FROM batches WHERE id = ?', [batchId]);
-      columns = parseJson<Array<string | null>>(r?.columns ?? null);
-      this.columnsByBatch.set(batchId, columns);
+  /**
+   * What the batch's rows are read with (its record columns, kind and key namespace), read once per batch and kept:
+   * none of them changes once the batch exists. Undefined for a batch that does not exist (not kept).
+   */
+  private async rowContext(batchId: string): Promise<RowContext | undefined> {
+    let context = this.contextByBatch.get(batchId);
+    if (context === undefined) {
+      const r = await this.sql.get<{ columns: string | null; kind: KindName; key_namespace: string | null }>(
+        'SELECT columns, kind, key_namespace FROM batches WHERE id = ?',
+        [batchId],
+      );
+      if (!r) return undefined;
+      context = {
+        columns: parseJson<Array<string | null>>(r.columns) ?? undefined,
+        kind: r.kind,
+        keyNamespace: r.key_namespace ?? undefined,
+      };
+      this.contextByBatch.set(batchId, context);
     }
-    return columns ?? undefined;
-  }
-
-  /** recordColumns, read only when one of `rows` needs them. */
-  private recordColumnsFor(
-    batchId: string,
-    rows: readonly RowSql[],
-  ): Promise<ReadonlyArray<string | null> | undefined> | undefined {
-    for (const r of rows) if (r.record === DERIVED_RECORD) return this.recordColumns(batchId);
-    return undefined;
+    return context;
   }
 
   /** Number of rows that still have work (pending, in flight, uncertain) in the batch. */
   async countUnfinished(batchId: string): Promise<number> {
     const r = await this.sql.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_ROW_STATES.map(() => '?').join(', ')})`,
-      [batchId, ...UNFINISHED_ROW_STATES],
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_SQL})`,
+      [batchId],
     );
     return r!.n;
   }
@@ -1113,7 +1165,7 @@ export class Store {
     }
     if (patch.outputs !== undefined) {
       sets.push('outputs = ?');
-      params.push(JSON.stringify({ ...(parseJson(cur.outputs) ?? {}), ...patch.outputs }));
+      params.push(encodeObject({ ...(decodeNullable(cur.outputs) ?? {}), ...patch.outputs }));
     }
     await this.sql.run(`UPDATE rows SET ${sets.join(', ')} WHERE batch_id = ? AND line = ?`, [
       ...params,
@@ -1169,37 +1221,61 @@ export class Store {
       [batchId, line, step],
     );
     assertStepTransition(cur?.state ?? null, to, `step ${step} (line ${line})`);
-    await this.sql.run(
-      `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (batch_id, line, step) DO UPDATE SET
-         state = excluded.state,
-         attempts = steps.attempts + excluded.attempts,
-         output = COALESCE(excluded.output, steps.output),
-         error_code = excluded.error_code,
-         error_message = excluded.error_message,
-         updated_at = excluded.updated_at`,
-      [
-        batchId,
-        line,
-        step,
-        to,
-        patch.attempt ? 1 : 0,
-        patch.output ? JSON.stringify(patch.output) : null,
-        patch.error?.code ?? null,
-        patch.error?.message ?? null,
-        this.ts(),
-      ],
-    );
+    await this.sql.run(STEP_UPSERT, [
+      batchId,
+      line,
+      step,
+      to,
+      patch.attempt ? 1 : 0,
+      patch.output ? JSON.stringify(patch.output) : null,
+      patch.error?.code ?? null,
+      patch.error?.message ?? null,
+      this.ts(),
+    ]);
   }
 
-  /** Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. */
+  /**
+   * The row and the state of one of its steps, in one statement on SQLite (its one writer: nothing comes between): the
+   * reads of the hot path (`recordIntent`, `recordStepDone`). STORE_NO_ROW when there is no row. On PostgreSQL the row
+   * is locked first by a statement of its own (`lockRow`; the row's lock guards its steps too): a statement reads
+   * what was committed when it started, so the step must be read by a statement that starts once the lock is held
+   * (a locking join would give the row as the transaction before left it but its step as it was before that).
+   */
+  private async rowAndStep(
+    batchId: string,
+    line: number,
+    step: string,
+  ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null }> {
+    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    const cur = await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
+      `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
+         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
+       WHERE r.batch_id = ? AND r.line = ?`,
+      [step, batchId, line],
+    );
+    if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+    return cur;
+  }
+
+  /**
+   * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
+   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements (five
+   * on PostgreSQL, see `rowAndStep`).
+   */
   recordIntent(batchId: string, line: number, step: string): Promise<void> {
     return this.unit(async (s) => {
       await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
       if (s.shared.daemon) await s.assertHeldForIntent(s.shared.daemon, batchId, line); // rule 8 of ./rows.ts
-      await s.applyStepTransition(batchId, line, step, 'intent', { attempt: true });
-      await s.applyRowTransition(batchId, line, 'in_flight', { currentStep: step, error: null });
+      const cur = await s.rowAndStep(batchId, line, step);
+      assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
+      assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
+      const now = s.ts();
+      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'intent', 1, null, null, null, now]);
+      await s.sql.run(
+        `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL
+         WHERE batch_id = ? AND line = ?`,
+        [now, step, batchId, line],
+      );
     });
   }
 
@@ -1234,36 +1310,58 @@ export class Store {
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
     return this.unit(async (s) => {
-      await s.applyStepTransition(batchId, line, step, 'done', { output: last ? null : output });
-      const cur = await s.sql.get<{ state: RowState; outputs: string | null }>(
-        'SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?',
-        [batchId, line],
-      );
-      if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      const cur = await s.rowAndStep(batchId, line, step);
+      assertStepTransition(cur.step_state, 'done', `step ${step} (line ${line})`);
       if (cur.state !== 'in_flight') assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
       const to: RowState = last ? 'succeeded' : 'in_flight';
       assertRowTransition('in_flight', to, `row (line ${line})`);
-      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : JSON.parse(cur.outputs);
+      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
       for (const k in output) merged[k] = output[k] as OutputValue;
+      const now = s.ts();
       await s.sql.run(
         `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
            outputs = ? WHERE batch_id = ? AND line = ?`,
-        [to, s.ts(), last ? null : step, JSON.stringify(merged), batchId, line],
+        [to, now, last ? null : step, encodeObject(merged), batchId, line],
       );
-      if (!last) return;
-      await s.markAnswersStale(batchId, line);
-      const held = await s.sql.all<{ step: string; output: string }>(
-        'SELECT step, output FROM steps WHERE batch_id = ? AND line = ? AND output IS NOT NULL',
-        [batchId, line],
-      );
-      for (const h of held) {
-        if (!heldWhole(JSON.parse(h.output) as StepOutput, merged)) continue;
-        await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
-          batchId,
-          line,
-          h.step,
-        ]);
+      if (!last) {
+        await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+        return;
       }
+      await s.markAnswersStale(batchId, line);
+      // The row succeeded: which of its step records say more than "done" (see above)?
+      const held = await s.sql.all<{
+        step: string;
+        state: StepState;
+        attempts: number;
+        output: string | null;
+        error_code: string | null;
+      }>('SELECT step, state, attempts, output, error_code FROM steps WHERE batch_id = ? AND line = ?', [
+        batchId,
+        line,
+      ]);
+      const plain: string[] = [];
+      let kept = false;
+      for (const h of held) {
+        const current = h.step === step;
+        // The answered step's record becomes `done` with no error and no output (its output is the row's).
+        const errorCode = current ? null : h.error_code;
+        if (!current && h.state !== 'done') continue; // not possible for a succeeded row; kept as it is
+        const whole = current || h.output === null || heldWhole(JSON.parse(h.output) as StepOutput, merged);
+        if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
+        else if (current) kept = true;
+        else if (whole && h.output !== null)
+          await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
+            batchId,
+            line,
+            h.step,
+          ]);
+      }
+      if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
+      if (plain.length > 0)
+        await s.sql.run(
+          `DELETE FROM steps WHERE batch_id = ? AND line = ? AND step IN (${plain.map(() => '?').join(', ')})`,
+          [batchId, line, ...plain],
+        );
     });
   }
 
@@ -1486,6 +1584,7 @@ function toBatch(r: BatchSql): BatchRecord {
     dialect: JSON.parse(r.dialect) as Dialect,
     header: JSON.parse(r.header) as string[],
     ...(r.columns === null ? {} : { columns: JSON.parse(r.columns) as Array<string | null> }),
+    ...(r.key_namespace === null ? {} : { keyNamespace: r.key_namespace }),
     status: r.status,
     policy: r.policy,
     rowCount: r.row_count,
@@ -1534,30 +1633,63 @@ function sameRecord(
   return true;
 }
 
-function toRow(r: RowSql, columns: ReadonlyArray<string | null> | undefined): RowRecord {
+/** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
+const STEP_UPSERT = `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (batch_id, line, step) DO UPDATE SET
+    state = excluded.state,
+    attempts = steps.attempts + excluded.attempts,
+    output = COALESCE(excluded.output, steps.output),
+    error_code = excluded.error_code,
+    error_message = excluded.error_message,
+    updated_at = excluded.updated_at`;
+
+/** What a batch's rows are read with (`Store.rowContext`). */
+interface RowContext {
+  columns: ReadonlyArray<string | null> | undefined;
+  kind: KindName;
+  keyNamespace: string | undefined;
+}
+
+/** The unfinished row states as SQL literals (a partial index serves only a condition written as its own). */
+const UNFINISHED_SQL = UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ');
+
+function toRow(r: RowSql, context: RowContext | undefined): RowRecord {
   const cells = parseJson<string[]>(r.cells);
   let record: Record<string, string>;
+  const columns = context?.columns;
+  const naturalKey = decodeKeyText(r.natural_key, cells);
   if (r.record !== DERIVED_RECORD) record = JSON.parse(r.record) as Record<string, string>;
   else if (columns !== undefined && cells !== null) record = deriveRecord(columns, cells);
   else throw new StoreError('STORE_CORRUPT', `Row ${r.batch_id} line ${r.line}: its record cannot be read again`);
   return {
     batchId: r.batch_id,
     line: r.line,
-    naturalKey: r.natural_key,
-    idempotencyKey: r.idempotency_key,
+    naturalKey,
+    idempotencyKey: storedKey(r, naturalKey, context),
     record,
     cells,
-    parsed: parseJson(r.parsed),
+    parsed: decodeNullable(r.parsed, cells),
     state: r.state,
     currentStep: r.current_step,
     errorCode: r.error_code,
     errorMessage: r.error_message,
-    outputs: parseJson(r.outputs) ?? {},
+    outputs: decodeNullable<Record<string, OutputValue>>(r.outputs) ?? {},
     amountCents: r.amount_cents,
     duplicateOf:
       r.duplicate_of_batch === null ? null : { batchId: r.duplicate_of_batch, line: r.duplicate_of_line ?? 0 },
     updatedAt: r.updated_at,
   };
+}
+
+/**
+ * The idempotency key the row is sent with: the stored one, or, when none is stored and the row has a natural key in
+ * a batch with a key namespace, the one derived in that namespace (migration 015; the same derivation as at ingestion).
+ */
+function storedKey(r: RowSql, naturalKey: string | null, context: RowContext | undefined): string | null {
+  if (r.idempotency_key !== null || naturalKey === null) return r.idempotency_key;
+  if (context?.keyNamespace === undefined) return null;
+  return deriveIdempotencyKey(context.keyNamespace, context.kind, naturalKey);
 }
 
 function parseJson<T>(text: string | null): T | null {
@@ -1568,12 +1700,6 @@ function parseJson<T>(text: string | null): T | null {
 function heldWhole(output: StepOutput, merged: Readonly<Record<string, OutputValue>>): boolean {
   for (const k in output) if (output[k] !== merged[k]) return false;
   return true;
-}
-
-/** JSON of a parsed row; values JSON cannot hold (bigint) become strings, so storing never throws. */
-function safeJson(value: unknown): string | null {
-  if (value === undefined) return null;
-  return JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
 /** One code and one message for a row's cell errors: the first code; every error, with its column, in the message. */

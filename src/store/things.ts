@@ -47,6 +47,7 @@
  *    its file never leaves the file behind for good.
  */
 import type { Cents } from '../types.js';
+import { decodeNullable } from './outputs-codec.js';
 import type { SqlParam } from './sql.js';
 import type { Store } from './store.js';
 import { WEBHOOK_EVENT_ORDER } from './webhook-events.js';
@@ -328,12 +329,13 @@ export class Things {
       batch_id: string;
       line: number;
       kind: string;
+      cells: string | null;
       parsed: string | null;
       outputs: string | null;
       amount_cents: number | null;
       updated_at: string;
     }>(
-      `SELECT r.batch_id, r.line, b.kind, r.parsed, r.outputs, r.amount_cents, r.updated_at
+      `SELECT r.batch_id, r.line, b.kind, r.cells, r.parsed, r.outputs, r.amount_cents, r.updated_at
        FROM rows r JOIN batches b ON b.id = r.batch_id
        WHERE r.state = 'succeeded'
          AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = r.batch_id AND s.line = r.line)
@@ -344,8 +346,9 @@ export class Things {
       batchId: r.batch_id,
       line: r.line,
       kind: r.kind,
-      parsed: r.parsed === null ? null : JSON.parse(r.parsed),
-      outputs: r.outputs === null ? {} : (JSON.parse(r.outputs) as Record<string, unknown>),
+      // Either stored form (src/store/outputs-codec.ts); a compact parsed row may refer to the row's cells.
+      parsed: decodeNullable(r.parsed, r.cells === null ? null : (JSON.parse(r.cells) as string[])),
+      outputs: decodeNullable(r.outputs) ?? {},
       amountCents: r.amount_cents,
       updatedAt: r.updated_at,
     }));

@@ -1,0 +1,261 @@
+/**
+ * The cost of a row in the store (issue 13 §3, migration 015; docs/performance.md (d)): what a bill payment row takes
+ * on SQLite once it succeeded, under a bound that fails when a column or an index per row comes back, and every value
+ * the store no longer keeps whole (idempotency key, natural key, parsed row, outputs) read back exactly as it was
+ * given, on both engines. Existing rows keep their stored keys across the upgrade.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Dialect } from '../src/batches/kind.js';
+import { accountNamespace, deriveIdempotencyKey, type IngestRow, openStore, type Store } from '../src/store/index.js';
+import { decodeKeyText, decodeObject, encodeKeyText, encodeObject } from '../src/store/outputs-codec.js';
+import { sqliteOf } from './helpers/sqlite-of.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
+const HEADER = ['barCode', 'digitableLine', 'amount'];
+const COLUMNS = ['barCode', 'digitableLine', 'amount'];
+const ACCOUNT = 'row-cost-account';
+const NS = accountNamespace(ACCOUNT);
+
+/** A bill payment row as the engine hands it over (src/runner/engine.ts toIngestRow). */
+function billRow(line: number, explicitKey?: string): IngestRow {
+  const barCode = `3419731380000001${String(line).padStart(8, '0')}00000000000000000000`.slice(0, 44);
+  const amountCents = 1000 + line;
+  const amount = (amountCents / 100).toFixed(2);
+  const cells = [barCode, '', amount];
+  const naturalKey = `${barCode}|${amountCents}|`;
+  return {
+    line,
+    record: { barCode, amount },
+    cells,
+    valid: true,
+    parsed: { identifier: barCode, barCode, billType: 'BANKSLIP', amountCents },
+    naturalKey,
+    idempotencyKey: explicitKey ?? deriveIdempotencyKey(NS, 'bill-payments', naturalKey),
+    amountCents,
+  };
+}
+
+const LOOKUP = (line: number) => ({
+  billType: 'BANKSLIP',
+  billStatus: 'PENDING_PAYMENT',
+  billAmount: 1000 + line,
+  chargedAmount: 1000 + line,
+  beneficiary: 'BENEFICIARIO SANDBOX 341',
+  beneficiaryDocument: '11444777000161',
+  dueDate: '2030-12-31T00:00:00',
+});
+const PAY = (line: number) => ({
+  paymentId: `af34699d-7892-4f6e-afc3-${String(line).padStart(12, '0')}`,
+  paymentStatus: 'PAID',
+  paidAmount: 1000 + line,
+});
+
+/** Each row through its two steps as the engine drives them, 50 rows at a time (their writes share commits). */
+async function payAll(store: Store, batchId: string, lines: number[]): Promise<void> {
+  const one = async (line: number) => {
+    await store.write((s) => s.recordStepDone(batchId, line, 'lookup', LOOKUP(line), false), { durable: false });
+    await store.write((s) => s.recordIntent(batchId, line, 'pay'));
+    await store.write((s) => s.recordStepDone(batchId, line, 'pay', PAY(line), true), { durable: false });
+  };
+  for (let i = 0; i < lines.length; i += 50) await Promise.all(lines.slice(i, i + 50).map(one));
+}
+
+/** keyNamespace null: a batch as stored before migration 015 (no namespace: every row keeps its key). */
+async function newBatch(store: Store, id: string, keyNamespace: string | null = NS): Promise<void> {
+  await store.createBatch({
+    id,
+    kind: 'bill-payments',
+    fileName: `${id}.csv`,
+    dialect: DIALECT,
+    header: HEADER,
+    columns: COLUMNS,
+    ...(keyNamespace ? { keyNamespace } : {}),
+  });
+}
+
+describe('store bytes per row on SQLite', () => {
+  let dir: string;
+  let store: Store;
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'remessa-row-cost-'));
+    store = await openStore(path.join(dir, 'state.sqlite'));
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a succeeded bill payment takes under 500 bytes of pages in the tables and indexes of its rows', async () => {
+    const n = 2000;
+    await newBatch(store, 'b1');
+    const lines = Array.from({ length: n }, (_, i) => i + 2);
+    for (let i = 0; i < n; i += 500)
+      await store.ingest(
+        'b1',
+        lines.slice(i, i + 500).map((l) => billRow(l)),
+      );
+    await store.finishIngest('b1', 'all-or-nothing');
+    await payAll(store, 'b1', lines);
+    const db = sqliteOf(store);
+    const perTable = db
+      .prepare(
+        `SELECT name, SUM(pgsize) AS bytes FROM dbstat
+         WHERE name IN ('rows', 'steps', 'natural_keys') OR name IN (SELECT name FROM sqlite_master
+           WHERE type = 'index' AND tbl_name IN ('rows', 'steps', 'natural_keys'))
+         GROUP BY name`,
+      )
+      .all() as Array<{ name: string; bytes: number }>;
+    const bytes = Object.fromEntries(perTable.map((t) => [t.name, t.bytes / n]));
+    const total = perTable.reduce((sum, t) => sum + t.bytes, 0) / n;
+    // Measured at 015: 469 B (rows 375, natural_keys 86, steps and the partial indexes one page each, as every
+    // succeeded row left them). A column of ~36 bytes more per row (the idempotency key again, say) crosses the bound.
+    console.log(`store bytes per row: ${total.toFixed(0)} ${JSON.stringify(bytes)}`);
+    expect(total, JSON.stringify(bytes)).toBeLessThan(500);
+    // No step record is kept for a row that succeeded at each step's first attempt, and no index entry per finished row.
+    expect(db.prepare('SELECT COUNT(*) AS n FROM steps').get()).toEqual({ n: 0 });
+    expect(bytes.rows_unfinished ?? 0).toBeLessThanOrEqual(4096 / n);
+  });
+});
+
+const engines = storeEngines();
+
+describe.each(engines)('derived values on $name', (engine) => {
+  skipIfAsked(engine);
+  let store: Store;
+  beforeEach(async () => {
+    store = await engine.open();
+  });
+  afterEach(async () => {
+    await store?.close();
+  });
+
+  it('reads back every row exactly as it was given: keys, natural key, parsed row, outputs', async () => {
+    await newBatch(store, 'b1');
+    const given = [billRow(2), billRow(3, 'explicit-key-3'), billRow(4)];
+    await store.ingest('b1', given);
+    await store.finishIngest('b1', 'all-or-nothing');
+    await payAll(store, 'b1', [2, 3]);
+    const rows = await store.rowsAfter('b1', 0, 10);
+    expect(rows.map((r) => r.idempotencyKey)).toEqual(given.map((g) => (g.valid ? g.idempotencyKey : null)));
+    expect(rows.map((r) => r.naturalKey)).toEqual(given.map((g) => (g.valid ? g.naturalKey : null)));
+    expect(rows.map((r) => r.parsed)).toEqual(given.map((g) => (g.valid ? g.parsed : null)));
+    expect(rows[0]!.outputs).toEqual({ ...LOOKUP(2), ...PAY(2) });
+    expect(rows[2]!.outputs).toEqual({});
+    // What is stored: no derived key, the explicit one whole.
+    const stored = await store.sql.all<{ idempotency_key: string | null }>(
+      'SELECT idempotency_key FROM rows WHERE batch_id = ? ORDER BY line',
+      ['b1'],
+    );
+    expect(stored.map((r) => r.idempotency_key)).toEqual([null, 'explicit-key-3', null]);
+  });
+
+  it('derives a key in the namespace the batch was stored with, not the one a later run uses', async () => {
+    await newBatch(store, 'b1');
+    await store.ingest('b1', [billRow(2)]);
+    const first = (await store.getRow('b1', 2))!.idempotencyKey;
+    // Another account id later changes nothing for the rows stored before: the namespace is the batch's.
+    await newBatch(store, 'b2', accountNamespace('another-account'));
+    expect((await store.getRow('b1', 2))!.idempotencyKey).toBe(first);
+    expect(first).toBe(deriveIdempotencyKey(NS, 'bill-payments', (billRow(2) as { naturalKey: string }).naturalKey));
+  });
+
+  it('keeps the stored key of a batch stored without a namespace (before 015)', async () => {
+    await newBatch(store, 'old', null);
+    const row = billRow(2);
+    await store.ingest('old', [row]);
+    const stored = await store.sql.get<{ idempotency_key: string | null }>(
+      'SELECT idempotency_key FROM rows WHERE batch_id = ?',
+      ['old'],
+    );
+    expect(stored!.idempotency_key).toBe(row.valid ? row.idempotencyKey : '');
+    expect((await store.getRow('old', 2))!.idempotencyKey).toBe(stored!.idempotency_key);
+  });
+});
+
+describe('upgrade to 015 on SQLite', () => {
+  it('rows stored before migration 015 keep the idempotency key they were sent with', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-row-cost-up-'));
+    try {
+      const before = path.join(dir, 'migrations');
+      mkdirSync(before);
+      const all = path.resolve(import.meta.dirname, '../src/store/migrations');
+      for (const f of readdirSync(all)) {
+        if (Number(f.slice(0, 3)) < 15) cpSync(path.join(all, f), path.join(before, f));
+      }
+      const file = path.join(dir, 'state.sqlite');
+      let store = await openStore(file, { migrationsDir: before });
+      // Before 015 there is no namespace column: the batch and its row as the code of 012-014 stored them.
+      await store.sql.run(
+        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, status, created_at)
+         VALUES ('b1', 'bill-payments', 'b1.csv', ?, ?, ?, 'running', '2026-01-01T00:00:00Z')`,
+        [JSON.stringify(DIALECT), JSON.stringify(HEADER), JSON.stringify(COLUMNS)],
+      );
+      const row = billRow(2);
+      if (!row.valid) throw new Error('unreachable');
+      await store.sql.run(
+        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, outputs, updated_at)
+         VALUES ('b1', 2, ?, ?, '', ?, ?, 'in_flight', ?, '2026-01-01T00:00:00Z')`,
+        [
+          row.naturalKey,
+          row.idempotencyKey,
+          JSON.stringify(row.cells),
+          JSON.stringify(row.parsed),
+          JSON.stringify(LOOKUP(2)),
+        ],
+      );
+      const sent = row.idempotencyKey;
+      await store.close();
+      store = await openStore(file);
+      try {
+        const read = (await store.getRow('b1', 2))!;
+        expect(read).toMatchObject({ idempotencyKey: sent, naturalKey: row.naturalKey, parsed: row.parsed });
+        expect(read.outputs).toEqual(LOOKUP(2));
+        // It goes on under 015: its last step's answer is stored in the new shapes, its key stays the stored one.
+        await store.recordIntent('b1', 2, 'pay');
+        await store.recordStepDone('b1', 2, 'pay', PAY(2), true);
+        expect((await store.getRow('b1', 2))!).toMatchObject({
+          state: 'succeeded',
+          idempotencyKey: sent,
+          outputs: { ...LOOKUP(2), ...PAY(2) },
+        });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the compact codec (src/store/outputs-codec.ts)', () => {
+  const cells = ['34197313800000010007700000000000000000000000', '', '10.00'];
+  const cases: Array<Record<string, unknown>> = [
+    {},
+    LOOKUP(1),
+    { ...LOOKUP(1), ...PAY(1) },
+    { identifier: cells[0], barCode: cells[0], billType: 'BANKSLIP', amountCents: 1000, empty: '' },
+    { unknownKey: 'x', n: -0, big: 1e21, nan: Number.NaN, t: true, f: false, z: null, u: undefined },
+    { nested: { a: 1 }, list: [1, 2] },
+    { ['__proto__']: 'p', ok: 1 },
+  ];
+  it.each(cases)('reads back what JSON would: %j', (value) => {
+    const text = encodeObject(value, cells)!;
+    expect(decodeObject(text, cells)).toEqual(JSON.parse(JSON.stringify(value)));
+    expect(Object.keys(decodeObject(text, cells))).toEqual(Object.keys(JSON.parse(JSON.stringify(value))));
+  });
+  it('reads plain JSON objects, as every row before 015 has them, and a top-level array', () => {
+    expect(decodeObject('{"billType":"BANKSLIP","x":[1]}')).toEqual({ billType: 'BANKSLIP', x: [1] });
+    expect(decodeObject(encodeObject([1, 'a'])!)).toEqual([1, 'a']);
+  });
+  it.each([`${cells[0]}|1000|`, 'short|1', '\u0001starts with the mark', cells[0]!])(
+    'stores a natural key by its cell and reads it back: %j',
+    (key) => {
+      const text = encodeKeyText(key, cells);
+      expect(decodeKeyText(text, cells)).toBe(key);
+    },
+  );
+});
