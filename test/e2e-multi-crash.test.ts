@@ -57,6 +57,22 @@ describe.skipIf(skipPostgres)('SIGKILLs of daemons on one PostgreSQL store', () 
     expect(report.problems).toEqual([]);
     expect(report.outcomes.succeeded).toBe(48);
     expect(report.effects).toMatchObject({ bill_paid: 40, charge_created: 8 });
+
+    // The audit can fail: a row the file had but no result line holds, a file never answered, a bill paid at the
+    // bank that no row owns are each reported.
+    const [bills1, bills2, slips] = files;
+    const tampered = await auditMulti(fleet, [
+      { ...bills1!, keys: [...bills1!.keys, 'NOT-A-ROW'] },
+      { ...bills2!, stem: 'never-dropped' },
+      slips!,
+    ]);
+    expect(tampered.problems).toEqual(
+      expect.arrayContaining([
+        `bill-payments/${bills1!.stem}: row NOT-A-ROW in 0 result lines (expected exactly one)`,
+        'bill-payments/never-dropped: 0 answers (expected exactly one)',
+        `bill ${bills2!.keys[0]} paid at the bank but no row succeeded with it`,
+      ]),
+    );
   }, 90_000);
 
   it.skipIf(multi !== undefined)(
