@@ -26,12 +26,12 @@
  *     PostgreSQL store (a throw-away cluster, as the tests start it): mean rate / setting and busiest window / setting
  *     for each. Run when PostgreSQL's binaries are found (else said and left out of a full run).
  *
- * (f) scaling across daemons (bench/scaling.ts, issue 13 §2): one bill-payments file (--scaling-rows, default 1,200)
- *     worked by 1, 2 and 3 daemons on one PostgreSQL store against a sandbox answering after 80 ms per request, rows/s
+ * (f) scaling across daemons (bench/scaling.ts, issue 13 §2): bill payments (--scaling-rows, default 1,200, in
+ *     --scaling-files files, default 6) worked by 1, 2 and 3 daemons on one PostgreSQL store against a sandbox answering after 80 ms per request, rows/s
  *     and the ratio to the single daemon, and the single daemon on SQLite. Run when PostgreSQL's binaries are found.
  *
  * Flags: --quick (50,000 rows, 1,000 bills, 300 scaling rows) | --rows N | --bills N | --concurrency N (default 8)
- * | --only validate|bills|rate|shared-rate|scaling | --rate-seconds N | --scaling-rows N
+ * | --only validate|bills|rate|shared-rate|scaling | --rate-seconds N | --scaling-rows N | --scaling-files N
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
@@ -73,6 +73,7 @@ interface Args {
   only: 'validate' | 'bills' | 'rate' | 'shared-rate' | 'scaling' | undefined;
   rateSeconds: number;
   scalingRows: number;
+  scalingFiles: number;
   tsx: boolean;
   build: boolean;
   cpuProf: boolean;
@@ -89,6 +90,7 @@ function parseArgs(argv: readonly string[]): Args {
     only: undefined,
     rateSeconds: 20,
     scalingRows: 1_200,
+    scalingFiles: 6,
     tsx: false,
     build: true,
     cpuProf: false,
@@ -120,6 +122,8 @@ function parseArgs(argv: readonly string[]): Args {
       args.rateSeconds = count(a, argv[++i]);
     } else if (a === '--scaling-rows') {
       args.scalingRows = count(a, argv[++i]);
+    } else if (a === '--scaling-files') {
+      args.scalingFiles = count(a, argv[++i]);
     } else if (a === '--tsx') args.tsx = true;
     else if (a === '--no-build') args.build = false;
     else if (a === '--cpu-prof') args.cpuProf = true;
@@ -626,6 +630,7 @@ async function main(): Promise<void> {
     prefix: () => remessa.prefix(),
     dir: args.dir,
     rows: args.scalingRows,
+    files: args.scalingFiles,
     concurrency: args.concurrency,
     latencyMs: 80,
     log,

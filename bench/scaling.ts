@@ -1,14 +1,14 @@
 /**
- * (f) scaling across daemons (issue 13 §2): rows per second of one bill-payments file (lookup + pay per row) worked by
+ * (f) scaling across daemons (issue 13 §2): rows per second of bill-payment files (lookup + pay per row; 6 files by
+ * default, as a file is driven by the daemon that took it: daemons share the work file by file) worked by
  * 1, 2 and 3 daemons sharing one PostgreSQL store (a throw-away cluster, as the tests start it), against a sandbox in
  * its own process that answers every request after a realistic delay (fault rule `{route: '*', latencyMs: 80}`:
  * docs/sandbox.md), so that the work is bound by the bank's latency and not by this machine's cores; the ratio of each
  * to the single daemon on PostgreSQL; and the same single daemon on SQLite. Rate limits off (they would bind first).
  *
  * Each measurement: a fresh database (or SQLite data folder) and a fresh sandbox; the daemons started and ready
- * ("remessa daemon ready") before the clock starts; timed from the file's rename into the shared inbox to its result
- * file in the outbox (the file is taken by one daemon, its rows shared by all). Daemon start-up and data generation are
- * not timed.
+ * ("remessa daemon ready") before the clock starts; timed from the first file's rename into the shared inbox to the
+ * last result file in the outbox. Daemon start-up and data generation are not timed.
  *
  * Several daemons on one store need `store.daemonName` / `store.leaseMs` (the shared-rows work): until the config
  * accepts them, the 2- and 3-daemon lines say "not available".
@@ -27,8 +27,13 @@ export interface ScalingOptions {
   prefix: () => string[];
   /** Work folder (generated data, stores, logs). */
   dir: string;
-  /** Rows of the bill-payments file. */
+  /** Rows in all, split over `files` bill-payments files. */
   rows: number;
+  /**
+   * How many files the rows come in, dropped together. A file is driven by the daemon that took it
+   * (docs/postgres.md, "Several daemons"): daemons share the work file by file. @defaultValue 6
+   */
+  files?: number;
   /** queue.concurrency of each daemon. */
   concurrency: number;
   /** The sandbox's delay before processing each request, in ms. @defaultValue 80 */
@@ -174,26 +179,34 @@ async function measure(
       },
       60_000,
     );
+    // The rows split into files (the same bills whatever the split), each written under a temp name; the clock
+    // starts as the first is renamed into the inbox and stops when the last one's result is there.
     mkdirSync(path.join(inbox, 'bill-payments'), { recursive: true });
-    const tmp = path.join(inbox, 'bill-payments', 'scaling.csv.tmp');
-    writeFileSync(tmp, readFileSync(file));
+    const [header, ...rows] = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const count = Math.max(1, Math.min(options.files ?? 6, rows.length));
+    const tmps: string[] = [];
+    for (let f = 0; f < count; f++) {
+      const part = rows.filter((_, i) => i % count === f);
+      const tmp = path.join(inbox, 'bill-payments', `scaling-${f}.csv.tmp`);
+      writeFileSync(tmp, `${header}\n${part.join('\n')}\n`);
+      tmps.push(tmp);
+    }
     const started = performance.now();
-    renameSync(tmp, path.join(inbox, 'bill-payments', 'scaling.csv'));
+    for (const tmp of tmps) renameSync(tmp, tmp.slice(0, -'.tmp'.length));
     const resultDir = path.join(outbox, 'bill-payments');
-    const result = await until(
-      'the answer',
+    const results = await until(
+      'the answers',
       () => {
         const names = existsSync(resultDir) ? readdirSync(resultDir) : [];
-        const r = names.find((n) => n.endsWith('.result.csv'));
-        if (r) return path.join(resultDir, r);
-        if (names.some((n) => n.endsWith('.rejected.txt'))) throw new Error(`${name}: the file was rejected`);
-        return undefined;
+        if (names.some((n) => n.endsWith('.rejected.txt'))) throw new Error(`${name}: a file was rejected`);
+        const done = names.filter((n) => n.endsWith('.result.csv'));
+        return done.length >= count ? done.map((n) => path.join(resultDir, n)) : undefined;
       },
       30 * 60_000,
       10,
     );
     const wallMs = performance.now() - started;
-    const lines = readFileSync(result, 'utf8').trim().split('\n').slice(1);
+    const lines = results.flatMap((r) => readFileSync(r, 'utf8').trim().split('\n').slice(1));
     const succeeded = lines.filter((l) => l.includes(',succeeded,')).length;
     if (lines.length !== options.rows || succeeded !== options.rows) {
       throw new Error(`${name}: ${succeeded} of ${lines.length} rows succeeded (expected ${options.rows})`);
@@ -258,7 +271,7 @@ export function scalingTable(options: ScalingOptions, figures: readonly ScalingF
   const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const notes = figures.filter((f) => f.note).map((f) => `  ${f.name}: ${f.note}`);
   return [
-    `(f) scaling across daemons: ${options.rows} bill payments (lookup + pay), the sandbox answering after ${options.latencyMs ?? 80} ms per request, concurrency ${options.concurrency} per daemon, rate limits off`,
+    `(f) scaling across daemons: ${options.rows} bill payments (lookup + pay) in ${options.files ?? 6} file(s), the sandbox answering after ${options.latencyMs ?? 80} ms per request, concurrency ${options.concurrency} per daemon, rate limits off`,
     fmt(head),
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...lines.map(fmt),

@@ -369,6 +369,9 @@ export async function allAnswered(fleet: Fleet, files: readonly DroppedFile[]): 
   return true;
 }
 
+/** What a daemon logs once it takes files (src/runner/daemon.ts). */
+export const DAEMON_READY = 'remessa daemon ready';
+
 export interface ChaosOptions {
   /** SIGKILLs to deal (fewer when the work ends first). */
   kills: number;
@@ -420,8 +423,21 @@ export async function chaos(
       options.log?.(`kill ${k + 1}: daemon ${victim} SIGKILLed for good`);
     } else {
       await fleet.kill(victim);
-      fleet.start(victim);
+      const restarted = fleet.start(victim);
       options.log?.(`kill ${k + 1}: daemon ${victim} SIGKILLed and restarted`);
+      // Ready before the next kill: else, while the others keep the bank busy, the next kills can all land on daemons
+      // still starting, which test start-up, not work in flight.
+      await waitFor(
+        `daemon ${victim} ready again`,
+        () => {
+          if (restarted.child.exitCode !== null) {
+            throw new Error(`daemon ${victim} exited at start: ${restarted.stderr().slice(-2000)}`);
+          }
+          return restarted.stderr().includes(DAEMON_READY) || undefined;
+        },
+        30_000,
+        20,
+      );
     }
     kills++;
   }
