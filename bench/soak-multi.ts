@@ -15,9 +15,7 @@
  * REMESSA_TEST_NO_POSTGRES=1: prints that it is skipped and exits 0 (as the tests do).
  */
 import { rmSync } from 'node:fs';
-import { waitFor } from '../test/e2e-harness.js';
 import {
-  allAnswered,
   auditMulti,
   billsFile,
   chaos,
@@ -26,6 +24,7 @@ import {
   type Fleet,
   multiDaemonUnsupported,
   startFleet,
+  waitAllAnswered,
 } from '../test/helpers/multi.js';
 import { NO_POSTGRES_ENV, skipPostgres, startPostgres } from '../test/helpers/postgres.js';
 
@@ -106,7 +105,7 @@ async function main(): Promise<number> {
           log: (line) => log(`  ${line}`),
         });
         await fleet.sandbox.clearFaults();
-        await waitFor('every file answered', () => allAnswered(fleet!, files), 180_000, 200);
+        await waitAllAnswered(fleet, files, 180_000);
         const codes = await fleet.stopAll();
         const report = await auditMulti(fleet, files);
         for (const [i, c] of codes.entries()) {

@@ -369,8 +369,24 @@ export async function allAnswered(fleet: Fleet, files: readonly DroppedFile[]): 
   return true;
 }
 
-/** What a daemon logs once it takes files (src/runner/daemon.ts). */
+/** What a daemon logs (stderr) once it takes files (src/runner/daemon.ts). */
 export const DAEMON_READY = 'remessa daemon ready';
+
+/** Slots whose daemon is alive and has said it is ready. */
+function readySlots(fleet: Fleet): number[] {
+  return fleet.daemons.flatMap((p, i) =>
+    p && p.child.exitCode === null && p.stderr().includes(DAEMON_READY) ? [i] : [],
+  );
+}
+
+/** Throws when a daemon of the fleet exited without being killed (a crash at start or at work is a failure). */
+export function assertNoneDiedAlone(fleet: Fleet): void {
+  for (const [i, p] of fleet.daemons.entries()) {
+    if (p && p.child.exitCode !== null) {
+      throw new Error(`daemon ${i} exited by itself (${p.child.exitCode}): ${p.stderr().slice(-3000)}`);
+    }
+  }
+}
 
 export interface ChaosOptions {
   /** SIGKILLs to deal (fewer when the work ends first). */
@@ -405,7 +421,8 @@ export async function chaos(
     const acted = await waitFor(
       'the fleet to act',
       async () => {
-        if ((await effectsNow()) > before) return 'acted';
+        assertNoneDiedAlone(fleet);
+        if ((await effectsNow()) > before && readySlots(fleet).length > 0) return 'acted';
         if (await allAnswered(fleet, files)) return 'done';
         return undefined;
       },
@@ -414,8 +431,11 @@ export async function chaos(
     );
     if (acted !== 'acted') break;
     await new Promise((r) => setTimeout(r, Math.floor(random() * (options.maxPauseMs ?? 400))));
+    // A victim among the daemons at work (ready): a daemon still starting is not where rows are in flight.
     const live = fleet.daemons.flatMap((p, i) => (p ? [i] : []));
-    const victim = live[Math.floor(random() * live.length)]!;
+    const ready = readySlots(fleet);
+    const victim = ready[Math.floor(random() * ready.length)];
+    if (victim === undefined) continue; // the one at work died by itself meanwhile: the next wait says so
     const goodbye = forGood === undefined && options.forGoodAfter !== undefined && k >= options.forGoodAfter;
     if (goodbye && live.length > 1) {
       await fleet.kill(victim, true);
@@ -423,23 +443,37 @@ export async function chaos(
       options.log?.(`kill ${k + 1}: daemon ${victim} SIGKILLed for good`);
     } else {
       await fleet.kill(victim);
-      const restarted = fleet.start(victim);
+      fleet.start(victim);
       options.log?.(`kill ${k + 1}: daemon ${victim} SIGKILLed and restarted`);
-      // Ready before the next kill: else, while the others keep the bank busy, the next kills can all land on daemons
-      // still starting, which test start-up, not work in flight.
-      await waitFor(
-        `daemon ${victim} ready again`,
-        () => {
-          if (restarted.child.exitCode !== null) {
-            throw new Error(`daemon ${victim} exited at start: ${restarted.stderr().slice(-2000)}`);
-          }
-          return restarted.stderr().includes(DAEMON_READY) || undefined;
-        },
-        30_000,
-        20,
-      );
     }
     kills++;
   }
   return { kills, forGood };
+}
+
+/**
+ * Waits until every file is answered. On a timeout, the error says what the audit sees by then (the files without an
+ * answer, rows of the store not ended, what is left in the work areas) and the end of each daemon's log, so that a
+ * stall shows where it stands.
+ */
+export async function waitAllAnswered(fleet: Fleet, files: readonly DroppedFile[], timeoutMs: number): Promise<void> {
+  try {
+    await waitFor(
+      'every file answered',
+      () => {
+        assertNoneDiedAlone(fleet);
+        return allAnswered(fleet, files);
+      },
+      timeoutMs,
+      100,
+    );
+  } catch (error) {
+    const report = await auditMulti(fleet, files).catch((e: unknown) => ({ problems: [`audit failed: ${e}`] }));
+    const logs = fleet.daemons.map((p, i) =>
+      p ? `--- daemon ${i}:\n${p.stderr().slice(-2500)}` : `--- daemon ${i}: gone`,
+    );
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nthe audit by then:\n  ${report.problems.join('\n  ')}\n${logs.join('\n')}`,
+    );
+  }
 }
