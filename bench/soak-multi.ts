@@ -114,6 +114,7 @@ async function main(): Promise<number> {
         const rows = files.reduce((n, f) => n + f.keys.length, 0);
         log(
           `  ${rows} rows, ${kills} kills${forGood === undefined ? '' : ` (daemon ${forGood} for good)`}, ` +
+            `${fleet.leaseRestarts} restarts after a lost lease, ` +
             `outcomes ${JSON.stringify(report.outcomes)}, effects ${JSON.stringify(report.effects)}, ` +
             `${((performance.now() - started) / 1000).toFixed(1)} s`,
         );

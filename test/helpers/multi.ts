@@ -87,6 +87,8 @@ export interface Fleet {
   daemons: Array<Proc | undefined>;
   /** Slots killed for good (never restarted). */
   gone: Set<number>;
+  /** Restarts of daemons that stopped because their lease was lost (superviseFleet). */
+  leaseRestarts: number;
   /** Every process ever started (for the last-resort kill in afterAll). */
   all: Proc[];
   /** Starts (or restarts) the daemon of slot i. */
@@ -157,6 +159,7 @@ export async function startFleet(n: number, cluster: TestCluster, options: Fleet
     workspaces,
     daemons: [],
     gone: new Set(),
+    leaseRestarts: 0,
     all: [],
     start(i) {
       if (fleet.gone.has(i)) throw new Error(`daemon ${i} was killed for good`);
@@ -379,12 +382,23 @@ function readySlots(fleet: Fleet): number[] {
   );
 }
 
-/** Throws when a daemon of the fleet exited without being killed (a crash at start or at work is a failure). */
-export function assertNoneDiedAlone(fleet: Fleet): void {
+/** What a daemon logs when it stops because its lease was lost (src/runner/daemon.ts): exit 1, for systemd to restart. */
+export const LEASE_LOST_STOP = 'its lease was lost';
+
+/**
+ * Plays systemd for the fleet: a daemon that stopped by itself because its lease was lost (frozen or cut off long
+ * enough: a designed stop, which a loaded machine can cause) is restarted; one that exited for any other reason (a
+ * crash at start or at work) is a failure: throws with the end of its log.
+ */
+export function superviseFleet(fleet: Fleet): void {
   for (const [i, p] of fleet.daemons.entries()) {
-    if (p && p.child.exitCode !== null) {
-      throw new Error(`daemon ${i} exited by itself (${p.child.exitCode}): ${p.stderr().slice(-3000)}`);
+    if (!p || p.child.exitCode === null) continue;
+    if (p.child.exitCode === 1 && p.stderr().includes(LEASE_LOST_STOP)) {
+      fleet.leaseRestarts++;
+      fleet.start(i);
+      continue;
     }
+    throw new Error(`daemon ${i} exited by itself (${p.child.exitCode}): ${p.stderr().slice(-3000)}`);
   }
 }
 
@@ -421,7 +435,7 @@ export async function chaos(
     const acted = await waitFor(
       'the fleet to act',
       async () => {
-        assertNoneDiedAlone(fleet);
+        superviseFleet(fleet);
         if ((await effectsNow()) > before && readySlots(fleet).length > 0) return 'acted';
         if (await allAnswered(fleet, files)) return 'done';
         return undefined;
@@ -461,7 +475,7 @@ export async function waitAllAnswered(fleet: Fleet, files: readonly DroppedFile[
     await waitFor(
       'every file answered',
       () => {
-        assertNoneDiedAlone(fleet);
+        superviseFleet(fleet);
         return allAnswered(fleet, files);
       },
       timeoutMs,
