@@ -16,6 +16,7 @@
  * line naming the setting, never a stack trace at the first request.
  * Every setting is documented where it stands, in config/remessa.jsonc.
  */
+
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { type ParseError, parse as parseJsonc, printParseErrorCode } from 'jsonc-parser';
@@ -33,6 +34,7 @@ import { BANK_OPERATIONS, BANK_PROFILES } from './formats/profiles.js';
 import { AUTHORIZATION_SCHEMES, authorizationProblem } from './formats/webhook-authorization.js';
 import { DEFAULT_LOCALE, LOCALES } from './i18n/index.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
+import { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './store/daemon-name.js';
 import { KIND_NAMES } from './types.js';
 import { REGISTRABLE_EVENT_TYPES } from './webhooks/events.js';
 
@@ -80,8 +82,8 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   // Where remessa keeps its state (issue 13; src/store/place.ts, docs/postgres.md). Absent url: SQLite in
-  // folders.data, the default. With url: the daemon and every command use that PostgreSQL database (one daemon per
-  // store: several daemons sharing one store is not built yet).
+  // folders.data, the default. With url: the daemon and every command use that PostgreSQL database, which several
+  // daemons may share (docs/postgres.md).
   store: z
     .strictObject({
       // postgres://user@host:port/database[?sslmode=require|verify-full][&host=/socket/folder&port=N]; no password.
@@ -93,6 +95,15 @@ export const configSchema = z.strictObject({
       passwordFile: z.string().min(1).optional(),
       // Most connections one daemon opens to PostgreSQL.
       maxConnections: positiveInt.max(1_000).default(10),
+      // Several daemons on one PostgreSQL store (src/store/leases.ts): this daemon's name, unique among them (its
+      // lease, what it holds, `remessa status`); the host's name by default. Ignored on SQLite (one daemon).
+      daemonName: z
+        .string()
+        .regex(DAEMON_NAME, 'Expected 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit')
+        .default(() => defaultDaemonName()),
+      // How long a daemon's lease lasts without renewal (renewed every third of it): a daemon silent for that long
+      // is dead to the others, which take over its rows, files and answers.
+      leaseMs: z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS).default(DEFAULT_LEASE_MS),
     })
     .prefault({}),
   bank: z

@@ -41,6 +41,17 @@ export interface MetricsSources {
   intakeErrors?: () => number;
   /** The retorno's state (src/store/things.ts). */
   retornoSnapshot?: () => RetornoSnapshot | Promise<RetornoSnapshot>;
+  /** The daemons sharing a PostgreSQL store and what each holds (src/store/leases.ts `listDaemons`). */
+  daemonsSnapshot?: () => Promise<DaemonHolds[]>;
+}
+
+/** One daemon sharing the store, for `remessa_daemon_holds` and `remessa_daemons_alive`. */
+export interface DaemonHolds {
+  name: string;
+  alive: boolean;
+  rows: number;
+  files: number;
+  answers: number;
 }
 
 export interface RetornoSnapshot {
@@ -238,6 +249,30 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'remessa_daemons_alive',
+      help: 'Daemons sharing the (PostgreSQL) store whose lease is live; 0 on SQLite (one daemon, no leases).',
+      registers,
+      collect() {
+        this.reset();
+        const daemons = self.#daemonsCache?.value;
+        if (daemons !== undefined) this.set(daemons.filter((d) => d.alive).length);
+      },
+    });
+    new Gauge({
+      name: 'remessa_daemon_holds',
+      help: 'What each daemon sharing the store holds: unfinished rows, files taken, answers being written.',
+      labelNames: ['daemon', 'what'],
+      registers,
+      collect() {
+        this.reset();
+        for (const d of self.#daemonsCache?.value ?? []) {
+          this.set({ daemon: d.name, what: 'rows' }, d.rows);
+          this.set({ daemon: d.name, what: 'files' }, d.files);
+          this.set({ daemon: d.name, what: 'answers' }, d.answers);
+        }
+      },
+    });
+    new Gauge({
       name: 'remessa_group_paused',
       help: 'Whether an endpoint group is paused after a 429 (1) or not (0).',
       labelNames: ['group'],
@@ -281,7 +316,12 @@ export class Metrics {
     if (!this.#retornoCache || now - this.#retornoCache.at >= 500) {
       this.#retornoCache = { at: now, value: await this.#sources.retornoSnapshot?.() };
     }
+    if (!this.#daemonsCache || now - this.#daemonsCache.at >= 500) {
+      this.#daemonsCache = { at: now, value: await this.#sources.daemonsSnapshot?.() };
+    }
   }
+
+  #daemonsCache: { at: number; value: DaemonHolds[] | undefined } | undefined;
 
   get contentType(): string {
     return this.registry.contentType;

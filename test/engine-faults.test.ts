@@ -17,7 +17,10 @@ import { RequestQueue } from '../src/queue/index.js';
 import { type ProcessBatchResult, processBatch } from '../src/runner/engine.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -37,11 +40,10 @@ async function setup(faults: FaultRuleInput[]) {
 }
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-faults-'));
-  store = await openStore(path.join(dir, 'state.sqlite'));
   queue = new RequestQueue({ concurrency: 6 });
 });
 afterEach(async () => {
-  await store.close();
+  await store?.close();
   queue.close();
   await client?.close();
   await sandbox?.close();
@@ -100,7 +102,12 @@ async function runUntilDone(kind: BatchKind<never>, lines: string[], maxRuns = 6
   return results;
 }
 
-describe('engine against sandbox faults', () => {
+describe.each(engines)('engine against sandbox faults ($name)', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    store = await engine.open();
+  });
+
   it('charges: 5xx, resets, 429 and lost answers; every charge created exactly once', async () => {
     await setup([
       {

@@ -21,7 +21,10 @@ import { RequestQueue } from '../src/queue/index.js';
 import { ENGINE_CODES, processBatch } from '../src/runner/engine.js';
 import { faultsFor } from '../src/sandbox/faults.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -31,13 +34,12 @@ let queue: RequestQueue;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-refusal-'));
-  store = await openStore(path.join(dir, 'state.sqlite'));
   queue = new RequestQueue({ concurrency: 2 });
   sandbox = await startSandbox({ port: 0 });
   client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
 });
 afterEach(async () => {
-  await store.close();
+  await store?.close();
   queue.close();
   await client.close();
   await sandbox.close();
@@ -94,7 +96,12 @@ async function runOne(kind: BatchKind<never>, csv: string, between: () => Promis
   }
 }
 
-describe('a refusal after an attempt of unknown outcome', () => {
+describe.each(engines)('a refusal after an attempt of unknown outcome ($name)', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    store = await engine.open();
+  });
+
   it('bill paid by our first attempt, answer lost, the bank forgot the key: uncertain with the evidence, not failed', async () => {
     faultsFor(sandbox.ctx).set([{ route: PAY, dropAfterCommitRate: 1, times: 1 }]);
     // Between the lost answer and the resend, the bank forgets the key (its retention ran out, or it is a bank that

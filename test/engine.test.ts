@@ -14,8 +14,8 @@ import { filesDirFor, writeResult } from '../src/outbox/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { BatchRejectedError, ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { BATCH_HAS_INVALID_ROWS, openStore, type Store } from '../src/store/index.js';
-import { committedSnapshot } from './helpers/sqlite-of.js';
+import { BATCH_HAS_INVALID_ROWS, type Store } from '../src/store/index.js';
+import { type StoreEngine, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const ACCOUNT = '0001234';
 const HEADER =
@@ -24,31 +24,47 @@ const slip = (id: string, amount = '150.00', yourNumber = 'NF-1') =>
   `BANKSLIP,${id},${amount},2027-01-15,${yourNumber},Maria da Silva,529.982.247-25,01310-100,Av Paulista 1000,Sao Paulo,SP`;
 const pixStatic = (id: string, amount = '10.50') => `PIX_STATIC,${id},${amount},,,,,,,,`;
 
+const engines = storeEngines();
+
 let dir: string;
 let sandbox: RunningSandbox;
 let client: BankClient;
-let storeFile: string;
+/** The engine of the `describe.each(engines)` block running (set by its beforeEach). */
+let engine: StoreEngine;
 let stores: Store[];
 let queues: RequestQueue[];
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-engine-'));
-  storeFile = path.join(dir, 'state.sqlite');
   stores = [];
   queues = [];
   // The fake-kind tests never reach the bank; the sandbox tests replace this with a real client.
   client = {} as BankClient;
 });
 afterEach(async () => {
-  for (const s of stores) s.close();
+  for (const s of stores) await s.close();
   for (const q of queues) q.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function open(file = storeFile): Promise<Store> {
-  const s = await openStore(file);
+/** A fresh store of the engine under test. */
+async function open(): Promise<Store> {
+  const s = await engine.open();
   stores.push(s);
   return s;
+}
+
+/**
+ * `describe.each(engines)` with the engine set for `open` and the tests skipped on request (REMESSA_TEST_NO_POSTGRES).
+ */
+function describeOnEachEngine(title: string, body: () => void): void {
+  describe.each(engines)(`${title} ($name)`, (e) => {
+    skipIfAsked(e);
+    beforeEach(() => {
+      engine = e;
+    });
+    body();
+  });
 }
 function queue(concurrency = 4): RequestQueue {
   const q = new RequestQueue({ concurrency, maxRowsInFlight: 8 });
@@ -60,6 +76,25 @@ function writeCsv(name: string, lines: string[]): { file: string; batchId: strin
   const file = path.join(dir, name);
   writeFileSync(file, `${lines.join('\r\n')}\r\n`);
   return { file, batchId: createHash('sha256').update(readFileSync(file)).digest('hex') };
+}
+
+/** Opens what `engine.crash` left, closed after the test. */
+async function openCrashed(image: Awaited<ReturnType<StoreEngine['crash']>>): Promise<Store> {
+  const s = await image.open();
+  stores.push(s);
+  return s;
+}
+
+/**
+ * The end of a run that `engine.crash` stopped. On SQLite it ends as a stopped run does (its store stays usable); on
+ * PostgreSQL its store's database is gone from under it, as from under a dead process, so its end may be an error.
+ */
+async function thrownAway<T>(run: Promise<T>): Promise<void> {
+  try {
+    await run;
+  } catch (error) {
+    if (engine.name === 'sqlite') throw error;
+  }
 }
 
 /** Counts every call of a resource method of the client (each call is one request: maxAttempts is 1). */
@@ -144,7 +179,7 @@ function parseCsvLine(line: string): string[] {
 const created = (id?: string) =>
   sandbox.ctx.ledger.counts(id ? { kind: 'charge_created', key: id } : { kind: 'charge_created' });
 
-describe('engine against the sandbox: charges', () => {
+describeOnEachEngine('engine against the sandbox: charges', () => {
   beforeEach(async () => {
     sandbox = await startSandbox({ port: 0 });
     client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
@@ -236,8 +271,9 @@ describe('engine against the sandbox: charges', () => {
 
   describe('crash at any instant, then a restart from the store as it was on disk: exactly once', () => {
     /**
-     * A "crash" is a copy of the store's committed state taken at a chosen instant (what a SIGKILL leaves on disk),
-     * after which the original run is stopped and thrown away. The restart opens the copy and resumes.
+     * A "crash" is a copy of the store's committed state taken at a chosen instant (what a SIGKILL leaves on disk or
+     * in the server: `engine.crash`), after which the original run is stopped and thrown away. The restart opens the
+     * copy and resumes.
      */
     async function crashAt(
       hookName: string,
@@ -246,22 +282,20 @@ describe('engine against the sandbox: charges', () => {
       const csv = writeCsv('crash.csv', [HEADER, slip('C-1'), slip('C-2'), pixStatic('C-3')]);
       const store = await open();
       const ac = new AbortController();
-      const snapshot = path.join(dir, 'crashed.sqlite');
-      let crashed = false;
+      let image: Awaited<ReturnType<StoreEngine['crash']>> | undefined;
       const c = counting(client, {
         [hookName]: async (call, ...args) => {
           const id = String((args[0] as { correlationId?: string }).correlationId ?? args[0]);
-          if (crashed || id !== 'C-2') return call();
-          crashed = true;
+          if (image || id !== 'C-2') return call();
           if (when === 'after-request') await call();
-          writeFileSync(snapshot, await committedSnapshot(store));
+          image = await engine.crash(store);
           ac.abort();
           throw new Error('the process died here');
         },
       });
-      await run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) });
-      expect(crashed).toBe(true);
-      return { crashed: await open(snapshot), csv };
+      await thrownAway(run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) }));
+      expect(image).toBeDefined();
+      return { crashed: await openCrashed(image!), csv };
     }
 
     it('between the intent and the request: the charge is looked up, then created once', async () => {
@@ -323,15 +357,13 @@ describe('engine against the sandbox: charges', () => {
     );
     const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
     const store = await open();
-    const snapshot = path.join(dir, 'crashed.sqlite');
     const ac = new AbortController();
-    let crashed = false;
+    let image: Awaited<ReturnType<StoreEngine['crash']>> | undefined;
     const c = counting(client, {
       'qrCodes.createDynamic': async (call, input) => {
-        if (crashed || (input as { correlationId: string }).correlationId !== ids[1]) return call();
-        crashed = true;
+        if (image || (input as { correlationId: string }).correlationId !== ids[1]) return call();
         await call();
-        writeFileSync(snapshot, await committedSnapshot(store));
+        image = await engine.crash(store);
         ac.abort();
         throw new Error('the process died here');
       },
@@ -355,9 +387,9 @@ describe('engine against the sandbox: charges', () => {
         reader.close();
       }
     };
-    await go(store, c.client, ac.signal);
-    expect(crashed).toBe(true);
-    const restarted = await open(snapshot);
+    await thrownAway(go(store, c.client, ac.signal));
+    expect(image).toBeDefined();
+    const restarted = await openCrashed(image!);
     const again = counting(client);
     const r = await go(restarted, again.client);
     expect(r.counts).toMatchObject({ succeeded: 3 });
@@ -398,7 +430,7 @@ describe('engine against the sandbox: charges', () => {
   });
 });
 
-describe('engine: unknown outcomes of effect steps (fake kinds, no bank)', () => {
+describeOnEachEngine('engine: unknown outcomes of effect steps (fake kinds, no bank)', () => {
   interface Row {
     id: string;
   }

@@ -2,13 +2,13 @@
  * The rate limit as the bank sees it, through the real engine, client and sandbox: every request that reaches the
  * sandbox passed the queue's gate (the client's `beforeSend`), including a row's second request (the slip PDF after
  * the charge), and the starts the gate let through hold every window of the setting, while the engine writes its
- * intents between admission and request.
+ * intents between admission and request (on both engines: a PostgreSQL commit is a round trip to the server).
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { chargesKind } from '../src/batches/charges.js';
 import { readBatch } from '../src/csv/reader.js';
@@ -16,7 +16,9 @@ import { filesDirFor } from '../src/outbox/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore } from '../src/store/index.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 const HEADER =
   'type,correlationId,amount,dueDate,yourNumber,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state';
@@ -45,13 +47,16 @@ function busiestWindow(starts: readonly number[], windowMs: number): number {
   return best;
 }
 
-describe('rate limit through the engine, the client and the sandbox', () => {
+describe.each(engines)('rate limit through the engine, the client and the sandbox ($name)', (engine) => {
+  skipIfAsked(engine);
   it('every request passes the gate; at most N starts in any window; the run takes as long as the limit says', async () => {
     const N = 4;
     const W = 150;
     const rows = 12; // each: create the charge, then fetch its PDF: 24 requests
-    const file = path.join(dir, 'charges.csv');
-    writeFileSync(file, `${[HEADER, ...Array.from({ length: rows }, (_, i) => slip(`rate-${i}`))].join('\r\n')}\r\n`);
+    // One sandbox for the file: each engine's charges of their own.
+    const file = path.join(dir, `charges-${engine.name}.csv`);
+    const ids = Array.from({ length: rows }, (_, i) => `rate-${engine.name}-${i}`);
+    writeFileSync(file, `${[HEADER, ...ids.map(slip)].join('\r\n')}\r\n`);
     const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
     const queue = new RequestQueue({ concurrency: 8, rateLimits: { charges: { intervalCap: N, intervalMs: W } } });
     const client = new BankClient({
@@ -63,21 +68,25 @@ describe('rate limit through the engine, the client and the sandbox', () => {
     const starts: number[] = [];
     queue.onStart((_g, at) => starts.push(at));
     let received = 0;
-    sandbox.app.server.on('request', () => {
+    const count = () => {
       received++;
+    };
+    sandbox.app.server.on('request', count);
+    onTestFinished(() => {
+      sandbox.app.server.off('request', count);
     });
-    const store = await openStore(path.join(dir, 'state.sqlite'));
+    const store = await engine.open();
     const reader = await readBatch(file, { columns: chargesKind.columns });
     try {
       const result = await processBatch({
         store,
         kind: chargesKind,
         batchId,
-        fileName: 'charges.csv',
+        fileName: path.basename(file),
         input: reader,
         client,
         queue,
-        filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'charges'),
+        filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', path.basename(file, '.csv')),
         accountId: '0001234',
       });
       expect(result.counts).toMatchObject({ succeeded: rows });

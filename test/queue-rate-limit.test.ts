@@ -327,3 +327,51 @@ describe('a group that keeps getting 429 lowers its own rate, and raises it agai
     expect(starts.filter((t) => t >= 2000 && t < 3000).length).toBe(11);
   });
 });
+
+/**
+ * A clock that moves a little at every reading, as the real one does on a busy machine: the time passes between the
+ * queue's look at its limits and the timer it arms. Regression: the queue decided "no room" at one reading and armed
+ * its timer from a later one; when a place freed in between, no timer was armed and the tasks waited forever (seen
+ * in test/e2e-uploads.test.ts under load: 20 rows queued, nothing running, the limit empty).
+ */
+class CreepingClock extends VirtualClock {
+  private drift = 0;
+  constructor(private readonly step: number) {
+    super();
+  }
+  override now(): number {
+    this.drift += this.step;
+    return super.now() + this.drift;
+  }
+}
+
+describe('a queue on a clock that moves between readings', () => {
+  it('never leaves a waiting task without a timer: every task runs', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.double({ min: 0.001, max: 3, noNaN: true }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 5, maxLength: 40 }),
+        async (step, cap, concurrency, work) => {
+          const clock = new CreepingClock(step);
+          const limit = { intervalCap: cap, intervalMs: 200 };
+          const q = new RequestQueue({ concurrency, rateLimits: { pix: limit }, clock });
+          let finished = 0;
+          const done = work.map((ms) =>
+            q.run('pix', async () => {
+              if (ms % 3 === 0) await q.gate(); // some tasks make a request, others only local work
+              await clock.sleep(ms);
+              finished++;
+            }),
+          );
+          await clock.run();
+          expect(finished).toBe(work.length);
+          await Promise.all(done);
+          q.close();
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -2,8 +2,9 @@
  * What the retorno follows beyond charges and Pix payments (issue 11 §2-3, docs/retorno.md): scheduled bill payments
  * (looked up by id once their date has come), key claims (found by the claims search), Pix received on static QR
  * codes (PIX_RECEIVED events, or the static code's look-up), and how long the bank has owed each its outcome
- * (`due_at`: the unsettled age and `remessa status`; the metric itself is scraped in test/e2e-retorno.test.ts). A real store file, the sandbox over HTTP on port 0 with a clock of the
- * test's, rows stored as the engine stores them.
+ * (`due_at`: the unsettled age and `remessa status`; the metric itself is scraped in test/e2e-retorno.test.ts). A
+ * real store on both engines (a SQLite file, a PostgreSQL database), the sandbox over HTTP on port 0 with a clock of
+ * the test's, rows stored as the engine stores them.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -18,10 +19,13 @@ import { renderUnsettled } from '../src/runner/status.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { SANDBOX_ADMIN_PREFIX } from '../src/sandbox/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/index.js';
+import type { Store } from '../src/store/index.js';
 import { retornoDay, Things } from '../src/store/things.js';
 import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import type { KindName } from '../src/types.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 /** The retorno's lines of `remessa status`, as `--locale en` says them. */
 async function unsettledText(store: Store): Promise<string> {
@@ -39,7 +43,6 @@ let clock: Date;
 beforeEach(async () => {
   clock = new Date('2026-11-23T12:00:00.000Z');
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-retorno-followups-'));
-  store = await openStore(path.join(dir, 'remessa.sqlite'), { now: () => clock });
   sandbox = await startSandbox({ port: 0, now: () => clock, claimFixtures: false });
   client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
 });
@@ -47,7 +50,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await client.close();
   await sandbox.close();
-  await store.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -91,219 +93,237 @@ function lines() {
   return new Things(store, { now: () => clock }).changesOfDay(retornoDay(clock));
 }
 
-describe('scheduled bill payments', () => {
-  it('wait for their date, are looked up by id once it has come, and end in one line with the paid amount', async () => {
-    const fixture = SANDBOX_BILL_FIXTURES.PENDING_PAYMENT;
-    const bill = await client.billPayments.lookup(fixture.digitableLine);
-    const payAt = '2026-11-25T10:00:00';
-    const payment = await client.billPayments.pay(bill, {
-      amountCents: bill.chargedAmountCents,
-      idempotencyKey: randomUUID(),
-      payAt,
-    });
-    expect(payment.status).toBe('SCHEDULED');
-    await succeeded(
-      'bill-payments',
-      { identifier: fixture.digitableLine, barCode: fixture.barCode, billType: 'BANKSLIP', amountCents: 15_000, payAt },
-      { paymentId: payment.id, paymentStatus: 'SCHEDULED', paidAmount: 15_000 },
-      15_000,
-    );
-    // Before its date: waiting (listed with its date), not late, not looked up.
-    let r = await pass();
-    expect(r.lookedUp).toBe(0);
-    expect(await unsettledText(store)).toContain(
-      `bill-payment ${payment.id}: SCHEDULED since 2026-11-23T12:00:00.000Z, due 2026-11-25T10:00:00.000Z`,
-    );
-    expect(await owedSeconds()).toBe(0);
-
-    // Its date has come and the bank paid it: owed for 2 hours until reconciliation tells it.
-    clock = new Date('2026-11-25T12:00:00.000Z');
-    expect(await owedSeconds()).toBe(7200);
-    r = await pass();
-    expect(r.lookedUp).toBe(1);
-    expect(r.lookupErrors).toBe(0);
-    expect(await lines()).toEqual([
-      expect.objectContaining({
-        kind: 'bill-payment',
-        oldStatus: 'SCHEDULED',
-        newStatus: 'PAID',
-        occurredAt: '2026-11-25T10:00:00.000Z',
-        paidCents: 15_000,
-        source: 'reconcile',
-      }),
-    ]);
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
-    expect(await owedSeconds()).toBe(0);
-    // Settled: never looked up again.
-    expect((await pass()).lookedUp).toBe(0);
-    expect(await lines()).toHaveLength(1);
+describe.each(engines)('on $name', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    store = await engine.open({ now: () => clock });
+  });
+  afterEach(async () => {
+    await store.close();
   });
 
-  it('stay waiting, with the look-up failure counted, against a bank without the look-up', async () => {
-    await succeeded(
-      'bill-payments',
-      { payAt: '2026-11-23T08:00:00' },
-      { paymentId: randomUUID(), paymentStatus: 'SCHEDULED', paidAmount: 100 },
-    );
-    const r = await pass();
-    expect(r.lookedUp).toBe(1);
-    expect(r.lookupErrors).toBe(1);
-    expect(await lines()).toEqual([]);
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
-    expect(await owedSeconds()).toBe(4 * 3600);
-  });
-});
-
-describe('key claims', () => {
-  it('are found by search, one line per status moved, until COMPLETED', async () => {
-    const started = await client.claims.start(
-      {
-        type: 'EMAIL',
-        key: 'retorno@example.com',
-        account: {
-          number: '1234567',
-          branch: '0001',
-          type: 'CURRENT',
-          holder: { document: '12345678909', name: 'Maria da Silva', type: 'NATURAL' },
-        },
-      },
-      randomUUID(),
-    );
-    await succeeded(
-      'claims',
-      { input: { type: 'EMAIL', key: 'retorno@example.com' } },
-      { claimId: started.id, claimStatus: started.status, resolutionDeadline: started.resolutionDeadline ?? null },
-    );
-    const move = async (status: string) => {
-      const res = await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/claims/${started.id}`, {
-        method: 'PATCH',
-        headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ status }),
+  describe('scheduled bill payments', () => {
+    it('wait for their date, are looked up by id once it has come, and end in one line with the paid amount', async () => {
+      const fixture = SANDBOX_BILL_FIXTURES.PENDING_PAYMENT;
+      const bill = await client.billPayments.lookup(fixture.digitableLine);
+      const payAt = '2026-11-25T10:00:00';
+      const payment = await client.billPayments.pay(bill, {
+        amountCents: bill.chargedAmountCents,
+        idempotencyKey: randomUUID(),
+        payAt,
       });
-      expect(res.status, await res.text()).toBe(200);
-    };
-    // Nothing moved: the search finds it as it was, no line; it waits, due by its deadline (7 days), not late.
-    let r = await pass();
-    expect(r.lookupErrors).toBe(0);
-    expect(await lines()).toEqual([]);
-    expect(await unsettledText(store)).toMatch(
-      new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${started.resolutionDeadline}`),
-    );
-    expect(await owedSeconds()).toBe(0);
-
-    clock = new Date('2026-11-24T09:00:00.000Z');
-    await move('AWAITING_RESOLUTION');
-    await pass();
-    clock = new Date('2026-11-24T10:00:00.000Z');
-    await move('CONFIRMED');
-    await move('COMPLETED');
-    r = await pass();
-    expect(r.lookupErrors).toBe(0);
-    expect((await lines()).map((l) => [l.kind, l.claimId, l.oldStatus, l.newStatus, l.occurredAt, l.source])).toEqual([
-      ['claim', started.id, started.status, 'AWAITING_RESOLUTION', '2026-11-24T09:00:00.000Z', 'reconcile'],
-      ['claim', started.id, 'AWAITING_RESOLUTION', 'COMPLETED', '2026-11-24T10:00:00.000Z', 'reconcile'],
-    ]);
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
-    // Final: not looked for any more.
-    expect((await pass()).lookedUp).toBe(0);
-  });
-});
-
-describe('Pix received on a static QR code', () => {
-  it('each payment is one line (events and look-up agree); the same payment told twice is one line', async () => {
-    const qr = await client.qrCodes.createStatic(
-      { correlationId: 'ST-1', amountCents: 2_500, description: 'Cafe' },
-      randomUUID(),
-    );
-    await succeeded(
-      'qr-codes',
-      { type: 'PIX_STATIC', input: { correlationId: 'ST-1' } },
-      { qrCodePayload: qr.payloadPix },
-    );
-    const paid: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const init = await client.pixPayments.initialize(qr.payloadPix, randomUUID());
-      const p = await client.pixPayments.pay(client.pixPayments.toPaymentRequest(init), randomUUID());
-      paid.push(p.endToEndId!);
-      clock = new Date(clock.getTime() + 60_000);
-    }
-    const events = (await (
-      await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/events?type=PIX_RECEIVED`, {
-        headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-      })
-    ).json()) as Array<{ id: string; type: string; payload: Record<string, unknown>; occurredAt: string }>;
-    expect(events).toHaveLength(2);
-    // The first payment told by its event (twice: a redelivery under another id is still one change)...
-    for (const id of [events[0]!.id, 'redelivered-under-another-id']) {
-      await insertWebhookEvent(store, {
-        id,
-        type: 'PIX_RECEIVED',
-        correlationId: 'ST-1',
-        occurredAt: events[0]!.occurredAt,
-        receivedAt: clock.toISOString(),
-        payload: JSON.stringify({
-          id,
-          event: 'PIX_RECEIVED',
-          createdAt: events[0]!.occurredAt,
-          data: events[0]!.payload,
-        }),
-      });
-    }
-    await pass(false);
-    expect(
-      (await lines()).map((l) => [l.kind, l.endToEndId, l.oldStatus, l.newStatus, l.paidCents, l.eventIds]),
-    ).toEqual([
-      ['pix-received', paid[0], 'ACTIVE', 'RECEIVED', 2_500, [events[0]!.id, 'redelivered-under-another-id']],
-    ]);
-    // ...the second by reconciliation (the static code's look-up lists its payments), the first completed, not doubled.
-    await pass(true);
-    const all = await lines();
-    expect(all.map((l) => [l.endToEndId, l.occurredAt, l.source, l.correlationId, l.fileName])).toEqual([
-      [paid[0], events[0]!.payload.receivedAt, 'event', 'ST-1', 'qr-codes.csv'],
-      [paid[1], events[1]!.payload.receivedAt, 'reconcile', 'ST-1', 'qr-codes.csv'],
-    ]);
-    // A static code never settles nor waits: nothing listed as waiting for it.
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
-  });
-});
-
-describe('Pix QR payments', () => {
-  it('a failed payment ends its wait with a line that shows no paid amount; a settled one shows it', async () => {
-    const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
-    const settled = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
-    for (const e2e of [failed, settled]) {
+      expect(payment.status).toBe('SCHEDULED');
       await succeeded(
-        'pix-payments',
-        {},
-        { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
-        4_000,
+        'bill-payments',
+        {
+          identifier: fixture.digitableLine,
+          barCode: fixture.barCode,
+          billType: 'BANKSLIP',
+          amountCents: 15_000,
+          payAt,
+        },
+        { paymentId: payment.id, paymentStatus: 'SCHEDULED', paidAmount: 15_000 },
+        15_000,
       );
-    }
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
-    const at = '2026-11-23T11:59:00.000Z';
-    for (const [id, e2e, status] of [
-      ['ev-failed', failed, 'PIX_FAILED'],
-      ['ev-settled', settled, 'PIX_EXECUTED'],
-    ] as const) {
-      await insertWebhookEvent(store, {
-        id,
-        type: 'PIX_PAYMENT_UPDATED',
-        endToEndId: e2e,
-        occurredAt: at,
-        receivedAt: clock.toISOString(),
-        payload: JSON.stringify({
-          id,
-          event: 'PIX_PAYMENT_UPDATED',
-          createdAt: at,
-          data: { endToEndId: e2e, status, amount: 40, updatedAt: at },
+      // Before its date: waiting (listed with its date), not late, not looked up.
+      let r = await pass();
+      expect(r.lookedUp).toBe(0);
+      expect(await unsettledText(store)).toContain(
+        `bill-payment ${payment.id}: SCHEDULED since 2026-11-23T12:00:00.000Z, due 2026-11-25T10:00:00.000Z`,
+      );
+      expect(await owedSeconds()).toBe(0);
+
+      // Its date has come and the bank paid it: owed for 2 hours until reconciliation tells it.
+      clock = new Date('2026-11-25T12:00:00.000Z');
+      expect(await owedSeconds()).toBe(7200);
+      r = await pass();
+      expect(r.lookedUp).toBe(1);
+      expect(r.lookupErrors).toBe(0);
+      expect(await lines()).toEqual([
+        expect.objectContaining({
+          kind: 'bill-payment',
+          oldStatus: 'SCHEDULED',
+          newStatus: 'PAID',
+          occurredAt: '2026-11-25T10:00:00.000Z',
+          paidCents: 15_000,
+          source: 'reconcile',
         }),
-      });
-    }
-    await pass(false);
-    expect((await lines()).map((l) => [l.endToEndId, l.oldStatus, l.newStatus, l.paidCents])).toEqual([
-      [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
-      [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
-    ]);
-    expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      ]);
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      expect(await owedSeconds()).toBe(0);
+      // Settled: never looked up again.
+      expect((await pass()).lookedUp).toBe(0);
+      expect(await lines()).toHaveLength(1);
+    });
+
+    it('stay waiting, with the look-up failure counted, against a bank without the look-up', async () => {
+      await succeeded(
+        'bill-payments',
+        { payAt: '2026-11-23T08:00:00' },
+        { paymentId: randomUUID(), paymentStatus: 'SCHEDULED', paidAmount: 100 },
+      );
+      const r = await pass();
+      expect(r.lookedUp).toBe(1);
+      expect(r.lookupErrors).toBe(1);
+      expect(await lines()).toEqual([]);
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
+      expect(await owedSeconds()).toBe(4 * 3600);
+    });
+  });
+
+  describe('key claims', () => {
+    it('are found by search, one line per status moved, until COMPLETED', async () => {
+      const started = await client.claims.start(
+        {
+          type: 'EMAIL',
+          key: 'retorno@example.com',
+          account: {
+            number: '1234567',
+            branch: '0001',
+            type: 'CURRENT',
+            holder: { document: '12345678909', name: 'Maria da Silva', type: 'NATURAL' },
+          },
+        },
+        randomUUID(),
+      );
+      await succeeded(
+        'claims',
+        { input: { type: 'EMAIL', key: 'retorno@example.com' } },
+        { claimId: started.id, claimStatus: started.status, resolutionDeadline: started.resolutionDeadline ?? null },
+      );
+      const move = async (status: string) => {
+        const res = await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/claims/${started.id}`, {
+          method: 'PATCH',
+          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ status }),
+        });
+        expect(res.status, await res.text()).toBe(200);
+      };
+      // Nothing moved: the search finds it as it was, no line; it waits, due by its deadline (7 days), not late.
+      let r = await pass();
+      expect(r.lookupErrors).toBe(0);
+      expect(await lines()).toEqual([]);
+      expect(await unsettledText(store)).toMatch(
+        new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${started.resolutionDeadline}`),
+      );
+      expect(await owedSeconds()).toBe(0);
+
+      clock = new Date('2026-11-24T09:00:00.000Z');
+      await move('AWAITING_RESOLUTION');
+      await pass();
+      clock = new Date('2026-11-24T10:00:00.000Z');
+      await move('CONFIRMED');
+      await move('COMPLETED');
+      r = await pass();
+      expect(r.lookupErrors).toBe(0);
+      expect((await lines()).map((l) => [l.kind, l.claimId, l.oldStatus, l.newStatus, l.occurredAt, l.source])).toEqual(
+        [
+          ['claim', started.id, started.status, 'AWAITING_RESOLUTION', '2026-11-24T09:00:00.000Z', 'reconcile'],
+          ['claim', started.id, 'AWAITING_RESOLUTION', 'COMPLETED', '2026-11-24T10:00:00.000Z', 'reconcile'],
+        ],
+      );
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      // Final: not looked for any more.
+      expect((await pass()).lookedUp).toBe(0);
+    });
+  });
+
+  describe('Pix received on a static QR code', () => {
+    it('each payment is one line (events and look-up agree); the same payment told twice is one line', async () => {
+      const qr = await client.qrCodes.createStatic(
+        { correlationId: 'ST-1', amountCents: 2_500, description: 'Cafe' },
+        randomUUID(),
+      );
+      await succeeded(
+        'qr-codes',
+        { type: 'PIX_STATIC', input: { correlationId: 'ST-1' } },
+        { qrCodePayload: qr.payloadPix },
+      );
+      const paid: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const init = await client.pixPayments.initialize(qr.payloadPix, randomUUID());
+        const p = await client.pixPayments.pay(client.pixPayments.toPaymentRequest(init), randomUUID());
+        paid.push(p.endToEndId!);
+        clock = new Date(clock.getTime() + 60_000);
+      }
+      const events = (await (
+        await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/events?type=PIX_RECEIVED`, {
+          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
+        })
+      ).json()) as Array<{ id: string; type: string; payload: Record<string, unknown>; occurredAt: string }>;
+      expect(events).toHaveLength(2);
+      // The first payment told by its event (twice: a redelivery under another id is still one change)...
+      for (const id of [events[0]!.id, 'redelivered-under-another-id']) {
+        await insertWebhookEvent(store, {
+          id,
+          type: 'PIX_RECEIVED',
+          correlationId: 'ST-1',
+          occurredAt: events[0]!.occurredAt,
+          receivedAt: clock.toISOString(),
+          payload: JSON.stringify({
+            id,
+            event: 'PIX_RECEIVED',
+            createdAt: events[0]!.occurredAt,
+            data: events[0]!.payload,
+          }),
+        });
+      }
+      await pass(false);
+      expect(
+        (await lines()).map((l) => [l.kind, l.endToEndId, l.oldStatus, l.newStatus, l.paidCents, l.eventIds]),
+      ).toEqual([
+        ['pix-received', paid[0], 'ACTIVE', 'RECEIVED', 2_500, [events[0]!.id, 'redelivered-under-another-id']],
+      ]);
+      // ...the second by reconciliation (the static code's look-up lists its payments), the first completed, not doubled.
+      await pass(true);
+      const all = await lines();
+      expect(all.map((l) => [l.endToEndId, l.occurredAt, l.source, l.correlationId, l.fileName])).toEqual([
+        [paid[0], events[0]!.payload.receivedAt, 'event', 'ST-1', 'qr-codes.csv'],
+        [paid[1], events[1]!.payload.receivedAt, 'reconcile', 'ST-1', 'qr-codes.csv'],
+      ]);
+      // A static code never settles nor waits: nothing listed as waiting for it.
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    });
+  });
+
+  describe('Pix QR payments', () => {
+    it('a failed payment ends its wait with a line that shows no paid amount; a settled one shows it', async () => {
+      const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+      const settled = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+      for (const e2e of [failed, settled]) {
+        await succeeded(
+          'pix-payments',
+          {},
+          { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
+          4_000,
+        );
+      }
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
+      const at = '2026-11-23T11:59:00.000Z';
+      for (const [id, e2e, status] of [
+        ['ev-failed', failed, 'PIX_FAILED'],
+        ['ev-settled', settled, 'PIX_EXECUTED'],
+      ] as const) {
+        await insertWebhookEvent(store, {
+          id,
+          type: 'PIX_PAYMENT_UPDATED',
+          endToEndId: e2e,
+          occurredAt: at,
+          receivedAt: clock.toISOString(),
+          payload: JSON.stringify({
+            id,
+            event: 'PIX_PAYMENT_UPDATED',
+            createdAt: at,
+            data: { endToEndId: e2e, status, amount: 40, updatedAt: at },
+          }),
+        });
+      }
+      await pass(false);
+      expect((await lines()).map((l) => [l.endToEndId, l.oldStatus, l.newStatus, l.paidCents])).toEqual([
+        [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
+        [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
+      ]);
+      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+    });
   });
 });

@@ -3,7 +3,7 @@
  * writer resumed through a handle it still held) sends nothing and writes no answer; the intake reads it again, and
  * the second reading is answered whole, each row sent once.
  *
- * Real pipeline (store in a temp folder, embedded sandbox over HTTP); the writer's resumption is timed by the check
+ * Real pipeline (on both engines: a store file in a temp folder, a PostgreSQL database; embedded sandbox over HTTP); the writer's resumption is timed by the check
  * itself: it appends a row right after the check made before reading, so the check after the last byte sees it.
  */
 import fs from 'node:fs/promises';
@@ -22,8 +22,10 @@ import {
 import { silentLogger } from '../src/log.js';
 import { openPipeline, type Pipeline, runnerOptionsFromConfig } from '../src/runner/commands.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
-import { openStore } from '../src/store/index.js';
 import { answersOf } from './e2e-harness.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 const HEADER = 'type,correlationId,description,amount\n';
 const row = (n: number) => `PIX_STATIC,CHG-FILE-${n},Pedido ${n},10.00\n`;
@@ -48,7 +50,8 @@ async function effects(bankUrl: string): Promise<unknown[]> {
   return (await res.json()) as unknown[];
 }
 
-describe('a taken file that changes while it is read', () => {
+describe.each(engines)('a taken file that changes while it is read ($name)', (engine) => {
+  skipIfAsked(engine);
   it('sends nothing and answers nothing; read again, it is answered whole and each row sent once', async () => {
     const configFile = path.join(dir, 'remessa.jsonc');
     const folders = {
@@ -57,7 +60,8 @@ describe('a taken file that changes while it is read', () => {
       archive: path.join(dir, 'archive'),
       data: path.join(dir, 'data'),
     };
-    await fs.writeFile(configFile, JSON.stringify({ folders }));
+    const store = await engine.configured(folders.data, dir);
+    await fs.writeFile(configFile, JSON.stringify({ folders, ...(store.section && { store: store.section }) }));
     const options = runnerOptionsFromConfig(loadConfig({ file: configFile, env: {} }), silentLogger());
     pipeline = await openPipeline(options);
     const inboxFile = path.join(folders.inbox, 'charges', 'open.csv');
@@ -107,12 +111,12 @@ describe('a taken file that changes while it is read', () => {
     // The partial reading is in the store as given up (its keys released), so its rows were never duplicates.
     await pipeline.close();
     pipeline = undefined;
-    const store = await openStore(path.join(folders.data, 'remessa.sqlite'));
+    const reopened = await store.place.open();
     try {
       // One taking, two batches: the given-up partial reading, then the whole file (src/store/intakes.ts retakeIntake).
-      expect((await store.listBatches()).map((b) => b.status).sort()).toEqual(['done', 'rejected']);
+      expect((await reopened.listBatches()).map((b) => b.status).sort()).toEqual(['done', 'rejected']);
     } finally {
-      await store.close();
+      await reopened.close();
     }
   }, 60_000);
 });

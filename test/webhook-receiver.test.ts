@@ -1,5 +1,6 @@
 /**
- * remessa's webhook receiver (src/webhooks/receiver.ts) in-process, over real HTTP on port 0, on a real store file:
+ * remessa's webhook receiver (src/webhooks/receiver.ts) in-process, over real HTTP on port 0, on a real store (a
+ * SQLite file, a PostgreSQL database):
  * each authorization scheme checked (401 and nothing stored otherwise), a duplicate stored once, an oversized body
  * 413, a body that is not an event 400, added fields tolerated; and the real sandbox delivering to it after
  * `ensureRegistered` (the registration the daemon and `remessa webhooks register` use).
@@ -15,23 +16,26 @@ import { BankClient } from '../src/bank/client.js';
 import type { AuthorizationScheme } from '../src/formats/webhook-authorization.js';
 import { Metrics } from '../src/metrics.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/store.js';
+import type { StorePlace } from '../src/store/place.js';
+import type { Store } from '../src/store/store.js';
 import { countWebhookEvents, getWebhookEvent, listUnappliedWebhookEvents } from '../src/store/webhook-events.js';
 import { authorizationChecker } from '../src/webhooks/authorization.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../src/webhooks/receiver.js';
 import { ensureRegistered } from '../src/webhooks/registration.js';
 import { PAYER_ADDRESS } from './helpers/sandbox.js';
+import { skipIfAsked, storeEngines } from './helpers/stores.js';
+
+const engines = storeEngines();
 
 const TOKEN = 'receiver-test-token-0123456789';
 
 let dir: string;
-let storeFile: string;
+let place: StorePlace;
 const closers: Array<() => Promise<void>> = [];
 let db: Store | undefined;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-receiver-'));
-  storeFile = path.join(dir, 'remessa.sqlite');
 });
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
@@ -44,7 +48,7 @@ async function receiver(
   options: { scheme?: AuthorizationScheme; authorization?: string; bodyLimitBytes?: number; metrics?: Metrics } = {},
 ): Promise<RunningWebhookReceiver> {
   const r = await startWebhookReceiver({
-    storeFile,
+    store: place,
     authorizationScheme: options.scheme ?? 'BEARER',
     authorization: options.authorization ?? TOKEN,
     ...(options.bodyLimitBytes ? { bodyLimitBytes: options.bodyLimitBytes } : {}),
@@ -55,7 +59,7 @@ async function receiver(
 }
 
 async function store(): Promise<Store> {
-  db ??= await openStore(storeFile);
+  db ??= await place.open();
   return db;
 }
 
@@ -97,7 +101,12 @@ describe('authorization check', () => {
   });
 });
 
-describe('webhook receiver', () => {
+describe.each(engines)('webhook receiver ($name)', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    ({ place } = await engine.configured(dir, dir));
+  });
+
   it('stores an event once: a second delivery of the same id is 2xx and changes nothing', async () => {
     const metrics = new Metrics();
     const r = await receiver({ metrics });

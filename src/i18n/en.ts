@@ -349,6 +349,9 @@ export const EN = {
   'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Driven now by pid {pid} on {host} since {since}',
   'STATUS.driverNobody': 'Driven now by: nobody (no daemon or run holds the data folder)',
+  'STATUS.daemons': 'Daemons sharing the store: {count} ({alive} alive)',
+  'STATUS.daemon':
+    'on {host} pid {pid}, last seen {seen}; holds {rows} unfinished rows, {files} files, {answers} answers being written',
   'STATUS.rejectedWhole': 'rejected as a whole: {code}',
   'STATUS.toGo': '{count} to go',
   'STATUS.rateUnknown': 'rate not known yet',

@@ -351,6 +351,9 @@ export const PT_BR: Catalogue = {
   'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Em uso agora pelo processo {pid} em {host} desde {since}',
   'STATUS.driverNobody': 'Em uso agora por: ninguém (nenhum daemon ou run usa a pasta de dados)',
+  'STATUS.daemons': 'Daemons compartilhando o store: {count} ({alive} vivos)',
+  'STATUS.daemon':
+    'em {host} processo {pid}, visto por último em {seen}; detém {rows} linhas não terminadas, {files} arquivos, {answers} respostas em escrita',
   'STATUS.rejectedWhole': 'arquivo recusado por inteiro: {code}',
   'STATUS.toGo': '{count} a fazer',
   'STATUS.rateUnknown': 'ritmo ainda desconhecido',

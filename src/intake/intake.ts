@@ -67,6 +67,7 @@ import {
   IntakeError,
   listWorkItems,
   moveFile,
+  newWorkId,
   sameFingerprint,
   saveWorkMeta,
   sha256File,
@@ -112,7 +113,27 @@ export interface IntakeOptions {
   retryFailedMs?: number;
   /** How many times a batch whose handler threw is handled again while watching. @defaultValue 5 */
   maxRetries?: number;
+  /**
+   * Several daemons on one shared inbox (src/store/leases.ts `FileClaims`): a file is claimed in the store, keyed by
+   * its content's SHA-256, before it is renamed into the (shared) work area; the loser leaves it. Work items are
+   * handled only when claimed, and those of dead daemons (or orphaned) are adopted every half lease. Absent: this
+   * daemon is the only one.
+   */
+  claims?: IntakeClaims;
   logger?: Logger;
+}
+
+/** What the intake asks of the store's file claims (src/store/leases.ts `FileClaims`). */
+export interface IntakeClaims {
+  readonly leaseMs: number;
+  claim(key: string, workId: string, source: string): Promise<boolean>;
+  taken(workId: string): Promise<boolean>;
+  abandon(workId: string): Promise<void>;
+  done(workId: string): Promise<void>;
+  adoptable<T extends { id: string; takenAt: string }>(
+    items: readonly T[],
+    options: { mine: boolean; keyOf: (item: T) => Promise<string>; sourceOf: (item: T) => string },
+  ): Promise<T[]>;
 }
 
 /** A taken file, ready to be processed. */
@@ -175,7 +196,7 @@ const DEFAULTS = {
 const OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
 
 export class Intake {
-  private readonly options: Required<Omit<IntakeOptions, 'logger'>>;
+  private readonly options: Required<Omit<IntakeOptions, 'logger' | 'claims'>>;
   private readonly log: Logger;
   private readonly seen = new Map<string, Seen>();
   private readonly taking = new Set<string>();
@@ -197,6 +218,11 @@ export class Intake {
   private readonly failures = new Map<string, number>();
   /** Number of batches whose handler finished with 'done' / 'parked' / threw. */
   readonly counts = { done: 0, parked: 0, failed: 0 };
+  /** The store's file claims, when several daemons share the inbox. */
+  private readonly claims: IntakeClaims | undefined;
+  /** Work items queued or being handled (shared inbox: an adoption pass never queues one twice). */
+  private readonly handling = new Set<string>();
+  private adoptTimer: NodeJS.Timeout | undefined;
 
   constructor(
     options: IntakeOptions,
@@ -205,7 +231,7 @@ export class Intake {
     this.options = {
       ...DEFAULTS,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-    } as Required<Omit<IntakeOptions, 'logger'>>;
+    } as Required<Omit<IntakeOptions, 'logger' | 'claims'>>;
     for (const [name, min] of [
       ['stableMs', 0],
       ['cutOffMs', 0],
@@ -221,6 +247,7 @@ export class Intake {
       }
     }
     this.log = options.logger ?? silentLogger();
+    this.claims = options.claims;
     this.queue = new PQueue({ concurrency: this.options.maxConcurrentFiles });
     // Handlers hand the signal to every row they drive: many listeners are expected.
     setMaxListeners(0, this.abort.signal);
@@ -240,7 +267,7 @@ export class Intake {
     if (this.options.createKindFolders) {
       await Promise.all(KIND_NAMES.map((k) => fs.mkdir(path.join(inboxDir, k), { recursive: true })));
     }
-    const left = await listWorkItems(workDir);
+    const left = this.claims ? await this.adoptable(true) : await listWorkItems(workDir);
     if (left.length > 0) this.log.info({ count: left.length }, 'resuming batches left in the work area');
     for (const item of left) this.enqueue(item);
     await this.scan();
@@ -269,6 +296,10 @@ export class Intake {
     this.watcher.on('error', (err) => this.log.warn({ err }, 'inbox watcher error'));
     await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
     this.tickTimer = setInterval(() => void this.tick(), this.checkIntervalMs());
+    if (this.claims) {
+      // Files of daemons that died (or froze) with them in the shared work area: adopted every half lease.
+      this.adoptTimer = setInterval(() => void this.adopt(), Math.max(500, Math.floor(this.claims.leaseMs / 2)));
+    }
     if (rescanIntervalMs > 0) this.rescanTimer = setInterval(() => void this.scan(), rescanIntervalMs);
     this.log.info({ inbox: inboxDir, polling: usePolling }, 'watching the inbox');
   }
@@ -294,6 +325,7 @@ export class Intake {
     if (!this.stopped) {
       this.stopped = true;
       if (this.tickTimer) clearInterval(this.tickTimer);
+      if (this.adoptTimer) clearInterval(this.adoptTimer);
       if (this.rescanTimer) clearInterval(this.rescanTimer);
       for (const t of this.retryTimers) clearTimeout(t);
       this.retryTimers.clear();
@@ -528,6 +560,26 @@ export class Intake {
       const entry = classifyInboxPath(rel);
       if (entry.type === 'ignored') return;
       const extra = { taken: options.fp, ...(options.rejection ? { rejection: options.rejection } : {}) };
+      // A shared inbox: the claim first (keyed by the content), then the rename; the loser leaves the file alone.
+      let workId: string | undefined;
+      if (this.claims) {
+        workId = newWorkId();
+        let claimed: boolean;
+        try {
+          claimed = await this.claims.claim(await claimKeyOf(abs, { relativePath: rel, ...extra }), workId, rel);
+        } catch (err) {
+          // The store did not answer (or the file vanished while hashed): not noted, so the next scan tries again.
+          this.log.warn(
+            { err, file: rel },
+            'could not claim the file in the store; tried again at the next scan of the inbox',
+          );
+          return;
+        }
+        if (!claimed) {
+          this.log.debug({ file: rel }, 'file claimed by another daemon; left to it');
+          return;
+        }
+      }
       const item = await takeIntoWorkArea(
         this.options.workDir,
         abs,
@@ -543,7 +595,20 @@ export class Intake {
               ...extra,
             },
         options.marker,
+        workId,
       );
+      if (this.claims && workId !== undefined) {
+        if (!item) {
+          await this.claims.abandon(workId);
+          return;
+        }
+        if (!(await this.claims.taken(workId))) {
+          // This daemon froze between its claim and the rename, and another took the claim over: the item is an
+          // orphan now, adopted by whoever finds it (this daemon's lease is lost: it stops).
+          this.log.warn({ file: rel, work: workId }, 'file taken after its claim passed to another daemon; left');
+          return;
+        }
+      }
       if (!item) return;
       this.log.info({ file: rel, kind: item.meta.kind, work: item.id }, 'took file from the inbox');
       this.enqueue(item);
@@ -571,7 +636,34 @@ export class Intake {
   }
 
   private enqueue(item: WorkItem): void {
-    void this.queue.add(() => this.handle(item));
+    this.handling.add(item.id);
+    void this.queue.add(() => this.handle(item)).finally(() => this.handling.delete(item.id));
+  }
+
+  /**
+   * Shared inbox: the work items this daemon should handle (see IntakeClaims.adoptable), claimed for it. The shared
+   * work area is listed without clean-up: a folder without its file may be another daemon's taking in progress.
+   */
+  private async adoptable(mine: boolean): Promise<WorkItem[]> {
+    const items = (await listWorkItems(this.options.workDir, { clean: false })).filter((i) => !this.handling.has(i.id));
+    return this.claims!.adoptable(
+      items.map((i) => Object.assign(i, { takenAt: i.meta.takenAt })),
+      { mine, keyOf: (i) => claimKeyOf(i.file, i.meta), sourceOf: (i) => i.meta.relativePath },
+    );
+  }
+
+  /** One adoption pass (shared inbox): work items of dead daemons, and orphans, are handled here. */
+  private async adopt(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      for (const item of await this.adoptable(false)) {
+        if (this.stopped || this.handling.has(item.id)) continue;
+        this.log.warn({ file: item.meta.relativePath, work: item.id }, 'adopted a file whose daemon is gone');
+        this.enqueue(item);
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'looking for files of daemons that are gone failed; tried again');
+    }
   }
 
   private async handle(item: WorkItem): Promise<void> {
@@ -597,6 +689,7 @@ export class Intake {
       this.failures.delete(item.id);
       if (outcome === 'done') {
         const archived = await archiveWorkItem(this.options.archiveDir, item, sha256);
+        await this.claims?.done(item.id);
         this.counts.done++;
         this.log.info({ file: meta.relativePath, archived }, 'batch answered and archived');
       } else {
@@ -797,4 +890,18 @@ async function isRegularFile(p: string): Promise<boolean> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The key a shared inbox claims a file by (src/store/leases.ts `FileClaims`): its content's SHA-256; for an entry the
+ * intake answers without opening (a link, a FIFO, a cut-off file), its path and fingerprint instead.
+ */
+async function claimKeyOf(file: string, meta: Pick<WorkMeta, 'relativePath' | 'rejection' | 'taken'>): Promise<string> {
+  if (meta.rejection) {
+    const fp = meta.taken;
+    return createHash('sha256')
+      .update(`rejected\0${meta.relativePath}\0${fp ? `${fp.ino}:${fp.size}:${fp.mtimeMs}` : ''}`)
+      .digest('hex');
+  }
+  return sha256File(file);
 }

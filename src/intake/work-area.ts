@@ -159,8 +159,10 @@ export async function takeIntoWorkArea(
   source: string,
   meta: Omit<WorkMeta, 'takenAt'>,
   markerPath?: string,
+  /** The work id, when chosen before (a shared inbox claims the file under it first). @defaultValue a new one */
+  workId?: string,
 ): Promise<WorkItem | undefined> {
-  const id = newWorkId();
+  const id = workId ?? newWorkId();
   const dir = path.join(workDir, id);
   await fs.mkdir(dir, { recursive: true });
   const full: WorkMeta = { ...meta, takenAt: new Date().toISOString() };
@@ -192,8 +194,12 @@ export async function saveWorkMeta(item: WorkItem): Promise<void> {
   await writeFileAtomic(path.join(item.dir, META_FILE), `${JSON.stringify(item.meta, null, 2)}\n`);
 }
 
-/** Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file. */
-export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
+/**
+ * Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file, unless
+ * `clean: false` (a work area shared by several daemons: such a folder may be another daemon's taking in progress).
+ */
+export async function listWorkItems(workDir: string, options: { clean?: boolean } = {}): Promise<WorkItem[]> {
+  const clean = options.clean ?? true;
   let ids: string[];
   try {
     ids = (await fs.readdir(workDir)).sort();
@@ -211,12 +217,12 @@ export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
       meta = JSON.parse(await fs.readFile(path.join(dir, META_FILE), 'utf8')) as WorkMeta;
     } catch {
       // No meta: the crash came between mkdir and the meta rename; the file was never moved in.
-      await removeIfOnlyOurs(dir);
+      if (clean) await removeIfOnlyOurs(dir);
       continue;
     }
     const file = path.join(dir, meta.name);
     if (await exists(file)) items.push({ id, dir, file, meta });
-    else await removeIfOnlyOurs(dir);
+    else if (clean) await removeIfOnlyOurs(dir);
   }
   return items;
 }

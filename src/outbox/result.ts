@@ -31,6 +31,7 @@ import {
   type IntakeRecord,
   markAnswered,
 } from '../store/intakes.js';
+import { claimAnswer, releaseAnswer } from '../store/leases.js';
 import { type RowState, rowOutcome } from '../store/rows.js';
 import type { ResultRowRecord, Store } from '../store/store.js';
 import { ROW_OUTCOMES, type RowOutcome } from '../types.js';
@@ -283,13 +284,27 @@ async function answerIntakeNow(
   intakeId: string,
   options: AnswerIntakeOptions,
 ): Promise<AnswerIntakeOutput> {
-  const intake = await getIntake(store, intakeId);
+  let intake = await getIntake(store, intakeId);
   if (!intake?.batchId) throw new RemessaError('OUTBOX_NO_BATCH', `No batch read for intake ${intakeId}`);
-  const paths = (version: number) => answerPaths(options.outboxDir, intake.folder, intake.answerName, version);
-  const changes = await batchChanges(store, intake.batchId);
-  if (intake.answerType === 'result' && intake.answerVersion > 0 && intake.answeredChanges === changes) {
+  const paths = (version: number) => answerPaths(options.outboxDir, intake!.folder, intake!.answerName, version);
+  const current = (i: IntakeRecord, changes: number) =>
+    i.answerType === 'result' && i.answerVersion > 0 && i.answeredChanges === changes;
+  let changes = await batchChanges(store, intake.batchId);
+  if (current(intake, changes)) {
     return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
   }
+  // Several daemons on one store (src/store/leases.ts): one writes the answer, the others leave it; read again under
+  // the claim (another may have written it meanwhile). Without a daemon (SQLite, the commands): always claimed.
+  if (!(await claimAnswer(store, intakeId))) {
+    return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
+  }
+  intake = (await getIntake(store, intakeId))!;
+  changes = await batchChanges(store, intake.batchId!);
+  if (current(intake, changes)) {
+    await releaseAnswer(store, intakeId);
+    return { ...paths(intake.answerVersion), version: intake.answerVersion, written: false };
+  }
+  if (!intake.batchId) throw new RemessaError('OUTBOX_NO_BATCH', `No batch read for intake ${intakeId}`);
   // A crash after the files of the version being written were renamed, before the store knew: adopt them when
   // nothing changed since they were read (they are then exactly what would be written again); a crash between the
   // two renames left the result alone: its summary is written now.

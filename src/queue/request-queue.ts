@@ -431,9 +431,13 @@ export class RequestQueue {
     }
     this.pumping = true;
     try {
+      // One reading of the clock decides both what goes now and when to look again (armTimer): read twice, the time
+      // that passes in between (a busy machine) could free a place after the first said "no room" and before the
+      // second said "room, no timer needed", and the waiting tasks would wait for nothing.
+      let now: number;
       do {
         this.pumpAgain = false;
-        const now = this.clock.now();
+        now = this.clock.now();
         // Requests of running tasks first: their rows have intents written. Room found is reserved for the request,
         // which calls the gate again when it runs and starts then (see beforeSend).
         for (let i = 0; i < this.gateWaiters.length; ) {
@@ -466,7 +470,7 @@ export class RequestQueue {
           this.start(next);
         }
       } while (this.pumpAgain);
-      this.armTimer();
+      this.armTimer(now);
     } finally {
       this.pumping = false;
     }
@@ -538,9 +542,11 @@ export class RequestQueue {
     if (lowered !== undefined) for (const l of this.ceilingListeners) l(state.name, lowered);
   }
 
-  /** One timer for the earliest moment a waiting task or request may find room (pauses have their own timers). */
-  private armTimer(): void {
-    const now = this.clock.now();
+  /**
+   * One timer for the earliest moment after `now` a waiting task or request may find room (pauses have their own
+   * timers). `now` is the reading the pump decided by: a group with room at it was served by the pump.
+   */
+  private armTimer(now: number): void {
     let at = Number.POSITIVE_INFINITY;
     const consider = (state: GroupState) => {
       if (this.paused(state, now)) return;

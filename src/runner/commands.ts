@@ -53,6 +53,7 @@ import { answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import { SharedRateLimiter, sharedRateOptions } from '../queue/shared-rate.js';
 import type { RunningSandbox } from '../sandbox/server.js';
+import type { StoreError } from '../store/db.js';
 import {
   type BatchRecord,
   batchIdForIntake,
@@ -68,6 +69,7 @@ import {
   type Store,
   unansweredIntakeOf,
 } from '../store/index.js';
+import { DaemonLease, DEFAULT_LEASE_MS, defaultDaemonName, FileClaims, isSharedStore } from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
@@ -89,7 +91,7 @@ import {
   processBatch,
   resumeUnfinishedBatches,
 } from './engine.js';
-import { acquireDataFolderLock, describeHolder } from './lock.js';
+import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock, describeHolder } from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { retornoPass } from './retorno.js';
@@ -171,6 +173,14 @@ export interface Pipeline {
    * one was never answered (stopped or killed: resumed), else new ones.
    */
   givenIntake(source: string, sha256: string): Promise<{ id: string; takenAt: string }>;
+  /**
+   * Several daemons on this (PostgreSQL) store (src/store/leases.ts): this one's lease, and the file claims of the
+   * shared inbox. Undefined on SQLite (one daemon).
+   */
+  readonly lease: DaemonLease | undefined;
+  readonly claims: FileClaims | undefined;
+  /** Resolves when the lease is lost (never on SQLite): the daemon then stops and exits with code 1. */
+  readonly leaseLost: Promise<StoreError>;
   close(): Promise<void>;
 }
 
@@ -204,6 +214,8 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
 export async function openPipeline(
   options: RunnerOptions,
   waitForBank: { maxWaitMs?: number } = {},
+  /** The daemon took the lock of its name itself (before anything else, to exit 2 when refused). */
+  shared: { nameLocked?: boolean } = {},
 ): Promise<Pipeline> {
   const log = options.logger;
   const { folders } = options;
@@ -280,6 +292,44 @@ export async function openPipeline(
     await client.close();
     await sandbox?.close();
     throw err;
+  }
+  // Several daemons may share a PostgreSQL store (src/store/leases.ts): this one registers its lease (one process per
+  // name on a machine: the name's lock), and from then on drives only the rows it claims.
+  let lease: DaemonLease | undefined;
+  let leaseStore: Store | undefined;
+  let nameLock: DataFolderLock | undefined;
+  let claims: FileClaims | undefined;
+  let onLost: (error: StoreError) => void = () => undefined;
+  const leaseLost = new Promise<StoreError>((resolve) => {
+    onLost = resolve;
+  });
+  if (isSharedStore(store)) {
+    const name = options.daemon?.name ?? defaultDaemonName();
+    const leaseMs = options.daemon?.leaseMs ?? DEFAULT_LEASE_MS;
+    try {
+      if (!shared.nameLocked) nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name);
+      // The renewals on connections of their own (a pool busy with rows never delays them past the lease).
+      leaseStore = await runnerStorePlace(options).open({ readonly: true });
+      lease = await DaemonLease.register(store, {
+        name,
+        leaseMs,
+        renewOn: leaseStore,
+        logger: log,
+        onLost: (error) => {
+          log.error({ err: error, daemon: name }, 'daemon lease lost: sending nothing more; stopping (exit code 1)');
+          onLost(error);
+        },
+      });
+    } catch (err) {
+      await nameLock?.release();
+      await leaseStore?.close();
+      await store.close();
+      await client.close();
+      await sandbox?.close();
+      throw err;
+    }
+    claims = new FileClaims(store, lease);
+    log.info({ daemon: name, leaseMs }, 'sharing the store with other daemons: lease registered');
   }
   if (options.queue.sharedRateLimits !== 'off' && store.driver.dialect === 'postgres') {
     // Several daemons on one store share the bank's key: the limits are counted in the database (issue 13).
@@ -509,6 +559,8 @@ export async function openPipeline(
         filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
         gate: resumeGate(store, options.controls, options.locale),
+        // Another live daemon holds the batch's file: it drives the batch (one approval gate, one driver per file).
+        ...(claims ? { skip: (b: BatchRecord) => claims!.heldElsewhere(b.id) } : {}),
       });
       for (const r of results) {
         const counts = describeOutcomeCounts(r.counts);
@@ -546,9 +598,16 @@ export async function openPipeline(
       }
       return decided;
     },
+    lease,
+    claims,
+    leaseLost,
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
+      // What this daemon held is let go at once (a lost lease has nothing left to let go).
+      await lease?.release().catch((err) => log.warn({ err }, 'releasing the daemon lease failed'));
+      await leaseStore?.close();
       await store.close();
+      await nameLock?.release();
       await sandbox?.close();
     },
   };

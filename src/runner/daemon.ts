@@ -11,6 +11,7 @@
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
  *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
  *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
+ *     watching --(several daemons on one PostgreSQL store: its lease lost, src/store/leases.ts)--> stopping --> exit 1
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
  * log level) from the next file taken on; a bad configuration is refused and logged, the running one kept; settings
@@ -29,16 +30,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
+import path from 'node:path';
 import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
+import { defaultDaemonName, listDaemons } from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
 import { ensureRegistered } from '../webhooks/registration.js';
 import { EMBEDDED_WEBHOOK_API_KEY, openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
-import { acquireDataFolderLock } from './lock.js';
+import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
 import { type ConfigReloader, reloadConfig } from './reload.js';
@@ -84,15 +87,30 @@ export function waitForTermination(log: Logger): Promise<string> {
 
 export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
 
+/** The work area of a shared inbox, inside it (same file system: atomic renames; a dot name: never taken). */
+export const SHARED_WORK_DIR = '.remessa-work';
+
 export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): Promise<number> {
   const log = deps.logger ?? options.logger;
   const stop = deps.stopSignal ?? waitForTermination(log);
   // One writer per data folder (./lock.ts): a second daemon or run is refused here, before it touches the store.
   const lock = await acquireDataFolderLock(options.folders.data);
+  // Several daemons on one PostgreSQL store: one process per daemon name on this machine (the same name twice is
+  // refused here, exit 2, before it could take the first one's lease over).
+  let nameLock: DataFolderLock | undefined;
+  if (options.store?.engine === 'postgres') {
+    try {
+      nameLock = await acquireDaemonNameLock(options.store.where, options.daemon?.name ?? defaultDaemonName());
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+  }
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
   let ops: RunningOpsServer | undefined;
   let receiver: RunningWebhookReceiver | undefined;
+  let exitCode = 0;
   const metrics = options.metricsEndpoint ? new Metrics() : undefined;
   // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
   const reloader = deps.reload;
@@ -113,7 +131,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   try {
     // The same options object, not a copy: a configuration reload (./reload.ts) updates it in place.
     if (metrics) options.metrics = metrics;
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, {}, { nameLocked: nameLock !== undefined });
     const p = pipeline;
     // The receiver listens before the intake starts: events of rows sent from now on find it up.
     if (options.webhookReceiver) receiver = await startReceiver(options, p, metrics, log);
@@ -121,7 +139,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     intake = new Intake(
       {
         inboxDir: options.folders.inbox,
-        workDir: p.workDir,
+        // Several daemons on one store share the inbox and, inside it, the work area: a file taken by one of them
+        // (claimed in the store first) is found there by the others when that one dies (src/store/leases.ts).
+        workDir: p.claims ? path.join(options.folders.inbox, SHARED_WORK_DIR) : p.workDir,
+        ...(p.claims ? { claims: p.claims } : {}),
         archiveDir: options.folders.archive,
         stableMs: options.intake.stableMs,
         cutOffMs: options.intake.cutOffMs,
@@ -207,6 +228,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
       metrics.attach({
         storeSnapshot: () => storeSnapshot(p.store),
         retornoSnapshot: () => retornoSnapshot(p.store),
+        ...(p.lease ? { daemonsSnapshot: () => listDaemons(p.store) } : {}),
         queueStats: () => p.queue.stats,
         isPaused: (group) => p.queue.isPaused(group),
         intakeErrors: () => takenFrom.counts.failed,
@@ -225,7 +247,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     log.info({ bank: p.bankUrl, inbox: options.folders.inbox, outbox: options.folders.outbox }, 'remessa daemon ready');
     notifySystemd('READY=1', log);
     deps.onReady?.();
-    await stop;
+    // A lost lease (several daemons on one store: frozen, or cut off from the database) stops the daemon like a
+    // signal, and it exits with code 1: the others have taken, or will take, what it held over.
+    const lost = await Promise.race([stop.then(() => undefined), p.leaseLost]);
+    if (lost) exitCode = 1;
     notifySystemd('STOPPING=1', log);
     if (retryTimer) clearInterval(retryTimer);
     for (const t of retornoTimers) clearInterval(t);
@@ -233,8 +258,8 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await intake.stop();
     await resumed;
     await retorno;
-    log.info(intake.counts, 'remessa daemon stopped');
-    return 0;
+    log.info(intake.counts, exitCode === 0 ? 'remessa daemon stopped' : 'remessa daemon stopped: its lease was lost');
+    return exitCode;
   } catch (err) {
     log.error({ err }, 'remessa daemon failed');
     await intake?.stop().catch(() => undefined);
@@ -245,6 +270,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     process.off('SIGHUP', onHangup);
     if (watched) unwatchFile(watched);
     await pipeline?.close();
+    await nameLock?.release();
     await lock.release();
   }
 }

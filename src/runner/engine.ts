@@ -80,6 +80,7 @@ import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { IdempotencyKeys } from '../store/keys.js';
+import { claimRows } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
 import type {
   BatchPolicy,
@@ -277,6 +278,8 @@ export interface ResumeUnfinishedOptions
   policyFor?(batch: BatchRecord): BatchPolicy | undefined;
   /** Only these batches (by id), for `remessa retry BATCH`. @defaultValue every batch with work left */
   batchIds?: readonly string[];
+  /** Batches to leave alone (another daemon drives them: src/store/leases.ts). @defaultValue none */
+  skip?(batch: BatchRecord): Promise<boolean>;
 }
 
 /**
@@ -295,6 +298,7 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
   for (const batch of await options.store.unfinishedBatches()) {
     if (options.signal?.aborted) break;
     if (options.batchIds && !options.batchIds.includes(batch.id)) continue;
+    if (options.skip && (await options.skip(batch))) continue;
     if (batch.status === 'ingesting') {
       needFile.push(batch);
       continue;
@@ -527,12 +531,28 @@ class BatchRun {
     this.toRun = await store.countUnfinished(batchId);
     const active = new Set<Promise<void>>();
     let after = 0;
+    // Several daemons on one store: a row another transaction had locked at the instant of its page (SKIP LOCKED) was
+    // skipped, not waited for: the batch is read again from its start until a pass takes no row not driven yet.
+    const shared = store.daemon !== undefined;
+    const driven = new Set<number>();
+    let taken = 0;
     outer: for (;;) {
-      const page = await store.rowsAfter(batchId, after, PAGE_ROWS, RUNNABLE_STATES);
-      if (page.length === 0) break;
+      // Several daemons on one store: only the rows this one claims (src/store/leases.ts); else rowsAfter.
+      const page = await claimRows(store, batchId, after, PAGE_ROWS, RUNNABLE_STATES);
+      if (page.length === 0) {
+        if (!shared || taken === 0) break;
+        taken = 0;
+        after = 0;
+        continue;
+      }
       for (const row of page) {
         after = row.line;
         if (this.signal?.aborted) break outer;
+        if (shared) {
+          if (driven.has(row.line)) continue; // once per run, as on one daemon
+          driven.add(row.line);
+          taken++;
+        }
         try {
           await queue.acquireRow(this.kind.group, this.signal);
         } catch {

@@ -190,3 +190,16 @@ export async function acquireDataFolderLock(
     },
   };
 }
+
+/**
+ * Several daemons on one PostgreSQL store (src/store/leases.ts): on one machine, one process per daemon name and
+ * store. Two daemons with different names (and data folders) run side by side; a second one with the same name is
+ * refused here (DATA_FOLDER_LOCKED, naming the holder), before it could take the first one's lease over. The lock is
+ * the same kind as the data folder's, on a folder in the machine's temp folder named by a hash of the store's URL and
+ * the name.
+ */
+export async function acquireDaemonNameLock(storeWhere: string, name: string): Promise<DataFolderLock> {
+  const { createHash } = await import('node:crypto');
+  const tag = createHash('sha256').update(`${storeWhere}\0${name}`).digest('hex').slice(0, 16);
+  return acquireDataFolderLock(path.join(os.tmpdir(), `remessa-daemon-${name}-${tag}`));
+}

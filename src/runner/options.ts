@@ -34,6 +34,11 @@ export interface RunnerOptions {
    * @defaultValue SQLite `<data>/remessa.sqlite`
    */
   store?: StorePlace;
+  /**
+   * This daemon among several sharing a PostgreSQL store (src/store/leases.ts): `store.daemonName`, `store.leaseMs`.
+   * Used only when the store is PostgreSQL. @defaultValue the host's name, 30000 ms
+   */
+  daemon?: { name: string; leaseMs: number };
   bank:
     | {
         /** The embedded sandbox, started in-process on a free port. */
@@ -220,6 +225,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
   return {
     folders: { ...config.folders },
     store: storePlace(config),
+    daemon: { name: config.store.daemonName, leaseMs: config.store.leaseMs },
     bank: config.embedded
       ? {
           embedded: true,

@@ -18,6 +18,7 @@
  *
  * The JSON shape (`StatusReport`, `version` 1) is documented in docs/operations.md; a field is only ever added.
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,7 @@ import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
+import { type DaemonView, isSharedStore, listDaemons } from '../store/leases.js';
 import { describeStorePlace, runnerStorePlace, SQLITE_STORE_FILE } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
 import { type LockHolder, readLockHolder } from './lock.js';
@@ -117,6 +119,11 @@ export interface StatusReport {
   storeEngine: 'sqlite' | 'postgres';
   /** The process that drives the data folder now (daemon or run), or null. */
   driver: LockHolder | null;
+  /**
+   * The daemons sharing the store (PostgreSQL, src/store/leases.ts), alive first, each with what it holds (unfinished
+   * rows, files, answers being written); null on SQLite (one daemon: the data folder's driver).
+   */
+  daemons: DaemonView[] | null;
   filters: { since: string | null; until: string | null; kinds: string[]; states: string[] };
   /** Newest first. */
   batches: BatchStatusEntry[];
@@ -402,6 +409,8 @@ export async function buildStatusReport(
     store: place.where,
     storeEngine: place.engine,
     driver,
+    // A store not yet migrated to 014 (read-only: status applies no migration) has no daemons to show.
+    daemons: store && isSharedStore(store) ? await listDaemons(store).catch(() => null) : null,
     filters: {
       since: filters.since?.toISOString() ?? null,
       until: filters.until?.toISOString() ?? null,
@@ -452,6 +461,27 @@ export function renderStatusReport(
     );
   } else {
     lines.push(t(locale, 'STATUS.driverNobody'));
+  }
+  if (report.daemons && report.daemons.length > 0) {
+    // alive / dead are stable values (as the row states), not translated.
+    lines.push(
+      t(locale, 'STATUS.daemons', {
+        count: report.daemons.length,
+        alive: report.daemons.filter((d) => d.alive).length,
+      }),
+    );
+    for (const d of report.daemons) {
+      lines.push(
+        `  ${d.name}  ${d.alive ? 'alive' : 'dead'}  ${t(locale, 'STATUS.daemon', {
+          host: d.host ?? '?',
+          pid: d.pid ?? '?',
+          seen: d.lastSeen,
+          rows: d.rows,
+          files: d.files,
+          answers: d.answers,
+        })}`,
+      );
+    }
   }
   const f = report.filters;
   const shownFilters = [

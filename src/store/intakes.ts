@@ -210,7 +210,10 @@ export async function beginAnswer(store: Store, intakeId: string, version: numbe
   ]);
 }
 
-/** After the files of `version` are in place: the answer is current as of `changes`. */
+/**
+ * After the files of `version` are in place: the answer is current as of `changes`; the daemon that wrote it lets its
+ * claim go (src/store/leases.ts `claimAnswer`).
+ */
 export async function markAnswered(
   store: Store,
   intakeId: string,
@@ -218,7 +221,8 @@ export async function markAnswered(
 ): Promise<void> {
   await store.sql.run(
     `UPDATE intakes SET answer_type = ?, answer_version = ?, answered_changes = ?, answered_at = ?,
-       answer_sha256 = COALESCE(?, answer_sha256), writing_version = NULL, writing_changes = NULL
+       answer_sha256 = COALESCE(?, answer_sha256), writing_version = NULL, writing_changes = NULL,
+       answer_holder = NULL
      WHERE id = ?`,
     [answer.type, answer.version, answer.changes, answer.at, answer.sha256 ?? null, intakeId],
   );

@@ -3,8 +3,8 @@
  * embedded default) unless `store.url` names a PostgreSQL database. The daemon and every command find and open the
  * store through ./place.ts (`storePlace`), which loads this module only when it opens a PostgreSQL store.
  *
- * One daemon per store for now: several daemons sharing one PostgreSQL store (claims, leases) is the next step of
- * issue 13 and not built (docs/postgres.md). Each daemon keeps its own data folder and its lock (src/lock.ts).
+ * Several daemons may share one PostgreSQL store (claims and leases: ./leases.ts, docs/postgres.md). Each daemon keeps
+ * its own data folder and its lock (src/runner/lock.ts), and on one machine a name of its own.
  */
 import path from 'node:path';
 import type { Config } from '../config.js';

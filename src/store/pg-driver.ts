@@ -41,7 +41,14 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { readMigrations, StoreError } from './db.js';
-import type { SqlDriver, SqlParam, SqlRunResult, SqlTransaction, TransactionOptions } from './sql.js';
+import {
+  isRetryableConflict,
+  type SqlDriver,
+  type SqlParam,
+  type SqlRunResult,
+  type SqlTransaction,
+  type TransactionOptions,
+} from './sql.js';
 
 export interface PgDriverOptions {
   /** `postgres://user@host:port/database` (no password: it is given apart). */
@@ -279,7 +286,28 @@ export class PgDriver implements SqlDriver {
     return { changes: (await this.#query(this.#pool, sql, params)).rowCount ?? 0 };
   }
 
+  /**
+   * Runs fn in one transaction (see the top). A transaction PostgreSQL chose as a deadlock's victim (40P01) or could
+   * not serialise (40001) was rolled back whole: it is run again, fn included, up to TRANSACTION_RETRIES times with a
+   * short random pause (several daemons writing one batch's counters lock in different orders; the store's
+   * transactions are written to be run again: fn awaits nothing but its own statements).
+   */
   async transaction<T>(fn: (tx: SqlTransaction) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#transactionOnce(fn, options);
+      } catch (error) {
+        if (!isRetryableConflict(error) || attempt >= TRANSACTION_RETRIES) throw error;
+        this.conflictsRetried += 1;
+        await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      }
+    }
+  }
+
+  /** Transactions run again after a deadlock or a serialisation failure (tests, metrics). */
+  conflictsRetried = 0;
+
+  async #transactionOnce<T>(fn: (tx: SqlTransaction) => Promise<T>, options: TransactionOptions): Promise<T> {
     const client = await this.#connect();
     // A connection that dies while checked out emits 'error' on its client besides failing the statement in
     // progress; with no listener that event would end the process. The statement's own error is what tells.
@@ -470,6 +498,9 @@ export class PgDriver implements SqlDriver {
     return out;
   }
 }
+
+/** How many times a transaction is tried when PostgreSQL rolls it back for a deadlock or a serialisation failure. */
+export const TRANSACTION_RETRIES = 8;
 
 /**
  * STORE_CONNECT_FAILED: the server could not be reached or refused us (SQLSTATE classes 08 connection, 28

@@ -6,8 +6,8 @@
  * Light on purpose: it loads the store's modules only when a store is opened, so that `remessa validate`, which maps
  * the configuration too (src/runner/options.ts), loads neither the store nor a database driver.
  *
- * One daemon per store for now: several daemons sharing one PostgreSQL store (claims, leases) is the next step of
- * issue 13 and not built (docs/postgres.md). Each daemon keeps its own data folder and its lock in it.
+ * Several daemons may share one PostgreSQL store (claims and leases: ./leases.ts, docs/postgres.md). Each daemon keeps
+ * its own data folder and its lock in it.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';

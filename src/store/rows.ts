@@ -68,7 +68,16 @@
  *    transaction as the move, and refuses a row in any other state (a succeeded row is never re-declared failed, nor
  *    the reverse). Settling as `failed` gives the natural key up (rule 4): the person vouches that the bank did not
  *    act, so the same row in a later file is sent again. It must run while no other process drives the store (the
- *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row.
+ *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row. On a store shared by several
+ *    daemons (rule 8) the row's lock orders the settlement and a daemon's next write of the row: a daemon that finds
+ *    it settled can move it no more (rule 3), so its next step is refused before anything is sent.
+ * 8. Held by another daemon (several daemons on one PostgreSQL store, ./leases.ts): a daemon drives only the rows it
+ *    holds (`rows.holder`, claimed in pages with FOR UPDATE SKIP LOCKED under its lease). An intent is recorded only
+ *    for a row this daemon holds while the database says its lease is live (else STORE_ROW_NOT_HELD /
+ *    STORE_LEASE_LOST, nothing sent), and no row held by another daemon is moved by it. When a daemon's lease passes
+ *    (it died, froze or lost the database), another daemon takes its rows over, and their steps in `intent` become
+ *    `unknown` (code TAKEN_OVER_FROM_DEAD_DAEMON): exactly what a restart does with them (rule 1), then rule 2 decides
+ *    (resend with the same key, recover, or the row stays `uncertain`). Nothing else of the row changes hands.
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';

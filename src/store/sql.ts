@@ -60,3 +60,13 @@ export interface SqlDriver extends SqlExecutor {
   migrate(): Promise<number[]>;
   close(): Promise<void>;
 }
+
+/**
+ * A deadlock (PostgreSQL 40P01) or a serialisation failure (40001): the whole transaction was rolled back, and the
+ * driver runs it again (./pg-driver.ts `transaction`). The store's group commit lets such an error out of a write's
+ * savepoint so that the whole group is run again (./store.ts `flush`).
+ */
+export function isRetryableConflict(error: unknown): boolean {
+  const sqlstate = (error as { sqlstate?: string } | null)?.sqlstate;
+  return sqlstate === '40P01' || sqlstate === '40001';
+}

@@ -31,6 +31,12 @@
  * (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on both; test/store.test.ts ("concurrent
  * transactions") runs each race on both engines.
  *
+ * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
+ * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
+ * not hold or when its lease is lost (STORE_ROW_NOT_HELD, STORE_LEASE_LOST). The `changes` bumps of a transaction are
+ * applied at its end in batch id order (`bumps`): one lock order for every daemon (rows, then batches), no deadlock;
+ * the PostgreSQL driver runs a deadlock's victim again whole all the same.
+ *
  * The group commit: the engine, which has many rows in flight, goes through `write(fn)`: the writes queued in the same
  * tick of the event loop are committed together in ONE transaction, each in its own savepoint (one failing write undoes
  * only itself), which turns N fsyncs into one. `write` resolves only after the COMMIT has returned, so "await
@@ -80,7 +86,7 @@ import {
   type StepState,
   UNFINISHED_ROW_STATES,
 } from './rows.js';
-import type { SqlDriver, SqlExecutor, SqlParam, SqlTransaction } from './sql.js';
+import { isRetryableConflict, type SqlDriver, type SqlExecutor, type SqlParam, type SqlTransaction } from './sql.js';
 import { openSqliteDriver } from './sqlite-driver.js';
 
 /** `awaiting_approval`: held for a person's decision; the batch machine with it is drawn in ./approvals.ts. */
@@ -390,6 +396,20 @@ interface StoreShared {
   /** The closing under way (see `close`). */
   closing: Promise<void> | undefined;
   onClose: (() => void) | undefined;
+  /** The daemon driving this store among several (./leases.ts); undefined: the only one (SQLite, the commands). */
+  daemon: RowHolder | undefined;
+}
+
+/**
+ * A daemon sharing the store with others (./leases.ts `DaemonLease`): the rows it may move are the ones it holds.
+ * Checked where a row is locked (`lockRow`) and, against the database, in an intent's transaction (`recordIntent`).
+ */
+export interface RowHolder {
+  readonly name: string;
+  /** Throws STORE_LEASE_LOST when the lease is known lost (or past its local deadline). */
+  assertLive(): void;
+  /** In the intent's transaction: throws STORE_LEASE_LOST unless the database says the lease still holds. */
+  assertLeaseInDb(s: Store): Promise<void>;
 }
 
 export class Store {
@@ -422,6 +442,7 @@ export class Store {
       closed: false,
       closing: undefined,
       onClose: undefined,
+      daemon: undefined,
     };
   }
 
@@ -453,6 +474,16 @@ export class Store {
     return shared.closing;
   }
 
+  /** Binds the daemon lease of a shared store (./leases.ts): from then on its row writes check what it holds. */
+  bindDaemon(daemon: RowHolder | undefined): void {
+    this.shared.daemon = daemon;
+  }
+
+  /** The daemon bound to this store (./leases.ts), if several share it. */
+  get daemon(): RowHolder | undefined {
+    return this.shared.daemon;
+  }
+
   get isOpen(): boolean {
     return !this.shared.closed;
   }
@@ -460,10 +491,34 @@ export class Store {
   /** This store bound to `tx`: every method of the view runs its statements inside that transaction. */
   private view(tx: SqlTransaction): Store {
     const view = Object.create(this) as Store;
-    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction };
+    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction; bumps: Map<string, number> };
     bound.sql = tx;
     bound.tx = tx;
+    bound.bumps = new Map();
     return view;
+  }
+
+  /**
+   * `batches.changes` bumps of this transaction (or savepoint), applied at its end in batch id order (`applyBumps`);
+   * a savepoint's are handed to its parent only when it succeeds. Why deferred: several daemons committing row changes
+   * of the same batches side by side would otherwise lock the batch rows in the order of their rows, and deadlock
+   * (PostgreSQL 40P01); one order for all (rows first, then batches by id) leaves them waiting, never deadlocked.
+   */
+  private bumps: Map<string, number> | undefined;
+
+  /** Runs fn on a new view of `tx` and hands its bumps to `into` (a savepoint's parent) once fn succeeded. */
+  private async inView<T>(tx: SqlTransaction, fn: (s: Store) => Promise<T>, into: Map<string, number>): Promise<T> {
+    const v = this.view(tx);
+    const result = await fn(v);
+    for (const [id, n] of v.bumps!) into.set(id, (into.get(id) ?? 0) + n);
+    return result;
+  }
+
+  /** Applies the bumps gathered for a transaction, in batch id order, just before its COMMIT. */
+  private static async applyBumps(tx: SqlTransaction, bumps: Map<string, number>): Promise<void> {
+    for (const id of [...bumps.keys()].sort()) {
+      await tx.run('UPDATE batches SET changes = changes + ? WHERE id = ?', [bumps.get(id)!, id]);
+    }
   }
 
   // ---------------------------------------------------------------- transactions and the group commit
@@ -474,9 +529,14 @@ export class Store {
    * fn awaits nothing but the calls of the view it is given (see the top of this file).
    */
   transaction<T>(fn: (s: Store) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-    if (this.tx) return this.tx.savepoint((tx) => fn(this.view(tx)));
+    if (this.tx) return this.tx.savepoint((tx) => this.inView(tx, fn, this.bumps!));
     if (this.shared.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
-    return this.driver.transaction((tx) => fn(this.view(tx)), options);
+    return this.driver.transaction(async (tx) => {
+      const bumps = new Map<string, number>();
+      const result = await this.inView(tx, fn, bumps);
+      await Store.applyBumps(tx, bumps);
+      return result;
+    }, options);
   }
 
   /**
@@ -525,13 +585,18 @@ export class Store {
     const done = this.driver
       .transaction(
         async (tx) => {
+          results.length = 0; // the driver may run the whole group again (PostgreSQL: a deadlock's victim)
+          const bumps = new Map<string, number>();
           for (const op of ops) {
             try {
-              results.push({ ok: true, value: await tx.savepoint((sp) => op.fn(this.view(sp))) });
+              results.push({ ok: true, value: await tx.savepoint((sp) => this.inView(sp, op.fn, bumps)) });
             } catch (error) {
+              // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
+              if (isRetryableConflict(error)) throw error;
               results.push({ ok: false, error });
             }
           }
+          await Store.applyBumps(tx, bumps);
         },
         { durable },
       )
@@ -570,10 +635,26 @@ export class Store {
     batchId: string,
     line: number,
   ): Promise<{ state: RowState; outputs: string | null } | undefined> {
-    return this.sql.get<{ state: RowState; outputs: string | null }>(
-      `SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
+    const daemon = this.shared.daemon;
+    if (daemon === undefined) {
+      return this.sql.get<{ state: RowState; outputs: string | null }>(
+        `SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
+        [batchId, line],
+      );
+    }
+    // Several daemons share the store (./leases.ts): a row held by another one is never moved by this one.
+    daemon.assertLive();
+    const row = await this.sql.get<{ state: RowState; outputs: string | null; holder: string | null }>(
+      `SELECT state, outputs, holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
       [batchId, line],
     );
+    if (row && row.holder !== null && row.holder !== daemon.name) {
+      throw new StoreError(
+        'STORE_ROW_NOT_HELD',
+        `Row ${batchId} line ${line} is held by daemon "${row.holder}", not by "${daemon.name}"`,
+      );
+    }
+    return row;
   }
 
   // ---------------------------------------------------------------- batches
@@ -887,6 +968,17 @@ export class Store {
     return rows.map((r) => toRow(r, columns));
   }
 
+  /** The batch's rows at these lines, in line order (rows claimed by a daemon: ./leases.ts `claimRows`). */
+  async rowsAt(batchId: string, lines: readonly number[]): Promise<RowRecord[]> {
+    if (lines.length === 0) return [];
+    const rows = await this.sql.all<RowSql>(
+      `SELECT * FROM rows WHERE batch_id = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
+      [batchId, ...lines],
+    );
+    const columns = await this.recordColumnsFor(batchId, rows);
+    return rows.map((r) => toRow(r, columns));
+  }
+
   /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
   async resultRowsAfter(batchId: string, afterLine: number, limit: number): Promise<ResultRowRecord[]> {
     const rows = await this.sql.all<
@@ -1036,12 +1128,20 @@ export class Store {
    * `changes` of the row's batch and of every batch holding a duplicate of the row (their result lines show it).
    */
   private async markAnswersStale(batchId: string, line: number): Promise<void> {
-    await this.sql.run('UPDATE batches SET changes = changes + 1 WHERE id = ?', [batchId]);
-    await this.sql.run(
-      `UPDATE batches SET changes = changes + 1 WHERE id IN (
-         SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?)`,
+    const dups = await this.sql.all<{ batch_id: string }>(
+      'SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?',
       [batchId, line, batchId],
     );
+    const bumps = this.bumps;
+    if (bumps === undefined) {
+      // Not inside a transaction of this store (never the case today: every caller is a unit): at once.
+      for (const id of [batchId, ...dups.map((d) => d.batch_id)].sort()) {
+        await this.sql.run('UPDATE batches SET changes = changes + 1 WHERE id = ?', [id]);
+      }
+      return;
+    }
+    // Applied at the end of the transaction, in batch id order (see `bumps`), in the same transaction as the row.
+    for (const id of [batchId, ...dups.map((d) => d.batch_id)]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -1097,9 +1197,30 @@ export class Store {
   recordIntent(batchId: string, line: number, step: string): Promise<void> {
     return this.unit(async (s) => {
       await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
+      if (s.shared.daemon) await s.assertHeldForIntent(s.shared.daemon, batchId, line); // rule 8 of ./rows.ts
       await s.applyStepTransition(batchId, line, step, 'intent', { attempt: true });
       await s.applyRowTransition(batchId, line, 'in_flight', { currentStep: step, error: null });
     });
+  }
+
+  /**
+   * Several daemons (./leases.ts): a step is sent only by the daemon that holds its row (claimed before) and whose lease
+   * the database says is live, checked in the intent's transaction with the row locked: STORE_ROW_NOT_HELD,
+   * STORE_LEASE_LOST.
+   */
+  private async assertHeldForIntent(daemon: RowHolder, batchId: string, line: number): Promise<void> {
+    daemon.assertLive();
+    const row = await this.sql.get<{ holder: string | null }>(
+      `SELECT holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
+      [batchId, line],
+    );
+    if (row && row.holder !== daemon.name) {
+      throw new StoreError(
+        'STORE_ROW_NOT_HELD',
+        `Row ${batchId} line ${line} is held by ${row.holder === null ? 'no daemon' : `daemon "${row.holder}"`}: "${daemon.name}" must claim it before sending a step`,
+      );
+    }
+    await daemon.assertLeaseInDb(this);
   }
 
   /**

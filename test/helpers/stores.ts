@@ -3,18 +3,21 @@
  * implementations"): `storeEngines()` gives one entry per engine, each opening a fresh, empty store:
  * - sqlite: a file in a temp folder of its own (`openStore`, as the daemon opens it);
  * - postgres: a fresh database of this test file's throw-away cluster (test/helpers/postgres.ts), through
- *   `openStoreWith(openPgDriver(...))`.
+ *   `openStoreWith(openPgDriver(...))`: a copy (`CREATE DATABASE ... TEMPLATE`) of a database migrated once per test
+ *   file (measured on test/engine.test.ts: about a third of the server's CPU time of migrating each database).
  * Call it once at the top of a test file (it registers the cluster's beforeAll/afterAll), then
  * `describe.each(engines)('... ($name)', (engine) => ...)`, with `skipIfAsked(engine)` at the top of the body
  * (`REMESSA_TEST_NO_POSTGRES=1` skips the PostgreSQL half, visibly; nothing else does).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach } from 'vitest';
 import { describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
+import { SQLITE_STORE_FILE, type StorePlace, sqliteStorePlace } from '../../src/store/place.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
+import { committedSnapshot } from './sqlite-of.js';
 
 export type EngineName = 'sqlite' | 'postgres';
 
@@ -29,10 +32,29 @@ export interface StoreEngine {
   open(options?: EngineStoreOptions): Promise<Store>;
   /** The same file or database as `store` (closed or not), opened again. */
   reopen(store: Store, options?: EngineStoreOptions): Promise<Store>;
+  /**
+   * A crash at this instant: the store's committed state as a SIGKILL of its process leaves it, as a copy to open
+   * (`open`). SQLite: a copy of the file read in a transaction of its own (a group commit under way is wholly in it or
+   * not at all); `store` stays usable. PostgreSQL: the store's sessions are terminated (a transaction under way rolls
+   * back) and the database is copied; `store` can no longer reach its database, so its next statements fail, as a
+   * dead process's would.
+   */
+  crash(store: Store): Promise<{ open(options?: EngineStoreOptions): Promise<Store> }>;
+  /**
+   * A fresh store for what opens it by itself (a pipeline from its config, the webhook receiver from its place):
+   * `section` is the config's `store` (none on SQLite: the file in folders.data, `dataDir`; on PostgreSQL a fresh
+   * database, its password in a file in `secretsDir`), and `place` where it is (src/store/place.ts), which the test
+   * opens it by too.
+   */
+  configured(
+    dataDir: string,
+    secretsDir: string,
+  ): Promise<{ section: { url: string; passwordFile: string } | undefined; place: StorePlace }>;
 }
 
 export function storeEngines(): StoreEngine[] {
   const dirs: string[] = [];
+  let crashes = 0;
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
@@ -47,6 +69,14 @@ export function storeEngines(): StoreEngine[] {
     reopen(store, options = {}) {
       return openStore(store.file, options);
     },
+    async configured(dataDir) {
+      return { section: undefined, place: sqliteStorePlace(path.join(dataDir, SQLITE_STORE_FILE)) };
+    },
+    async crash(store) {
+      const file = `${store.file}.crashed-${++crashes}`;
+      writeFileSync(file, await committedSnapshot(store));
+      return { open: (options = {}) => openStore(file, options) };
+    },
   };
   const cluster: (() => TestCluster) | undefined = skipPostgres ? undefined : useTestCluster();
   const openPg = async (url: string, options: EngineStoreOptions): Promise<Store> => {
@@ -60,17 +90,45 @@ export function storeEngines(): StoreEngine[] {
       throw error;
     }
   };
+  // The migrated database this file's stores are copies of, made by the first `open`.
+  let template: Promise<string> | undefined;
+  const migrated = (): Promise<string> => {
+    template ??= (async () => {
+      const { name, url } = await cluster!().createDatabase();
+      const store = await openPg(url, {});
+      await store.close(); // a template is copied only when no session is open on it
+      return name;
+    })();
+    return template;
+  };
+  // store.file is the URL without credentials (describePgUrl): its last part is the database.
+  const databaseOf = (store: Store): string => store.file.split('/').pop()!;
   const postgres: StoreEngine = {
     name: 'postgres',
     skip: skipPostgres,
     async open(options = {}) {
-      const { url } = await cluster!().createDatabase();
+      const { url } = await cluster!().createDatabase(await migrated());
       return openPg(url, options);
     },
     reopen(store, options = {}) {
-      // store.file is the URL without credentials (describePgUrl): its last part is the database.
-      const database = store.file.split('/').pop()!;
-      return openPg(cluster!().url(database), options);
+      return openPg(cluster!().url(databaseOf(store)), options);
+    },
+    async configured(_dataDir, secretsDir) {
+      const c = cluster!();
+      const { url } = await c.createDatabase(await migrated());
+      const passwordFile = path.join(secretsDir, 'store-password');
+      writeFileSync(passwordFile, `${c.password}\n`, { mode: 0o600 });
+      const place: StorePlace = {
+        engine: 'postgres',
+        where: url,
+        exists: () => true,
+        open: (o = {}) => openPg(url, { now: o.now, readonly: o.readonly }),
+      };
+      return { section: { url, passwordFile }, place };
+    },
+    async crash(store) {
+      const { url } = await cluster!().crashCopy(databaseOf(store));
+      return { open: (options = {}) => openPg(url, options) };
     },
   };
   return [sqlite, postgres];

@@ -1,0 +1,561 @@
+/**
+ * Several daemons sharing one PostgreSQL store (issue 13 §1): who holds what, under leases renewed in the database.
+ * No coordinator of our own: PostgreSQL's row locks (`FOR UPDATE SKIP LOCKED`), unique keys and its clock decide.
+ * On SQLite there is one daemon (the data folder's lock keeps a second one off): it holds everything, nothing here
+ * runs there (`isSharedStore` is false), and the columns of migration 014 stay empty.
+ *
+ * THE LEASE OF A DAEMON (table `daemons`, one row per `store.daemonName`)
+ *
+ *   (start) --register: no live lease under this name on another host (one is waited for, one lease)--> alive
+ *           (a new life under a name lets go, in the same transaction, the rows and answers its previous life held)
+ *   alive --renew every leaseMs/3: lease_until = DB now + leaseMs--> alive
+ *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
+ *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock--> lost
+ *   lost --> the process exits with code 1 and says so (src/runner/daemon.ts); it sends nothing more: every row
+ *            write checks the holder (`assertLive`) and an intent checks the lease in the database itself.
+ *   (anyone) --lease_until < DB now--> dead: the others take over what it held.
+ *
+ * Times: `lease_until_ms` is written and compared on the DATABASE's clock (clock_timestamp()), so daemons whose
+ * machines' clocks disagree agree on who is dead. A daemon also keeps a local deadline (its monotonic clock at the
+ * start of the last successful renewal + leaseMs - a tenth): past it, it counts its lease lost without asking, so a
+ * daemon cut off from the database stops sending before the others may take its rows over.
+ *
+ * WHAT A DAEMON HOLDS
+ * - Rows (`rows.holder`): claimed in pages (`claimRows`) by one statement `SELECT ... FOR UPDATE OF r SKIP LOCKED`
+ *   over the rows held by nobody, by this daemon, or by a dead daemon, then `holder` set, in one transaction: two
+ *   daemons never claim one row. A row is claimed before any of its steps is sent; `recordIntent` refuses a row this
+ *   daemon does not hold (STORE_ROW_NOT_HELD) or when its lease is lost (STORE_LEASE_LOST), and every other row write
+ *   of a daemon refuses a row held by another (src/store/store.ts `lockRow`). So no two daemons ever send the same
+ *   step. A row skipped because another transaction held its lock at that instant is taken by the engine's next pass
+ *   over the batch (src/runner/engine.ts `run`: passes until one takes no new row).
+ *   Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
+ *   what a restart does with them (rule 1), then rule 2 decides (resend with the same key, recover, or uncertain).
+ * - Files (`file_claims`): src/intake/shared-claims.ts.
+ * - Answers (`intakes.answer_holder`): `claimAnswer`, before the answer's files are written (src/outbox/result.ts);
+ *   cleared when the answer is recorded (src/store/intakes.ts `markAnswered`). A dead writer's claim is taken over.
+ *
+ * What is NOT guarded (docs/service-gaps.md): a daemon frozen between its last check and the moment its request
+ * leaves (after the lease passed) may still send that one request while another daemon resends the same step; with
+ * the IdempotencyKey the bank answers the first outcome; a step without it is recovered first (rule 2).
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { RemessaError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { DAEMON_NAME, DEFAULT_LEASE_MS } from './daemon-name.js';
+import { StoreError } from './db.js';
+import type { SqlParam } from './sql.js';
+import type { RowHolder, RowRecord, Store } from './store.js';
+
+/** A row held by another daemon was asked to move by this one. */
+export const STORE_ROW_NOT_HELD = 'STORE_ROW_NOT_HELD';
+/** This daemon's lease passed (frozen, cut off from the database): it must stop. */
+export const STORE_LEASE_LOST = 'STORE_LEASE_LOST';
+/** Another daemon, on another host, holds a live lease under the same name. */
+export const STORE_DAEMON_NAME_IN_USE = 'STORE_DAEMON_NAME_IN_USE';
+/** The code a step in `intent` gets when its row is taken over from a dead daemon (rule 8 of ./rows.ts). */
+export const TAKEN_OVER = 'TAKEN_OVER_FROM_DEAD_DAEMON';
+
+export { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './daemon-name.js';
+
+/** Whether several daemons may share this store: PostgreSQL only (SQLite has one daemon, the data folder's lock). */
+export function isSharedStore(store: Store): boolean {
+  return store.driver.dialect === 'postgres';
+}
+
+/** The database's clock in milliseconds since the epoch, as SQL (PostgreSQL), or this process's clock (SQLite). */
+function clock(store: Store): { sql: string; params: SqlParam[] } {
+  return store.driver.dialect === 'postgres'
+    ? { sql: '(extract(epoch FROM clock_timestamp()) * 1000)', params: [] }
+    : { sql: '?', params: [Date.now()] };
+}
+
+/** SQL true when the daemon named by the expression `holder` has no live lease (dead, stopped or never seen). */
+function deadHolder(holder: string, now: string): string {
+  return `NOT EXISTS (SELECT 1 FROM daemons d WHERE d.name = ${holder} AND d.lease_until_ms >= ${now})`;
+}
+
+export interface DaemonLeaseOptions {
+  name: string;
+  /** @defaultValue DEFAULT_LEASE_MS */
+  leaseMs?: number;
+  /** Told once when the lease is lost (the daemon exits with code 1). */
+  onLost?: (error: StoreError) => void;
+  logger?: Logger;
+  /** The local monotonic clock, in ms (tests). @defaultValue performance.now */
+  monotonic?: () => number;
+  /**
+   * Where the renewals go: a store (its own connections) apart from the one the daemon works on, so that a pool busy
+   * with the daemon's transactions (or the shared rate limiter's waits) never delays a renewal past the lease.
+   * @defaultValue the store itself
+   */
+  renewOn?: Store;
+}
+
+/** A daemon's lease on a shared store (see the top of this file). Bound to the store: `store.daemon` is it. */
+export class DaemonLease implements RowHolder {
+  readonly name: string;
+  readonly leaseMs: number;
+  private readonly store: Store;
+  private readonly options: DaemonLeaseOptions;
+  private readonly monotonic: () => number;
+  private validUntil = 0;
+  private lostError: StoreError | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+  private released = false;
+
+  private constructor(store: Store, options: DaemonLeaseOptions) {
+    this.store = store;
+    this.options = options;
+    this.name = options.name;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.monotonic = options.monotonic ?? (() => performance.now());
+  }
+
+  /**
+   * Registers the daemon (a live lease under the same name held from another host: STORE_DAEMON_NAME_IN_USE), binds
+   * the lease to the store, and renews it every leaseMs/3 until `release`.
+   */
+  static async register(store: Store, options: DaemonLeaseOptions): Promise<DaemonLease> {
+    if (!DAEMON_NAME.test(options.name)) {
+      throw new RemessaError('CONFIG_INVALID', `store.daemonName: expected ${DAEMON_NAME}, got "${options.name}"`);
+    }
+    const lease = new DaemonLease(store, options);
+    // A live lease under this name from another host may be that of this very daemon before it moved or crashed:
+    // waited for, one lease at most (a daemon that is alive keeps renewing it: then refused).
+    const giveUpAt = lease.monotonic() + lease.leaseMs * 1.2;
+    for (;;) {
+      if (await lease.tryRegister()) break;
+      if (lease.monotonic() >= giveUpAt) {
+        const other = await store.sql.get<{ host: string | null; pid: number | null }>(
+          'SELECT host, pid FROM daemons WHERE name = ?',
+          [options.name],
+        );
+        throw new StoreError(
+          STORE_DAEMON_NAME_IN_USE,
+          `Another daemon named "${options.name}" (host ${other?.host ?? '?'}, pid ${other?.pid ?? '?'}) holds a live lease on this store: give each daemon its own store.daemonName`,
+        );
+      }
+      options.logger?.warn(
+        { daemon: options.name },
+        'another daemon of this name holds a live lease on this store; waiting for it to pass',
+      );
+      await new Promise((r) => setTimeout(r, Math.max(50, lease.leaseMs / 6)));
+    }
+    store.bindDaemon(lease);
+    lease.schedule();
+    return lease;
+  }
+
+  /** One attempt to register (see `register`): true when this daemon now holds the lease of its name. */
+  private async tryRegister(): Promise<boolean> {
+    const store = this.store;
+    const options = this.options;
+    const host = os.hostname();
+    const started = this.monotonic();
+    const now = clock(store);
+    const at = new Date().toISOString();
+    const registered = await store.transaction(async (s) => {
+      const r = await s.sql.get<{ name: string }>(
+        `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
+         VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
+         ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
+           last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
+         WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
+         RETURNING d.name`,
+        [options.name, ...now.params, this.leaseMs, at, at, host, process.pid, this.leaseMs],
+      );
+      if (!r) return false;
+      // A new life under this name holds nothing yet: the rows and answers its previous life held (it died, or was
+      // restarted before its lease passed) are let go in the same transaction, so that no row is ever held by a live
+      // daemon that does not drive it (another daemon that adopted its file would skip them for good). Their steps
+      // in `intent` stay so: whoever claims them treats them as unknown outcomes, as a restart does (rule 1).
+      await s.sql.run(
+        `UPDATE rows SET holder = NULL WHERE holder = ? AND state IN ('pending', 'in_flight', 'waiting', 'uncertain')`,
+        [options.name],
+      );
+      await s.sql.run('UPDATE intakes SET answer_holder = NULL WHERE answer_holder = ?', [options.name]);
+      return true;
+    });
+    if (!registered) return false;
+    this.validUntil = started + this.leaseMs - this.leaseMs / 10;
+    return true;
+  }
+
+  private schedule(): void {
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /** Renews the lease now (the timer does it every leaseMs/3). A lost lease is told once, then stays lost. */
+  renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
+    if (this.lostError || this.released) return;
+    const started = this.monotonic();
+    if (started > this.validUntil) {
+      this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
+      return;
+    }
+    const on = this.options.renewOn ?? this.store;
+    const now = clock(on);
+    try {
+      const r = await on.sql.run(
+        `UPDATE daemons SET lease_until_ms = ${now.sql} + ?, last_seen = ?
+         WHERE name = ? AND lease_until_ms >= ${now.sql} AND stopped_at IS NULL AND pid = ?`,
+        [...now.params, this.leaseMs, new Date().toISOString(), this.name, ...now.params, process.pid],
+      );
+      if (r.changes === 0) {
+        this.lose('the database says it passed (another daemon may have taken over what it held)');
+        return;
+      }
+      this.validUntil = started + this.leaseMs - this.leaseMs / 10;
+    } catch (err) {
+      this.options.logger?.warn({ err }, 'renewing the daemon lease failed; retrying');
+      if (this.monotonic() > this.validUntil) this.lose('it could not be renewed in time');
+    }
+  }
+
+  private lose(why: string): void {
+    if (this.lostError) return;
+    this.lostError = new StoreError(STORE_LEASE_LOST, `The lease of daemon "${this.name}" is lost: ${why}`);
+    if (this.timer) clearInterval(this.timer);
+    this.options.onLost?.(this.lostError);
+  }
+
+  /** Whether the lease is lost (it stays so). */
+  get lost(): boolean {
+    return this.lostError !== undefined || this.monotonic() > this.validUntil;
+  }
+
+  /** Throws STORE_LEASE_LOST when the lease is lost, or past its local deadline. */
+  assertLive(): void {
+    if (!this.lostError && this.monotonic() > this.validUntil) {
+      this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
+    }
+    if (this.lostError) throw this.lostError;
+  }
+
+  /** In the intent's transaction: the database itself says the lease still holds (else STORE_LEASE_LOST). */
+  async assertLeaseInDb(s: Store): Promise<void> {
+    this.assertLive();
+    const now = clock(s);
+    const r = await s.sql.get<{ name: string }>(
+      `SELECT name FROM daemons WHERE name = ? AND pid = ? AND stopped_at IS NULL AND lease_until_ms >= ${now.sql}`,
+      [this.name, process.pid, ...now.params],
+    );
+    if (!r) {
+      this.lose('the database says it passed');
+      this.assertLive();
+    }
+  }
+
+  /**
+   * Graceful stop: the lease ends now (stopped_at set): every row, file and answer this daemon held is free for the
+   * others at once (a stopped daemon leaves no step in `intent`: the engine finishes or parks them).
+   */
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.released) return;
+    this.released = true;
+    await this.renewing?.catch(() => undefined);
+    if (this.lostError) return;
+    await (this.options.renewOn ?? this.store).sql.run(
+      'UPDATE daemons SET lease_until_ms = 0, stopped_at = ?, last_seen = ? WHERE name = ? AND pid = ?',
+      [new Date().toISOString(), new Date().toISOString(), this.name, process.pid],
+    );
+  }
+
+  /** Stops renewing without a word to the database (tests: a daemon that froze or died). */
+  abandon(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.released = true;
+  }
+}
+
+/**
+ * The next page of the batch's rows in `states` after `afterLine`, in line order. On a shared store with a daemon
+ * bound, only rows it may hold are returned and they are claimed for it in the same transaction (see the top):
+ * `FOR UPDATE OF r SKIP LOCKED`, so a row another daemon is claiming at the same instant is skipped, never waited for;
+ * rows taken over from a dead daemon have their steps in `intent` turned `unknown` (rule 8 of ./rows.ts).
+ * Elsewhere, `store.rowsAfter`.
+ */
+export async function claimRows(
+  store: Store,
+  batchId: string,
+  afterLine: number,
+  limit: number,
+  states: readonly string[],
+): Promise<RowRecord[]> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return store.rowsAfter(batchId, afterLine, limit, states as never);
+  daemon.assertLive();
+  const lines = await store.transaction(async (s) => {
+    const now = clock(s);
+    const page = await s.sql.all<{ line: number; holder: string | null }>(
+      `SELECT r.line, r.holder FROM rows r
+       WHERE r.batch_id = ? AND r.line > ? AND r.state IN (${states.map(() => '?').join(', ')})
+         AND (r.holder IS NULL OR r.holder = ? OR ${deadHolder('r.holder', now.sql)})
+       ORDER BY r.line LIMIT ? FOR UPDATE OF r SKIP LOCKED`,
+      [batchId, afterLine, ...states, daemon.name, ...now.params, limit],
+    );
+    if (page.length === 0) return [];
+    const taken = page.filter((r) => r.holder !== null && r.holder !== daemon.name);
+    for (const r of taken) await takeOverSteps(s, batchId, r.line, r.holder!, daemon.name);
+    const all = page.map((r) => r.line);
+    await s.sql.run(`UPDATE rows SET holder = ? WHERE batch_id = ? AND line IN (${all.map(() => '?').join(', ')})`, [
+      daemon.name,
+      batchId,
+      ...all,
+    ]);
+    return all;
+  });
+  return store.rowsAt(batchId, lines);
+}
+
+/** Rule 8 of ./rows.ts: the steps a dead daemon left in `intent` are unknown outcomes. */
+async function takeOverSteps(s: Store, batchId: string, line: number, from: string, to: string): Promise<void> {
+  await s.sql.run(
+    `UPDATE steps SET state = 'unknown', error_code = ?, error_message = ?, updated_at = ?
+     WHERE batch_id = ? AND line = ? AND state = 'intent'`,
+    [
+      TAKEN_OVER,
+      `Daemon "${from}" died (its lease passed) with this step's request possibly sent; taken over by "${to}" as an unknown outcome`,
+      new Date().toISOString(),
+      batchId,
+      line,
+    ],
+  );
+}
+
+/**
+ * Claims the writing of the intake's answer for this daemon: true when it holds it (it was free, already its own, or
+ * its writer died); false when another live daemon is writing it (this one leaves it). Without a daemon: true.
+ */
+export async function claimAnswer(store: Store, intakeId: string): Promise<boolean> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return true;
+  daemon.assertLive();
+  const now = clock(store);
+  const r = await store.sql.run(
+    `UPDATE intakes SET answer_holder = ?
+     WHERE id = ? AND (answer_holder IS NULL OR answer_holder = ? OR ${deadHolder('answer_holder', now.sql)})`,
+    [daemon.name, intakeId, daemon.name, ...now.params],
+  );
+  return r.changes === 1;
+}
+
+/** One daemon as `remessa status` and the metrics show it. */
+export interface DaemonView {
+  name: string;
+  alive: boolean;
+  host: string | null;
+  pid: number | null;
+  startedAt: string;
+  lastSeen: string;
+  stoppedAt: string | null;
+  /** Unfinished rows it holds. */
+  rows: number;
+  /** Files it holds (claimed, not yet archived). */
+  files: number;
+  /** Answers it is writing. */
+  answers: number;
+}
+
+/** Every daemon that ever registered with the store, alive first, and what each holds. */
+export async function listDaemons(store: Store): Promise<DaemonView[]> {
+  const now = clock(store);
+  const rows = await store.sql.all<{
+    name: string;
+    alive: number;
+    host: string | null;
+    pid: number | null;
+    started_at: string;
+    last_seen: string;
+    stopped_at: string | null;
+    n_rows: number;
+    n_files: number;
+    n_answers: number;
+  }>(
+    `SELECT d.name, CASE WHEN d.lease_until_ms >= ${now.sql} THEN 1 ELSE 0 END AS alive, d.host, d.pid, d.started_at,
+       d.last_seen, d.stopped_at,
+       (SELECT COUNT(*) FROM rows r WHERE r.holder = d.name
+          AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain')) AS n_rows,
+       (SELECT COUNT(*) FROM file_claims f WHERE f.holder = d.name) AS n_files,
+       (SELECT COUNT(*) FROM intakes i WHERE i.answer_holder = d.name) AS n_answers
+     FROM daemons d ORDER BY alive DESC, d.name`,
+    now.params,
+  );
+  return rows.map((r) => ({
+    name: r.name,
+    alive: Number(r.alive) === 1,
+    host: r.host,
+    pid: r.pid,
+    startedAt: r.started_at,
+    lastSeen: r.last_seen,
+    stoppedAt: r.stopped_at,
+    rows: r.n_rows,
+    files: r.n_files,
+    answers: r.n_answers,
+  }));
+}
+
+/**
+ * The files of a shared inbox (table `file_claims`), for src/intake/intake.ts. A file is taken by exactly one daemon:
+ *
+ *   (in the inbox) --claim: insert the claim (content SHA-256, unique; state `taking`, the work id)--> claimed
+ *   claimed --rename into the shared work area (<inbox>/.remessa-work/<work id>/)--> `taken`
+ *   claimed --the rename finds no file (another daemon moved it)--> claim deleted (`abandon`); the file is left alone
+ *   taken --answered and archived--> claim deleted (`done`): the same bytes dropped later are a new taking
+ *   a claim whose holder is dead (its lease passed) --> taken over: still `taking` (frozen before its rename): by the
+ *     next daemon that finds the file in the inbox; `taken`: by the next daemon's adoption pass, which handles the
+ *     work item where it is.
+ *   a work item whose id no claim names (its taker froze between claim and rename, and its claim was taken over
+ *     meanwhile), older than a lease --> adopted: claimed anew by its content (`adoptable`).
+ * The loser of a race never touches the file: its INSERT meets the unique key and it leaves.
+ */
+export class FileClaims {
+  constructor(
+    private readonly store: Store,
+    private readonly lease: { name: string; leaseMs: number },
+  ) {}
+
+  get leaseMs(): number {
+    return this.lease.leaseMs;
+  }
+
+  /** Claims the bytes `key` for a taking into `workId` (before the rename). False: another daemon has them. */
+  async claim(key: string, workId: string, source: string): Promise<boolean> {
+    this.store.daemon?.assertLive();
+    const now = clock(this.store);
+    const r = await this.store.sql.get<{ work_id: string }>(
+      `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
+       VALUES (?, ?, ?, 'taking', ?, ?)
+       ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taking',
+         source = excluded.source, claimed_at = excluded.claimed_at
+       WHERE ${deadHolder('f.holder', now.sql)} AND f.holder <> excluded.holder
+       RETURNING f.work_id`,
+      [key, workId, this.lease.name, source, new Date().toISOString(), ...now.params],
+    );
+    return r?.work_id === workId;
+  }
+
+  /** The file is in the work area. False when the claim was taken over meanwhile (this daemon froze): leave it. */
+  async taken(workId: string): Promise<boolean> {
+    const r = await this.store.sql.run(`UPDATE file_claims SET state = 'taken' WHERE work_id = ? AND holder = ?`, [
+      workId,
+      this.lease.name,
+    ]);
+    return r.changes === 1;
+  }
+
+  /** The rename found nothing (another daemon took the file): the claim goes. */
+  async abandon(workId: string): Promise<void> {
+    await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ? AND holder = ?', [workId, this.lease.name]);
+  }
+
+  /** The file is answered and archived: the claim goes (the same bytes dropped later are a new taking). */
+  async done(workId: string): Promise<void> {
+    await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ?', [workId]);
+  }
+
+  /**
+   * Of the work items in the shared work area, the ones this daemon should handle now, claimed for it: those whose
+   * claim it holds (with `mine`: after a restart), those whose holder is dead (taken over), and orphans older than a
+   * lease (claimed anew by `keyOf`). With `mine`, its own claims naming no work item are dropped (a crash between the
+   * archive and `done`).
+   */
+  async adoptable<T extends { id: string; takenAt: string }>(
+    items: readonly T[],
+    options: { mine: boolean; keyOf: (item: T) => Promise<string>; sourceOf: (item: T) => string },
+  ): Promise<T[]> {
+    const out: T[] = [];
+    const name = this.lease.name;
+    if (options.mine) {
+      const ids = new Set(items.map((i) => i.id));
+      for (const c of await this.store.sql.all<{ work_id: string }>(
+        'SELECT work_id FROM file_claims WHERE holder = ?',
+        [name],
+      )) {
+        if (!ids.has(c.work_id)) await this.done(c.work_id);
+      }
+    }
+    // Claims of dead daemons that name no work item: the file was archived before its claim went (a crash between
+    // the two), or is still in the inbox (then the next daemon taking it claims it anew): they go.
+    {
+      const ids = new Set(items.map((i) => i.id));
+      const now = clock(this.store);
+      for (const c of await this.store.sql.all<{ work_id: string; holder: string }>(
+        `SELECT work_id, holder FROM file_claims WHERE ${deadHolder('file_claims.holder', now.sql)}`,
+        now.params,
+      )) {
+        if (ids.has(c.work_id)) continue;
+        await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ? AND holder = ?', [c.work_id, c.holder]);
+      }
+    }
+    for (const item of items) {
+      const claim = await this.store.sql.get<{ holder: string }>('SELECT holder FROM file_claims WHERE work_id = ?', [
+        item.id,
+      ]);
+      if (claim) {
+        if (claim.holder === name) {
+          if (options.mine) out.push(item);
+          continue;
+        }
+        const now = clock(this.store);
+        const r = await this.store.sql.run(
+          `UPDATE file_claims SET holder = ?, claimed_at = ? WHERE work_id = ? AND holder = ?
+             AND ${deadHolder('file_claims.holder', now.sql)}`,
+          [name, new Date().toISOString(), item.id, claim.holder, ...now.params],
+        );
+        if (r.changes === 1) out.push(item);
+        continue;
+      }
+      // An orphan: nobody claims this work item. Left alone for a lease (its taker may be between two statements).
+      if (Date.now() - Date.parse(item.takenAt) < this.lease.leaseMs) continue;
+      const key = await options.keyOf(item);
+      const now = clock(this.store);
+      const r = await this.store.sql.get<{ work_id: string }>(
+        `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
+         VALUES (?, ?, ?, 'taken', ?, ?)
+         ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taken',
+           source = excluded.source, claimed_at = excluded.claimed_at
+         WHERE ${deadHolder('f.holder', now.sql)}
+         RETURNING f.work_id`,
+        [key, item.id, name, options.sourceOf(item), new Date().toISOString(), ...now.params],
+      );
+      if (r?.work_id === item.id) out.push(item);
+    }
+    return out;
+  }
+
+  /**
+   * Whether a daemon other than this one, alive, holds the file of the batch (it drives the batch: this one leaves
+   * it to it, so that one daemon runs a file's approval gate and its rows in line order).
+   */
+  async heldElsewhere(batchId: string): Promise<boolean> {
+    const now = clock(this.store);
+    const r = await this.store.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM file_claims f JOIN intakes i ON i.id = f.work_id
+       WHERE i.batch_id = ? AND f.holder <> ? AND NOT ${deadHolder('f.holder', now.sql)}`,
+      [batchId, this.lease.name, ...now.params],
+    );
+    return (r?.n ?? 0) > 0;
+  }
+}
+
+/** Lets the answer's claim go without writing (it was current when re-read under the claim). */
+export async function releaseAnswer(store: Store, intakeId: string): Promise<void> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return;
+  await store.sql.run('UPDATE intakes SET answer_holder = NULL WHERE id = ? AND answer_holder = ?', [
+    intakeId,
+    daemon.name,
+  ]);
+}
