@@ -26,8 +26,12 @@
  *     PostgreSQL store (a throw-away cluster, as the tests start it): mean rate / setting and busiest window / setting
  *     for each. Run when PostgreSQL's binaries are found (else said and left out of a full run).
  *
- * Flags: --quick (50,000 rows, 1,000 bills) | --rows N | --bills N | --concurrency N (default 8)
- * | --only validate|bills|rate|shared-rate | --rate-seconds N
+ * (f) scaling across daemons (bench/scaling.ts, issue 13 §2): bill payments (--scaling-rows, default 1,200, in
+ *     --scaling-files files, default 6) worked by 1, 2 and 3 daemons on one PostgreSQL store against a sandbox answering after 80 ms per request, rows/s
+ *     and the ratio to the single daemon, and the single daemon on SQLite. Run when PostgreSQL's binaries are found.
+ *
+ * Flags: --quick (50,000 rows, 1,000 bills, 300 scaling rows) | --rows N | --bills N | --concurrency N (default 8)
+ * | --only validate|bills|rate|shared-rate|scaling | --rate-seconds N | --scaling-rows N | --scaling-files N
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
@@ -54,6 +58,7 @@ import { findPostgresBin, startPostgres, type TestCluster } from '../test/helper
 import { writeBillsFile, writeChargesFile } from './generate.js';
 import { type Measured, runMeasured } from './measure.js';
 import { benchRateLimit, rateTable } from './rate-limit.js';
+import { benchScaling, scalingTable } from './scaling.js';
 import { benchSharedRate, sharedRateTable } from './shared-rate.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -67,8 +72,10 @@ interface Args {
   rows: number;
   bills: number;
   concurrency: number;
-  only: 'validate' | 'bills' | 'rate' | 'shared-rate' | undefined;
+  only: 'validate' | 'bills' | 'rate' | 'shared-rate' | 'scaling' | undefined;
   rateSeconds: number;
+  scalingRows: number;
+  scalingFiles: number;
   tsx: boolean;
   build: boolean;
   cpuProf: boolean;
@@ -86,6 +93,8 @@ function parseArgs(argv: readonly string[]): Args {
     concurrency: 8,
     only: undefined,
     rateSeconds: 20,
+    scalingRows: 1_200,
+    scalingFiles: 6,
     tsx: false,
     build: true,
     cpuProf: false,
@@ -105,16 +114,21 @@ function parseArgs(argv: readonly string[]): Args {
     if (a === '--quick') {
       args.rows = 50_000;
       args.bills = 1_000;
+      args.scalingRows = 300;
     } else if (a === '--rows') args.rows = count(a, argv[++i]);
     else if (a === '--bills') args.bills = count(a, argv[++i]);
     else if (a === '--concurrency') args.concurrency = count(a, argv[++i]);
     else if (a === '--only') {
       const v = argv[++i];
-      if (v !== 'validate' && v !== 'bills' && v !== 'rate' && v !== 'shared-rate')
-        throw new Error(`--only: expected validate, bills, rate or shared-rate, got ${v}`);
+      if (v !== 'validate' && v !== 'bills' && v !== 'rate' && v !== 'shared-rate' && v !== 'scaling')
+        throw new Error(`--only: expected validate, bills, rate, shared-rate or scaling, got ${v}`);
       args.only = v;
     } else if (a === '--rate-seconds') {
       args.rateSeconds = count(a, argv[++i]);
+    } else if (a === '--scaling-rows') {
+      args.scalingRows = count(a, argv[++i]);
+    } else if (a === '--scaling-files') {
+      args.scalingFiles = count(a, argv[++i]);
     } else if (a === '--tsx') args.tsx = true;
     else if (a === '--no-build') args.build = false;
     else if (a === '--cpu-prof') args.cpuProf = true;
@@ -161,6 +175,7 @@ function build(dir: string): string {
     for (const name of readdirSync(d)) {
       const full = path.join(d, name);
       if (!statSync(full).isDirectory()) continue;
+      // Both engines' migrations (src/store/migrations and src/store/migrations-pg), as scripts/copy-assets.mjs does.
       if (name === 'migrations' || name === 'migrations-pg')
         cpSync(full, path.join(out, path.relative(path.join(ROOT, 'src'), full)), { recursive: true });
       else walk(full);
@@ -673,6 +688,24 @@ async function main(): Promise<void> {
   if (dist && !existsSync(path.join(dist, 'cli.js'))) throw new Error(`--no-build: no ${dist}/cli.js; build first`);
   const remessa = remessaCommand(args, dist);
   if (args.cpuProf) mkdirSync(path.join(args.dir, 'prof'), { recursive: true });
+  const scalingOptions = {
+    prefix: () => remessa.prefix(),
+    dir: args.dir,
+    rows: args.scalingRows,
+    files: args.scalingFiles,
+    concurrency: args.concurrency,
+    latencyMs: 80,
+    log,
+  };
+  const scaling = async (): Promise<string> => scalingTable(scalingOptions, await benchScaling(scalingOptions));
+  if (args.only === 'scaling') {
+    const cpu = os.cpus();
+    process.stdout.write(
+      `\nmachine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown'}), Node ${process.version}; remessa: ${remessa.describe}\n` +
+        `load average (1 min): ${os.loadavg()[0]!.toFixed(1)}\n\n${await scaling()}\n`,
+    );
+    return;
+  }
   const results: Row[] = [];
   const started = new Date();
   if (args.only !== 'bills') await benchValidate(args, remessa, results);
@@ -684,6 +717,9 @@ async function main(): Promise<void> {
     rateText += findPostgresBin()
       ? `\n${await sharedRate()}\n`
       : '\n(e) shared rate limit: not measured (no PostgreSQL binaries; --only shared-rate says what to install)\n';
+    rateText += findPostgresBin()
+      ? `\n${await scaling()}\n`
+      : '\n(f) scaling across daemons: not measured (no PostgreSQL binaries; --only scaling says what to install)\n';
   }
 
   const cpu = os.cpus();

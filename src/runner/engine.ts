@@ -784,6 +784,7 @@ class BatchRun {
 
       attempt++;
       let sent = false;
+      let answered = false;
       try {
         const output = await queue.run(
           group,
@@ -795,9 +796,15 @@ class BatchRun {
           },
           { signal: this.signal },
         );
+        answered = true;
         this.gate.reached();
         return await done(output);
       } catch (error) {
+        // The bank answered and the step took its answer; what failed is our commit of it (a store failure: disk,
+        // connection, lease). Never the bank's no (rule 5 of src/store/rows.ts): the row is left to run()'s handler
+        // (uncertain if the store still takes writes), its step still `intent`, and the next run learns the outcome
+        // the way it learns any unknown one (keyed resend, or lookup).
+        if (answered) throw error;
         if (sent && isCertainlyNotSent(error)) {
           // The bank is unreachable; nothing of this attempt was sent. Not an outcome: the row waits for the bank
           // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
