@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { classifyInboxPath, kindFromRootName, stemOf } from '../src/intake/classify.js';
 import { CompletenessScanner } from '../src/intake/completeness.js';
-import { Intake, type IntakeOptions, type TakenBatch } from '../src/intake/intake.js';
+import { Intake, type IntakeClaims, type IntakeOptions, type TakenBatch } from '../src/intake/intake.js';
 import { FileChangedError, listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
 import { KIND_NAMES } from '../src/types.js';
 
@@ -612,5 +612,80 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     expect(calls).toBe(3);
     expect(intake.counts.failed).toBe(3);
     expect(await listWorkItems(opts.workDir)).toHaveLength(1); // never lost: it stays for the next start
+  });
+});
+
+describe('a shared inbox (several daemons)', () => {
+  let root: string;
+  afterEach(async () => {
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('a daemon handling all the files it may leaves the next ones in the inbox for the others', async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake-shared-'));
+    const inboxDir = path.join(root, 'inbox');
+    await fs.mkdir(path.join(inboxDir, 'charges'), { recursive: true });
+    const old = new Date(Date.now() - 60_000);
+    for (const n of ['a', 'b', 'c']) {
+      const f = path.join(inboxDir, 'charges', `${n}.csv`);
+      await fs.writeFile(f, `x\n${n}\n`);
+      await fs.utimes(f, old, old);
+    }
+    // The store's claims (tested on a real server in test/leases.postgres.test.ts), as one daemon alone sees them.
+    const claimed: string[] = [];
+    const claims: IntakeClaims = {
+      leaseMs: 60_000,
+      claim: async (_key, _workId, source) => {
+        claimed.push(source);
+        return true;
+      },
+      taken: async () => true,
+      abandon: async () => undefined,
+      done: async () => undefined,
+      adoptable: async () => [],
+    };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const handled: string[] = [];
+    const intake = new Intake(
+      {
+        inboxDir,
+        workDir: path.join(inboxDir, '.remessa-work'),
+        archiveDir: path.join(root, 'archive'),
+        stableMs: 50,
+        rescanIntervalMs: 0,
+        maxConcurrentFiles: 1,
+        claims,
+      },
+      async (b) => {
+        handled.push(b.item.meta.name);
+        await gate;
+        return 'done';
+      },
+    );
+    try {
+      await intake.start();
+      const until = async (check: () => boolean) => {
+        const end = Date.now() + 8000;
+        while (!check()) {
+          if (Date.now() > end) throw new Error(`timed out: claimed ${JSON.stringify(claimed)}`);
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      };
+      await until(() => handled.length === 1);
+      // Several ticks later: still one file claimed, the two others still in the inbox for another daemon.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(claimed).toHaveLength(1);
+      expect((await fs.readdir(path.join(inboxDir, 'charges'))).sort()).toHaveLength(2);
+      release();
+      await until(() => handled.length === 3);
+      expect(claimed).toHaveLength(3);
+      expect(new Set(handled).size).toBe(3);
+    } finally {
+      release();
+      await intake.stop();
+    }
   });
 });

@@ -102,7 +102,10 @@ export interface IntakeOptions {
   pollIntervalMs?: number;
   /** Full rescan of the inbox while watching, in case events were lost, in milliseconds; 0 disables. @defaultValue 30000 */
   rescanIntervalMs?: number;
-  /** Files handled at the same time; others wait in the work area. @defaultValue 4 */
+  /**
+   * Files handled at the same time; others wait in the work area (in a shared inbox, in the inbox: left to the other
+   * daemons until this one has room). @defaultValue 4
+   */
   maxConcurrentFiles?: number;
   /** Create `inbox/<kind>/` for every kind on start, so users see where to drop files. @defaultValue true */
   createKindFolders?: boolean;
@@ -509,6 +512,12 @@ export class Intake {
         // All its columns, only the final line end missing (or empty): after this long, the writer is done.
         this.log.info({ file: rel }, `taking the file as it is after ${Math.round(quietMs / 1000)} s: ${what}`);
       }
+    }
+    if (this.claims && this.handling.size >= this.options.maxConcurrentFiles) {
+      // A shared inbox: a daemon already handling all the files it may at once leaves the next one in the inbox, for
+      // an idle daemon to take (or itself, at a tick once a file is answered), instead of claiming it only to let it
+      // wait in its own queue while the others have nothing to do. Alone, it takes it now (out of the writer's way).
+      return;
     }
     this.forget(abs);
     await this.take(abs, { marker, fp: inspection.fp, rejection });
