@@ -466,17 +466,19 @@ export async function chaos(
 }
 
 /**
- * Waits until every file is answered. On a timeout, the error says what the audit sees by then (the files without an
+ * Waits until every file is answered and archived (nothing left in the shared inbox and its work area). On a timeout, the error says what the audit sees by then (the files without an
  * answer, rows of the store not ended, what is left in the work areas) and the end of each daemon's log, so that a
  * stall shows where it stands.
  */
 export async function waitAllAnswered(fleet: Fleet, files: readonly DroppedFile[], timeoutMs: number): Promise<void> {
   try {
     await waitFor(
-      'every file answered',
-      () => {
+      'every file answered and archived',
+      async () => {
         superviseFleet(fleet);
-        return allAnswered(fleet, files);
+        // Answered is not the end: the holder archives the file after its answer, and a holder killed in between
+        // leaves it in the shared work area for another daemon to adopt once its lease has run out.
+        return (await allAnswered(fleet, files)) && (await filesUnder(fleet.shared.inbox)).length === 0;
       },
       timeoutMs,
       100,
