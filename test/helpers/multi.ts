@@ -178,6 +178,20 @@ export async function startFleet(n: number, cluster: TestCluster, options: Fleet
       }
     },
     async stopAll() {
+      // Each one ready (or gone) first: a daemon restarted a moment ago and still starting has no SIGTERM handler yet,
+      // and ends by the signal (as systemd expects of it); the clean stop asked of it is that of a daemon at work.
+      await Promise.all(
+        fleet.daemons.map((p) =>
+          p
+            ? waitFor(
+                'the daemon ready before its stop',
+                () => p.child.exitCode !== null || p.stderr().includes(DAEMON_READY) || undefined,
+                30_000,
+                20,
+              )
+            : undefined,
+        ),
+      );
       return Promise.all(fleet.daemons.map((p) => (p ? stopDaemon(p) : undefined)));
     },
     drop: (content, relative) => drop(base, Buffer.from(content), relative),
