@@ -190,6 +190,8 @@ export const configSchema = z.strictObject({
       stableMs: nonNegativeInt.default(20_000),
       cutOffMs: nonNegativeInt.default(120_000),
       requireDoneMarker: z.boolean().default(false),
+      // Files a daemon handles at once; with several daemons on one inbox, the next ones are left to the others.
+      maxConcurrentFiles: positiveInt.default(4),
     })
     .prefault({}),
   csv: z

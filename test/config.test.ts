@@ -149,3 +149,14 @@ describe('config', () => {
     expect(buildConfig({}, { env: {}, cwd: elsewhere }).folders.data).toBe(path.join(elsewhere, 'data'));
   });
 });
+
+describe('intake.maxConcurrentFiles', () => {
+  it('defaults to 4, reaches the daemon options, and refuses 0', async () => {
+    const { runnerOptionsFromConfig } = await import('../src/runner/options.js');
+    const { silentLogger } = await import('../src/log.js');
+    expect(buildConfig({}, { env: {} }).intake.maxConcurrentFiles).toBe(4);
+    const two = buildConfig({ intake: { maxConcurrentFiles: 2 } }, { env: {} });
+    expect(runnerOptionsFromConfig(two, silentLogger()).intake.maxConcurrentFiles).toBe(2);
+    expect(() => buildConfig({ intake: { maxConcurrentFiles: 0 } }, { env: {} })).toThrow(/maxConcurrentFiles/);
+  });
+});

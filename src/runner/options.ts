@@ -252,6 +252,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       requireDoneMarker: config.intake.requireDoneMarker,
       usePolling: config.intake.mode === 'poll',
       pollIntervalMs: config.intake.pollIntervalMs,
+      maxConcurrentFiles: config.intake.maxConcurrentFiles,
     },
     csv: {
       encoding: config.csv.encoding === 'auto' ? undefined : config.csv.encoding,
