@@ -433,15 +433,29 @@ export class FileClaims {
   /** Claims the bytes `key` for a taking into `workId` (before the rename). False: another daemon has them. */
   async claim(key: string, workId: string, source: string): Promise<boolean> {
     this.store.daemon?.assertLive();
+    return this.claimKey(key, workId, 'taking', source, { notOwnDead: true });
+  }
+
+  /**
+   * Claims the bytes `key` for `workId` in `state`: a new claim, or one whose holder is dead (taken over; with
+   * `notOwnDead`, not one this daemon's own previous life left). False: a live daemon holds them.
+   */
+  private async claimKey(
+    key: string,
+    workId: string,
+    state: 'taking' | 'taken',
+    source: string,
+    options: { notOwnDead?: boolean } = {},
+  ): Promise<boolean> {
     const now = clock(this.store);
     const r = await this.store.sql.get<{ work_id: string }>(
       `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
-       VALUES (?, ?, ?, 'taking', ?, ?)
-       ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taking',
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = excluded.state,
          source = excluded.source, claimed_at = excluded.claimed_at
-       WHERE ${deadHolder('f.holder', now.sql)} AND f.holder <> excluded.holder
+       WHERE ${deadHolder('f.holder', now.sql)}${options.notOwnDead ? ' AND f.holder <> excluded.holder' : ''}
        RETURNING f.work_id`,
-      [key, workId, this.lease.name, source, new Date().toISOString(), ...now.params],
+      [key, workId, this.lease.name, state, source, new Date().toISOString(), ...now.params],
     );
     return r?.work_id === workId;
   }
@@ -477,8 +491,8 @@ export class FileClaims {
   ): Promise<T[]> {
     const out: T[] = [];
     const name = this.lease.name;
+    const ids = new Set(items.map((i) => i.id));
     if (options.mine) {
-      const ids = new Set(items.map((i) => i.id));
       for (const c of await this.store.sql.all<{ work_id: string }>(
         'SELECT work_id FROM file_claims WHERE holder = ?',
         [name],
@@ -489,7 +503,6 @@ export class FileClaims {
     // Claims of dead daemons that name no work item: the file was archived before its claim went (a crash between
     // the two), or is still in the inbox (then the next daemon taking it claims it anew): they go.
     {
-      const ids = new Set(items.map((i) => i.id));
       const now = clock(this.store);
       for (const c of await this.store.sql.all<{ work_id: string; holder: string }>(
         `SELECT work_id, holder FROM file_claims WHERE ${deadHolder('file_claims.holder', now.sql)}`,
@@ -519,18 +532,7 @@ export class FileClaims {
       }
       // An orphan: nobody claims this work item. Left alone for a lease (its taker may be between two statements).
       if (Date.now() - Date.parse(item.takenAt) < this.lease.leaseMs) continue;
-      const key = await options.keyOf(item);
-      const now = clock(this.store);
-      const r = await this.store.sql.get<{ work_id: string }>(
-        `INSERT INTO file_claims AS f (claim_key, work_id, holder, state, source, claimed_at)
-         VALUES (?, ?, ?, 'taken', ?, ?)
-         ON CONFLICT (claim_key) DO UPDATE SET work_id = excluded.work_id, holder = excluded.holder, state = 'taken',
-           source = excluded.source, claimed_at = excluded.claimed_at
-         WHERE ${deadHolder('f.holder', now.sql)}
-         RETURNING f.work_id`,
-        [key, item.id, name, options.sourceOf(item), new Date().toISOString(), ...now.params],
-      );
-      if (r?.work_id === item.id) out.push(item);
+      if (await this.claimKey(await options.keyOf(item), item.id, 'taken', options.sourceOf(item))) out.push(item);
     }
     return out;
   }

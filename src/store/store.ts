@@ -1005,9 +1005,7 @@ export class Store {
       `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
       [batchId, afterLine, ...(unfinished ? [] : states), limit],
     );
-    if (rows.length === 0) return [];
-    const context = await this.rowContext(batchId);
-    return rows.map((r) => toRow(r, context));
+    return this.toRows(batchId, rows);
   }
 
   /** The batch's rows at these lines, in line order (rows claimed by a daemon: ./leases.ts `claimRows`). */
@@ -1017,6 +1015,11 @@ export class Store {
       `SELECT * FROM rows WHERE batch_id = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
       [batchId, ...lines],
     );
+    return this.toRows(batchId, rows);
+  }
+
+  /** Rows of one batch as records (its context read once, and only when there is a row). */
+  private async toRows(batchId: string, rows: readonly RowSql[]): Promise<RowRecord[]> {
     if (rows.length === 0) return [];
     const context = await this.rowContext(batchId);
     return rows.map((r) => toRow(r, context));
@@ -1185,13 +1188,8 @@ export class Store {
       [batchId, line, batchId],
     );
     const bumps = this.bumps;
-    if (bumps === undefined) {
-      // Not inside a transaction of this store (never the case today: every caller is a unit): at once.
-      for (const id of [batchId, ...dups.map((d) => d.batch_id)].sort()) {
-        await this.sql.run('UPDATE batches SET changes = changes + 1 WHERE id = ?', [id]);
-      }
-      return;
-    }
+    // Every caller is a unit's view (a transaction's): the bumps have their place there.
+    if (bumps === undefined) throw new StoreError('STORE_NOT_IN_TRANSACTION', 'markAnswersStale outside a transaction');
     // Applied at the end of the transaction, in batch id order (see `bumps`), in the same transaction as the row.
     for (const id of [batchId, ...dups.map((d) => d.batch_id)]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
   }
@@ -1245,8 +1243,10 @@ export class Store {
     batchId: string,
     line: number,
     step: string,
+    /** The row is locked already in this transaction (`assertHeldForIntent`). */
+    locked = false,
   ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null }> {
-    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    if (!locked && this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
     const cur = await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
       `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
          LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
@@ -1265,8 +1265,10 @@ export class Store {
   recordIntent(batchId: string, line: number, step: string): Promise<void> {
     return this.unit(async (s) => {
       await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
-      if (s.shared.daemon) await s.assertHeldForIntent(s.shared.daemon, batchId, line); // rule 8 of ./rows.ts
-      const cur = await s.rowAndStep(batchId, line, step);
+      // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none).
+      const daemon = s.shared.daemon;
+      if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
+      const cur = await s.rowAndStep(batchId, line, step, daemon !== undefined);
       assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
       assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
       const now = s.ts();
