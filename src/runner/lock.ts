@@ -17,6 +17,7 @@
  * - A second process is refused at once with `DATA_FOLDER_LOCKED` naming the holder (the CLI exits 2), or, when asked
  *   to wait (`run --wait-lock[=SECONDS]`), polls until the lock is free, the time is up, or it is stopped.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -199,7 +200,6 @@ export async function acquireDataFolderLock(
  * the name.
  */
 export async function acquireDaemonNameLock(storeWhere: string, name: string): Promise<DataFolderLock> {
-  const { createHash } = await import('node:crypto');
   const tag = createHash('sha256').update(`${storeWhere}\0${name}`).digest('hex').slice(0, 16);
   return acquireDataFolderLock(path.join(os.tmpdir(), `remessa-daemon-${name}-${tag}`));
 }
