@@ -621,6 +621,60 @@ describe('a shared inbox (several daemons)', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
+  it('starts when a file of its work area is archived by another daemon between the listing and its claim', async () => {
+    // The crash suite's soak saw a restarted daemon exit: it listed the shared work area, the holder of one item
+    // answered and archived it (then deleted its claim), and the item, unclaimed, looked like an orphan whose bytes
+    // the restarted daemon hashed to claim it: ENOENT, and the daemon's start failed.
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake-shared-'));
+    const inboxDir = path.join(root, 'inbox');
+    const workDir = path.join(inboxDir, '.remessa-work');
+    const src = path.join(inboxDir, 'charges', 'a.csv');
+    await fs.mkdir(path.dirname(src), { recursive: true });
+    await fs.writeFile(src, 'x\na\n');
+    const item = await takeIntoWorkArea(workDir, src, {
+      kind: 'charges',
+      name: 'a.csv',
+      folder: 'charges',
+      relativePath: 'charges/a.csv',
+    });
+    expect(item).toBeDefined();
+    const keys: (string | undefined)[] = [];
+    const claims: IntakeClaims = {
+      leaseMs: 60_000,
+      claim: async () => true,
+      taken: async () => true,
+      abandon: async () => undefined,
+      done: async () => undefined,
+      adoptable: async (items, options) => {
+        const out = [];
+        for (const i of items) {
+          // The holder archives the file here (after this daemon listed it); its claim is gone: an orphan to us.
+          await fs.rm(path.join(workDir, i.id), { recursive: true, force: true });
+          const key = await options.keyOf(i);
+          keys.push(key);
+          if (key !== undefined) out.push(i);
+        }
+        return out;
+      },
+    };
+    const handled: string[] = [];
+    const intake = new Intake(
+      { inboxDir, workDir, archiveDir: path.join(root, 'archive'), stableMs: 50, rescanIntervalMs: 0, claims },
+      async (b) => {
+        handled.push(b.item.meta.name);
+        return 'done';
+      },
+    );
+    try {
+      await intake.prepare();
+      await intake.onIdle();
+      expect(keys).toEqual([undefined]);
+      expect(handled).toEqual([]);
+    } finally {
+      await intake.stop();
+    }
+  });
+
   it('a daemon handling all the files it may leaves the next ones in the inbox for the others', async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake-shared-'));
     const inboxDir = path.join(root, 'inbox');

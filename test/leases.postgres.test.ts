@@ -308,6 +308,15 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     ]);
   });
 
+  it('leaves an orphan whose file is gone since the listing (archived by its daemon meanwhile), unclaimed', async () => {
+    const b = await daemon('beta');
+    const cb = new FileClaims(b.store, b.lease);
+    const items = [{ id: 'gone', takenAt: new Date(Date.now() - 60_000).toISOString() }];
+    const got = await cb.adoptable(items, { mine: true, keyOf: async () => undefined, sourceOf: () => 's' });
+    expect(got).toEqual([]);
+    expect(await b.store.sql.all('SELECT work_id FROM file_claims')).toEqual([]);
+  });
+
   it('adopts the work items of a dead daemon, not those of a live one', async () => {
     const a = await daemon('alpha', 600);
     const b = await daemon('beta');

@@ -135,7 +135,7 @@ export interface IntakeClaims {
   done(workId: string): Promise<void>;
   adoptable<T extends { id: string; takenAt: string }>(
     items: readonly T[],
-    options: { mine: boolean; keyOf: (item: T) => Promise<string>; sourceOf: (item: T) => string },
+    options: { mine: boolean; keyOf: (item: T) => Promise<string | undefined>; sourceOf: (item: T) => string },
   ): Promise<T[]>;
 }
 
@@ -657,7 +657,7 @@ export class Intake {
     const items = (await listWorkItems(this.options.workDir, { clean: false })).filter((i) => !this.handling.has(i.id));
     return this.claims!.adoptable(
       items.map((i) => Object.assign(i, { takenAt: i.meta.takenAt })),
-      { mine, keyOf: (i) => claimKeyOf(i.file, i.meta), sourceOf: (i) => i.meta.relativePath },
+      { mine, keyOf: (i) => workItemKeyOf(i), sourceOf: (i) => i.meta.relativePath },
     );
   }
 
@@ -905,6 +905,21 @@ function sleep(ms: number): Promise<void> {
  * The key a shared inbox claims a file by (src/store/leases.ts `FileClaims`): its content's SHA-256; for an entry the
  * intake answers without opening (a link, a FIFO, a cut-off file), its path and fingerprint instead.
  */
+/**
+ * The claim key of a work item listed in the shared work area, or undefined when its file is gone since the listing
+ * (another daemon answered and archived it meanwhile: nothing to adopt).
+ */
+async function workItemKeyOf(item: WorkItem): Promise<string | undefined> {
+  try {
+    // A rejected entry's key is made of its path, never its bytes: whether it is still there is asked of the entry.
+    await fs.lstat(item.file);
+    return await claimKeyOf(item.file, item.meta);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 async function claimKeyOf(file: string, meta: Pick<WorkMeta, 'relativePath' | 'rejection' | 'taken'>): Promise<string> {
   if (meta.rejection) {
     const fp = meta.taken;

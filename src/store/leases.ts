@@ -483,11 +483,13 @@ export class FileClaims {
    * Of the work items in the shared work area, the ones this daemon should handle now, claimed for it: those whose
    * claim it holds (with `mine`: after a restart), those whose holder is dead (taken over), and orphans older than a
    * lease (claimed anew by `keyOf`). With `mine`, its own claims naming no work item are dropped (a crash between the
-   * archive and `done`).
+   * archive and `done`). `keyOf` answers undefined when the item's file is gone: the items were listed before this
+   * reads their claims, and a file whose daemon archived it in between (its claim deleted right after the archive)
+   * looks like an orphan here; it is left, never claimed.
    */
   async adoptable<T extends { id: string; takenAt: string }>(
     items: readonly T[],
-    options: { mine: boolean; keyOf: (item: T) => Promise<string>; sourceOf: (item: T) => string },
+    options: { mine: boolean; keyOf: (item: T) => Promise<string | undefined>; sourceOf: (item: T) => string },
   ): Promise<T[]> {
     const out: T[] = [];
     const name = this.lease.name;
@@ -532,7 +534,9 @@ export class FileClaims {
       }
       // An orphan: nobody claims this work item. Left alone for a lease (its taker may be between two statements).
       if (Date.now() - Date.parse(item.takenAt) < this.lease.leaseMs) continue;
-      if (await this.claimKey(await options.keyOf(item), item.id, 'taken', options.sourceOf(item))) out.push(item);
+      const key = await options.keyOf(item);
+      if (key === undefined) continue;
+      if (await this.claimKey(key, item.id, 'taken', options.sourceOf(item))) out.push(item);
     }
     return out;
   }
