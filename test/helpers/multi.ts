@@ -36,6 +36,7 @@ import {
   waitFor,
 } from '../e2e-harness.js';
 import type { TestCluster } from './postgres.js';
+import { writeDaemonConfigs } from './shared-daemons.js';
 
 /** The store keys several daemons on one store need (the shared-rows contract). */
 export const MULTI_DAEMON_KEYS = ['store.daemonName', 'store.leaseMs'] as const;
@@ -123,33 +124,14 @@ export async function startFleet(n: number, cluster: TestCluster, options: Fleet
   const sandboxData = path.join(base.dir, 'sandbox.sqlite');
   const sandbox = await startSandboxProcess(sandboxData);
   if (options.faults) await sandbox.setFaults(options.faults, options.seed);
-  const passwordFile = path.join(base.dir, 'store-password');
-  await fs.writeFile(passwordFile, `${cluster.password}\n`, { mode: 0o600 });
-  const template = JSON.parse(await fs.readFile(base.config, 'utf8')) as {
-    folders: Record<string, string>;
-    bank: Record<string, unknown>;
-  } & Record<string, unknown>;
-  const workspaces: Workspace[] = [];
-  for (let i = 0; i < n; i++) {
-    const ws: Workspace = {
-      ...base,
-      data: path.join(base.dir, `data-${i}`),
-      config: path.join(base.dir, `remessa-${i}.jsonc`),
-    };
-    const config = {
-      ...template,
-      folders: { ...template.folders, data: ws.data },
-      bank: { ...template.bank, url: sandbox.url },
-      store: {
-        url: db.url,
-        passwordFile,
-        maxConnections: 4,
-        ...(named ? { daemonName: `daemon-${i}`, leaseMs: options.leaseMs ?? 3000 } : {}),
-      },
-    };
-    await fs.writeFile(ws.config, JSON.stringify(config, null, 2));
-    workspaces.push(ws);
-  }
+  const workspaces: Workspace[] = await writeDaemonConfigs(base, {
+    url: db.url,
+    password: cluster.password,
+    names: Array.from({ length: n }, (_, i) => (named ? `daemon-${i}` : undefined)),
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    store: { maxConnections: 4 },
+    bankUrl: sandbox.url,
+  });
   const fleet: Fleet = {
     sandbox,
     sandboxData,
