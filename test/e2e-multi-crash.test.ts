@@ -100,4 +100,59 @@ describe.skipIf(skipPostgres)('SIGKILLs of daemons on one PostgreSQL store', () 
     },
     90_000,
   );
+
+  it.skipIf(multi !== undefined)(
+    'one big file: the daemons that did not take it help with its rows, and it is answered once',
+    async () => {
+      const fleet = await startFleet(3, cluster!(), {
+        faults: [{ route: '*', latencyMs: 10, responseLatencyMs: 10 }],
+        seed: SEED,
+        leaseMs: 3000,
+        queue: { concurrency: 4 },
+      });
+      fleets.push(fleet);
+      // Three pages of the driver's claims (256 rows each): the others find unclaimed rows to help with.
+      const files = [billsFile(6, 700)];
+      await dropAll(fleet, files);
+      await waitAllAnswered(fleet, files, 80_000);
+      const logs = fleet.all.map((p) => p.stderr());
+      const taker = logs.findIndex((l) => l.includes('took file from the inbox'));
+      expect(taker).toBeGreaterThanOrEqual(0);
+      const helpers = logs.filter((l, i) => i !== taker && l.includes('helped another daemon with its file'));
+      expect(helpers.length).toBeGreaterThanOrEqual(1);
+      expect(await fleet.stopAll()).toEqual([0, 0, 0]);
+      const report = await auditMulti(fleet, files);
+      expect(report.problems).toEqual([]);
+      expect(report.outcomes.succeeded).toBe(700);
+      expect(report.effects).toMatchObject({ bill_paid: 700 });
+    },
+    120_000,
+  );
+
+  it.skipIf(multi !== undefined)(
+    'one big file shared by three daemons, any killed at random, one for good: every row once, no false failed',
+    async () => {
+      const fleet = await startFleet(3, cluster!(), {
+        faults: FAULTS,
+        seed: SEED + 2,
+        leaseMs: 3000,
+        queue: { concurrency: 4 },
+      });
+      fleets.push(fleet);
+      const files = [billsFile(7, 600), chargesFile(4, 8)];
+      await dropAll(fleet, files);
+      const { kills, forGood } = await chaos(fleet, files, { kills: 5, forGoodAfter: 2, seed: SEED + 2 });
+      expect(kills).toBeGreaterThanOrEqual(3);
+      expect(forGood).toBeDefined();
+      await fleet.sandbox.clearFaults();
+      await waitAllAnswered(fleet, files, 80_000);
+      const codes = await fleet.stopAll();
+      expect(codes.filter((c) => c !== undefined)).toEqual([0, 0]);
+      const report = await auditMulti(fleet, files);
+      expect(report.problems).toEqual([]);
+      expect(report.outcomes.succeeded).toBe(608);
+      expect(report.effects).toMatchObject({ bill_paid: 600, charge_created: 8 });
+    },
+    150_000,
+  );
 });

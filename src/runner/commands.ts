@@ -69,7 +69,14 @@ import {
   type Store,
   unansweredIntakeOf,
 } from '../store/index.js';
-import { DaemonLease, DEFAULT_LEASE_MS, defaultDaemonName, FileClaims, isSharedStore } from '../store/leases.js';
+import {
+  batchesToHelp,
+  DaemonLease,
+  DEFAULT_LEASE_MS,
+  defaultDaemonName,
+  FileClaims,
+  isSharedStore,
+} from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
@@ -87,6 +94,7 @@ import {
   type BatchInput,
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
+  helpWithBatch,
   type ProcessBatchResult,
   processBatch,
   resumeUnfinishedBatches,
@@ -181,6 +189,12 @@ export interface Pipeline {
   readonly claims: FileClaims | undefined;
   /** Resolves when the lease is lost (never on SQLite): the daemon then stops and exits with code 1. */
   readonly leaseLost: Promise<StoreError>;
+  /**
+   * Several daemons on this store: drives not-yet-started rows of big files that other live daemons drive
+   * (src/runner/engine.ts `helpWithBatch`), batch after batch, until none is left or `signal` aborts. Resolves with
+   * the number of rows driven. Nothing on SQLite.
+   */
+  helpOthers(signal: AbortSignal): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -601,6 +615,30 @@ export async function openPipeline(
     lease,
     claims,
     leaseLost,
+    async helpOthers(signal) {
+      let driven = 0;
+      for (;;) {
+        if (signal.aborted) return driven;
+        const batches = await batchesToHelp(store);
+        let now = 0;
+        for (const b of batches) {
+          const kind = kindByName(b.kind);
+          if (!kind || signal.aborted) continue;
+          const rows = await helpWithBatch({
+            ...common,
+            signal,
+            kind,
+            batchId: b.id,
+            fileName: b.fileName,
+            filesDir: await filesDirOf(b.id, kind.name, b.fileName),
+          });
+          if (rows > 0) log.info({ batch: b.fileName, rows }, 'helped another daemon with its file');
+          now += rows;
+        }
+        if (now === 0) return driven;
+        driven += now;
+      }
+    },
     async close() {
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
       // What this daemon held is let go at once (a lost lease has nothing left to let go).

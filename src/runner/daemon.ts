@@ -194,6 +194,25 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         .catch((err) => log.error({ err }, 'looking for approval decisions failed'));
     }, options.controls?.pollMs ?? 2_000).unref();
     await ready;
+    // Several daemons on one store: rows of big files other daemons drive, not started yet, are shared out to this
+    // one (src/runner/engine.ts `helpWithBatch`): looked for every half lease, one pass at a time.
+    let helping: Promise<unknown> = Promise.resolve();
+    let helpBusy = false;
+    const helpTimer = p.lease
+      ? setInterval(
+          () => {
+            if (helpBusy || current.signal.aborted) return;
+            helpBusy = true;
+            helping = p
+              .helpOthers(current.signal)
+              .catch((err) => log.error({ err }, "helping with other daemons' files failed; tried again"))
+              .finally(() => {
+                helpBusy = false;
+              });
+          },
+          Math.max(500, Math.floor(p.lease.leaseMs / 2)),
+        )
+      : undefined;
     // The retorno (src/runner/retorno.ts): events applied often, reconciliation seldom; one pass at a time.
     let retorno: Promise<unknown> = Promise.resolve();
     const retornoTimers: NodeJS.Timeout[] = [];
@@ -255,7 +274,9 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     if (retryTimer) clearInterval(retryTimer);
     for (const t of retornoTimers) clearInterval(t);
     clearInterval(approvalTimer);
+    if (helpTimer) clearInterval(helpTimer);
     await intake.stop();
+    await helping;
     await resumed;
     await retorno;
     log.info(intake.counts, exitCode === 0 ? 'remessa daemon stopped' : 'remessa daemon stopped: its lease was lost');

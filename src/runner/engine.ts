@@ -80,7 +80,7 @@ import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { accountNamespace, IdempotencyKeys } from '../store/keys.js';
-import { claimRows } from '../store/leases.js';
+import { claimRows, rowsWorkedElsewhere } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
 import type {
   BatchPolicy,
@@ -229,6 +229,10 @@ export const ENGINE_CODES = {
 
 const PAGE_ROWS = 256;
 const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
+/** The rows another daemon may help with (`helpWithBatch`): those not started yet. */
+const HELPABLE_STATES: readonly RowState[] = ['pending'];
+/** How often the driver of a batch looks whether the rows other daemons help with have ended. */
+const HELPERS_POLL_MS = 500;
 
 /** Per queue (so per process): whether the bank can be reached (src/runner/bank-gate.ts). */
 const gates = new WeakMap<RequestQueue, BankGate>();
@@ -251,21 +255,38 @@ const running = new WeakMap<Store, Map<string, Promise<unknown>>>();
  * broken as a whole (nothing sent).
  */
 export async function processBatch(options: ProcessBatchOptions): Promise<ProcessBatchResult> {
-  let perStore = running.get(options.store);
+  return oneAtATime(options.store, options.batchId, () => new BatchRun(options).process());
+}
+
+/**
+ * Several daemons on one store (src/store/leases.ts): drives rows of a batch whose file another live daemon holds
+ * (its driver), to share one big file's rows. Only a batch that is `running` (its file read whole, its approval gate
+ * passed: no effect of an unapproved batch is ever started here) and only its `pending` rows that nobody holds, claimed
+ * a page at a time like the driver's; rows in flight, waiting or uncertain stay the driver's. Nothing else: no
+ * ingestion, no gate, no batch status, no answer (the driver waits for the rows others hold, then answers the file).
+ * Resolves with the number of rows driven (0: nothing to help with).
+ */
+export async function helpWithBatch(options: ProcessBatchOptions): Promise<number> {
+  return oneAtATime(options.store, options.batchId, () => new BatchRun(options).help());
+}
+
+/** Runs `work` for the batch once every earlier one of this process for the same batch has ended. */
+async function oneAtATime<T>(store: Store, batchId: string, work: () => Promise<T>): Promise<T> {
+  let perStore = running.get(store);
   if (!perStore) {
     perStore = new Map();
-    running.set(options.store, perStore);
+    running.set(store, perStore);
   }
-  const before = perStore.get(options.batchId);
+  const before = perStore.get(batchId);
   const mine = (async () => {
     if (before) await before.catch(() => undefined);
-    return new BatchRun(options).process();
+    return work();
   })();
-  perStore.set(options.batchId, mine);
+  perStore.set(batchId, mine);
   try {
     return await mine;
   } finally {
-    if (perStore.get(options.batchId) === mine) perStore.delete(options.batchId);
+    if (perStore.get(batchId) === mine) perStore.delete(batchId);
   }
 }
 
@@ -350,6 +371,8 @@ class BatchRun {
   private readonly locale: Locale;
   /** Names a column as the batch's file does (set when its rows are read). */
   private label: ColumnLabel | undefined;
+  /** Several daemons on one store: the lines this run has driven (each once, over every pass of `run`). */
+  private readonly driven = new Set<number>();
 
   constructor(options: ProcessBatchOptions) {
     this.o = options;
@@ -424,11 +447,32 @@ class BatchRun {
       return this.result(false); // already done: nothing is sent again
     }
     await store.markBatchRunning(batchId);
-    await this.run();
+    let took = await this.run();
+    // Several daemons on one store: rows of this batch that others help with (helpWithBatch) are waited for, then
+    // the batch is passed over again for the rows a helper that stopped or died let go (its `intent` steps turned
+    // unknown by the takeover, rule 8 of src/store/rows.ts). The answer is written once, after the last of them.
+    // (Counted after each pass: a row a helper is claiming at that instant, skipped by the pass, counts as not yet
+    // claimed.)
+    while (store.daemon && !this.signal?.aborted) {
+      if (took === 0) {
+        if ((await rowsWorkedElsewhere(store, batchId)) === 0) break;
+        await this.sleep(HELPERS_POLL_MS, this.signal).catch(() => undefined);
+      }
+      took = await this.run();
+    }
     const counts = await store.countRows(batchId);
     const stopped = counts.pending + counts.in_flight + counts.waiting > 0;
     if (!stopped) await store.markBatchDone(batchId);
     return this.result(stopped);
+  }
+
+  /** See `helpWithBatch`. */
+  async help(): Promise<number> {
+    const batch = await this.store.getBatch(this.o.batchId);
+    if (!this.store.daemon || !batch || batch.status !== 'running' || batch.kind !== this.kind.name) return 0;
+    this.dialect = batch.dialect;
+    this.rowCount = batch.rowCount;
+    return this.run(HELPABLE_STATES);
   }
 
   private async result(stopped: boolean): Promise<ProcessBatchResult> {
@@ -528,7 +572,11 @@ class BatchRun {
 
   // ------------------------------------------------------------------ phase 2: run
 
-  private async run(): Promise<void> {
+  /**
+   * Drives the batch's rows in `states`, in line order, a page at a time; resolves with the number of rows taken once
+   * every one of them has ended. A row is driven once per BatchRun (`driven`), however many times `run` is called.
+   */
+  private async run(states: readonly RowState[] = RUNNABLE_STATES): Promise<number> {
     const { store, queue, batchId } = this.o;
     this.toRun = await store.countUnfinished(batchId);
     const active = new Set<Promise<void>>();
@@ -536,11 +584,12 @@ class BatchRun {
     // Several daemons on one store: a row another transaction had locked at the instant of its page (SKIP LOCKED) was
     // skipped, not waited for: the batch is read again from its start until a pass takes no row not driven yet.
     const shared = store.daemon !== undefined;
-    const driven = new Set<number>();
+    const driven = this.driven;
     let taken = 0;
+    let total = 0;
     outer: for (;;) {
       // Several daemons on one store: only the rows this one claims (src/store/leases.ts); else rowsAfter.
-      const page = await claimRows(store, batchId, after, PAGE_ROWS, RUNNABLE_STATES);
+      const page = await claimRows(store, batchId, after, PAGE_ROWS, states);
       if (page.length === 0) {
         if (!shared || taken === 0) break;
         taken = 0;
@@ -555,6 +604,7 @@ class BatchRun {
           driven.add(row.line);
           taken++;
         }
+        total++;
         try {
           await queue.acquireRow(this.kind.group, this.signal);
         } catch {
@@ -585,6 +635,7 @@ class BatchRun {
       }
     }
     await Promise.all(active);
+    return total;
   }
 
   private progress(): void {

@@ -319,6 +319,52 @@ export async function claimRows(
   return store.rowsAt(batchId, lines);
 }
 
+/**
+ * One big file's rows shared (src/runner/engine.ts `helpWithBatch`): the number of the batch's rows still being worked
+ * (pending, in flight or waiting) that another LIVE daemon holds, or that nobody holds yet (a helper may be claiming
+ * them at this instant, its transaction not yet committed). Its driver waits until none is left before it answers the
+ * file; the rows of a daemon that stopped or died are not counted: the driver's next pass claims them.
+ */
+export async function rowsWorkedElsewhere(store: Store, batchId: string): Promise<number> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return 0;
+  const now = clock(store);
+  const r = await store.sql.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM rows r
+     WHERE r.batch_id = ? AND r.state IN ('pending', 'in_flight', 'waiting')
+       AND (r.holder IS NULL OR (r.holder <> ? AND NOT ${deadHolder('r.holder', now.sql)}))`,
+    [batchId, daemon.name, ...now.params],
+  );
+  return Number(r?.n ?? 0);
+}
+
+/** A batch another daemon drives with rows nobody holds yet, which this one may help with. */
+export interface HelpableBatch {
+  id: string;
+  kind: string;
+  fileName: string;
+}
+
+/**
+ * The batches this daemon may help with (src/runner/engine.ts `helpWithBatch`): `running` (read whole, approval gate
+ * passed), whose file a live daemon other than this one holds, with `pending` rows that nobody holds (the driver
+ * claims its rows a page at a time, so a file of more than a page has some). At most `limit`, oldest first.
+ */
+export async function batchesToHelp(store: Store, limit = 4): Promise<HelpableBatch[]> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return [];
+  const now = clock(store);
+  return store.sql.all<HelpableBatch>(
+    `SELECT b.id, b.kind, b.file_name AS "fileName" FROM batches b
+     WHERE b.status = 'running'
+       AND EXISTS (SELECT 1 FROM intakes i JOIN file_claims f ON f.work_id = i.id
+                   WHERE i.batch_id = b.id AND f.holder <> ? AND NOT ${deadHolder('f.holder', now.sql)})
+       AND EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.state = 'pending' AND r.holder IS NULL)
+     ORDER BY b.created_at LIMIT ?`,
+    [daemon.name, ...now.params, limit],
+  );
+}
+
 /** Rule 8 of ./rows.ts: the steps a dead daemon left in `intent` are unknown outcomes. */
 async function takeOverSteps(s: Store, batchId: string, line: number, from: string, to: string): Promise<void> {
   await s.sql.run(
