@@ -11,6 +11,7 @@
  * rounds run with one daemon and say so.
  *
  * Flags: --rounds N (default 3) | --daemons N (default 3) | --bills N (rows per bill file, default 40)
+ * | --big-bills N (rows of one big bill file a round, shared by the daemons a page at a time; 0: none; default 600)
  * | --charges N (rows per charges file, default 10) | --kills N (per round, default 6) | --seed S (first round's)
  * REMESSA_TEST_NO_POSTGRES=1: prints that it is skipped and exits 0 (as the tests do).
  */
@@ -32,13 +33,22 @@ interface Args {
   rounds: number;
   daemons: number;
   bills: number;
+  bigBills: number;
   charges: number;
   kills: number;
   seed: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { rounds: 3, daemons: 3, bills: 40, charges: 10, kills: 6, seed: Date.now() % 1_000_000 };
+  const args: Args = {
+    rounds: 3,
+    daemons: 3,
+    bills: 40,
+    bigBills: 600,
+    charges: 10,
+    kills: 6,
+    seed: Date.now() % 1_000_000,
+  };
   const count = (flag: string, value: string | undefined, min = 1): number => {
     const n = Number(value);
     if (!value || !Number.isSafeInteger(n) || n < min)
@@ -50,6 +60,7 @@ function parseArgs(argv: readonly string[]): Args {
     if (a === '--rounds') args.rounds = count(a, argv[++i]);
     else if (a === '--daemons') args.daemons = count(a, argv[++i]);
     else if (a === '--bills') args.bills = count(a, argv[++i]);
+    else if (a === '--big-bills') args.bigBills = count(a, argv[++i], 0);
     else if (a === '--charges') args.charges = count(a, argv[++i], 0);
     else if (a === '--kills') args.kills = count(a, argv[++i], 0);
     else if (a === '--seed') args.seed = count(a, argv[++i], 0);
@@ -95,6 +106,8 @@ async function main(): Promise<number> {
         });
         const files = [
           ...Array.from({ length: daemons + 1 }, (_, i) => billsFile(i, args.bills)),
+          // More than two pages of rows (256 each): the daemons that did not take it help with it.
+          ...(args.bigBills > 0 ? [billsFile(9, args.bigBills, 'big-bills')] : []),
           ...(args.charges > 0 ? [chargesFile(round, args.charges)] : []),
         ];
         await dropAll(fleet, files);

@@ -49,6 +49,10 @@
  * batch stays unfinished and the next run resumes it.
  *
  * Several batches may run at once (they share the queue and its row slots); each batch's errors stay in it.
+ *
+ * Several daemons on one PostgreSQL store (src/store/leases.ts): a daemon drives only the rows it claims. The daemon
+ * that took a file is its driver (ingest, approval gate, batch status, answer); other daemons may drive its rows not
+ * started yet (`helpWithBatch`), and the driver answers only once no row of the file is worked elsewhere.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -28,6 +28,12 @@
  *   of a daemon refuses a row held by another (src/store/store.ts `lockRow`). So no two daemons ever send the same
  *   step. A row skipped because another transaction held its lock at that instant is taken by the engine's next pass
  *   over the batch (src/runner/engine.ts `run`: passes until one takes no new row).
+ *   One big file: the daemon holding the file (its driver) claims its rows a page at a time as it goes; every other
+ *   live daemon, every half lease, claims pages of the not-yet-started (`pending`, held by nobody) rows of `running`
+ *   batches that others drive (`batchesToHelp`; src/runner/engine.ts `helpWithBatch`) and drives them. Rows in flight,
+ *   waiting or uncertain stay their driver's; no helper ingests, gates, marks a batch or answers. The driver, its own
+ *   rows ended, waits while any row is still worked by a live other daemon or by nobody (`rowsWorkedElsewhere`),
+ *   claiming back those of a helper that stopped or died (the takeover above), then answers the file: once.
  *   Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
  *   what a restart does with them (rule 1), then rule 2 decides (resend with the same key, recover, or uncertain).
  * - Files (`file_claims`): src/intake/shared-claims.ts.
