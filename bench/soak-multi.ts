@@ -106,7 +106,7 @@ async function main(): Promise<number> {
         });
         const files = [
           ...Array.from({ length: daemons + 1 }, (_, i) => billsFile(i, args.bills)),
-          // More than two pages of rows (256 each): the daemons that did not take it help with it.
+          // Many pages of rows (64 each on a shared store): the daemons that did not take it help with it.
           ...(args.bigBills > 0 ? [billsFile(9, args.bigBills, 'big-bills')] : []),
           ...(args.charges > 0 ? [chargesFile(round, args.charges)] : []),
         ];

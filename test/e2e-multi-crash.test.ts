@@ -111,7 +111,7 @@ describe.skipIf(skipPostgres)('SIGKILLs of daemons on one PostgreSQL store', () 
         queue: { concurrency: 4 },
       });
       fleets.push(fleet);
-      // Three pages of the driver's claims (256 rows each): the others find unclaimed rows to help with.
+      // Many pages of the driver's claims (64 rows each on a shared store): the others find unclaimed rows to help with.
       const files = [billsFile(6, 700)];
       await dropAll(fleet, files);
       await waitAllAnswered(fleet, files, 80_000);

@@ -86,6 +86,8 @@ export function waitForTermination(log: Logger): Promise<string> {
 }
 
 export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
+/** Several daemons on one store: how often a daemon looks for rows of other daemons' files to help with. */
+const HELP_EVERY_MS = 1_000;
 
 /** The work area of a shared inbox, inside it (same file system: atomic renames; a dot name: never taken). */
 export const SHARED_WORK_DIR = '.remessa-work';
@@ -195,23 +197,20 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     }, options.controls?.pollMs ?? 2_000).unref();
     await ready;
     // Several daemons on one store: rows of big files other daemons drive, not started yet, are shared out to this
-    // one (src/runner/engine.ts `helpWithBatch`): looked for every half lease, one pass at a time.
+    // one (src/runner/engine.ts `helpWithBatch`): looked for every second (one indexed query), one pass at a time.
     let helping: Promise<unknown> = Promise.resolve();
     let helpBusy = false;
     const helpTimer = p.lease
-      ? setInterval(
-          () => {
-            if (helpBusy || current.signal.aborted) return;
-            helpBusy = true;
-            helping = p
-              .helpOthers(current.signal)
-              .catch((err) => log.error({ err }, "helping with other daemons' files failed; tried again"))
-              .finally(() => {
-                helpBusy = false;
-              });
-          },
-          Math.max(500, Math.floor(p.lease.leaseMs / 2)),
-        )
+      ? setInterval(() => {
+          if (helpBusy || current.signal.aborted) return;
+          helpBusy = true;
+          helping = p
+            .helpOthers(current.signal)
+            .catch((err) => log.error({ err }, "helping with other daemons' files failed; tried again"))
+            .finally(() => {
+              helpBusy = false;
+            });
+        }, HELP_EVERY_MS)
       : undefined;
     // The retorno (src/runner/retorno.ts): events applied often, reconciliation seldom; one pass at a time.
     let retorno: Promise<unknown> = Promise.resolve();

@@ -232,6 +232,11 @@ export const ENGINE_CODES = {
 } as const;
 
 const PAGE_ROWS = 256;
+/**
+ * Several daemons on one store: a page of claimed rows is held by one daemon until it has driven them, so pages are
+ * smaller there (a few times a daemon's row slots): the rows of one file spread evenly over the daemons to its end.
+ */
+const SHARED_PAGE_ROWS = 64;
 const RUNNABLE_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
 /** The rows another daemon may help with (`helpWithBatch`): those not started yet. */
 const HELPABLE_STATES: readonly RowState[] = ['pending'];
@@ -593,7 +598,7 @@ class BatchRun {
     let total = 0;
     outer: for (;;) {
       // Several daemons on one store: only the rows this one claims (src/store/leases.ts); else rowsAfter.
-      const page = await claimRows(store, batchId, after, PAGE_ROWS, states);
+      const page = await claimRows(store, batchId, after, shared ? SHARED_PAGE_ROWS : PAGE_ROWS, states);
       if (page.length === 0) {
         if (!shared || taken === 0) break;
         taken = 0;

@@ -29,7 +29,7 @@
  *   step. A row skipped because another transaction held its lock at that instant is taken by the engine's next pass
  *   over the batch (src/runner/engine.ts `run`: passes until one takes no new row).
  *   One big file: the daemon holding the file (its driver) claims its rows a page at a time as it goes; every other
- *   live daemon, every half lease, claims pages of the not-yet-started (`pending`, held by nobody) rows of `running`
+ *   live daemon, every second, claims pages of the not-yet-started (`pending`, held by nobody) rows of `running`
  *   batches that others drive (`batchesToHelp`; src/runner/engine.ts `helpWithBatch`) and drives them. Rows in flight,
  *   waiting or uncertain stay their driver's; no helper ingests, gates, marks a batch or answers. The driver, its own
  *   rows ended, waits while any row is still worked by a live other daemon or by nobody (`rowsWorkedElsewhere`),
