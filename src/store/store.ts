@@ -59,6 +59,9 @@
  * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
  * transaction, hence one level per group, chosen before BEGIN. (On PostgreSQL the same holds: an asynchronous commit
  * lost in a crash of the server leaves the step at `intent`, handled the same way.)
+ * A read step's answer is not committed alone: it rides in the row's next write, its next intent above all (rule 9 of
+ * ./rows.ts; src/runner/engine.ts `writeRow`), so a bill payment is two commits, the intent's (durable) and the
+ * payment's answer.
  * A lost COMMIT (PostgreSQL: the connection dies after COMMIT was sent, STORE_CONNECTION_LOST) rejects the `write` or
  * the method although the transaction may have committed: callers never read that rejection as "nothing was
  * written". For an intent it is safe as it stands: the request is not sent by this call, and an intent that did get
