@@ -87,6 +87,7 @@ import type {
   BatchPolicy,
   BatchRecord,
   IngestRow,
+  ReadAnswer,
   RowCounts,
   RowError,
   RowRecord,
@@ -604,7 +605,7 @@ class BatchRun {
    * the transaction of the row's next write, whatever that is (the next step's intent above all; else the row parked,
    * waiting, failed or uncertain), and at the latest when the row's drive ends.
    */
-  private readonly unsaved = new Map<number, { step: string; output: StepOutput }>();
+  private readonly unsaved = new Map<number, ReadAnswer>();
 
   /** `store.write` for one row: the row's unsaved read answer first, in the same transaction (rule 9 of rows.ts). */
   private writeRow<T>(line: number, fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
@@ -620,6 +621,17 @@ class BatchRun {
         if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
         return result;
       });
+  }
+
+  /** Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). */
+  private writeIntent(line: number, step: string): Promise<void> {
+    const answer = this.unsaved.get(line);
+    const { batchId } = this.o;
+    const written = this.store.write((s) => s.recordIntent(batchId, line, step, answer));
+    if (answer === undefined) return written;
+    return written.then(() => {
+      if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
+    });
   }
 
   private async driveRow(row: RowRecord): Promise<void> {
@@ -824,7 +836,7 @@ class BatchRun {
         const output = await queue.run(
           group,
           async () => {
-            if (hasEffect) await this.writeRow(line, (s) => s.recordIntent(batchId, line, step.name));
+            if (hasEffect) await this.writeIntent(line, step.name);
             sent = true;
             this.attempts++;
             return step.run({ ...ctx, resend: unknown });
