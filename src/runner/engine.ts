@@ -684,16 +684,19 @@ class BatchRun {
         outputPath: (fileName) => this.outputPath(fileName),
         // The stop signal is NOT given to steps: a request already sent is let finish (its answer is stored).
       };
-      const r = await this.runStep(row, step, rec, ctx, i === kindSteps.length - 1);
+      const last = i === kindSteps.length - 1;
+      const r = await this.runStep(row, step, rec, ctx, last);
       if (r.kind === 'stopped') return;
-      if (r.kind === 'ended') {
+      if (r.kind === 'ended' || last) {
+        // The last step's answer was committed with the row's success (`recordStepDone(..., last = true)`, one
+        // transaction): nothing to read back.
         this.progress();
         return;
       }
       previous[step.name] = r.output;
     }
-    // Every step was already done (a crash after the last step's answer was stored cannot happen: the last step's
-    // answer and the row's success are one transaction); nothing to send.
+    // Every step was already done before this run (a crash after the last step's answer was stored cannot leave the
+    // row unfinished: the last step's answer and the row's success are one transaction); nothing to send.
     const state = (await store.getRow(batchId, row.line))?.state;
     if (state !== 'succeeded') {
       await this.writeRow(row.line, async (s) => {
