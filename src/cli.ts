@@ -26,6 +26,8 @@ import { isKindName, KIND_NAMES, type KindName } from './types.js';
  * results) outlive a young collection or two while their request is out: promoted, they are garbage in the old space,
  * which V8 let grow to ~110 MB before its first full collection although ~30 MB was alive (docs/performance.md (d):
  * peak RSS 212 -> 168 MB on 3,000 bill payments, CPU within the noise). Set here, before anything is allocated.
+ * Not here: the young generation's size (`--max-semi-space-size`), which V8 fixes at start-up (set from here it does
+ * nothing: measured); the systemd units pass it on node's command line (systemd/remessa.service).
  */
 setFlagsFromString('--heap-growing-percent=30');
 

@@ -46,7 +46,10 @@ describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The next `times` commits of `step`'s answer fail as a store failure would (the transaction rolls back). */
+  /**
+   * The next `times` commits of `step`'s answer fail as a store failure would (the transaction rolls back). A read
+   * step's answer is committed with the row's next intent (rule 9 of src/store/rows.ts): that intent's commit fails.
+   */
   function failAnswerOf(step: string, times: number): () => number {
     let left = times;
     const realWrite = store.write.bind(store);
@@ -61,6 +64,15 @@ describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
                 if (prop === 'recordStepDone') {
                   return (...args: Parameters<typeof s.recordStepDone>) => {
                     if (args[2] === step && left > 0) {
+                      left--;
+                      throw new StoreError('STORE_IO', 'disk I/O error (injected)');
+                    }
+                    return value.apply(target, args);
+                  };
+                }
+                if (prop === 'recordIntent') {
+                  return (...args: Parameters<typeof s.recordIntent>) => {
+                    if (args[3]?.step === step && left > 0) {
                       left--;
                       throw new StoreError('STORE_IO', 'disk I/O error (injected)');
                     }

@@ -256,6 +256,26 @@ for (const factory of FACTORIES) {
         expect(await ids()).toEqual(['after', 'before', 'kept']);
       });
 
+      it('savepoints in a row and nested: a rollback undoes the ones inside it, keeps the siblings before it', async () => {
+        // (PostgreSQL releases a savepoint that succeeded with the next one's SAVEPOINT, or at COMMIT.)
+        await driver.transaction(async (tx) => {
+          for (const id of ['s1', 's2']) await tx.savepoint((sp) => sp.run('INSERT INTO items (id) VALUES (?)', [id]));
+          await expect(
+            tx.savepoint(async (sp) => {
+              await sp.savepoint((inner) => inner.run("INSERT INTO items (id) VALUES ('inner-ok')"));
+              await sp.run("INSERT INTO items (id) VALUES ('outer')");
+              throw new Boom('outer');
+            }),
+          ).rejects.toBeInstanceOf(Boom);
+          await tx.savepoint(async (sp) => {
+            await sp.savepoint((inner) => inner.run("INSERT INTO items (id) VALUES ('n1')"));
+            await sp.savepoint((inner) => inner.run("INSERT INTO items (id) VALUES ('n2')"));
+          });
+          await tx.savepoint((sp) => sp.run("INSERT INTO items (id) VALUES ('s3')"));
+        });
+        expect(await ids()).toEqual(['n1', 'n2', 's1', 's2', 's3']);
+      });
+
       it('a savepoint’s writes are undone with its transaction', async () => {
         await expect(
           driver.transaction(async (tx) => {

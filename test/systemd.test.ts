@@ -58,7 +58,7 @@ describe('systemd units', () => {
 
   it('the nightly unit reconciles after the run', () => {
     const d = directives('remessa-nightly.service');
-    expect(d.get('ExecStart')).toEqual(['/usr/bin/node /opt/remessa/dist/cli.js run']);
+    expect(d.get('ExecStart')).toEqual(['/usr/bin/node --max-semi-space-size=8 /opt/remessa/dist/cli.js run']);
     expect(d.get('ExecStartPost')).toEqual(['/usr/bin/node /opt/remessa/dist/cli.js reconcile']);
   });
 

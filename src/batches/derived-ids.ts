@@ -4,7 +4,7 @@
  * src/store/keys.ts): never change the namespace, the escaping or what goes into a name, or a sheet dropped again
  * after the change would issue its charges twice.
  */
-import { v5 as uuidV5 } from 'uuid';
+import { uuidV5 } from '../formats/uuid-v5.js';
 import type { KindName } from '../types.js';
 
 /** UUIDv5 namespace of derived correlationIds. Never change it (see above). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { v5 } from 'uuid';
 import { isIsoDate } from './dates.js';
 import { formatError } from './errors.js';
+import { uuidV5 as v5 } from './uuid-v5.js';
 
 /** GUIDs (the service's correlation and idempotency ids) and Pix end-to-end ids (brazilian-formats.md 5). */
 

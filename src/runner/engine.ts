@@ -15,7 +15,8 @@
  * fetches the PDF):
  * - effect step: the intent is committed (FULL sync) inside the queue task, right before the request leaves: a row
  *   waiting in the queue has no intent, so a stop or a crash while waiting leaves nothing unknown.
- * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed.
+ * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed. A read step's answer that
+ *   is not the row's last is stored with the row's next write, its next intent above all (rule 9 of rows.ts).
  * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes.
  * - no answer or 5xx, may have reached the bank: the step is `unknown`. Then:
  *     read step, or a step that sends the IdempotencyKey -> sent again (same key) per the retry policy;
@@ -90,11 +91,13 @@ import type {
   BatchPolicy,
   BatchRecord,
   IngestRow,
+  ReadAnswer,
   RowCounts,
   RowError,
   RowRecord,
   StepRecord,
   Store,
+  WriteOptions,
 } from '../store/store.js';
 import { BankGate, type UnreachableWaitSettings } from './bank-gate.js';
 
@@ -624,19 +627,18 @@ class BatchRun {
             // Only a bug or a store failure lands here. Leave the row visibly uncertain (resumed next run) if the
             // store still takes writes; otherwise it stays as the store has it, which the next run also resumes.
             this.log.error({ err: error, line: row.line }, 'row could not be driven');
-            await this.store
-              .write(async (s) => {
-                const cur = await s.getRow(this.o.batchId, row.line);
-                if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
-                  await s.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
-                    code: ENGINE_CODES.stepError,
-                    message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
-                  });
-                }
-              })
-              .catch(() => undefined);
+            await this.writeRow(row.line, async (s) => {
+              const cur = await s.getRow(this.o.batchId, row.line);
+              if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
+                await s.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
+                  code: ENGINE_CODES.stepError,
+                  message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
+                });
+              }
+            }).catch(() => undefined);
           })
           .finally(() => {
+            this.unsaved.delete(row.line); // a row whose every write failed: its lookup is done again next run
             queue.releaseRow(this.kind.group);
             active.delete(p);
           });
@@ -658,12 +660,52 @@ class BatchRun {
     });
   }
 
+  /**
+   * Rule 9 of src/store/rows.ts: a read step's answer (a bill's lookup) is not a commit of its own; it is written in
+   * the transaction of the row's next write, whatever that is (the next step's intent above all; else the row parked,
+   * waiting, failed or uncertain), and at the latest when the row's drive ends.
+   */
+  private readonly unsaved = new Map<number, ReadAnswer>();
+
+  /** `store.write` for one row: the row's unsaved read answer first, in the same transaction (rule 9 of rows.ts). */
+  private writeRow<T>(line: number, fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
+    const answer = this.unsaved.get(line);
+    if (answer === undefined) return this.store.write(fn, options);
+    const { batchId } = this.o;
+    return this.store
+      .write(async (s) => {
+        await s.recordStepDone(batchId, line, answer.step, answer.output, false);
+        return fn(s);
+      }, options)
+      .then((result) => {
+        if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
+        return result;
+      });
+  }
+
+  /** Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). */
+  private writeIntent(line: number, step: string): Promise<void> {
+    const answer = this.unsaved.get(line);
+    const { batchId } = this.o;
+    const written = this.store.write((s) => s.recordIntent(batchId, line, step, answer));
+    if (answer === undefined) return written;
+    return written.then(() => {
+      if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
+    });
+  }
+
   private async driveRow(row: RowRecord): Promise<void> {
+    await this.driveSteps(row);
+    // Not reached with an answer unsaved in a kind whose read steps are followed by a write; kept for any other.
+    if (this.unsaved.has(row.line)) await this.writeRow(row.line, async () => undefined);
+  }
+
+  private async driveSteps(row: RowRecord): Promise<void> {
     const { store, batchId } = this.o;
     const parsed = this.kind.parse(row.record, this.dialect);
     if (!parsed.ok) {
       const message = t(this.locale, 'ROW_UNPARSABLE', { errors: formatCellErrors(parsed.errors, this.locale) });
-      await store.write(async (s) => {
+      await this.writeRow(row.line, async (s) => {
         if (row.state === 'in_flight' || row.state === 'waiting')
           await s.recordRowUncertain(batchId, row.line, row.currentStep, {
             code: ENGINE_CODES.rowUnparsable,
@@ -687,7 +729,7 @@ class BatchRun {
       }
       if (this.holdEffects && step.effect !== 'read') {
         // Held for approval: the read steps before are done (the preview shows them); park before the effect.
-        await store.write((s) => s.parkRow(batchId, row.line));
+        await this.writeRow(row.line, (s) => s.parkRow(batchId, row.line));
         return;
       }
       if (this.signal?.aborted) {
@@ -702,19 +744,22 @@ class BatchRun {
         outputPath: (fileName) => this.outputPath(fileName),
         // The stop signal is NOT given to steps: a request already sent is let finish (its answer is stored).
       };
-      const r = await this.runStep(row, step, rec, ctx, i === kindSteps.length - 1);
+      const last = i === kindSteps.length - 1;
+      const r = await this.runStep(row, step, rec, ctx, last);
       if (r.kind === 'stopped') return;
-      if (r.kind === 'ended') {
+      if (r.kind === 'ended' || last) {
+        // The last step's answer was committed with the row's success (`recordStepDone(..., last = true)`, one
+        // transaction): nothing to read back.
         this.progress();
         return;
       }
       previous[step.name] = r.output;
     }
-    // Every step was already done (a crash after the last step's answer was stored cannot happen: the last step's
-    // answer and the row's success are one transaction); nothing to send.
+    // Every step was already done before this run (a crash after the last step's answer was stored cannot leave the
+    // row unfinished: the last step's answer and the row's success are one transaction); nothing to send.
     const state = (await store.getRow(batchId, row.line))?.state;
     if (state !== 'succeeded') {
-      await store.write(async (s) => {
+      await this.writeRow(row.line, async (s) => {
         if (state !== 'in_flight') await s.transitionRow(batchId, row.line, 'in_flight');
         await s.transitionRow(batchId, row.line, 'succeeded', { currentStep: null, error: null });
       });
@@ -724,8 +769,8 @@ class BatchRun {
 
   /** Stopped before a step: park the row, or leave it uncertain when its current step's outcome is unknown. */
   private async stopRow(line: number, rec: StepRecord | undefined, unknownError?: RowError): Promise<StepResult> {
-    const { store, batchId } = this.o;
-    await store.write(async (s) => {
+    const { batchId } = this.o;
+    await this.writeRow(line, async (s) => {
       const state = (await s.getRow(batchId, line))?.state;
       const unknown = rec?.state === 'intent' || rec?.state === 'unknown' || unknownError !== undefined;
       if (unknown && state !== 'uncertain') {
@@ -769,7 +814,7 @@ class BatchRun {
     ctx: StepContext<unknown>,
     last: boolean,
   ): Promise<StepResult> {
-    const { store, batchId, queue } = this.o;
+    const { batchId, queue } = this.o;
     const line = row.line;
     const group = this.kind.group;
     const hasEffect = step.effect !== 'read';
@@ -788,7 +833,7 @@ class BatchRun {
     let rateLimited = 0;
 
     const end = async (to: 'failed' | 'uncertain', error: RowError): Promise<StepResult> => {
-      await store.write(async (s) => {
+      await this.writeRow(line, async (s) => {
         if (to === 'failed') {
           const cur = (await s.getSteps(batchId, line)).get(step.name)?.state;
           await s.recordRowFailed(batchId, line, cur === 'done' ? null : step.name, error);
@@ -800,9 +845,14 @@ class BatchRun {
       return { kind: 'ended' };
     };
     const done = async (output: StepOutput): Promise<StepResult> => {
+      if (!hasEffect && !last) {
+        // Rule 9 of src/store/rows.ts: a read's answer rides in the row's next write (its next step's intent).
+        this.unsaved.set(line, { step: step.name, output });
+        return { kind: 'done', output };
+      }
       // An answer may skip its own fsync (src/store/store.ts): lost in a power cut, the step is still `intent` and
       // the next run resolves it as an unknown outcome. Intents are always FULL.
-      await store.write((s) => s.recordStepDone(batchId, line, step.name, output, last), { durable: false });
+      await this.writeRow(line, (s) => s.recordStepDone(batchId, line, step.name, output, last), { durable: false });
       return { kind: 'done', output };
     };
 
@@ -849,7 +899,7 @@ class BatchRun {
         const output = await queue.run(
           group,
           async () => {
-            if (hasEffect) await store.write((s) => s.recordIntent(batchId, line, step.name));
+            if (hasEffect) await this.writeIntent(line, step.name);
             sent = true;
             this.attempts++;
             return step.run({ ...ctx, resend: unknown });
@@ -870,7 +920,7 @@ class BatchRun {
           // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
           const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
           if (hasEffect)
-            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
+            await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
           attempt--;
           this.gate.failed();
           const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
@@ -892,7 +942,7 @@ class BatchRun {
             return this.refusedAfterUnknown(step, ctx, line, rowError, error, lastUnknown, end, done);
           }
           if (error.outcome === 'uncertain' && hasEffect && !unknown) {
-            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
+            await this.writeRow(line, (s) => s.recordStepUnknown(batchId, line, step.name, rowError));
           }
           return end(error.outcome, rowError);
         }
@@ -901,7 +951,7 @@ class BatchRun {
           // Not processed by the bank. The queue has paused the group; the next attempt waits for it. An earlier
           // attempt of unknown outcome stays unknown: this one not being sent says nothing about that one.
           if (hasEffect)
-            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
+            await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
           rateLimited++;
           attempt--;
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
@@ -922,10 +972,10 @@ class BatchRun {
         }
         if (verdict === 'not-sent') {
           if (hasEffect)
-            await store.write((s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
+            await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
         } else if (verdict === 'unknown') {
           if (hasEffect) {
-            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
+            await this.writeRow(line, (s) => s.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
             everUnknown = true;
             lastUnknown = rowError;
@@ -933,7 +983,7 @@ class BatchRun {
         } else {
           // 'bug': an error that is not the bank's. With an effect, the request may have gone: unknown.
           if (hasEffect) {
-            await store.write((s) => s.recordStepUnknown(batchId, line, step.name, rowError));
+            await this.writeRow(line, (s) => s.recordStepUnknown(batchId, line, step.name, rowError));
             unknown = true;
             everUnknown = true;
             lastUnknown = rowError;
@@ -990,11 +1040,11 @@ class BatchRun {
     cause: RowError | undefined,
     lastUnknown?: RowError,
   ): Promise<StepResult | undefined> {
-    const { store, batchId } = this.o;
+    const { batchId } = this.o;
     if (!unknown) {
       const reason = cause?.message ?? t(this.locale, 'BANK_UNREACHABLE.otherRequest');
       const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
-      await store.write((s) =>
+      await this.writeRow(line, (s) =>
         s.recordRowWaiting(batchId, line, step, {
           code: ENGINE_CODES.bankUnreachable,
           message: t(this.locale, 'BANK_UNREACHABLE.waiting', { reason, seconds: nextS }),
@@ -1021,8 +1071,8 @@ class BatchRun {
   }
 
   private async endUncertain(line: number, step: string, error: RowError): Promise<StepResult> {
-    const { store, batchId } = this.o;
-    await store.write((s) => s.recordRowUncertain(batchId, line, step, error));
+    const { batchId } = this.o;
+    await this.writeRow(line, (s) => s.recordRowUncertain(batchId, line, step, error));
     return { kind: 'ended' };
   }
 
@@ -1060,7 +1110,7 @@ class BatchRun {
     end: (to: 'failed' | 'uncertain', error: RowError) => Promise<StepResult>,
     done: (output: StepOutput) => Promise<StepResult>,
   ): Promise<StepResult> {
-    const { store, batchId } = this.o;
+    const { batchId } = this.o;
     // A replayed refusal proves the first attempt did nothing, unless the bank already refused this key after an
     // unknown outcome (it had lost the key then): what it replays now is that refusal, not the first answer.
     const refusedBefore = lastUnknown?.code === ENGINE_CODES.refusedAfterUnknown;
@@ -1107,7 +1157,7 @@ class BatchRun {
     }
     // The step stays unknown, marked as refused once after it (for the replay rule above), with the first cause.
     const cause = lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.itsOutcome');
-    await store.write((s) =>
+    await this.writeRow(line, (s) =>
       s.recordStepUnknown(batchId, line, step.name, { code: ENGINE_CODES.refusedAfterUnknown, message: cause }),
     );
     return end('uncertain', {

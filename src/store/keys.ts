@@ -15,7 +15,7 @@
  * REMESSA_NAMESPACE must never change: changing it changes every key, and a resend after the change would be a new
  * request to the bank.
  */
-import { v5 as uuidV5 } from 'uuid';
+import { uuidV5 } from '../formats/uuid-v5.js';
 import type { KindName } from '../types.js';
 
 /** remessa's fixed UUIDv5 namespace. Never change it (see above). */

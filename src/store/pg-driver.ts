@@ -318,6 +318,11 @@ export class PgDriver implements SqlDriver {
     client.on('error', onClientError);
     let open = true;
     let savepoints = 0;
+    // A savepoint that succeeded is released by the next statement that begins a savepoint (one round trip for both,
+    // in the simple protocol), by the RELEASE of the savepoint around it, or by COMMIT, which releases every
+    // savepoint left: never one round trip of its own. Savepoints nest (LIFO), so the one waiting for its release is
+    // always inside the savepoint that ends next: a rollback to that one destroys it, a release of it releases it.
+    let toRelease: string | undefined;
     const use = (): pg.PoolClient => {
       if (!open)
         throw new StoreError('STORE_TRANSACTION_ENDED', 'A statement was given to a transaction that has ended');
@@ -334,24 +339,30 @@ export class PgDriver implements SqlDriver {
       savepoint: async <R>(inner: (t: SqlTransaction) => Promise<R>) => {
         savepoints += 1;
         const name = `remessa_sp${savepoints}`;
-        await this.#query(use(), `SAVEPOINT ${name}`, []);
+        const begin =
+          toRelease === undefined ? `SAVEPOINT ${name}` : `RELEASE SAVEPOINT ${toRelease}; SAVEPOINT ${name}`;
+        toRelease = undefined;
+        await this.#query(use(), begin, [], { raw: true, label: begin });
         let result: R;
         try {
           result = await inner(tx);
         } catch (error) {
-          await this.#query(use(), `ROLLBACK TO SAVEPOINT ${name}`, []);
-          await this.#query(use(), `RELEASE SAVEPOINT ${name}`, []);
+          toRelease = undefined; // inside this one: destroyed by the rollback to it
+          const undo = `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`;
+          await this.#query(use(), undo, [], { raw: true, label: undo });
           throw error;
         }
-        await this.#query(use(), `RELEASE SAVEPOINT ${name}`, []);
+        toRelease = name; // with any inside it
         return result;
       },
     };
     clientOf.set(tx, client);
     let broken: Error | undefined;
     try {
-      await this.#query(client, 'BEGIN', []);
-      if (options.durable === false) await this.#query(client, 'SET LOCAL synchronous_commit = off', []);
+      // One round trip (the simple protocol takes both statements in one message).
+      if (options.durable === false) {
+        await this.#query(client, 'BEGIN; SET LOCAL synchronous_commit = off', [], { raw: true, label: 'BEGIN' });
+      } else await this.#query(client, 'BEGIN', []);
       let result: T;
       try {
         result = await fn(tx);

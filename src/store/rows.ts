@@ -78,6 +78,13 @@
  *    (it died, froze or lost the database), another daemon takes its rows over, and their steps in `intent` become
  *    `unknown` (code TAKEN_OVER_FROM_DEAD_DAEMON): exactly what a restart does with them (rule 1), then rule 2 decides
  *    (resend with the same key, recover, or the row stays `uncertain`). Nothing else of the row changes hands.
+ * 9. A read step's answer (a bill's lookup) need not be a commit of its own: the engine writes it in the same
+ *    transaction as the row's next write, which is the next step's intent when the row goes on (one commit a row
+ *    fewer). It is written whatever that next write is: the row parked (held for approval, stopped), waiting, failed
+ *    or uncertain (a store failure included), and at the latest when the row's drive ends, so that previews and result
+ *    files show the read's outputs. Lost in a crash before that write, nothing is lost but a read: the row is still
+ *    `pending` (or as it was) with the step absent, and the read is done again (read steps have no effect). Never
+ *    deferred: the last step's answer (the row's success), and any effect step's answer.
  */
 import { RemessaError } from '../errors.js';
 import type { RowOutcome } from '../types.js';

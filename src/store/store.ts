@@ -59,6 +59,9 @@
  * ~40% of the wall time of a bill-payment run (docs/performance.md). SQLite refuses to change the level inside a
  * transaction, hence one level per group, chosen before BEGIN. (On PostgreSQL the same holds: an asynchronous commit
  * lost in a crash of the server leaves the step at `intent`, handled the same way.)
+ * A read step's answer is not committed alone: it rides in the row's next write, its next intent above all (rule 9 of
+ * ./rows.ts; src/runner/engine.ts `writeRow`), so a bill payment is two commits, the intent's (durable) and the
+ * payment's answer.
  * A lost COMMIT (PostgreSQL: the connection dies after COMMIT was sent, STORE_CONNECTION_LOST) rejects the `write` or
  * the method although the transaction may have committed: callers never read that rejection as "nothing was
  * written". For an intent it is safe as it stands: the request is not sent by this call, and an intent that did get
@@ -179,6 +182,12 @@ export interface IngestResult {
 }
 
 export type OutputValue = StepOutput[string];
+
+/** A read step's answer not committed yet: it rides in the row's next intent (rule 9 of ./rows.ts). */
+export interface ReadAnswer {
+  step: string;
+  output: StepOutput;
+}
 
 export interface RowRecord {
   batchId: string;
@@ -1245,14 +1254,35 @@ export class Store {
     step: string,
     /** The row is locked already in this transaction (`assertHeldForIntent`). */
     locked = false,
-  ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null }> {
+    /** Another step of the row whose state is read too (`other_state`): a read answer riding in an intent. */
+    other?: string,
+  ): Promise<{
+    state: RowState;
+    outputs: string | null;
+    step_state: StepState | null;
+    other_state?: StepState | null;
+  }> {
     if (!locked && this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
-    const cur = await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
-      `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
+    const cur =
+      other === undefined
+        ? await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
+            `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
          LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
        WHERE r.batch_id = ? AND r.line = ?`,
-      [step, batchId, line],
-    );
+            [step, batchId, line],
+          )
+        : await this.sql.get<{
+            state: RowState;
+            outputs: string | null;
+            step_state: StepState | null;
+            other_state: StepState | null;
+          }>(
+            `SELECT r.state, r.outputs, s.state AS step_state, o.state AS other_state FROM rows r
+         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
+         LEFT JOIN steps o ON o.batch_id = r.batch_id AND o.line = r.line AND o.step = ?
+       WHERE r.batch_id = ? AND r.line = ?`,
+            [step, other, batchId, line],
+          );
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     return cur;
   }
@@ -1261,23 +1291,54 @@ export class Store {
    * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
    * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements (five
    * on PostgreSQL, see `rowAndStep`).
+   *
+   * `answered`: a read step's answer that rides in this intent (rule 9 of ./rows.ts): the same checks and writes as
+   * `recordStepDone(answered.step, answered.output, last = false)` before the intent, with the row read and written
+   * once for both (one step upsert more).
    */
-  recordIntent(batchId: string, line: number, step: string): Promise<void> {
+  recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
     return this.unit(async (s) => {
       await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
       // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none).
       const daemon = s.shared.daemon;
       if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
-      const cur = await s.rowAndStep(batchId, line, step, daemon !== undefined);
+      const cur = await s.rowAndStep(batchId, line, step, daemon !== undefined, answered?.step);
+      let from = cur.state;
+      if (answered !== undefined) {
+        assertStepTransition(cur.other_state ?? null, 'done', `step ${answered.step} (line ${line})`);
+        if (from !== 'in_flight') assertRowTransition(from, 'in_flight', `row (line ${line})`);
+        from = 'in_flight';
+      }
       assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
-      assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
+      assertRowTransition(from, 'in_flight', `row (line ${line})`);
       const now = s.ts();
-      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'intent', 1, null, null, null, now]);
-      await s.sql.run(
-        `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL
+      if (answered === undefined) {
+        await s.sql.run(
+          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL
          WHERE batch_id = ? AND line = ?`,
-        [now, step, batchId, line],
-      );
+          [now, step, batchId, line],
+        );
+      } else {
+        const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
+        for (const k in answered.output) merged[k] = answered.output[k] as OutputValue;
+        await s.sql.run(
+          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
+           outputs = ? WHERE batch_id = ? AND line = ?`,
+          [now, step, encodeObject(merged), batchId, line],
+        );
+        await s.sql.run(STEP_UPSERT, [
+          batchId,
+          line,
+          answered.step,
+          'done',
+          0,
+          JSON.stringify(answered.output),
+          null,
+          null,
+          now,
+        ]);
+      }
+      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'intent', 1, null, null, null, now]);
     });
   }
 
