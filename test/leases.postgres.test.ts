@@ -4,6 +4,7 @@
  * STORE_LEASE_LOST), a dead daemon's rows taken over with their steps in `intent` turned `unknown`, an answer claimed
  * by one writer, and concurrent group commits over two batches' counters (deadlocks retried, nothing lost).
  */
+import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { registerIntake } from '../src/store/intakes.js';
@@ -166,6 +167,31 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     const again = await DaemonLease.register(moved, { name: 'alpha', leaseMs: 3000 });
     leases.push(again);
     expect(again.lost).toBe(false);
+  });
+
+  it('refuses a second process of the same name on this host while the first runs (temp folders apart); a dead one is a restart', async () => {
+    // The name's lock lives in the machine's temp folder; two processes whose temp folders differ (systemd's
+    // PrivateTmp) both pass it. The lease then tells them apart by the process id it names.
+    const first = await daemon('alpha');
+    first.lease.abandon();
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await first.store.sql.run('UPDATE daemons SET pid = ? WHERE name = ?', [other.pid!, 'alpha']);
+      const second = await openStore();
+      await expect(DaemonLease.register(second, { name: 'alpha', leaseMs: 600 })).rejects.toMatchObject({
+        code: STORE_DAEMON_NAME_IN_USE,
+      });
+      // The first process dies (its lease still live): the next one under its name is its restart, at once.
+      const exited = new Promise((r) => other.once('exit', r));
+      other.kill('SIGKILL');
+      await exited;
+      // (Its lease of 30 s is still live: were it not taken as a restart, this would be refused.)
+      const again = await DaemonLease.register(second, { name: 'alpha', leaseMs: 3000 });
+      leases.push(again);
+      expect(again.lost).toBe(false);
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 
   it('takes a dead daemon rows over: its steps in intent become unknown; the dead one sends nothing more', async () => {

@@ -6,7 +6,8 @@
  *
  * THE LEASE OF A DAEMON (table `daemons`, one row per `store.daemonName`)
  *
- *   (start) --register: no live lease under this name on another host (one is waited for, one lease)--> alive
+ *   (start) --register: no live lease under this name on another host, nor on this host from a process that still
+ *           runs (one is waited for, one lease)--> alive
  *           (a new life under a name lets go, in the same transaction, the rows and answers its previous life held)
  *   alive --renew every leaseMs/3: lease_until = DB now + leaseMs--> alive
  *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
@@ -63,6 +64,17 @@ export const STORE_DAEMON_NAME_IN_USE = 'STORE_DAEMON_NAME_IN_USE';
 export const TAKEN_OVER = 'TAKEN_OVER_FROM_DEAD_DAEMON';
 
 export { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './daemon-name.js';
+
+/** Whether a process of this pid runs on this machine (EPERM: it runs, as another user). */
+function isRunning(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** Whether several daemons may share this store: PostgreSQL only (SQLite has one daemon, the data folder's lock). */
 export function isSharedStore(store: Store): boolean {
@@ -162,15 +174,39 @@ export class DaemonLease implements RowHolder {
     const started = this.monotonic();
     const now = clock(store);
     const at = new Date().toISOString();
+    // A live lease under this name from this host is this daemon's previous life (restarted before its lease passed)
+    // unless the process it names still runs: then it is a second process given the same name (one whose temp folder
+    // differs, where the name's lock lives: systemd's PrivateTmp), refused as one on another host is.
+    const before = await store.sql.get<{ host: string | null; pid: number | string | null }>(
+      'SELECT host, pid FROM daemons WHERE name = ?',
+      [options.name],
+    );
+    const otherHere =
+      before?.host === host &&
+      before.pid !== null &&
+      Number(before.pid) !== process.pid &&
+      isRunning(Number(before.pid));
     const registered = await store.transaction(async (s) => {
       const r = await s.sql.get<{ name: string }>(
         `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
          VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
          ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
            last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
-         WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL OR d.host = excluded.host
+         WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL
+           OR (d.host = excluded.host AND d.pid IS NOT DISTINCT FROM ? AND ? = 0)
          RETURNING d.name`,
-        [options.name, ...now.params, this.leaseMs, at, at, host, process.pid, this.leaseMs],
+        [
+          options.name,
+          ...now.params,
+          this.leaseMs,
+          at,
+          at,
+          host,
+          process.pid,
+          this.leaseMs,
+          before?.pid ?? null,
+          otherHere ? 1 : 0,
+        ],
       );
       if (!r) return false;
       // A new life under this name holds nothing yet: the rows and answers its previous life held (it died, or was
