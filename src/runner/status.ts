@@ -26,6 +26,7 @@ import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
+import { isProcessRunning } from '../process-running.js';
 import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
 import { type DaemonView, isSharedStore, listDaemons } from '../store/leases.js';
 import { describeStorePlace, runnerStorePlace, SQLITE_STORE_FILE } from '../store/place.js';
@@ -196,12 +197,7 @@ export async function showStatus(options: RunnerOptions, show: ShowStatusOptions
 /** Whether the lock holder's process still runs (on this host; on another one, it is taken at its word). */
 function holderAlive(holder: LockHolder): boolean {
   if (holder.host !== os.hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return isProcessRunning(holder.pid);
 }
 
 /** The process driving the data folder now, or null (none, or a holder file left by a killed process). */

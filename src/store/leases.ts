@@ -49,6 +49,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { RemessaError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isProcessRunning } from '../process-running.js';
 import { DAEMON_NAME, DEFAULT_LEASE_MS } from './daemon-name.js';
 import { StoreError } from './db.js';
 import type { SqlParam } from './sql.js';
@@ -64,17 +65,6 @@ export const STORE_DAEMON_NAME_IN_USE = 'STORE_DAEMON_NAME_IN_USE';
 export const TAKEN_OVER = 'TAKEN_OVER_FROM_DEAD_DAEMON';
 
 export { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './daemon-name.js';
-
-/** Whether a process of this pid runs on this machine (EPERM: it runs, as another user). */
-function isRunning(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Whether several daemons may share this store: PostgreSQL only (SQLite has one daemon, the data folder's lock). */
 export function isSharedStore(store: Store): boolean {
@@ -181,11 +171,9 @@ export class DaemonLease implements RowHolder {
       'SELECT host, pid FROM daemons WHERE name = ?',
       [options.name],
     );
+    const pid = Number(before?.pid ?? 0);
     const otherHere =
-      before?.host === host &&
-      before.pid !== null &&
-      Number(before.pid) !== process.pid &&
-      isRunning(Number(before.pid));
+      before?.host === host && Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isProcessRunning(pid);
     const registered = await store.transaction(async (s) => {
       const r = await s.sql.get<{ name: string }>(
         `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)

@@ -85,6 +85,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
+import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
@@ -390,7 +391,7 @@ function takeLock(lockFile: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number.parseInt(readFileSync(lockFile, 'utf8'), 10);
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isProcessRunning(holder)) {
         throw new StoreError(
           'STORE_LOCKED',
           `The store ${lockFile.slice(0, -5)} is in use by process ${holder}: only one remessa may drive it at a time`,
@@ -400,15 +401,6 @@ function takeLock(lockFile: string): () => void {
     }
   }
   throw new StoreError('STORE_LOCKED', `Could not take the lock ${lockFile}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The mutable state a store shares with its views (a view is the store bound to one transaction). */
