@@ -15,7 +15,7 @@ import { RequestQueue } from '../src/queue/index.js';
 import { type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { StoreError } from '../src/store/db.js';
 import type { Store } from '../src/store/index.js';
-import { skipIfAsked, storeEngines } from './helpers/stores.js';
+import { interceptWrites, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
 
@@ -169,28 +169,13 @@ describe.each(engines)('a read answer rides in the row next write ($name)', (eng
       paid++;
       return { paid: 'x' };
     });
-    const real = store.write.bind(store);
     let failures = 0;
-    store.write = ((fn, options) =>
-      real(
-        (s) =>
-          fn(
-            new Proxy(s, {
-              get(target, prop, receiver) {
-                const value = Reflect.get(target, prop, receiver);
-                if (typeof value !== 'function') return value;
-                if (prop === 'recordIntent') {
-                  return () => {
-                    failures++;
-                    throw new StoreError('STORE_IO', 'disk I/O error (injected)');
-                  };
-                }
-                return value.bind(target);
-              },
-            }),
-          ),
-        options,
-      )) as typeof store.write;
+    interceptWrites(store, {
+      recordIntent: () => {
+        failures++;
+        throw new StoreError('STORE_IO', 'disk I/O error (injected)');
+      },
+    });
     const r = await run(kind, ['a']);
     expect(failures).toBe(1);
     expect(paid).toBe(0);

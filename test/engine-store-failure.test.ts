@@ -9,22 +9,25 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import type { BankClient } from '../src/bank/client.js';
 import { billPaymentsKind } from '../src/batches/bill-payments.js';
 import type { BatchKind } from '../src/batches/kind.js';
 import { readBatch } from '../src/csv/reader.js';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { type ProcessBatchResult, processBatch } from '../src/runner/engine.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import { StoreError } from '../src/store/db.js';
 import type { Store } from '../src/store/index.js';
-import { skipIfAsked, storeEngines } from './helpers/stores.js';
+import { sandboxPerTest } from './helpers/sandbox.js';
+import { interceptWrites, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
 
 describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
   skipIfAsked(engine);
+  // A sandbox and a client without retries of its own (the engine owns them) per test, closed after it.
+  const bank = sandboxPerTest({ sandbox: { port: 0 }, client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
   let dir: string;
   let sandbox: RunningSandbox;
   let client: BankClient;
@@ -35,14 +38,11 @@ describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
     dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-failure-'));
     store = await engine.open();
     queue = new RequestQueue({ concurrency: 2 });
-    sandbox = await startSandbox({ port: 0 });
-    client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+    ({ sandbox, client } = await bank.setup());
   });
   afterEach(async () => {
     await store.close();
     queue.close();
-    await client.close();
-    await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -52,39 +52,14 @@ describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
    */
   function failAnswerOf(step: string, times: number): () => number {
     let left = times;
-    const realWrite = store.write.bind(store);
-    store.write = ((fn, options) =>
-      realWrite(
-        (s) =>
-          fn(
-            new Proxy(s, {
-              get(target, prop, receiver) {
-                const value = Reflect.get(target, prop, receiver);
-                if (typeof value !== 'function') return value;
-                if (prop === 'recordStepDone') {
-                  return (...args: Parameters<typeof s.recordStepDone>) => {
-                    if (args[2] === step && left > 0) {
-                      left--;
-                      throw new StoreError('STORE_IO', 'disk I/O error (injected)');
-                    }
-                    return value.apply(target, args);
-                  };
-                }
-                if (prop === 'recordIntent') {
-                  return (...args: Parameters<typeof s.recordIntent>) => {
-                    if (args[3]?.step === step && left > 0) {
-                      left--;
-                      throw new StoreError('STORE_IO', 'disk I/O error (injected)');
-                    }
-                    return value.apply(target, args);
-                  };
-                }
-                return value.bind(target);
-              },
-            }),
-          ),
-        options,
-      )) as typeof store.write;
+    const fail = (): never => {
+      left--;
+      throw new StoreError('STORE_IO', 'disk I/O error (injected)');
+    };
+    interceptWrites(store, {
+      recordStepDone: (real, ...args) => (args[2] === step && left > 0 ? fail() : real(...args)),
+      recordIntent: (real, ...args) => (args[3]?.step === step && left > 0 ? fail() : real(...args)),
+    });
     return () => times - left;
   }
 

@@ -141,3 +141,36 @@ export function skipIfAsked(engine: StoreEngine): void {
     context.skip();
   });
 }
+
+/** What `interceptWrites` may put in place of a view method: given the real one and the call's arguments. */
+export type WriteInterceptors = {
+  [K in keyof Store]?: Store[K] extends (...args: infer A) => infer R
+    ? (real: (...args: A) => R, ...args: A) => R
+    : never;
+};
+
+/**
+ * From now on, the views `store.write` hands its callers run `around[method](real, ...args)` in place of those methods
+ * (every other method as it is): a test's way to make a chosen write fail inside its transaction, as a store failure
+ * would (the group commit then undoes that write only).
+ */
+export function interceptWrites(store: Store, around: WriteInterceptors): void {
+  const realWrite = store.write.bind(store);
+  const wrappers = around as Record<PropertyKey, ((real: unknown, ...args: unknown[]) => unknown) | undefined>;
+  store.write = ((fn, options) =>
+    realWrite(
+      (s) =>
+        fn(
+          new Proxy(s, {
+            get(target, prop, receiver) {
+              const value = Reflect.get(target, prop, receiver);
+              if (typeof value !== 'function') return value;
+              const real = value.bind(target);
+              const wrap = wrappers[prop];
+              return wrap ? (...args: unknown[]) => wrap(real, ...args) : real;
+            },
+          }),
+        ),
+      options,
+    )) as typeof store.write;
+}
