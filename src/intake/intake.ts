@@ -911,8 +911,9 @@ function sleep(ms: number): Promise<void> {
  */
 async function workItemKeyOf(item: WorkItem): Promise<string | undefined> {
   try {
-    // A rejected entry's key is made of its path, never its bytes: whether it is still there is asked of the entry.
-    await fs.lstat(item.file);
+    // A rejected entry's key is made of its path, never its bytes: whether it is still there is asked of the entry
+    // (the bytes of any other are read to hash them, which finds a file gone on its own).
+    if (item.meta.rejection) await fs.lstat(item.file);
     return await claimKeyOf(item.file, item.meta);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
