@@ -198,17 +198,15 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     await ready;
     // Several daemons on one store: rows of big files other daemons drive, not started yet, are shared out to this
     // one (src/runner/engine.ts `helpWithBatch`): looked for every second (one indexed query), one pass at a time.
-    let helping: Promise<unknown> = Promise.resolve();
-    let helpBusy = false;
+    let helping: Promise<unknown> | undefined; // the pass under way, if any
     const helpTimer = p.lease
       ? setInterval(() => {
-          if (helpBusy || current.signal.aborted) return;
-          helpBusy = true;
+          if (helping || current.signal.aborted) return;
           helping = p
             .helpOthers(current.signal)
             .catch((err) => log.error({ err }, "helping with other daemons' files failed; tried again"))
             .finally(() => {
-              helpBusy = false;
+              helping = undefined;
             });
         }, HELP_EVERY_MS)
       : undefined;
