@@ -21,7 +21,8 @@
  * PENDIG is the spelling of the spec's status enum; the spec's transition table and samples say PENDING. The sandbox
  * stores PENDIG, answers with the spelling of the `claimPendingSpelling` setting, and accepts both on input.
  */
-import { getPixKeyInfo, isValidEmail } from '@brazilian-utils/brazilian-utils';
+import { getPixKeyInfo } from '@brazilian-utils/brazilian-utils/get-pix-key-info';
+import { isValidEmail } from '@brazilian-utils/brazilian-utils/is-valid-email';
 import type {
   CancellationReason,
   ClaimKeyType,

@@ -23,7 +23,9 @@
  * refusals the problem shape plus a stable `code` (docs/service-gaps.md "QR code creation").
  */
 import { randomUUID } from 'node:crypto';
-import { getStateNameByCode, isValidCnpj, isValidCpf } from '@brazilian-utils/brazilian-utils';
+import { getStateNameByCode } from '@brazilian-utils/brazilian-utils/get-state-name-by-code';
+import { isValidCnpj } from '@brazilian-utils/brazilian-utils/is-valid-cnpj';
+import { isValidCpf } from '@brazilian-utils/brazilian-utils/is-valid-cpf';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import {
