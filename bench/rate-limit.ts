@@ -127,11 +127,12 @@ async function current(options: RateBenchOptions): Promise<number[]> {
     options,
     async (task) => {
       waiting++;
-      await queue.run('bill-payments', async () => {
+      await queue.run('bill-payments', async (handle) => {
         waiting--;
         // as the bank client's transport does (src/bank/http.ts)
+        const request = { task: handle };
         await task(async (mark) => {
-          for (let wait = queue.beforeSend(); wait; wait = queue.beforeSend()) await wait;
+          for (let wait = queue.beforeSend(request); wait; wait = queue.beforeSend(request)) await wait;
           mark();
         });
       });

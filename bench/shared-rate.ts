@@ -65,11 +65,11 @@ export async function benchSharedRate(options: SharedRateBenchOptions): Promise<
           queues.flatMap((queue) =>
             Array.from({ length: options.concurrency * 2 }, async () => {
               while (performance.now() < end) {
-                await queue.run('bill-payments', async () => {
+                await queue.run('bill-payments', async (task) => {
                   await sleep(Math.floor(Math.random() * 4));
                   const requests = Math.random() < 1 / 3 ? 2 : 1;
                   for (let r = 0; r < requests; r++) {
-                    await queue.gate();
+                    await queue.gate({ task });
                     await sleep(5 + Math.floor(Math.random() * 150));
                   }
                 });

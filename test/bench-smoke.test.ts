@@ -71,6 +71,7 @@ describe('bill-payments steps', () => {
       client,
       previous: {},
       outputPath: (name) => path.join(dir, name),
+      request: {},
       resend,
     };
   }

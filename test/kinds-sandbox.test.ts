@@ -45,7 +45,7 @@ function row(kindName: KindName, record: Record<string, string>): unknown {
 }
 
 function context(row: unknown, previous: Record<string, StepOutput>, key: string, resend = false) {
-  return { row, idempotencyKey: key, client, previous, outputPath: (f: string) => join(dir, f), resend };
+  return { row, idempotencyKey: key, client, previous, outputPath: (f: string) => join(dir, f), request: {}, resend };
 }
 
 /** Runs every step in order, as the engine would; returns the outputs by step. */

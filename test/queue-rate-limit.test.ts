@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../src/bank/errors.js';
-import { type GroupRateLimit, RequestQueue, type RequestQueueOptions } from '../src/queue/index.js';
+import { type GroupRateLimit, type QueueTask, RequestQueue, type RequestQueueOptions } from '../src/queue/index.js';
 import { AIMD_INCREASE_FRACTION } from '../src/queue/rate-limit.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from '../src/types.js';
 import { VirtualClock } from './helpers/virtual-clock.js';
@@ -103,8 +103,8 @@ describe('rate limits hold in every window (virtual clock)', () => {
         let running = 0;
         let peak = 0;
         let settled = 0;
-        const send = async (group: EndpointGroup) => {
-          await q.gate();
+        const send = async (group: EndpointGroup, task: QueueTask) => {
+          await q.gate({ task });
           const t = clock.now();
           starts.get(group)!.push(t);
           all.push(t);
@@ -112,16 +112,16 @@ describe('rate limits hold in every window (virtual clock)', () => {
         const results: Array<Promise<unknown>> = [];
         for (const spec of scenario.tasks as TaskSpec[]) {
           clock.setTimeout(() => {
-            const p = q.run(spec.group, async () => {
+            const p = q.run(spec.group, async (task) => {
               running++;
               peak = Math.max(peak, running);
               try {
                 if (spec.localMs > 0) await clock.sleep(spec.localMs); // the intent write
-                await send(spec.group);
+                await send(spec.group, task);
                 await clock.sleep(spec.latencyMs);
                 if (spec.answer429) throw rateLimited(spec.retryAfterMs);
                 if (spec.secondRequest) {
-                  await send(spec.group);
+                  await send(spec.group, task);
                   await clock.sleep(spec.secondLatencyMs);
                 }
               } finally {
@@ -169,9 +169,9 @@ describe('rate limits hold in every window (virtual clock)', () => {
     };
     const total = 1500;
     const done = Array.from({ length: total }, () =>
-      q.run('charges', async () => {
+      q.run('charges', async (task) => {
         await clock.sleep(Math.floor(random() * 5)); // intent write
-        await q.gate();
+        await q.gate({ task });
         starts.push(clock.now());
         await clock.sleep(20 + Math.floor(random() * 600));
       }),
@@ -197,8 +197,8 @@ describe('rate limits hold in every window (virtual clock)', () => {
     const clock = new VirtualClock();
     const q = new RequestQueue({ concurrency: 10, rateLimits: { pix: { intervalCap: 5, intervalMs: 1000 } }, clock });
     const starts: number[] = [];
-    const task = async () => {
-      await q.gate();
+    const task = async (task: QueueTask) => {
+      await q.gate({ task });
       starts.push(clock.now());
     };
     const first = Array.from({ length: 5 }, () => q.run('pix', task));
@@ -226,8 +226,8 @@ describe('rate limits hold in every window (virtual clock)', () => {
     const groups: EndpointGroup[] = ['charges', 'pix', 'claims'];
     const done = Array.from({ length: 240 }, (_, i) => {
       const g = groups[i % 3]!;
-      return q.run(g, async () => {
-        await q.gate();
+      return q.run(g, async (task) => {
+        await q.gate({ task });
         starts.push([g, clock.now()]);
         await clock.sleep(30);
       });
@@ -266,8 +266,8 @@ describe('a group that keeps getting 429 lowers its own rate, and raises it agai
     let bankSays429 = true;
     const call = () =>
       q
-        .run('charges', async () => {
-          await q.gate();
+        .run('charges', async (task) => {
+          await q.gate({ task });
           await clock.sleep(300);
           if (bankSays429) throw rateLimited(500);
         })
@@ -307,16 +307,16 @@ describe('a group that keeps getting 429 lowers its own rate, and raises it agai
       clock,
     });
     await q
-      .run('claims', async () => {
-        await q.gate();
+      .run('claims', async (task) => {
+        await q.gate({ task });
         throw rateLimited(1000);
       })
       .catch(() => {});
     expect(q.currentLimit('claims')).toBe(10);
     const starts: number[] = [];
     const done = Array.from({ length: 30 }, () =>
-      q.run('claims', async () => {
-        await q.gate();
+      q.run('claims', async (task) => {
+        await q.gate({ task });
         starts.push(clock.now());
       }),
     );
@@ -359,8 +359,8 @@ describe('a queue on a clock that moves between readings', () => {
           const q = new RequestQueue({ concurrency, rateLimits: { pix: limit }, clock });
           let finished = 0;
           const done = work.map((ms) =>
-            q.run('pix', async () => {
-              if (ms % 3 === 0) await q.gate(); // some tasks make a request, others only local work
+            q.run('pix', async (task) => {
+              if (ms % 3 === 0) await q.gate({ task }); // some tasks make a request, others only local work
               await clock.sleep(ms);
               finished++;
             }),

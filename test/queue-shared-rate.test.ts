@@ -124,10 +124,10 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
         await Promise.all(
           s.tasks.map((t) => {
             const q = queues[t.daemon]!;
-            return q.run(t.group, async () => {
+            return q.run(t.group, async (task) => {
               await sleep(t.localMs);
               for (let n = t.twice ? 2 : 1; n > 0; n--) {
-                await q.gate();
+                await q.gate({ task });
                 await sleep(t.latencyMs);
               }
             });
@@ -196,8 +196,8 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
 
     let startedAt = 0;
     await expect(
-      qa.run('charges', async () => {
-        await qa.gate();
+      qa.run('charges', async (task) => {
+        await qa.gate({ task });
         startedAt = performance.now();
         throw rateLimited(600);
       }),
@@ -207,11 +207,11 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
 
     // Another group on the other daemon goes at once.
     const t0 = performance.now();
-    await qb.run('pix', () => qb.gate());
+    await qb.run('pix', (task) => qb.gate({ task }));
     expect(performance.now() - t0).toBeLessThan(300);
 
     // The paused group on the other daemon waits for the pause's end (on its own clock: about 600 ms after the 429).
-    await qb.run('charges', () => qb.gate());
+    await qb.run('charges', (task) => qb.gate({ task }));
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(500);
     expect(pausesSeenByB.some(([g, ms]) => g === 'charges' && ms > 300)).toBe(true);
     expect(pausesSeenByB.some(([g]) => g === 'pix')).toBe(false);

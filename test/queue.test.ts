@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../src/bank/errors.js';
 import { queueOptionsFromConfig, RequestQueue } from '../src/queue/index.js';
@@ -22,6 +26,9 @@ function rateLimited(retryAfterMs: number | undefined): RateLimitedError {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const TSX_LOADER = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 describe('RequestQueue', () => {
   it('a 429 pauses only its group; the other groups go on', async () => {
@@ -194,4 +201,33 @@ describe('RequestQueue', () => {
       claims: { intervalCap: 1, intervalMs: 1000 },
     });
   });
+});
+
+describe('RequestQueue and async hooks', () => {
+  it('running tasks and their requests through the gate turns on no promise hook in the process', async () => {
+    // A fresh process: the test runner may have hooks of its own. With promise hooks on (an AsyncLocalStorage on
+    // Node 20 and 22 installs them, and every promise of the process pays for them), a promise's reaction runs under
+    // an async id of its own; with them off, under the id of the code around it, 0 at the top level of a module.
+    const queueUrl = pathToFileURL(path.join(ROOT, 'src/queue/index.ts')).href;
+    const script = `
+      import { executionAsyncId } from 'node:async_hooks';
+      const { RequestQueue } = await import(${JSON.stringify(queueUrl)});
+      const q = new RequestQueue({ concurrency: 2, rateLimits: { pix: { intervalCap: 2, intervalMs: 20 } } });
+      const task = async (task) => {
+        await q.gate({ task });
+        await q.gate({ task });
+      };
+      await Promise.all(Array.from({ length: 6 }, () => q.run('pix', task)));
+      q.close();
+      console.log(await Promise.resolve().then(() => executionAsyncId()));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--import',
+      TSX_LOADER,
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    expect(stdout.trim()).toBe('0');
+  }, 20_000);
 });

@@ -102,6 +102,7 @@ async function send(kindName: KindName, row: unknown): Promise<unknown> {
         client,
         previous,
         outputPath: (f: string) => join(dir, `${randomUUID()}-${f}`),
+        request: {},
       });
     }
     return undefined;

@@ -124,7 +124,7 @@ export class BillPaymentsResource {
   /** GET /baas/api/v1/bill-payments/{identifier}: bar code (44/48 digits) or digitable line (47/48 digits). */
   async lookup(identifier: string, options: RequestOptions = {}): Promise<LookedUpBill> {
     const record = await this.#http.json(
-      { method: 'GET', path: this.#http.path('billLookup', identifier), signal: options.signal },
+      { method: 'GET', path: this.#http.path('billLookup', identifier), signal: options.signal, task: options.task },
       billSchema,
     );
     return new LookedUpBill(TOKEN, identifier, record, new Date());
@@ -136,7 +136,7 @@ export class BillPaymentsResource {
    */
   get(id: string, options: RequestOptions = {}): Promise<BillPayment> {
     return this.#http.json(
-      { method: 'GET', path: this.#http.path('billPaymentGet', id), signal: options.signal },
+      { method: 'GET', path: this.#http.path('billPaymentGet', id), signal: options.signal, task: options.task },
       billPaymentSchema,
     );
   }
@@ -175,6 +175,7 @@ export class BillPaymentsResource {
           payAt: input.payAt,
         }),
         signal: options.signal,
+        task: options.task,
       },
       billPaymentSchema,
     );

@@ -97,7 +97,12 @@ export class ChargesResource {
   create(input: PixStaticChargeInput | PixDynamicChargeInput, options?: RequestOptions): Promise<PixCharge>;
   create(input: CreateChargeInput, options?: RequestOptions): Promise<CreatedCharge>;
   async create(input: CreateChargeInput, options: RequestOptions = {}): Promise<CreatedCharge> {
-    const request = { method: 'POST' as const, path: this.#http.path('charges'), signal: options.signal };
+    const request = {
+      method: 'POST' as const,
+      path: this.#http.path('charges'),
+      signal: options.signal,
+      task: options.task,
+    };
     const sent = <T extends CreatedCharge>(charge: T): T =>
       charge.correlationId ? charge : { ...charge, correlationId: input.correlationId };
     switch (input.type) {
@@ -118,7 +123,7 @@ export class ChargesResource {
   /** GET /v1/charges/{correlationId}: the consolidated charge. Unknown id: NotFoundError. */
   get(correlationId: string, options: RequestOptions = {}): Promise<Charge> {
     return this.#http.json(
-      { method: 'GET', path: this.#http.path('charge', correlationId), signal: options.signal },
+      { method: 'GET', path: this.#http.path('charge', correlationId), signal: options.signal, task: options.task },
       chargeSchema,
     );
   }
@@ -135,6 +140,7 @@ export class ChargesResource {
         path: this.#http.path('charges'),
         query: { startDate: input.startDate, endDate: input.endDate, page: input.page, limit: input.limit },
         signal: options.signal,
+        task: options.task,
       },
       chargeListSchema,
     );
@@ -147,6 +153,7 @@ export class ChargesResource {
       path: this.#http.path('charge', correlationId),
       body: chargePatchBody(patch),
       signal: options.signal,
+      task: options.task,
     });
     return res.body;
   }
@@ -162,7 +169,7 @@ export class ChargesResource {
    */
   streamPdf(correlationId: string, filePath: string, options: RequestOptions = {}): Promise<StreamedFile> {
     return this.#http.toFile(
-      { method: 'GET', path: this.#http.path('chargePdf', correlationId), signal: options.signal },
+      { method: 'GET', path: this.#http.path('chargePdf', correlationId), signal: options.signal, task: options.task },
       filePath,
       'application/pdf',
     );
@@ -188,6 +195,7 @@ export class ChargesResource {
       method,
       path: this.#http.path(action, correlationId),
       signal: options.signal,
+      task: options.task,
     });
     // Body not shown in the spec: any JSON object; an empty or non-JSON body counts as {}.
     let data: unknown;

@@ -27,6 +27,7 @@ export class ClaimsResource {
         idempotencyKey: this.#http.idempotencyKeyFor('claims', idempotencyKey),
         body: input,
         signal: options.signal,
+        task: options.task,
       },
       claimStartSchema,
     );
@@ -41,6 +42,7 @@ export class ClaimsResource {
         idempotencyKey: this.#http.idempotencyKeyFor('claimsSearch', idempotencyKey),
         body: input,
         signal: options.signal,
+        task: options.task,
       },
       claimSearchSchema,
     );
@@ -63,6 +65,7 @@ export class ClaimsResource {
         idempotencyKey: this.#http.idempotencyKeyFor('claimCancel', idempotencyKey),
         body: input,
         signal: options.signal,
+        task: options.task,
       },
       claimCancelSchema,
     );

@@ -50,6 +50,8 @@ export interface TransportRequest {
   /** Send the account id header (webhook operations; a profile may send it on every request). */
   withAccountId?: boolean;
   signal?: AbortSignal | undefined;
+  /** The caller's `RequestOptions.task`, handed to `beforeSend` as is (the request queue's task handle). */
+  task?: object | undefined;
 }
 
 /** A success response, body read as text. */
@@ -243,7 +245,7 @@ export class HttpTransport {
       throwIfAborted(req.signal);
       // The rate limiter's gate: undefined means "start now", in this same synchronous run; a promise means wait, then
       // ask again (src/queue/request-queue.ts).
-      const gate = { method: req.method, path, signal: req.signal };
+      const gate = { method: req.method, path, signal: req.signal, task: req.task };
       for (let wait = this.#options.beforeSend?.(gate); wait; wait = this.#options.beforeSend?.(gate)) await wait;
       const started = performance.now();
       let failure: ServiceError;

@@ -62,14 +62,17 @@ export interface BankClientOptions {
   /**
    * Called right before each HTTP request leaves (every attempt). Undefined: the request is handed to the connection
    * pool in the same synchronous run. A promise: the transport waits for it and calls again. The request queue's rate
-   * limiter (`RequestQueue.beforeSend`) plugs in here, so that what it counts is the moment requests start. A
-   * rejection is thrown as is: nothing was sent.
+   * limiter (`RequestQueue.beforeSend`) plugs in here, so that what it counts is the moment requests start; it
+   * knows whose request it is by the `task` the caller passed in the request's options. A rejection is thrown as is:
+   * nothing was sent.
    * @defaultValue none
    */
   beforeSend?: (request: {
     method: string;
     path: string;
     signal?: AbortSignal | undefined;
+    /** The caller's `RequestOptions.task`: which task of the queue the request belongs to. */
+    task?: object | undefined;
   }) => Promise<void> | undefined;
   /** Where attempts, retries and failures are logged (debug/warn). Secrets are scrubbed by src/log.ts. @defaultValue silent */
   logger?: Logger;

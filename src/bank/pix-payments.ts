@@ -85,6 +85,7 @@ export class PixPaymentsResource {
         idempotencyKey: this.#http.idempotencyKeyFor('pixPaymentInitialization', idempotencyKey),
         body: { payload },
         signal: options.signal,
+        task: options.task,
       },
       pixInitializationSchema,
     );
@@ -111,6 +112,7 @@ export class PixPaymentsResource {
         idempotencyKey: this.#http.idempotencyKeyFor('pixPayment', idempotencyKey),
         body: this.#http.profile.pixPaymentBody === 'transfer' ? pixTransferBody(request) : pixPaymentBody(request),
         signal: options.signal,
+        task: options.task,
       },
       pixPaymentSchema,
     );
@@ -123,7 +125,7 @@ export class PixPaymentsResource {
    */
   getByEndToEndId(endToEndId: string, options: RequestOptions = {}): Promise<PixPayment> {
     return this.#http.json(
-      { method: 'GET', path: this.#http.path('pixPaymentGet', endToEndId), signal: options.signal },
+      { method: 'GET', path: this.#http.path('pixPaymentGet', endToEndId), signal: options.signal, task: options.task },
       pixPaymentSchema,
     );
   }

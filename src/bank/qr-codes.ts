@@ -37,6 +37,7 @@ export class QrCodesResource {
         path: this.#http.path('dynamicQr'),
         body: dynamicQrBody(input, this.#http.profile.dynamicQrExpiresIn),
         signal: options.signal,
+        task: options.task,
       },
       dynamicQrSchema,
     );
@@ -53,6 +54,7 @@ export class QrCodesResource {
         path: this.#http.path('dynamicQrGet', correlationId),
         query: { formatResponse: options.formatResponse },
         signal: options.signal,
+        task: options.task,
       },
       dynamicQrSchema,
     );
@@ -69,6 +71,7 @@ export class QrCodesResource {
         path: this.#http.path('staticQrGet', correlationId),
         query: { formatResponse: options.formatResponse },
         signal: options.signal,
+        task: options.task,
       },
       staticQrSchema,
     );
@@ -90,6 +93,7 @@ export class QrCodesResource {
         idempotencyKey: this.#http.idempotencyKeyFor('staticQr', idempotencyKey),
         body: staticQrBody(input),
         signal: options.signal,
+        task: options.task,
       },
       staticQrSchema,
     );

@@ -25,7 +25,13 @@ export type { Cents, WebhookEventType };
 /** Per-call options. */
 export interface RequestOptions {
   /** Aborts the request (and any wait between attempts). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /**
+   * Whose request this is, for the rate limiter's gate: the handle the request queue gave the task making the
+   * request (`QueueTask`, src/queue/request-queue.ts), handed as is to `beforeSend` at every attempt. Without it the
+   * queue does not limit the request. @defaultValue none
+   */
+  task?: object | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

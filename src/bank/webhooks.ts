@@ -32,6 +32,7 @@ export class WebhooksResource {
         withAccountId: true,
         body: body(input),
         signal: options.signal,
+        task: options.task,
       },
       webhookSchema,
     );
@@ -40,7 +41,13 @@ export class WebhooksResource {
   /** GET /baas/api/v1/webhooks: the webhooks registered with this API key. */
   list(options: RequestOptions = {}): Promise<Webhook[]> {
     return this.#http.json(
-      { method: 'GET', path: this.#http.path('webhooks'), withAccountId: true, signal: options.signal },
+      {
+        method: 'GET',
+        path: this.#http.path('webhooks'),
+        withAccountId: true,
+        signal: options.signal,
+        task: options.task,
+      },
       webhookListSchema,
     );
   }
@@ -48,7 +55,13 @@ export class WebhooksResource {
   /** GET /baas/api/v1/webhooks/{id}. Unknown id: NotFoundError. */
   get(id: string, options: RequestOptions = {}): Promise<Webhook> {
     return this.#http.json(
-      { method: 'GET', path: this.#http.path('webhook', id), withAccountId: true, signal: options.signal },
+      {
+        method: 'GET',
+        path: this.#http.path('webhook', id),
+        withAccountId: true,
+        signal: options.signal,
+        task: options.task,
+      },
       webhookSchema,
     );
   }
@@ -62,6 +75,7 @@ export class WebhooksResource {
         withAccountId: true,
         body: body(input),
         signal: options.signal,
+        task: options.task,
       },
       webhookSchema,
     );
@@ -74,6 +88,7 @@ export class WebhooksResource {
       path: this.#http.path('webhook', id),
       withAccountId: true,
       signal: options.signal,
+      task: options.task,
     });
   }
 }

@@ -27,7 +27,6 @@
  */
 
 import type { LookedUpBill } from '../bank/bill-payments.js';
-import type { BankClient } from '../bank/client.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseDate, utcDate } from '../formats/dates.js';
 import { formatError } from '../formats/errors.js';
@@ -162,8 +161,8 @@ function lookupOutput(bill: LookedUpBill): StepOutput {
   };
 }
 
-async function lookup(client: BankClient, row: BillPaymentRow, signal?: AbortSignal): Promise<LookedUpBill> {
-  return client.billPayments.lookup(row.identifier, { signal });
+async function lookup(ctx: StepContext<BillPaymentRow>): Promise<LookedUpBill> {
+  return ctx.client.billPayments.lookup(ctx.row.identifier, ctx.request);
 }
 
 /** How long the `lookup` step's answer may stand in for the `pay` step's own lookup, in milliseconds. */
@@ -189,7 +188,7 @@ const attemptedBills = new WeakMap<BillPaymentRow, LookedUpBill>();
 
 async function billToPay(ctx: StepContext<BillPaymentRow>): Promise<LookedUpBill> {
   const known = ctx.resend ? attemptedBills.get(ctx.row) : takeRecentLookup(ctx.row);
-  const bill = known ?? (await lookup(ctx.client, ctx.row, ctx.signal));
+  const bill = known ?? (await lookup(ctx));
   attemptedBills.set(ctx.row, bill);
   return bill;
 }
@@ -210,7 +209,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       effect: 'read',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        const bill = await lookup(ctx);
         await checkOrFail(bill, ctx.row.amountCents);
         recentLookups.set(ctx.row, bill);
         return lookupOutput(bill);
@@ -229,7 +228,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
           ...(ctx.row.payAt ? { payAt: ctx.row.payAt } : {}),
           ...(ctx.resend ? { resendOfUnknownOutcome: true } : {}),
         };
-        const payment = await ctx.client.billPayments.pay(bill, input, { signal: ctx.signal });
+        const payment = await ctx.client.billPayments.pay(bill, input, ctx.request);
         return {
           paymentId: payment.id,
           paymentStatus: payment.status,
@@ -238,7 +237,7 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
       },
       async settleRefusal(ctx, refusal) {
         // The bank offers no lookup of a payment by IdempotencyKey: the bill's status is the only evidence.
-        const bill = await lookup(ctx.client, ctx.row, ctx.signal);
+        const bill = await lookup(ctx);
         const shown = msg('EVIDENCE.billReads', { barCode: ctx.row.barCode, status: bill.status });
         if (
           bill.status === 'PENDING_PAYMENT' &&

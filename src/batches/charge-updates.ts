@@ -96,7 +96,7 @@ export function parseChargeUpdate(r: CellReader): ChargeUpdateRow | undefined {
 }
 
 async function sendPatch(ctx: StepContext<ChargeUpdateRow>): Promise<StepOutput> {
-  const text = await ctx.client.charges.patch(ctx.row.correlationId, ctx.row.patch, { signal: ctx.signal });
+  const text = await ctx.client.charges.patch(ctx.row.correlationId, ctx.row.patch, ctx.request);
   return { patchResponse: text.slice(0, 200) };
 }
 
@@ -123,7 +123,7 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
       effect: 'read',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const charge = await ctx.client.charges.get(ctx.row.correlationId, { signal: ctx.signal });
+        const charge = await ctx.client.charges.get(ctx.row.correlationId, ctx.request);
         const out = chargeOutput(charge);
         return {
           chargeStatus: out.chargeStatus ?? null,

@@ -73,16 +73,15 @@ export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
       effect: 'create',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const options = { signal: ctx.signal };
-        const result = await ctx.client.charges.void(ctx.row.correlationId, options);
+        const result = await ctx.client.charges.void(ctx.row.correlationId, ctx.request);
         // The void body is not shown in the spec: ask the charge for its status when the body has none.
-        const status = result.status ?? (await ctx.client.charges.get(ctx.row.correlationId, options)).status;
+        const status = result.status ?? (await ctx.client.charges.get(ctx.row.correlationId, ctx.request)).status;
         // Kept for the retorno (not a result column): when the bank says the void happened, when it says so.
         return { chargeStatus: status ?? null, ...voidedAtOf(result) };
       },
       async recover(ctx) {
         try {
-          const charge = await ctx.client.charges.get(ctx.row.correlationId, { signal: ctx.signal });
+          const charge = await ctx.client.charges.get(ctx.row.correlationId, ctx.request);
           return isVoidedStatus(charge.status) ? { chargeStatus: charge.status, ...voidedAtOf(charge) } : undefined;
         } catch (err) {
           // Unknown charge: the void certainly did not happen; sending it again gives the bank's 404 as the outcome.

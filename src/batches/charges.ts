@@ -654,12 +654,12 @@ export const chargesKind: BatchKind<ChargeRow> = {
       effect: 'create',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const charge = await ctx.client.charges.create(ctx.row.input, { signal: ctx.signal });
+        const charge = await ctx.client.charges.create(ctx.row.input, ctx.request);
         return chargeOutput(charge);
       },
       async recover(ctx) {
         try {
-          return chargeOutput(await ctx.client.charges.get(ctx.row.input.correlationId, { signal: ctx.signal }));
+          return chargeOutput(await ctx.client.charges.get(ctx.row.input.correlationId, ctx.request));
         } catch (err) {
           if (err instanceof NotFoundError) return undefined;
           throw err;
@@ -675,7 +675,7 @@ export const chargesKind: BatchKind<ChargeRow> = {
         let pdfFile: string | null = null;
         if (isSlip(type)) {
           pdfFile = safeFileName(correlationId, 'pdf');
-          await ctx.client.charges.streamPdf(correlationId, ctx.outputPath(pdfFile), { signal: ctx.signal });
+          await ctx.client.charges.streamPdf(correlationId, ctx.outputPath(pdfFile), ctx.request);
         }
         const qrCode = ctx.previous.create?.qrCode;
         const imageFile =

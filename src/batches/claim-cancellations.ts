@@ -60,7 +60,7 @@ export const claimCancellationsKind: BatchKind<ClaimCancellationRow> = {
           ctx.row.claimId,
           { participationFlowType: ctx.row.participationFlowType, reason: ctx.row.reason },
           ctx.idempotencyKey,
-          { signal: ctx.signal },
+          ctx.request,
         );
         return {
           claimStatus: result.status,

@@ -118,7 +118,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
       effect: 'create',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const claim = await ctx.client.claims.start(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal });
+        const claim = await ctx.client.claims.start(ctx.row.input, ctx.idempotencyKey, ctx.request);
         return {
           claimId: claim.id,
           claimStatus: claim.status,
@@ -143,7 +143,7 @@ export const claimsKind: BatchKind<ClaimRow> = {
             },
             // A search changes nothing: a fresh key, so the bank answers today's claims, not a replay.
             randomUUID(),
-            { signal: ctx.signal },
+            ctx.request,
           );
           const mine = items.find((c) => c.entry?.key === key);
           if (mine) {

@@ -6,6 +6,7 @@
  * The runner (src/runner) owns the state machine that drives rows through the steps; a kind never touches the store.
  */
 import type { BankClient } from '../bank/client.js';
+import type { RequestOptions } from '../bank/types.js';
 import { RemessaError } from '../errors.js';
 import type { Message } from '../i18n/index.js';
 import type { Cents, EndpointGroup, KindName } from '../types.js';
@@ -63,7 +64,13 @@ export interface StepContext<Row> {
   previous: Readonly<Record<string, StepOutput>>;
   /** Absolute path where a file output (PDF, PNG) named `fileName` must be written (the folder exists). */
   outputPath(fileName: string): string;
-  signal?: AbortSignal;
+  /**
+   * The options of every request the step makes (`ctx.client.x.y(..., ctx.request)`): the queue's handle of the task
+   * the step runs in, which the rate limiter's gate counts the request against (src/queue/request-queue.ts), and
+   * the signal if any. One object so that no call can pass one without the other: a request without the handle is
+   * not limited at all.
+   */
+  request: Readonly<RequestOptions>;
   /**
    * True when this step was attempted before with an unknown outcome (crash, timeout) and is now being run again with
    * the same key: the request may already have taken effect. A step whose pre-checks would refuse an already-done

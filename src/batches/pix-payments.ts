@@ -105,9 +105,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
       effect: 'create',
       usesIdempotencyKey: true,
       async run(ctx) {
-        const init = await ctx.client.pixPayments.initialize(ctx.row.payload, ctx.idempotencyKey, {
-          signal: ctx.signal,
-        });
+        const init = await ctx.client.pixPayments.initialize(ctx.row.payload, ctx.idempotencyKey, ctx.request);
         return {
           endToEndId: init.endToEndId,
           transactionId: init.transactionId,
@@ -146,9 +144,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
             throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
           throw err;
         }
-        const payment = await ctx.client.pixPayments.pay(request, pixPayKey(ctx.idempotencyKey), {
-          signal: ctx.signal,
-        });
+        const payment = await ctx.client.pixPayments.pay(request, pixPayKey(ctx.idempotencyKey), ctx.request);
         return {
           paymentId: payment.id,
           paymentStatus: payment.status,
@@ -161,7 +157,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
         const e2e = ctx.previous.initialize?.endToEndId;
         if (typeof e2e !== 'string') return { kind: 'unclear', evidence: msg('EVIDENCE.noInitialization') };
         try {
-          const payment = await ctx.client.pixPayments.getByEndToEndId(e2e, { signal: ctx.signal });
+          const payment = await ctx.client.pixPayments.getByEndToEndId(e2e, ctx.request);
           return {
             kind: 'done',
             evidence: msg('EVIDENCE.pixPaid', { id: payment.id, e2e }),

@@ -224,21 +224,20 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
       // The static request carries the key; the dynamic one cannot and is recovered instead.
       usesIdempotencyKey: false,
       async run(ctx) {
-        const options = { signal: ctx.signal };
         if (ctx.row.type === 'PIX_DYNAMIC') {
-          return dynamicOutput(ctx, await ctx.client.qrCodes.createDynamic(ctx.row.input, options));
+          return dynamicOutput(ctx, await ctx.client.qrCodes.createDynamic(ctx.row.input, ctx.request));
         }
-        return staticOutput(ctx, await ctx.client.qrCodes.createStatic(ctx.row.input, ctx.idempotencyKey, options));
+        return staticOutput(ctx, await ctx.client.qrCodes.createStatic(ctx.row.input, ctx.idempotencyKey, ctx.request));
       },
       async recover(ctx) {
         if (ctx.row.type === 'PIX_STATIC') {
           // Keyed profile: a resend with the same key replays the first answer; keyless: a lookup (404 = absent).
-          const qr = await ctx.client.qrCodes.recoverStatic(ctx.row.input, ctx.idempotencyKey, { signal: ctx.signal });
+          const qr = await ctx.client.qrCodes.recoverStatic(ctx.row.input, ctx.idempotencyKey, ctx.request);
           return qr === undefined ? undefined : staticOutput(ctx, qr);
         }
         try {
           const qr = await ctx.client.qrCodes.getDynamic(ctx.row.input.correlationId, {
-            ...{ signal: ctx.signal },
+            ...ctx.request,
             ...(wantsImage(ctx.row) ? { formatResponse: 'PAYLOAD_AND_QRCODE' } : {}),
           });
           return dynamicOutput(ctx, qr);

@@ -3,6 +3,7 @@ export { AIMD_DECREASE_FACTOR, AIMD_INCREASE_FRACTION, PACING_BURST, WINDOW_GUAR
 export {
   type GroupRateLimit,
   type OutgoingRequest,
+  type QueueTask,
   queueOptionsFromConfig,
   RequestQueue,
   type RequestQueueOptions,

@@ -7,9 +7,11 @@
  *                         - a slot is free (`concurrency` tasks running, all groups together),
  *                         - its group is not paused,
  *                         - its group's limit and the overall limit have room (src/queue/rate-limit.ts);
- *                       admission reserves one start in both limits and calls task() at once, inside an async context
- *                       that names the task;
- *   task() ─► ... ─► the bank client calls `beforeSend` right before each HTTP request leaves (every attempt):
+ *                       admission reserves one start in both limits and calls task(handle) at once, the handle naming
+ *                       the task (`QueueTask`): the task passes it with each of its requests (the bank client's
+ *                       `RequestOptions.task`), and the client passes it to the gate;
+ *   task(handle) ─► ... ─► the bank client calls `beforeSend({ task: handle })` right before each HTTP request leaves
+ *                       (every attempt):
  *                       the task's reservation is confirmed (its start time is logged) and the request goes out in the
  *                       same synchronous run; a second request of the same task (a lookup, then a payment) must find
  *                       room in the limits again: it waits at the gate, room is reserved for it when found, and it
@@ -28,8 +30,12 @@
  *   the gate until the pause ends (it keeps its slot: its row's intent is already written, the request must follow).
  * - Waiting for a rate limit or a pause never holds a slot for a task not yet admitted, so a slow or paused group
  *   cannot starve the others. Admission is FIFO over all groups, skipping a group that cannot go now.
- * - Requests made outside a task of this queue are not limited by it (there are none in the pipeline). A task that
- *   ends without passing the gate (a client built without `beforeSend`) counts as one start at its admission.
+ * - Requests made outside a task of this queue are not limited by it (there are none in the pipeline): a request is
+ *   the task's when it carries the task's handle, and only then (the handle is passed explicitly, not found in an async
+ *   context: an AsyncLocalStorage would make every promise of the process pay for async_hooks, ~8% of the CPU of a
+ *   bill-payment run). A request of a task that does not carry its handle is not gated: every request a task makes
+ *   must carry it (src/batches/kind.ts gives steps one `ctx.request` with the handle for that). A task that ends
+ *   without passing the gate (a client built without `beforeSend`) counts as one start at its admission.
  * - The queue does not retry: `run` rejects with the task's error (after pausing the group on a 429) and the caller
  *   decides (src/runner/engine.ts uses src/bank/retry-policy.ts). One layer of retries, never two.
  * - Rows in memory are bounded: `acquireRow` hands out at most `maxRowsInFlight` row slots (all batches together), and
@@ -47,7 +53,6 @@
  * the database for every daemon; a pause recorded by another daemon pauses the group here when an admission finds it.
  * A task that ends without passing the gate takes no start (a client without `beforeSend` is then not limited).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { RateLimitedError } from '../bank/errors.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from '../types.js';
 import { type QueueClock, REAL_CLOCK } from './clock.js';
@@ -85,6 +90,21 @@ export interface RequestQueueOptions {
 /** What the bank client tells the gate about the request about to leave. */
 export interface OutgoingRequest {
   signal?: AbortSignal | undefined;
+  /**
+   * The handle of the task the request belongs to (what `run` handed the task). Absent, or another queue's: the
+   * request is not limited by this queue. Typed `object` because the bank client carries it without knowing it.
+   */
+  task?: object | undefined;
+}
+
+declare const QUEUE_TASK: unique symbol;
+
+/**
+ * One admitted task, as `run` hands it to the task: the task passes it with every request it makes (the bank
+ * client's `RequestOptions.task`), so that the gate knows whose reservation the request confirms. Opaque.
+ */
+export interface QueueTask {
+  readonly [QUEUE_TASK]: true;
 }
 
 /** Builds the options from the config's `queue` section (`requests`/`intervalMs` per group). */
@@ -115,7 +135,7 @@ export function queueOptionsFromConfig(queue: {
 interface Waiter {
   seq: number;
   group: GroupState;
-  task: () => Promise<unknown>;
+  task: (task: QueueTask) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
@@ -131,20 +151,23 @@ interface GateWaiter {
   onAbort: (() => void) | undefined;
 }
 
-/** The async context of one admitted task. */
-interface TaskContext {
-  queue: RequestQueue;
-  group: GroupState;
+/** One admitted task: what its `QueueTask` handle is inside this file. */
+class TaskContext {
   /** Holds a reservation in the limits not yet confirmed by a request. */
-  reserved: boolean;
-  /** When that reservation was made (at admission, or when a waiting request was granted room). */
-  reservedAt: number;
+  reserved = true;
   /** When its last request started (for telling a 429 episode from its echoes). */
-  lastStartAt: number | undefined;
+  lastStartAt: number | undefined = undefined;
   /** Shared limits: a start admitted by the gate for the request about to leave (its time on the shared clock). */
-  ticket: number | undefined;
+  ticket: number | undefined = undefined;
   /** Shared limits: when its last request started, on the shared clock. */
-  sharedStartAt: number | undefined;
+  sharedStartAt: number | undefined = undefined;
+
+  constructor(
+    readonly queue: RequestQueue,
+    readonly group: GroupState,
+    /** When the reservation was made (at admission, or when a waiting request was granted room). */
+    public reservedAt: number,
+  ) {}
 }
 
 interface GroupState {
@@ -173,7 +196,6 @@ export class RequestQueue {
   private overall: SlidingWindowLimit | undefined;
   private shared: SharedRateGate | undefined;
   private readonly groups = new Map<EndpointGroup, GroupState>();
-  private readonly context = new AsyncLocalStorage<TaskContext>();
   /** The waiters' abort callbacks, one listener per signal (see `AbortWatch`). */
   private readonly aborts = new AbortWatch();
   private readonly gateWaiters: GateWaiter[] = [];
@@ -220,12 +242,17 @@ export class RequestQueue {
   }
 
   /**
-   * Runs `task` (one row step: one request, or a few in sequence) when its group admits it and a slot is free.
+   * Runs `task` (one row step: one request, or a few in sequence) when its group admits it and a slot is free, with
+   * the task's handle: every request the task makes must carry it (`OutgoingRequest.task`), or it is not limited.
    * Rejects with the task's error; a RateLimitedError first pauses the group. Aborting `signal` drops a task that has
    * not started (rejects with the signal's reason); a task already started is never cut short: its outcome is what
    * the caller must store.
    */
-  run<T>(group: EndpointGroup, task: () => Promise<T>, options: { signal?: AbortSignal | undefined } = {}): Promise<T> {
+  run<T>(
+    group: EndpointGroup,
+    task: (task: QueueTask) => Promise<T>,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<T> {
     const state = this.group(group);
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -260,12 +287,13 @@ export class RequestQueue {
    * in the same synchronous run. Returns a promise: wait for it, then call again (room was set aside meanwhile, so the
    * next call returns undefined unless a pause began): the start is logged when the request really goes, not when
    * room was found, so a busy event loop between the two cannot squeeze starts together.
-   * Inside a task: confirms the task's reservation, or waits for room (and for the group's pause to end).
+   * A request of a task (it carries the task's handle): confirms the task's reservation, or waits for room (and for
+   * the group's pause to end). Any other request: undefined at once.
    * The promise rejects with the signal's reason if it aborts while waiting: nothing was sent.
    */
   readonly beforeSend = (request: OutgoingRequest = {}): Promise<void> | undefined => {
-    const task = this.context.getStore();
-    if (!task || task.queue !== this) return undefined;
+    const task = request.task;
+    if (!(task instanceof TaskContext) || task.queue !== this) return undefined;
     if (this.shared) return this.sharedPass(this.shared, task, request);
     if (this.tryPass(task, this.clock.now(), this.gateWaiters.length === 0)) return undefined;
     const signal = request.signal;
@@ -485,18 +513,10 @@ export class RequestQueue {
     state.limit?.reserve(now);
     this.overall?.reserve(now);
     this.running++;
-    const task: TaskContext = {
-      queue: this,
-      group: state,
-      reserved: true,
-      reservedAt: now,
-      lastStartAt: undefined,
-      ticket: undefined,
-      sharedStartAt: undefined,
-    };
+    const task = new TaskContext(this, state, now);
     let promise: Promise<unknown>;
     try {
-      promise = this.context.run(task, waiter.task);
+      promise = waiter.task(task as unknown as QueueTask);
     } catch (error) {
       promise = Promise.reject(error);
     }

@@ -83,7 +83,7 @@ import {
 import { InputError, RemessaError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
-import type { RequestQueue } from '../queue/request-queue.js';
+import type { QueueTask, RequestQueue } from '../queue/request-queue.js';
 import { accountNamespace, IdempotencyKeys } from '../store/keys.js';
 import { claimRows, rowsWorkedElsewhere } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
@@ -360,6 +360,18 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
 }
 
 type StepResult = { kind: 'done'; output: StepOutput } | { kind: 'ended' } | { kind: 'stopped' };
+
+/**
+ * A step's context before the queue runs it: its requests' options (`request`) exist only inside a task of the
+ * queue, built by `inTask` from the task's handle, so that no step call can reach the bank without the handle the
+ * rate limiter counts it by (src/queue/request-queue.ts).
+ */
+type RowStepContext = Omit<StepContext<unknown>, 'request'>;
+
+/** The step's context inside the queue's task `task`. No stop signal: a request already sent is let finish. */
+function inTask(ctx: RowStepContext, task: QueueTask): StepContext<unknown> {
+  return { ...ctx, request: { task } };
+}
 
 class BatchRun {
   private readonly o: ProcessBatchOptions;
@@ -736,7 +748,7 @@ class BatchRun {
         await this.stopRow(row.line, rec);
         return;
       }
-      const ctx: StepContext<unknown> = {
+      const ctx: RowStepContext = {
         row: parsed.row,
         idempotencyKey: row.idempotencyKey ?? '',
         client: this.o.client,
@@ -811,7 +823,7 @@ class BatchRun {
     row: RowRecord,
     step: StepSpec<unknown>,
     rec: StepRecord | undefined,
-    ctx: StepContext<unknown>,
+    ctx: RowStepContext,
     last: boolean,
   ): Promise<StepResult> {
     const { batchId, queue } = this.o;
@@ -898,11 +910,11 @@ class BatchRun {
       try {
         const output = await queue.run(
           group,
-          async () => {
+          async (task) => {
             if (hasEffect) await this.writeIntent(line, step.name);
             sent = true;
             this.attempts++;
-            return step.run({ ...ctx, resend: unknown });
+            return step.run({ ...inTask(ctx, task), resend: unknown });
           },
           { signal: this.signal },
         );
@@ -1102,7 +1114,7 @@ class BatchRun {
    */
   private async refusedAfterUnknown(
     step: StepSpec<unknown>,
-    ctx: StepContext<unknown>,
+    ctx: RowStepContext,
     line: number,
     refusal: RowError,
     error: unknown,
@@ -1124,10 +1136,10 @@ class BatchRun {
     const serviceCode = error instanceof ServiceError ? error.serviceCode : undefined;
     // The step's own evidence; else its `recover` lookup (found: done; certainly absent: the attempt did nothing).
     const settle = step.settleRefusal
-      ? () => step.settleRefusal!(ctx, { ...refusal, serviceCode })
+      ? (task: QueueTask) => step.settleRefusal!(inTask(ctx, task), { ...refusal, serviceCode })
       : step.recover
-        ? async (): Promise<RefusalEvidence> => {
-            const found = await step.recover!(ctx);
+        ? async (task: QueueTask): Promise<RefusalEvidence> => {
+            const found = await step.recover!(inTask(ctx, task));
             return found === undefined
               ? { kind: 'not-done', evidence: msg('EVIDENCE.lookedUpNotDone') }
               : { kind: 'done', output: found, evidence: msg('EVIDENCE.lookedUpDone') };
@@ -1196,7 +1208,7 @@ class BatchRun {
   /** Looks a step's effect up (recover), with retries for transient failures of the lookup itself. */
   private async recover(
     step: StepSpec<unknown>,
-    ctx: StepContext<unknown>,
+    ctx: RowStepContext,
     line: number,
   ): Promise<
     | { kind: 'found'; output: StepOutput }
@@ -1209,7 +1221,9 @@ class BatchRun {
       if (this.signal?.aborted) return { kind: 'stopped' };
       try {
         this.attempts++;
-        const output = await this.o.queue.run(this.kind.group, () => step.recover!(ctx), { signal: this.signal });
+        const output = await this.o.queue.run(this.kind.group, (task) => step.recover!(inTask(ctx, task)), {
+          signal: this.signal,
+        });
         this.gate.reached();
         this.log.info({ line, step: step.name, found: output !== undefined }, 'looked up a step of unknown outcome');
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };

@@ -35,7 +35,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
-import type { BillPayment, Charge, ClaimSearchItem } from '../bank/types.js';
+import type { BillPayment, Charge, ClaimSearchItem, RequestOptions } from '../bank/types.js';
 import { wireToCents } from '../formats/money.js';
 import { type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
@@ -513,9 +513,10 @@ async function reconcile(
     const r = await observeOf(things, o);
     if (r.result === 'changed') result.changes++;
   };
-  // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses).
-  const call = <T>(group: EndpointGroup, fn: () => Promise<T>): Promise<T> =>
-    options.queue ? options.queue.run(group, fn, signal ? { signal } : {}) : fn();
+  // Every request goes through the queue when there is one (rate limits of its endpoint group, 429 pauses): `fn` makes
+  // its request with the options it is given, which carry the queue task's handle the gate counts it by.
+  const call = <T>(group: EndpointGroup, fn: (request: RequestOptions) => Promise<T>): Promise<T> =>
+    options.queue ? options.queue.run(group, (task) => fn({ signal, task }), signal ? { signal } : {}) : fn({ signal });
   const openCharges = await things.open(['charge']);
   // The day before the oldest open charge's success: its creation (bank clock, UTC date) may be just before midnight.
   const since = options.since ?? (openCharges[0] ? dayBefore(openCharges[0].createdAt.slice(0, 10)) : undefined);
@@ -535,8 +536,8 @@ async function reconcile(
       let previousFirst: string | undefined;
       for (let page = 1; ; page++) {
         if (signal?.aborted) return;
-        const charges = await call('charges', () =>
-          client.charges.list({ ...window, page, limit: RECONCILE_PAGE_LIMIT }, { signal }),
+        const charges = await call('charges', (request) =>
+          client.charges.list({ ...window, page, limit: RECONCILE_PAGE_LIMIT }, request),
         );
         // A bank that ignores `page` would answer the same page for ever: stop (the look-ups below cover the rest).
         if (charges.length > 0 && charges[0]!.correlationId === previousFirst) {
@@ -569,12 +570,12 @@ async function reconcile(
   for (const thing of await things.open(['charge'])) {
     if (seen.has(thing.key)) continue;
     await lookUp(thing, async () =>
-      observationsOfCharge(await call('charges', () => client.charges.get(thing.key, { signal }))),
+      observationsOfCharge(await call('charges', (request) => client.charges.get(thing.key, request))),
     );
   }
   for (const thing of await things.open(['qr-code'])) {
     await lookUp(thing, async () => {
-      const qr = (await call('pix', () => client.qrCodes.getDynamic(thing.key, { signal }))) as unknown as Record<
+      const qr = (await call('pix', (request) => client.qrCodes.getDynamic(thing.key, request))) as unknown as Record<
         string,
         unknown
       >;
@@ -600,8 +601,8 @@ async function reconcile(
   }
   for (const thing of await things.open(['pix-payment'])) {
     await lookUp(thing, async () => {
-      const payment = (await call('pix', () =>
-        client.pixPayments.getByEndToEndId(thing.key, { signal }),
+      const payment = (await call('pix', (request) =>
+        client.pixPayments.getByEndToEndId(thing.key, request),
       )) as unknown as Record<string, unknown> & {
         status: string;
         amountCents: number;
@@ -625,8 +626,8 @@ async function reconcile(
   for (const thing of await things.open(['bill-payment'])) {
     if (thing.dueAt !== null && Date.parse(thing.dueAt) > now().getTime()) continue;
     await lookUp(thing, async () => {
-      const payment = (await call('bill-payments', () =>
-        client.billPayments.get(thing.key, { signal }),
+      const payment = (await call('bill-payments', (request) =>
+        client.billPayments.get(thing.key, request),
       )) as BillPayment & Record<string, unknown>;
       const at = [payment.paidAt, payment.updatedAt, payment.payAt].find(
         (v): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v)),
@@ -659,8 +660,8 @@ async function reconcile(
     const found = new Map<string, ClaimSearchItem>();
     try {
       for (const status of CLAIM_SEARCH_STATUSES) {
-        const items = await call('claims', () =>
-          client.claims.search({ participationFlowType: 'CLAIMANT', status }, randomUUID(), { signal }),
+        const items = await call('claims', (request) =>
+          client.claims.search({ participationFlowType: 'CLAIMANT', status }, randomUUID(), request),
         );
         for (const item of items) found.set(item.id, item);
       }
@@ -690,8 +691,8 @@ async function reconcile(
   for (const thing of await things.open(['static-qr-code'])) {
     if (thing.createdAt.slice(0, 10) < staticSince) continue;
     await lookUp(thing, async () => {
-      const qr = (await call('pix', () =>
-        client.qrCodes.getStatic(thing.key, { signal, formatResponse: 'ONLY_PAYLOAD' }),
+      const qr = (await call('pix', (request) =>
+        client.qrCodes.getStatic(thing.key, { ...request, formatResponse: 'ONLY_PAYLOAD' }),
       )) as unknown as {
         payments?: unknown;
       };
