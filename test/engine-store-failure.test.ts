@@ -52,13 +52,21 @@ describe.each(engines)('a store failure saving an answer ($name)', (engine) => {
    */
   function failAnswerOf(step: string, times: number): () => number {
     let left = times;
-    const fail = (): never => {
+    // The writes chosen to fail: each fails every time it runs (the group commit may run it twice: store.ts `flush`).
+    const failing = new WeakSet<object>();
+    const fails = (write: object): boolean => {
+      if (failing.has(write)) return true;
+      if (left <= 0) return false;
       left--;
+      failing.add(write);
+      return true;
+    };
+    const fail = (): never => {
       throw new StoreError('STORE_IO', 'disk I/O error (injected)');
     };
     interceptWrites(store, {
-      recordStepDone: (real, ...args) => (args[2] === step && left > 0 ? fail() : real(...args)),
-      recordIntent: (real, ...args) => (args[3]?.step === step && left > 0 ? fail() : real(...args)),
+      recordStepDone: (real, write, ...args) => (args[2] === step && fails(write) ? fail() : real(...args)),
+      recordIntent: (real, write, ...args) => (args[3]?.step === step && fails(write) ? fail() : real(...args)),
     });
     return () => times - left;
   }

@@ -489,6 +489,56 @@ describe.each(engines)('on $name', (engine) => {
       expect((await store.getSteps('b1', 3)).size).toBe(0);
     });
 
+    it('a group whose writes all succeed opens no savepoint; one failing write runs the group again, a savepoint each, its bumps counted once', async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3')]);
+      let savepoints = 0;
+      const driver = store.driver;
+      const transaction = driver.transaction.bind(driver);
+      // Every transaction's savepoints counted (the methods bound: SQLite's transaction keeps private fields).
+      driver.transaction = ((fn, options) =>
+        transaction(
+          (tx) =>
+            fn({
+              all: (sql, params) => tx.all(sql, params),
+              get: (sql, params) => tx.get(sql, params),
+              run: (sql, params) => tx.run(sql, params),
+              savepoint: (inner) => {
+                savepoints += 1;
+                return tx.savepoint(inner);
+              },
+            }),
+          options,
+        )) as typeof driver.transaction;
+      try {
+        await Promise.all([
+          store.write((s) => s.recordIntent('b1', 2, 'create')),
+          store.write((s) => s.recordIntent('b1', 3, 'create')),
+        ]);
+        expect(savepoints).toBe(0);
+        const changes = (await store.getBatch('b1'))!.changes;
+        // The failing write comes first: the group is rolled back whole, then run again with a savepoint each.
+        const bad = store.write(async (s) => {
+          await s.recordIntent('b1', 4, 'create');
+          await s.transitionRow('b1', 4, 'duplicate');
+        });
+        const good = store.write((s) => s.recordRowFailed('b1', 2, 'create', { code: 'X', message: 'x' }));
+        const alsoGood = store.write((s) => s.recordRowFailed('b1', 3, 'create', { code: 'X', message: 'x' }));
+        await expect(bad).rejects.toThrow(IllegalTransitionError);
+        await expect(good).resolves.toBeUndefined();
+        await expect(alsoGood).resolves.toBeUndefined();
+        expect(savepoints).toBe(3);
+        expect((await store.getRow('b1', 2))!.state).toBe('failed');
+        expect((await store.getRow('b1', 3))!.state).toBe('failed');
+        expect((await store.getRow('b1', 4))!.state).toBe('pending');
+        expect((await store.getSteps('b1', 4)).size).toBe(0);
+        // Two rows reached a state the answer shows, once each: the rolled-back first run left no bump behind.
+        expect((await store.getBatch('b1'))!.changes).toBe(changes + 2);
+      } finally {
+        driver.transaction = transaction;
+      }
+    });
+
     it('writes are durable when write() resolves (seen from another connection)', async () => {
       await newBatch('b1');
       await store.ingest('b1', [validRow(2, 'k1')]);

@@ -142,23 +142,32 @@ export function skipIfAsked(engine: StoreEngine): void {
   });
 }
 
-/** What `interceptWrites` may put in place of a view method: given the real one and the call's arguments. */
+/**
+ * What `interceptWrites` may put in place of a view method: given the real one, the write it is called in (one object
+ * per `store.write` call, the same when the group commit runs that write again) and the call's arguments.
+ */
 export type WriteInterceptors = {
   [K in keyof Store]?: Store[K] extends (...args: infer A) => infer R
-    ? (real: (...args: A) => R, ...args: A) => R
+    ? (real: (...args: A) => R, write: object, ...args: A) => R
     : never;
 };
 
 /**
- * From now on, the views `store.write` hands its callers run `around[method](real, ...args)` in place of those methods
- * (every other method as it is): a test's way to make a chosen write fail inside its transaction, as a store failure
- * would (the group commit then undoes that write only).
+ * From now on, the views `store.write` hands its callers run `around[method](real, write, ...args)` in place of those
+ * methods (every other method as it is): a test's way to make a chosen write fail inside its transaction, as a store
+ * failure would (the group commit then undoes that write only). A write may run more than once: a group in which a
+ * write failed is run again, a savepoint each (src/store/store.ts `flush`); a failure meant for one write keys on
+ * `write`, so that it fails every run of that write, as a real store failure would.
  */
 export function interceptWrites(store: Store, around: WriteInterceptors): void {
   const realWrite = store.write.bind(store);
-  const wrappers = around as Record<PropertyKey, ((real: unknown, ...args: unknown[]) => unknown) | undefined>;
-  store.write = ((fn, options) =>
-    realWrite(
+  const wrappers = around as Record<
+    PropertyKey,
+    ((real: unknown, write: object, ...args: unknown[]) => unknown) | undefined
+  >;
+  store.write = ((fn, options) => {
+    const write = {};
+    return realWrite(
       (s) =>
         fn(
           new Proxy(s, {
@@ -167,10 +176,11 @@ export function interceptWrites(store: Store, around: WriteInterceptors): void {
               if (typeof value !== 'function') return value;
               const real = value.bind(target);
               const wrap = wrappers[prop];
-              return wrap ? (...args: unknown[]) => wrap(real, ...args) : real;
+              return wrap ? (...args: unknown[]) => wrap(real, write, ...args) : real;
             },
           }),
         ),
       options,
-    )) as typeof store.write;
+    );
+  }) as typeof store.write;
 }
