@@ -332,11 +332,17 @@ describeOnEachEngine('engine against the sandbox: charges', () => {
     it('between steps: a created charge whose PDF was not fetched only fetches the PDF', async () => {
       const { crashed, csv } = await crashAt('charges.streamPdf', 'before-request');
       expect((await crashed.getSteps(csv.batchId, 3)).get('create')?.state).toBe('done');
+      // Which other creates had been answered at the crash depends on timing (rows reach the queue and the store in
+      // an order that varies, PostgreSQL above all): a row whose charge was created is never created again.
+      let createdBefore = 0;
+      for (const line of [2, 3, 4]) {
+        if ((await crashed.getSteps(csv.batchId, line)).get('create')?.state === 'done') createdBefore++;
+      }
       const c = counting(client);
       const r = await run(crashed, csv, { client: c.client });
       expect(r.counts).toMatchObject({ succeeded: 3 });
-      // All creates had been sent before C-2's PDF (queue order); only PDFs are fetched on restart.
-      expect(c.calls['charges.create']).toBeUndefined();
+      // C-2 only fetches its PDF; a create is sent again only for a row whose create had no answer stored.
+      expect(c.calls['charges.create'] ?? 0).toBeLessThanOrEqual(3 - createdBefore);
       expect(c.calls['charges.streamPdf']).toBeGreaterThanOrEqual(1);
       expect(created().map((x) => x.count)).toEqual([1, 1, 1]);
       expect(existsSync(path.join(dir, 'outbox', 'charges', 'crash', 'C-2.pdf'))).toBe(true);
