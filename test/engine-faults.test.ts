@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import type { BankClient } from '../src/bank/client.js';
 import { billPaymentsKind } from '../src/batches/bill-payments.js';
 import { chargesKind } from '../src/batches/charges.js';
 import type { BatchKind } from '../src/batches/kind.js';
@@ -16,8 +16,9 @@ import { buildBankSlipBarCode } from '../src/formats/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { type ProcessBatchResult, processBatch } from '../src/runner/engine.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
+import { sandboxPerTest } from './helpers/sandbox.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -28,15 +29,14 @@ let client: BankClient;
 let store: Store;
 let queue: RequestQueue;
 
+// No retries in the client: the engine owns them (and short timeouts, for hangs). Closed after each test.
+const bank = sandboxPerTest({
+  sandbox: { port: 0, faultSeed: 42 },
+  client: { apiKey: SANDBOX_PUBLIC_API_KEY, headersTimeoutMs: 2000 },
+});
+
 async function setup(faults: FaultRuleInput[]) {
-  sandbox = await startSandbox({ port: 0, faults, faultSeed: 42 });
-  // No retries in the client: the engine owns them (and short timeouts, for hangs).
-  client = new BankClient({
-    baseUrl: sandbox.url,
-    apiKey: SANDBOX_PUBLIC_API_KEY,
-    maxAttempts: 1,
-    headersTimeoutMs: 2000,
-  });
+  ({ sandbox, client } = await bank.setup({ faults }));
 }
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-faults-'));
@@ -45,8 +45,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await store?.close();
   queue.close();
-  await client?.close();
-  await sandbox?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

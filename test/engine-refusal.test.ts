@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import type { BankClient } from '../src/bank/client.js';
 import { billPaymentsKind } from '../src/batches/bill-payments.js';
 import { claimsKind } from '../src/batches/claims.js';
 import type { BatchKind } from '../src/batches/kind.js';
@@ -20,12 +20,15 @@ import { buildBankSlipBarCode } from '../src/formats/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { ENGINE_CODES, processBatch } from '../src/runner/engine.js';
 import { faultsFor } from '../src/sandbox/faults.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
+import { sandboxPerTest } from './helpers/sandbox.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
 
+// A sandbox and a client without retries of its own (the engine owns them) per test, closed after it.
+const bank = sandboxPerTest({ sandbox: { port: 0 }, client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
 let dir: string;
 let sandbox: RunningSandbox;
 let client: BankClient;
@@ -35,14 +38,11 @@ let queue: RequestQueue;
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'remessa-refusal-'));
   queue = new RequestQueue({ concurrency: 2 });
-  sandbox = await startSandbox({ port: 0 });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+  ({ sandbox, client } = await bank.setup());
 });
 afterEach(async () => {
   await store?.close();
   queue.close();
-  await client.close();
-  await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
