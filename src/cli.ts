@@ -32,6 +32,15 @@ import { isKindName, KIND_NAMES, type KindName } from './types.js';
 setFlagsFromString('--heap-growing-percent=30');
 
 /**
+ * WebAssembly stays in V8's baseline compiler (Liftoff). remessa's one WebAssembly module is undici's HTTP parser
+ * (llhttp). Moments after the first requests, V8 would recompile its hot functions with its optimizing compiler,
+ * and that compilation held 20-30 MB outside the heap for about 100 ms: the peak of a whole run's memory
+ * (docs/performance.md (d) fourth pass: peak RSS 163 -> 141 MB on 3,000 bill payments, CPU within the noise).
+ * V8 reads the flag when it compiles a module, and undici compiles llhttp at its first connection, long after this.
+ */
+setFlagsFromString('--liftoff-only');
+
+/**
  * The pipeline is loaded only by the commands that use it, so `remessa sandbox` starts without it (faster, and
  * independent of the pipeline's modules); the daemon's own modules (its watcher, the ops server and the webhook
  * receiver on fastify, the metrics on prom-client) only by `daemon`: a nightly `run` neither loads nor holds them
