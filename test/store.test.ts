@@ -420,6 +420,36 @@ describe.each(engines)('on $name', (engine) => {
       expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
     });
 
+    it('a chunk of several statements (rows and keys read and stored a group at a time): owners as row by row', async () => {
+      await newBatch('b0', 'charges', 'old.csv');
+      await store.ingest('b0', [validRow(2, 'taken'), validRow(3, 'freed')]);
+      await store.finishIngest('b0', 'send-valid');
+      await store.recordIntent('b0', 3, 'create');
+      await store.recordRowFailed('b0', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+      await newBatch('b1', 'charges', 'big.csv');
+      // 260 rows: more than one statement of inserts (50 a statement) and of owner reads (100 keys a statement).
+      const rows = Array.from({ length: 260 }, (_, i) => validRow(i + 2, `k${i}`));
+      rows[150] = validRow(152, 'k3'); // the key of line 5, three statements later
+      rows[200] = validRow(202, 'taken'); // owned by b0 line 2 (pending there)
+      rows[210] = validRow(212, 'freed'); // its owner failed: this row takes it over...
+      rows[250] = validRow(252, 'freed'); // ...and this one is its duplicate
+      await store.ingest('b1', rows);
+      const stored = await store.resultRowsAfter('b1', 0, 300);
+      expect(stored).toHaveLength(260);
+      const byLine = new Map(stored.map((r) => [r.line, r]));
+      expect(stored.filter((r) => r.state === 'duplicate').map((r) => r.line)).toEqual([152, 202, 252]);
+      expect(byLine.get(152)!.owner).toMatchObject({ line: 5 });
+      expect(byLine.get(152)!.errorMessage).toContain('linha 5 deste arquivo');
+      expect(byLine.get(202)!.errorMessage).toContain('old.csv');
+      expect(byLine.get(212)!.state).toBe('pending');
+      expect(byLine.get(252)!.errorMessage).toContain('linha 212 deste arquivo');
+      expect(await store.driver.get("SELECT batch_id, line FROM natural_keys WHERE natural_key = 'freed'")).toEqual({
+        batch_id: 'b1',
+        line: 212,
+      });
+      expect(await store.countRows('b1')).toMatchObject({ pending: 257, duplicate: 3 });
+    });
+
     it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', async () => {
       await newBatch('b1');
       const bad: IngestRow = {

@@ -793,6 +793,29 @@ export class Store {
   }
 
   /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
+  /**
+   * The owner of each of `keys` (natural keys of `kind`): its row's place and state, the owner batch's file and answer
+   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys.
+   */
+  private async naturalKeyOwners(kind: string, keys: readonly string[]): Promise<Map<string, NaturalKeyOwner>> {
+    const owners = new Map<string, NaturalKeyOwner>();
+    const unique = [...new Set(keys)];
+    for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
+      const part = unique.slice(i, i + KEYS_PER_STATEMENT);
+      const found = await this.sql.all<NaturalKeyOwner & { natural_key: string }>(
+        `SELECT k.natural_key, k.batch_id, k.line, r.state, b.file_name,
+           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
+         FROM natural_keys k
+           LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
+           LEFT JOIN batches b ON b.id = k.batch_id
+         WHERE k.kind = ? AND k.natural_key IN (${part.map(() => '?').join(', ')})`,
+        [kind, ...part],
+      );
+      for (const { natural_key, ...owner } of found) owners.set(natural_key, owner);
+    }
+    return owners;
+  }
+
   private async ingestingBatch(batchId: string, why: string): Promise<BatchRecord> {
     const batch = await this.requireBatch(batchId);
     if (batch.status !== 'ingesting') {
@@ -822,17 +845,6 @@ export class Store {
       // ingestions of one store take turns (reads of it go on); SQLite's one writer does the same.
       if (s.driver.dialect === 'postgres') await s.sql.run('LOCK TABLE natural_keys IN SHARE ROW EXCLUSIVE MODE');
       const batch = await s.ingestingBatch(batchId, 'its rows are already stored');
-      const insert = `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state,
-           error_code, error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-      const owner = `SELECT k.batch_id, k.line, r.state, b.file_name,
-           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
-         FROM natural_keys k
-           LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
-           LEFT JOIN batches b ON b.id = k.batch_id
-         WHERE k.kind = ? AND k.natural_key = ?`;
-      const claim = `INSERT INTO natural_keys (kind, natural_key, batch_id, line) VALUES (?, ?, ?, ?)
-         ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line`;
       const now = s.ts();
       const columns = batch.columns;
       const ns = batch.keyNamespace;
@@ -850,6 +862,7 @@ export class Store {
       let skipped = 0;
       let invalid = 0;
       let lastLine = batch.lastLine;
+      const fresh: IngestRow[] = [];
       for (const row of rows) {
         if (row.line <= lastLine) {
           skipped++;
@@ -857,11 +870,22 @@ export class Store {
         }
         lastLine = row.line;
         stored++;
+        fresh.push(row);
+      }
+      // Who owns each natural key of the chunk, read at once; a row of the chunk that claims a key becomes its owner
+      // for the rows after it, as a read per row, after the rows before it were stored, saw it.
+      const owners = await s.naturalKeyOwners(
+        batch.kind,
+        fresh.flatMap((row) => (row.valid ? [row.naturalKey] : [])),
+      );
+      const inserts: SqlParam[][] = [];
+      const claims: SqlParam[][] = [];
+      for (const row of fresh) {
         if (!row.valid) {
           invalid++;
           const err = describeCellErrors(row.errors, locale);
           if (row.message !== undefined) err.message = row.message;
-          await s.sql.run(insert, [
+          inserts.push([
             batchId,
             row.line,
             null,
@@ -879,15 +903,9 @@ export class Store {
           ]);
           continue;
         }
-        const own = await s.sql.get<{
-          batch_id: string;
-          line: number;
-          state: RowState | null;
-          file_name: string | null;
-          answer_name: string | null;
-        }>(owner, [batch.kind, row.naturalKey]);
+        const own = owners.get(row.naturalKey);
         const isDuplicate = own?.state != null && OWNING_ROW_STATES.includes(own.state);
-        await s.sql.run(insert, [
+        inserts.push([
           batchId,
           row.line,
           encodeKeyText(row.naturalKey, row.cells),
@@ -914,8 +932,30 @@ export class Store {
           isDuplicate ? own!.line : null,
           now,
         ]);
-        if (!isDuplicate) await s.sql.run(claim, [batch.kind, row.naturalKey, batchId, row.line]);
+        if (!isDuplicate) {
+          claims.push([batch.kind, row.naturalKey, batchId, row.line]);
+          owners.set(row.naturalKey, {
+            batch_id: batchId,
+            line: row.line,
+            state: 'pending',
+            file_name: null,
+            answer_name: null,
+          });
+        }
       }
+      // Several rows a statement (the rows before their keys' claims: a claim names its row).
+      await insertMany(
+        s.sql,
+        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
+           error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)`,
+        inserts,
+      );
+      await insertMany(
+        s.sql,
+        'INSERT INTO natural_keys (kind, natural_key, batch_id, line)',
+        claims,
+        ' ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line',
+      );
       await s.sql.run(
         `UPDATE batches SET row_count = row_count + ?, invalid_count = invalid_count + ?, last_line = ? WHERE id = ?`,
         [stored, invalid, lastLine, batchId],
@@ -1820,4 +1860,29 @@ export function describeCellErrors(errors: readonly CellError[], locale: Locale 
       })
       .join('; '),
   };
+}
+
+/** Who owns a natural key (`naturalKeyOwners`). */
+interface NaturalKeyOwner {
+  batch_id: string;
+  line: number;
+  state: RowState | null;
+  file_name: string | null;
+  answer_name: string | null;
+}
+
+/** Natural keys read per statement at ingestion; rows (and claims) inserted per statement. */
+const KEYS_PER_STATEMENT = 100;
+const INSERTS_PER_STATEMENT = 50;
+
+/**
+ * `head VALUES (...), (...) tail` for `rows` (each the values of one tuple, all of one width), INSERTS_PER_STATEMENT
+ * tuples a statement: one statement (on PostgreSQL one round trip) instead of one a row.
+ */
+async function insertMany(sql: SqlExecutor, head: string, rows: readonly SqlParam[][], tail = ''): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERTS_PER_STATEMENT) {
+    const part = rows.slice(i, i + INSERTS_PER_STATEMENT);
+    const tuple = `(${part[0]!.map(() => '?').join(', ')})`;
+    await sql.run(`${head} VALUES ${part.map(() => tuple).join(', ')}${tail}`, part.flat());
+  }
 }
