@@ -396,6 +396,23 @@ describe.each(engines)('on $name', (engine) => {
     });
   });
 
+  describe('a page of steps', () => {
+    it("reads the steps of a range of lines at once, by line, as getSteps reads one row's", async () => {
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3'), validRow(5, 'k4')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordIntent('b1', 4, 'create');
+      await store.recordIntent('b1', 5, 'create');
+      await store.recordRowFailed('b1', 4, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+      const page = await store.getStepsBetween('b1', 2, 4);
+      expect([...page.keys()].sort()).toEqual([2, 4]); // line 3 has no step; line 5 is after the range
+      expect(page.get(2)).toEqual(await store.getSteps('b1', 2));
+      expect(page.get(4)).toEqual(await store.getSteps('b1', 4));
+      expect(page.get(4)!.get('create')).toMatchObject({ state: 'failed', errorCode: 'SERVICE_VALIDATION' });
+    });
+  });
+
   describe('ingestion and duplicates', () => {
     it('makes a row whose natural key succeeded in an earlier batch a duplicate', async () => {
       await newBatch('b1', 'charges', 'first.csv');

@@ -620,6 +620,11 @@ class BatchRun {
         after = 0;
         continue;
       }
+      // The page's steps, read with it (one statement, not one a row): a row is driven with its steps as read with
+      // its page, as it is with its own state. Nothing else moves a row's steps meanwhile: this engine drives it once
+      // a run, a shared store's row is held by this daemon (claimed above), and the commands that settle a row refuse
+      // while a daemon drives its folder.
+      const pageSteps = await store.getStepsBetween(batchId, page[0]!.line, page[page.length - 1]!.line);
       for (const row of page) {
         after = row.line;
         if (this.signal?.aborted) break outer;
@@ -634,7 +639,7 @@ class BatchRun {
         } catch {
           break outer; // stopped while waiting for a slot
         }
-        const p = this.driveRow(row)
+        const p = this.driveRow(row, pageSteps.get(row.line) ?? new Map())
           .catch(async (error: unknown) => {
             // Only a bug or a store failure lands here. Leave the row visibly uncertain (resumed next run) if the
             // store still takes writes; otherwise it stays as the store has it, which the next run also resumes.
@@ -706,13 +711,13 @@ class BatchRun {
     });
   }
 
-  private async driveRow(row: RowRecord): Promise<void> {
-    await this.driveSteps(row);
+  private async driveRow(row: RowRecord, steps: ReadonlyMap<string, StepRecord>): Promise<void> {
+    await this.driveSteps(row, steps);
     // Not reached with an answer unsaved in a kind whose read steps are followed by a write; kept for any other.
     if (this.unsaved.has(row.line)) await this.writeRow(row.line, async () => undefined);
   }
 
-  private async driveSteps(row: RowRecord): Promise<void> {
+  private async driveSteps(row: RowRecord, steps: ReadonlyMap<string, StepRecord>): Promise<void> {
     const { store, batchId } = this.o;
     const parsed = this.kind.parse(row.record, this.dialect);
     if (!parsed.ok) {
@@ -729,7 +734,6 @@ class BatchRun {
       this.progress();
       return;
     }
-    const steps = await store.getSteps(batchId, row.line);
     const previous: Record<string, StepOutput> = {};
     const kindSteps = this.kind.steps;
     for (let i = 0; i < kindSteps.length; i++) {

@@ -1209,22 +1209,35 @@ export class Store {
   /** The row's step records, by step name. */
   async getSteps(batchId: string, line: number): Promise<Map<string, StepRecord>> {
     const out = new Map<string, StepRecord>();
-    for (const s of await this.sql.all<{
-      step: string;
-      state: StepState;
-      attempts: number;
-      output: string | null;
-      error_code: string | null;
-      error_message: string | null;
-    }>('SELECT * FROM steps WHERE batch_id = ? AND line = ?', [batchId, line])) {
-      out.set(s.step, {
-        step: s.step,
-        state: s.state,
-        attempts: s.attempts,
-        output: parseJson(s.output),
-        errorCode: s.error_code,
-        errorMessage: s.error_message,
-      });
+    for (const s of await this.sql.all<StepSql>('SELECT * FROM steps WHERE batch_id = ? AND line = ?', [
+      batchId,
+      line,
+    ])) {
+      out.set(s.step, toStep(s));
+    }
+    return out;
+  }
+
+  /**
+   * The steps of the batch's rows from `firstLine` to `lastLine`, by line, in one statement: the engine reads a page's
+   * steps with its page of rows (a row without steps is absent).
+   */
+  async getStepsBetween(
+    batchId: string,
+    firstLine: number,
+    lastLine: number,
+  ): Promise<Map<number, Map<string, StepRecord>>> {
+    const out = new Map<number, Map<string, StepRecord>>();
+    for (const s of await this.sql.all<StepSql & { line: number }>(
+      'SELECT * FROM steps WHERE batch_id = ? AND line BETWEEN ? AND ?',
+      [batchId, firstLine, lastLine],
+    )) {
+      let steps = out.get(s.line);
+      if (steps === undefined) {
+        steps = new Map();
+        out.set(s.line, steps);
+      }
+      steps.set(s.step, toStep(s));
     }
     return out;
   }
@@ -1885,4 +1898,25 @@ async function insertMany(sql: SqlExecutor, head: string, rows: readonly SqlPara
     const tuple = `(${part[0]!.map(() => '?').join(', ')})`;
     await sql.run(`${head} VALUES ${part.map(() => tuple).join(', ')}${tail}`, part.flat());
   }
+}
+
+/** A step as stored. */
+interface StepSql {
+  step: string;
+  state: StepState;
+  attempts: number;
+  output: string | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+function toStep(s: StepSql): StepRecord {
+  return {
+    step: s.step,
+    state: s.state,
+    attempts: s.attempts,
+    output: parseJson(s.output),
+    errorCode: s.error_code,
+    errorMessage: s.error_message,
+  };
 }
