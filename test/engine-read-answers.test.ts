@@ -15,30 +15,23 @@ import { RequestQueue } from '../src/queue/index.js';
 import { type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { StoreError } from '../src/store/db.js';
 import type { Store } from '../src/store/index.js';
+import { type IdRow, type IdRowStep, idRowKind } from './helpers/fake-kind.js';
 import { interceptWrites, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
 
-interface Row {
-  id: string;
-}
-type Step = BatchKind<Row>['steps'][number];
+type Row = IdRow;
+type Step = IdRowStep;
 
 /** A bill payment's shape: a lookup (read) then a payment (money, keyed). */
 function lookupThenPay(lookup: Step['run'], pay: Step['run']): BatchKind<Row> {
-  return {
-    name: 'bill-payments',
-    group: 'bill-payments',
-    movesMoneyOut: true,
-    columns: [{ name: 'id', required: true, format: 'text', example: 'x' }],
-    parse: (record) => (record.id ? { ok: true, row: { id: record.id } } : { ok: false, errors: [] }),
-    naturalKey: (row) => row.id,
-    steps: [
+  return idRowKind(
+    [
       { name: 'lookup', effect: 'read', usesIdempotencyKey: false, run: lookup },
       { name: 'pay', effect: 'money', usesIdempotencyKey: true, run: pay },
     ],
-    resultColumns: ['looked', 'paid'],
-  };
+    ['looked', 'paid'],
+  );
 }
 
 const looked = async (ctx: StepContext<Row>) => ({ looked: `L-${ctx.row.id}` });

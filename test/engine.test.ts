@@ -15,6 +15,7 @@ import { RequestQueue } from '../src/queue/index.js';
 import { BatchRejectedError, ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { BATCH_HAS_INVALID_ROWS, type Store } from '../src/store/index.js';
+import { type IdRow, type IdRowStep, idRowKind } from './helpers/fake-kind.js';
 import { type StoreEngine, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const ACCOUNT = '0001234';
@@ -448,21 +449,9 @@ describeOnEachEngine('engine against the sandbox: charges', () => {
 });
 
 describeOnEachEngine('engine: unknown outcomes of effect steps (fake kinds, no bank)', () => {
-  interface Row {
-    id: string;
-  }
-  function fakeKind(step: Partial<BatchKind<Row>['steps'][number]> & Pick<BatchKind<Row>['steps'][number], 'run'>) {
-    const kind: BatchKind<Row> = {
-      name: 'bill-payments',
-      group: 'bill-payments',
-      movesMoneyOut: true,
-      columns: [{ name: 'id', required: true, format: 'text', example: 'x' }],
-      parse: (record) => (record.id ? { ok: true, row: { id: record.id } } : { ok: false, errors: [] }),
-      naturalKey: (row) => row.id,
-      steps: [{ name: 'pay', effect: 'money', usesIdempotencyKey: false, ...step }],
-      resultColumns: ['paid'],
-    };
-    return kind;
+  type Row = IdRow;
+  function fakeKind(step: Partial<IdRowStep> & Pick<IdRowStep, 'run'>) {
+    return idRowKind([{ name: 'pay', effect: 'money', usesIdempotencyKey: false, ...step }], ['paid']);
   }
   const timeout = () =>
     new ServiceTimeoutError('POST /pay: no response headers in time', {
