@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { accountNamespace, deriveIdempotencyKey, type IngestRow, openStore, type Store } from '../src/store/index.js';
+import { naturalKeyDigest } from '../src/store/keys.js';
 import { decodeKeyText, decodeObject, encodeKeyText, encodeObject } from '../src/store/outputs-codec.js';
 import { sqliteOf } from './helpers/sqlite-of.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
@@ -21,7 +22,7 @@ const ACCOUNT = 'row-cost-account';
 const NS = accountNamespace(ACCOUNT);
 
 /** A bill payment row as the engine hands it over (src/runner/engine.ts toIngestRow). */
-function billRow(line: number, explicitKey?: string): IngestRow {
+function billRow(line: number, explicitKey?: string): Extract<IngestRow, { valid: true }> {
   const barCode = `3419731380000001${String(line).padStart(8, '0')}00000000000000000000`.slice(0, 44);
   const amountCents = 1000 + line;
   const amount = (amountCents / 100).toFixed(2);
@@ -228,6 +229,66 @@ describe('upgrade to 015 on SQLite', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe.each(engines)('upgrade to 016 (natural keys by digest) on $name', (engine) => {
+  skipIfAsked(engine);
+  const stores: Store[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+
+  it("carries every key's owner over under its digest: the same duplicates and take-overs after as before", async () => {
+    const before = await engine.openBefore(16);
+    stores.push(before);
+    // A batch and its rows as 015 stored them, with their keys' claims in the old shape (kind and text).
+    await before.sql.run(
+      `INSERT INTO batches (id, kind, file_name, dialect, header, columns, status, created_at)
+       VALUES ('b0', 'bill-payments', 'old.csv', ?, ?, ?, 'running', '2026-01-01T00:00:00Z')`,
+      [JSON.stringify(DIALECT), JSON.stringify(HEADER), JSON.stringify(COLUMNS)],
+    );
+    const keys = { paid: billRow(2).naturalKey, failed: billRow(3).naturalKey, accented: 'Fatura nº 12 — ação|1|' };
+    const old = [
+      [2, keys.paid, 'succeeded'],
+      [3, keys.failed, 'failed'],
+      [4, keys.accented, 'succeeded'],
+    ] as const;
+    for (const [line, key, state] of old) {
+      await before.sql.run(
+        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, updated_at)
+         VALUES ('b0', ?, ?, 'k', '{}', '[]', '{}', ?, '2026-01-01T00:00:00Z')`,
+        [line, key, state],
+      );
+      await before.sql.run(
+        "INSERT INTO natural_keys (kind, natural_key, batch_id, line) VALUES ('bill-payments', ?, 'b0', ?)",
+        [key, line],
+      );
+    }
+    const store = await engine.reopen(before);
+    stores.push(store);
+    // The SQL of the migration computed the digests the store computes.
+    const digests = await store.sql.all<{ key_digest: Uint8Array; line: number }>(
+      'SELECT key_digest, line FROM natural_keys ORDER BY line',
+    );
+    expect(digests.map((d) => [d.line, Buffer.from(d.key_digest).toString('hex')])).toEqual(
+      old.map(([line, key]) => [line, naturalKeyDigest('bill-payments', key).toString('hex')]),
+    );
+    await newBatch(store, 'b1');
+    await store.ingest('b1', [
+      { ...billRow(2), naturalKey: keys.paid },
+      { ...billRow(3), naturalKey: keys.failed },
+      { ...billRow(4), naturalKey: keys.accented },
+      { ...billRow(5), naturalKey: 'fatura nº 12 — ação|1|' }, // another key: one letter's case
+    ]);
+    const rows = await store.resultRowsAfter('b1', 0, 10);
+    expect(rows.map((r) => [r.line, r.state, r.duplicateOf?.line])).toEqual([
+      [2, 'duplicate', 2],
+      [3, 'pending', undefined], // the failed owner gave its key up
+      [4, 'duplicate', 4],
+      [5, 'pending', undefined],
+    ]);
+    expect(rows[0]!.errorMessage).toContain('old.csv');
   });
 });
 

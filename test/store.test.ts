@@ -21,6 +21,7 @@ import {
   ROW_STATES,
   type Store,
 } from '../src/store/index.js';
+import { naturalKeyDigest } from '../src/store/keys.js';
 import { openSqliteDriver } from '../src/store/sqlite-driver.js';
 import { sqliteOf } from './helpers/sqlite-of.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
@@ -431,7 +432,11 @@ describe.each(engines)('on $name', (engine) => {
       expect(rows[0]!.owner!.outputs).toEqual({ ourNumber: '77' });
       expect(rows[0]!.errorMessage).toContain('first.csv');
       // the failed owner gave k2 up: the new row owns it now
-      expect(await store.driver.get("SELECT batch_id FROM natural_keys WHERE natural_key = 'k2'")).toEqual({
+      expect(
+        await store.driver.get('SELECT batch_id FROM natural_keys WHERE key_digest = ?', [
+          naturalKeyDigest('charges', 'k2'),
+        ]),
+      ).toEqual({
         batch_id: 'b2',
       });
       expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
@@ -460,7 +465,11 @@ describe.each(engines)('on $name', (engine) => {
       expect(byLine.get(202)!.errorMessage).toContain('old.csv');
       expect(byLine.get(212)!.state).toBe('pending');
       expect(byLine.get(252)!.errorMessage).toContain('linha 212 deste arquivo');
-      expect(await store.driver.get("SELECT batch_id, line FROM natural_keys WHERE natural_key = 'freed'")).toEqual({
+      expect(
+        await store.driver.get('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
+          naturalKeyDigest('charges', 'freed'),
+        ]),
+      ).toEqual({
         batch_id: 'b1',
         line: 212,
       });
@@ -728,9 +737,11 @@ describe.each(engines)(
         state: 'duplicate',
         duplicateOf: { batchId: 'b1', line: 2 },
       });
-      expect(await store.driver.all("SELECT batch_id, line FROM natural_keys WHERE natural_key = 'same'")).toEqual([
-        { batch_id: 'b1', line: 2 },
-      ]);
+      expect(
+        await store.driver.all('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
+          naturalKeyDigest('charges', 'same'),
+        ]),
+      ).toEqual([{ batch_id: 'b1', line: 2 }]);
     });
 
     it('a person settles an uncertain row once: a second settlement at the same moment is refused, nothing doubled', async () => {

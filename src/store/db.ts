@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { RemessaError } from '../errors.js';
 import { applyMigrations, type Migration, type MigrationLedger, recordedMigrations } from '../sqlite/migrations.js';
+import { naturalKeyDigest } from './keys.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -114,6 +115,10 @@ export function openConnection(file: string, options: OpenDatabaseOptions = {}):
     throw new StoreError('STORE_OPEN_FAILED', `Cannot open the store ${file}: ${(cause as Error).message}`, { cause });
   }
   cacheStatements(db);
+  // Migration 016's SQL computes natural keys' digests as the store does (src/store/keys.ts `naturalKeyDigest`).
+  db.function('remessa_key_digest', { deterministic: true }, (kind, naturalKey) =>
+    naturalKeyDigest(String(kind), String(naturalKey)),
+  );
   try {
     db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
     if (!options.readonly) {

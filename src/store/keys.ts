@@ -15,6 +15,7 @@
  * REMESSA_NAMESPACE must never change: changing it changes every key, and a resend after the change would be a new
  * request to the bank.
  */
+import { createHash } from 'node:crypto';
 import { uuidV5 } from '../formats/uuid-v5.js';
 import type { KindName } from '../types.js';
 
@@ -29,6 +30,18 @@ export function accountNamespace(accountId: string): string {
 /** The idempotency key of a row: stable for the same (account, kind, natural key). */
 export function deriveIdempotencyKey(namespace: string, kind: KindName, naturalKey: string): string {
   return uuidV5(`${kind}\n${naturalKey}`, namespace);
+}
+
+/**
+ * The store's key of a natural key of a kind (the `natural_keys` table, migration 016): the first 16 bytes of the
+ * SHA-256 of `<kind>\n<natural key>`, the name the idempotency key is derived from. 16 bytes instead of the kind and
+ * the key's text (often 50 characters or more) in the table and again in its index; two different keys would share a
+ * digest with a chance of about n² / 2^129 among n keys (below 10^-18 for ten billion rows), and then the later row
+ * would be reported a duplicate of the earlier, never sent twice. Computed the same way in the migration's SQL
+ * (PostgreSQL's `sha256`; on SQLite the `remessa_key_digest` function src/store/db.ts registers).
+ */
+export function naturalKeyDigest(kind: string, naturalKey: string): Buffer {
+  return createHash('sha256').update(`${kind}\n${naturalKey}`).digest().subarray(0, 16);
 }
 
 /** Derives keys for one account; caches the namespace. */

@@ -90,7 +90,7 @@ import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
-import { deriveIdempotencyKey } from './keys.js';
+import { deriveIdempotencyKey, naturalKeyDigest } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
   assertRowTransition,
@@ -799,19 +799,28 @@ export class Store {
    */
   private async naturalKeyOwners(kind: string, keys: readonly string[]): Promise<Map<string, NaturalKeyOwner>> {
     const owners = new Map<string, NaturalKeyOwner>();
-    const unique = [...new Set(keys)];
+    /** Each distinct key by its digest's hex (the table's key: `naturalKeyDigest`). */
+    const byDigest = new Map<string, { key: string; digest: Buffer }>();
+    for (const key of keys) {
+      const digest = naturalKeyDigest(kind, key);
+      byDigest.set(digest.toString('hex'), { key, digest });
+    }
+    const unique = [...byDigest.values()];
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
-      const found = await this.sql.all<NaturalKeyOwner & { natural_key: string }>(
-        `SELECT k.natural_key, k.batch_id, k.line, r.state, b.file_name,
+      const found = await this.sql.all<NaturalKeyOwner & { key_digest: Uint8Array }>(
+        `SELECT k.key_digest, k.batch_id, k.line, r.state, b.file_name,
            (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
          FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
            LEFT JOIN batches b ON b.id = k.batch_id
-         WHERE k.kind = ? AND k.natural_key IN (${part.map(() => '?').join(', ')})`,
-        [kind, ...part],
+         WHERE k.key_digest IN (${part.map(() => '?').join(', ')})`,
+        part.map((k) => k.digest),
       );
-      for (const { natural_key, ...owner } of found) owners.set(natural_key, owner);
+      for (const { key_digest, ...owner } of found) {
+        const key = byDigest.get(Buffer.from(key_digest).toString('hex'))?.key;
+        if (key !== undefined) owners.set(key, owner);
+      }
     }
     return owners;
   }
@@ -933,7 +942,7 @@ export class Store {
           now,
         ]);
         if (!isDuplicate) {
-          claims.push([batch.kind, row.naturalKey, batchId, row.line]);
+          claims.push([naturalKeyDigest(batch.kind, row.naturalKey), batchId, row.line]);
           owners.set(row.naturalKey, {
             batch_id: batchId,
             line: row.line,
@@ -952,9 +961,9 @@ export class Store {
       );
       await insertMany(
         s.sql,
-        'INSERT INTO natural_keys (kind, natural_key, batch_id, line)',
+        'INSERT INTO natural_keys (key_digest, batch_id, line)',
         claims,
-        ' ON CONFLICT (kind, natural_key) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line',
+        ' ON CONFLICT (key_digest) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line',
       );
       await s.sql.run(
         `UPDATE batches SET row_count = row_count + ?, invalid_count = invalid_count + ?, last_line = ? WHERE id = ?`,

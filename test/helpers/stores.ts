@@ -9,11 +9,12 @@
  * `describe.each(engines)('... ($name)', (engine) => ...)`, with `skipIfAsked(engine)` at the top of the body
  * (`REMESSA_TEST_NO_POSTGRES=1` skips the PostgreSQL half, visibly; nothing else does).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach } from 'vitest';
-import { describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
+import { DEFAULT_MIGRATIONS_DIR } from '../../src/store/db.js';
+import { DEFAULT_PG_MIGRATIONS_DIR, describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
 import { SQLITE_STORE_FILE, type StorePlace, sqliteStorePlace } from '../../src/store/place.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
@@ -30,6 +31,11 @@ export interface StoreEngine {
   readonly skip: boolean;
   /** A fresh, empty store (migrations applied). */
   open(options?: EngineStoreOptions): Promise<Store>;
+  /**
+   * A fresh store with only its engine's migrations numbered below `before`: a store as an older version left it.
+   * `reopen` applies the rest (the upgrade).
+   */
+  openBefore(before: number): Promise<Store>;
   /** The same file or database as `store` (closed or not), opened again. */
   reopen(store: Store, options?: EngineStoreOptions): Promise<Store>;
   /**
@@ -55,6 +61,13 @@ export interface StoreEngine {
 export function storeEngines(): StoreEngine[] {
   const dirs: string[] = [];
   let crashes = 0;
+  /** A folder with the migrations of `all` numbered below `before`. */
+  const migrationsBefore = (all: string, before: number): string => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-migrations-'));
+    dirs.push(dir);
+    for (const f of readdirSync(all)) if (Number(f.slice(0, 3)) < before) cpSync(path.join(all, f), path.join(dir, f));
+    return dir;
+  };
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
@@ -65,6 +78,12 @@ export function storeEngines(): StoreEngine[] {
       const dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-engine-'));
       dirs.push(dir);
       return openStore(path.join(dir, 'remessa.sqlite'), options);
+    },
+    async openBefore(before) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'remessa-store-engine-'));
+      dirs.push(dir);
+      const migrationsDir = migrationsBefore(DEFAULT_MIGRATIONS_DIR, before);
+      return openStore(path.join(dir, 'remessa.sqlite'), { migrationsDir });
     },
     reopen(store, options = {}) {
       return openStore(store.file, options);
@@ -79,9 +98,14 @@ export function storeEngines(): StoreEngine[] {
     },
   };
   const cluster: (() => TestCluster) | undefined = skipPostgres ? undefined : useTestCluster();
-  const openPg = async (url: string, options: EngineStoreOptions): Promise<Store> => {
+  const openPg = async (url: string, options: EngineStoreOptions, migrationsDir?: string): Promise<Store> => {
     const c = cluster!();
-    const driver = openPgDriver({ url, password: c.password, maxConnections: 4 });
+    const driver = openPgDriver({
+      url,
+      password: c.password,
+      maxConnections: 4,
+      ...(migrationsDir && { migrationsDir }),
+    });
     try {
       const store = await openStoreWith(driver, describePgUrl(url), options);
       return store;
@@ -109,6 +133,10 @@ export function storeEngines(): StoreEngine[] {
     async open(options = {}) {
       const { url } = await cluster!().createDatabase(await migrated());
       return openPg(url, options);
+    },
+    async openBefore(before) {
+      const { url } = await cluster!().createDatabase();
+      return openPg(url, {}, migrationsBefore(DEFAULT_PG_MIGRATIONS_DIR, before));
     },
     reopen(store, options = {}) {
       return openPg(cluster!().url(databaseOf(store)), options);
