@@ -31,6 +31,8 @@ export interface Measured {
   wallMs: number;
   /** User + system CPU time of the child, in milliseconds. */
   cpuMs: number;
+  /** Of `cpuMs`, the system (kernel) part: syscalls, and on loopback the network stack's work for both ends. */
+  systemMs: number;
   /** Peak resident set size of the child, in bytes. */
   peakRssBytes: number;
   /** How the figures were taken. */
@@ -60,6 +62,7 @@ export async function runMeasured(
     : spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', out, err] });
   let peakKb = 0;
   let cpuTicks = 0;
+  let systemTicks = 0;
   const poll = (): void => {
     if (child.pid === undefined) return;
     try {
@@ -69,6 +72,7 @@ export async function runMeasured(
       const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       cpuTicks = Number(fields[11]) + Number(fields[12]);
+      systemTicks = Number(fields[12]);
     } catch {
       // The process has just exited: keep the last figures.
     }
@@ -92,6 +96,7 @@ export async function runMeasured(
       exitCode,
       wallMs,
       cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
+      systemMs: Number(m[3]) * 1000,
       peakRssBytes: Number(m[4]) * 1024,
       method: 'gnu-time',
       loadAverage,
@@ -101,6 +106,7 @@ export async function runMeasured(
     exitCode,
     wallMs,
     cpuMs: (cpuTicks * 1000) / 100,
+    systemMs: (systemTicks * 1000) / 100,
     peakRssBytes: peakKb * 1024,
     method: 'proc-polling',
     loadAverage,

@@ -252,7 +252,7 @@ interface Row {
   rssTargetMb?: number;
   note?: string;
   /** remessa's store after the run (database + WAL), in bytes; with the input file's bytes per data line. */
-  store?: { bytes: number; inputBytesPerRow: number };
+  store?: StoreSize & { inputBytesPerRow: number };
 }
 
 function rate(rows: number, ms: number): number {
@@ -452,7 +452,7 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
 
   const bases: Measured[] = [];
   const loopFirst = async (round: number) => bases.push(await baseline('bills-baseline', 1, round));
-  const storeBytes = new Map<Measured, number>();
+  const storeBytes = new Map<Measured, StoreSize>();
   const byStore = new Map<'sqlite' | 'postgres', Measured[]>();
   let cluster: TestCluster | undefined;
   try {
@@ -528,7 +528,7 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
       note: same
         ? `vs lookup x2: ${(rate(args.bills, m.wallMs) / rate(args.bills, same.wallMs)).toFixed(2)}`
         : undefined,
-      store: { bytes: storeBytes.get(m) ?? 0, inputBytesPerRow: inputBytesPerRow(file) },
+      store: { ...storeBytes.get(m)!, inputBytesPerRow: inputBytesPerRow(file) },
     });
   }
 }
@@ -537,25 +537,52 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
  * A PostgreSQL store's bytes: every table of the database with its indexes and TOAST (pg_total_relation_size),
  * the empty tables' first pages included, as the SQLite figure includes its empty tables' pages.
  */
-async function pgStoreSize(cluster: TestCluster, database: string): Promise<number> {
+async function pgStoreSize(cluster: TestCluster, database: string): Promise<StoreSize> {
   await cluster.query('VACUUM', database).catch(() => undefined);
-  const [r] = await cluster.query<{ bytes: string }>(
-    `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::text AS bytes FROM pg_class c
+  const tables = await cluster.query<{ name: string; bytes: string }>(
+    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c
        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`,
     database,
   );
-  return Number(r!.bytes);
+  return storeSizeOf(tables.map((t) => ({ name: t.name, bytes: Number(t.bytes) })));
 }
 
-/** The SQLite store's bytes in a data folder: remessa.sqlite and its -wal / -shm when left. */
-function storeSize(dataDir: string): number {
+/**
+ * The SQLite store's bytes in a data folder: remessa.sqlite and its -wal / -shm when left; by table, the pages of
+ * each table and its indexes (SQLite's dbstat; the WAL, the file's header and free pages are in no table).
+ */
+function storeSize(dataDir: string): StoreSize {
   let bytes = 0;
   for (const suffix of ['', '-wal', '-shm']) {
     const file = path.join(dataDir, `remessa.sqlite${suffix}`);
     if (existsSync(file)) bytes += statSync(file).size;
   }
   if (bytes === 0) throw new Error(`no store (remessa.sqlite) in ${dataDir}`);
-  return bytes;
+  const db = new Database(path.join(dataDir, 'remessa.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const tables = db
+      .prepare(
+        `SELECT COALESCE(m.tbl_name, d.name) AS name, SUM(d.pgsize) AS bytes FROM dbstat d
+           LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
+      )
+      .all() as Array<{ name: string; bytes: number }>;
+    return { ...storeSizeOf(tables), bytes };
+  } finally {
+    db.close();
+  }
+}
+
+/** A store's size from its tables' (each with its indexes). */
+function storeSizeOf(tables: ReadonlyArray<{ name: string; bytes: number }>): StoreSize {
+  const byTable: Record<string, number> = {};
+  for (const t of [...tables].sort((a, b) => b.bytes - a.bytes)) byTable[t.name] = t.bytes;
+  return { bytes: tables.reduce((sum, t) => sum + t.bytes, 0), tables: byTable };
+}
+
+/** A store's bytes after a run, and each table's with its indexes (largest first). */
+interface StoreSize {
+  bytes: number;
+  tables: Record<string, number>;
 }
 
 /** Mean bytes of a data line of a CSV file (header excluded, line end included). */
@@ -582,6 +609,7 @@ function costTable(results: readonly Row[]): string {
   if (!loop || runs.length === 0) return '';
   const met = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   const cpuRow = (r: Row) => r.m.cpuMs / r.rows;
+  const sysRow = (r: Row) => r.m.systemMs / r.rows;
   const rssMb = (r: Row) => r.m.peakRssBytes / MB;
   const head = ['cost of a row (issue 13 §3)', 'remessa run', 'undici loop', 'remessa / loop', 'target'];
   const lines: string[][] = [];
@@ -596,6 +624,13 @@ function costTable(results: readonly Row[]): string {
         cpuRow(loop).toFixed(3),
         cpuRatio.toFixed(2),
         `<= ${COST_TARGETS.cpuPerRowRatio}x ${met(cpuRatio <= COST_TARGETS.cpuPerRowRatio)}`,
+      ],
+      [
+        `  of which system ms per row${which}`,
+        sysRow(ours).toFixed(3),
+        sysRow(loop).toFixed(3),
+        (sysRow(ours) / sysRow(loop)).toFixed(2),
+        '',
       ],
       [
         `peak RSS MB${which}`,
@@ -622,7 +657,17 @@ function costTable(results: readonly Row[]): string {
   }
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  return [fmt(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+  const byTable = runs.map(
+    (r) =>
+      `store bytes per row by table (with its indexes)${r.name === 'remessa run' ? '' : ` ${r.name.slice('remessa run '.length)}`}: ` +
+      Object.entries(r.store!.tables)
+        .slice(0, 5)
+        .map(([name, bytes]) => `${name} ${(bytes / r.rows).toFixed(0)}`)
+        .join(', '),
+  );
+  return [fmt(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt), '', ...byTable].join(
+    '\n',
+  );
 }
 
 // ---------------------------------------------------------------- report
