@@ -147,9 +147,9 @@ export function benchBill(i: number): BenchBill {
 export const BILL_HEADER = ['barCode', 'digitableLine', 'amount'] as const;
 
 /** Writes `rows` bill payments (every third one by digitable line, the others by bar code) to `file`. */
-export function writeBillsFile(file: string, rows: number): void {
+export function writeBillsFile(file: string, rows: number, first = 0): void {
   const lines = [BILL_HEADER.join(',')];
-  for (let i = 0; i < rows; i++) {
+  for (let i = first; i < first + rows; i++) {
     const bill = benchBill(i);
     lines.push(
       i % 3 === 2

@@ -38,6 +38,9 @@
  * | --dir DIR (work folder, default .bench/; use your own when others run the bench at the same time)
  * | --store sqlite|postgres|both (the store of remessa's bill-payment run, default sqlite; postgres runs a throw-away
  *   cluster as the tests do, and its store bytes are the tables' with their indexes and TOAST after a VACUUM)
+ * | --nights N (default 1: after the measured run, N - 1 more files of as many other bills go through the same store,
+ *   one run each, as on the nights after: what each adds to the store a row, once the space the runs before freed
+ *   can be used again; a VACUUM before each size on PostgreSQL, as autovacuum would have run between nights)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
@@ -81,6 +84,8 @@ interface Args {
   cpuProf: boolean;
   sameCalls: boolean;
   repeat: number;
+  /** Runs of the bill payments through one store (the first measured; see --nights). */
+  nights: number;
   dir: string;
   /** Which store(s) remessa's bill-payment run uses (the cost of a row is measured on each). */
   stores: ReadonlyArray<'sqlite' | 'postgres'>;
@@ -100,6 +105,7 @@ function parseArgs(argv: readonly string[]): Args {
     cpuProf: false,
     sameCalls: false,
     repeat: 1,
+    nights: 1,
     dir: path.join(ROOT, '.bench'),
     stores: ['sqlite'],
   };
@@ -134,6 +140,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--same-calls') args.sameCalls = true;
     else if (a === '--repeat') args.repeat = count(a, argv[++i]);
+    else if (a === '--nights') args.nights = count(a, argv[++i]);
     else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
     else if (a === '--store') {
       const v = argv[++i];
@@ -465,6 +472,7 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
         writeConfig(sandboxConfig, path.join(folder, 'sandbox'), 'embedded', args.concurrency);
         const db = store === 'postgres' ? await cluster!.createDatabase() : undefined;
         log(`(b) remessa run on ${store}, concurrency ${args.concurrency}, rate limits off (round ${round})`);
+        const sizeNow = () => (db ? pgStoreSize(cluster!, db.name) : storeSize(path.join(folder, 'data')));
         const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
           const config = path.join(folder, 'remessa.json');
           let storeConfig: object | undefined;
@@ -474,24 +482,40 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
             storeConfig = { url: db.url, passwordFile };
           }
           writeConfig(config, folder, sandbox.url, args.concurrency, storeConfig);
-          return runMeasured(
-            process.execPath,
-            [...remessa.prefix(`run-${store}-${round}`), '--config', config, 'run', file],
-            {
-              cwd: ROOT,
-              env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
-              stdoutFile: path.join(folder, 'remessa-run.stdout'),
-              stderrFile: path.join(folder, 'remessa-run.stderr'),
-            },
-          );
+          /** One night: `input` through the store, all of it paid (its answer says so). */
+          const night = async (input: string, label: string): Promise<Measured> => {
+            const run = await runMeasured(
+              process.execPath,
+              [...remessa.prefix(`run-${store}-${label}`), '--config', config, 'run', input],
+              {
+                cwd: ROOT,
+                env: { REMESSA_API_KEY: SANDBOX_KEY, REMESSA_ACCOUNT_ID: 'bench-account' },
+                stdoutFile: path.join(folder, `remessa-run-${label}.stdout`),
+                stderrFile: path.join(folder, `remessa-run-${label}.stderr`),
+              },
+            );
+            const out = readFileSync(path.join(folder, `remessa-run-${label}.stdout`), 'utf8');
+            if (run.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`)) {
+              throw new Error(`remessa run (${store}, ${label}): exit ${run.exitCode}; said:\n${out.slice(-800)}`);
+            }
+            return run;
+          };
+          const first = await night(file, String(round));
+          const size = await sizeNow();
+          // The nights after: as many other bills each, in the same store.
+          const after: number[] = [];
+          for (let n = 2; n <= args.nights; n++) {
+            const next = path.join(folder, `bill-payments-night-${n}.csv`);
+            writeBillsFile(next, args.bills, (n - 1) * args.bills);
+            await night(next, `${round}-night-${n}`);
+            after.push((await sizeNow()).bytes);
+          }
+          storeBytes.set(first, { ...size, nights: after.map((b, i) => b - (i === 0 ? size.bytes : after[i - 1]!)) });
+          return first;
         });
-        const out = readFileSync(path.join(folder, 'remessa-run.stdout'), 'utf8');
-        if (m.exitCode !== 0 || !out.includes(`succeeded ${args.bills}`) || paid !== args.bills) {
-          throw new Error(
-            `remessa run (${store}): exit ${m.exitCode}, ${paid} of ${args.bills} paid in the sandbox; said:\n${out.slice(-800)}`,
-          );
+        if (paid !== args.bills * args.nights) {
+          throw new Error(`remessa run (${store}): ${paid} of ${args.bills * args.nights} bills paid in the sandbox`);
         }
-        storeBytes.set(m, db ? await pgStoreSize(cluster!, db.name) : storeSize(path.join(folder, 'data')));
         return m;
       };
       const mine: Measured[] = [];
@@ -583,6 +607,8 @@ function storeSizeOf(tables: ReadonlyArray<{ name: string; bytes: number }>): St
 interface StoreSize {
   bytes: number;
   tables: Record<string, number>;
+  /** With --nights: the bytes each night after the first added to the store. */
+  nights?: number[];
 }
 
 /** Mean bytes of a data line of a CSV file (header excluded, line end included). */
@@ -646,6 +672,13 @@ function costTable(results: readonly Row[]): string {
         `${(storePerRow / ours.store!.inputBytesPerRow).toFixed(1)} x the input line (${ours.store!.inputBytesPerRow.toFixed(0)} B)`,
         `< ${COST_TARGETS.storeBytesPerRow} ${met(storePerRow < COST_TARGETS.storeBytesPerRow)}`,
       ],
+      ...(ours.store!.nights ?? []).map((added, i) => [
+        `  night ${i + 2}: bytes it added per row${which}`,
+        (added / ours.rows).toFixed(0),
+        '-',
+        '',
+        `< ${COST_TARGETS.storeBytesPerRow} ${met(added / ours.rows < COST_TARGETS.storeBytesPerRow)}`,
+      ]),
       [
         `wall s${which}`,
         (ours.m.wallMs / 1000).toFixed(2),
