@@ -83,7 +83,14 @@ describe.each(engines)('on $name', (engine) => {
       store = await engine.reopen(store);
       expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('hold');
       await expect(store.recordIntent('b1', 2, 'pay')).rejects.toThrow(/not approved/);
+      // With a read's answer riding in it (rule 9 of rows.ts): refused the same, and the answer is not kept either.
+      await expect(
+        store.recordIntent('b1', 2, 'pay', { step: 'lookup', output: { billAmount: 1000 } }),
+      ).rejects.toThrow(/not approved/);
       expect((await store.getSteps('b1', 2)).size).toBe(0);
+      const held = (await store.getRow('b1', 2))!;
+      expect(held.state).toBe('pending');
+      expect(held.outputs).not.toHaveProperty('billAmount');
 
       // No decision before the preview; the owner and a maker are refused; nothing changes then.
       await expect(

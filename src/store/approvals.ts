@@ -28,9 +28,10 @@
  * the day whatever the rows' outcomes (a failed payment still used the allowance: the limit is on what was let go).
  *
  * RULES THAT MUST ALWAYS HOLD
- * 1. No effect step (create, money) of a batch that waits for approval ever starts: `assertEffectAllowed` is called
- *    by the store in the same transaction that commits a step's intent (./store.ts recordIntent), and refuses while
- *    the batch is `awaiting_approval` or its approval record is not `approved`. The engine holds effect steps of a
+ * 1. No effect step (create, money) of a batch that waits for approval ever starts: the statement that moves the row
+ *    to `in_flight` for a step's intent (./store.ts recordIntent) does so only when `EFFECT_ALLOWED` holds for its
+ *    batch, and otherwise nothing is written and `assertEffectAllowed` says why, in the same transaction. It refuses
+ *    while the batch is `awaiting_approval` or its approval record is not `approved`. The engine holds effect steps of a
  *    held batch on its own (it parks the row before them); this rule is the last line, and it holds across crashes
  *    and restarts because it reads only what is committed.
  * 2. A batch leaves `awaiting_approval` only by a recorded decision (who, when, how) or, for a rejection, with every
@@ -350,17 +351,28 @@ export function decideApproval(
   });
 }
 
+/** Rule 1's refusal, on a batch `b` joined with its approval record `a` (none: `a.state` NULL). */
+const EFFECT_BLOCKED = `(b.status = 'awaiting_approval' OR (a.state IS NOT NULL AND a.state <> 'approved'))`;
+
+/**
+ * Rule 1 as a condition of a write's WHERE, its one parameter the batch id: true when an effect step of the batch may
+ * start (a batch that does not exist refuses nothing, as `assertEffectAllowed`). A write under it that changed
+ * nothing asks `assertEffectAllowed` why.
+ */
+export const EFFECT_ALLOWED = `NOT EXISTS (SELECT 1 FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
+  WHERE b.id = ? AND ${EFFECT_BLOCKED})`;
+
 /**
  * Rule 1: throws STORE_AWAITING_APPROVAL when an effect step of the batch may not start. Called inside the
- * transaction that commits the intent.
+ * transaction that commits the intent, when its write under `EFFECT_ALLOWED` changed nothing.
  */
 export async function assertEffectAllowed(store: Store, batchId: string): Promise<void> {
-  const r = await store.sql.get<{ status: string; approval: ApprovalState | null }>(
-    `SELECT b.status AS status, a.state AS approval FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
-     WHERE b.id = ?`,
+  const r = await store.sql.get<{ status: string; approval: ApprovalState | null; blocked: number | string }>(
+    `SELECT b.status AS status, a.state AS approval, CASE WHEN ${EFFECT_BLOCKED} THEN 1 ELSE 0 END AS blocked
+     FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id WHERE b.id = ?`,
     [batchId],
   );
-  if (r && (r.status === 'awaiting_approval' || (r.approval !== null && r.approval !== 'approved'))) {
+  if (r && Number(r.blocked) === 1) {
     throw new StoreError(
       APPROVAL_CODES.awaiting,
       `Batch ${batchId.slice(0, 12)} is not approved (${r.approval ?? r.status}): no request with an effect may start`,

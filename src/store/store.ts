@@ -88,7 +88,7 @@ import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
-import { assertEffectAllowed } from './approvals.js';
+import { assertEffectAllowed, EFFECT_ALLOWED } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
 import { deriveIdempotencyKey, naturalKeyDigest } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
@@ -1393,9 +1393,47 @@ export class Store {
   }
 
   /**
+   * `rowAndStep`, with every step record of the row (`steps`) in the same statement: one result row per step (a row
+   * with no step: one, its step columns NULL).
+   */
+  private async rowAndSteps(
+    batchId: string,
+    line: number,
+    step: string,
+  ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null; steps: HeldStep[] }> {
+    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    const found = await this.sql.all<{ state: RowState; outputs: string | null } & NullableHeldStep>(
+      `SELECT r.state, r.outputs, s.step, s.state AS step_state, s.attempts, s.output, s.error_code FROM rows r
+         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line
+       WHERE r.batch_id = ? AND r.line = ?`,
+      [batchId, line],
+    );
+    const first = found[0];
+    if (!first) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+    const steps: HeldStep[] = [];
+    for (const f of found) {
+      if (f.step === null) continue;
+      steps.push({
+        step: f.step,
+        state: f.step_state!,
+        attempts: f.attempts!,
+        output: f.output,
+        error_code: f.error_code,
+      });
+    }
+    return {
+      state: first.state,
+      outputs: first.outputs,
+      step_state: steps.find((h) => h.step === step)?.state ?? null,
+      steps,
+    };
+  }
+
+  /**
    * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
-   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in four statements (five
-   * on PostgreSQL, see `rowAndStep`).
+   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in three statements (four
+   * on PostgreSQL, see `rowAndStep`): the batch's approval (rule 1 of ./approvals.ts) is a condition of the row's
+   * write, read on its own only when the row did not move.
    *
    * `answered`: a read step's answer that rides in this intent (rule 9 of ./rows.ts): the same checks and writes as
    * `recordStepDone(answered.step, answered.output, last = false)` before the intent, with the row read and written
@@ -1403,7 +1441,6 @@ export class Store {
    */
   recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
     return this.unit(async (s) => {
-      await assertEffectAllowed(s, batchId); // rule 1 of ./approvals.ts, in the intent's own transaction
       // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none).
       const daemon = s.shared.daemon;
       if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
@@ -1417,20 +1454,28 @@ export class Store {
       assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
       assertRowTransition(from, 'in_flight', `row (line ${line})`);
       const now = s.ts();
-      if (answered === undefined) {
-        await s.sql.run(
-          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL
-         WHERE batch_id = ? AND line = ?`,
-          [now, step, batchId, line],
-        );
-      } else {
+      let outputs: string | null | undefined;
+      if (answered !== undefined) {
         const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
         for (const k in answered.output) merged[k] = answered.output[k] as OutputValue;
-        await s.sql.run(
-          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
-           outputs = ? WHERE batch_id = ? AND line = ?`,
-          [now, step, encodeObject(merged), batchId, line],
+        outputs = encodeObject(merged);
+      }
+      // The row moves only if its batch may start an effect (rule 1 of ./approvals.ts, in the intent's own
+      // transaction); if it did not move, nothing is written and `assertEffectAllowed` says why. On PostgreSQL a
+      // decision committed between the two statements may have allowed it since: then the row moves, as a read of
+      // the approval before the write would have let it.
+      const move = (condition: string, params: SqlParam[]) =>
+        s.sql.run(
+          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
+            outputs === undefined ? '' : ', outputs = ?'
+          } WHERE batch_id = ? AND line = ?${condition}`,
+          [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params],
         );
+      if ((await move(` AND ${EFFECT_ALLOWED}`, [batchId])).changes === 0) {
+        await assertEffectAllowed(s, batchId);
+        await move('', []);
+      }
+      if (answered !== undefined) {
         await s.sql.run(STEP_UPSERT, [
           batchId,
           line,
@@ -1478,7 +1523,9 @@ export class Store {
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
     return this.unit(async (s) => {
-      const cur = await s.rowAndStep(batchId, line, step);
+      // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
+      const withSteps = last ? await s.rowAndSteps(batchId, line, step) : undefined;
+      const cur = withSteps ?? (await s.rowAndStep(batchId, line, step));
       assertStepTransition(cur.step_state, 'done', `step ${step} (line ${line})`);
       if (cur.state !== 'in_flight') assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
       const to: RowState = last ? 'succeeded' : 'in_flight';
@@ -1496,17 +1543,9 @@ export class Store {
         return;
       }
       await s.markAnswersStale(batchId, line);
-      // The row succeeded: which of its step records say more than "done" (see above)?
-      const held = await s.sql.all<{
-        step: string;
-        state: StepState;
-        attempts: number;
-        output: string | null;
-        error_code: string | null;
-      }>('SELECT step, state, attempts, output, error_code FROM steps WHERE batch_id = ? AND line = ?', [
-        batchId,
-        line,
-      ]);
+      // The row succeeded: which of its step records say more than "done" (see above)? As read with the row: nothing
+      // wrote them since.
+      const held = withSteps!.steps;
       const plain: string[] = [];
       let kept = false;
       for (const h of held) {
@@ -1883,6 +1922,21 @@ export function describeCellErrors(errors: readonly CellError[], locale: Locale 
       .join('; '),
   };
 }
+
+/** A step record as the last step's answer reads it (`rowAndSteps`). */
+interface HeldStep {
+  step: string;
+  state: StepState;
+  attempts: number;
+  output: string | null;
+  error_code: string | null;
+}
+
+/** `HeldStep` as a LEFT JOIN gives it: all NULL for a row with no step record. */
+type NullableHeldStep = { step: string | null; step_state: StepState | null; attempts: number | null } & Pick<
+  HeldStep,
+  'output' | 'error_code'
+>;
 
 /** Who owns a natural key (`naturalKeyOwners`). */
 interface NaturalKeyOwner {

@@ -16,6 +16,7 @@ import { afterAll, beforeEach } from 'vitest';
 import { DEFAULT_MIGRATIONS_DIR } from '../../src/store/db.js';
 import { DEFAULT_PG_MIGRATIONS_DIR, describePgUrl, openPgDriver } from '../../src/store/pg-driver.js';
 import { SQLITE_STORE_FILE, type StorePlace, sqliteStorePlace } from '../../src/store/place.js';
+import type { SqlExecutor, SqlTransaction } from '../../src/store/sql.js';
 import { openStore, openStoreWith, type Store, type StoreOptions } from '../../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './postgres.js';
 import { committedSnapshot } from './sqlite-of.js';
@@ -211,4 +212,39 @@ export function interceptWrites(store: Store, around: WriteInterceptors): void {
       options,
     );
   }) as typeof store.write;
+}
+
+/**
+ * Counts the statements `store` sends to its engine from now on: each `all`, `get` and `run` of its driver, in a
+ * transaction or not (BEGIN, COMMIT and savepoints are the driver's own, not counted). On PostgreSQL each is a round
+ * trip.
+ */
+export function countStatements(store: Store): { readonly n: number } {
+  const counter = { n: 0 };
+  const counted = <T extends SqlExecutor>(executor: T): T =>
+    new Proxy(executor, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop === 'all' || prop === 'get' || prop === 'run') {
+          return (...args: unknown[]) => {
+            counter.n++;
+            return value.apply(target, args);
+          };
+        }
+        if (prop === 'savepoint') {
+          return (fn: (tx: SqlTransaction) => Promise<unknown>) =>
+            value.call(target, (tx: SqlTransaction) => fn(counted(tx)));
+        }
+        return value.bind(target);
+      },
+    });
+  const driver = store.driver;
+  const transaction = driver.transaction.bind(driver);
+  driver.transaction = (fn, options) => transaction((tx) => fn(counted(tx)), options);
+  const direct = counted(driver);
+  driver.all = direct.all;
+  driver.get = direct.get;
+  driver.run = direct.run;
+  return counter;
 }
