@@ -1433,7 +1433,8 @@ export class Store {
    * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
    * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in three statements (four
    * on PostgreSQL, see `rowAndStep`): the batch's approval (rule 1 of ./approvals.ts) is a condition of the row's
-   * write, read on its own only when the row did not move.
+   * write, read on its own only when the row did not move; an answer riding in it is upserted with the intent's step
+   * record, in the same statement.
    *
    * `answered`: a read step's answer that rides in this intent (rule 9 of ./rows.ts): the same checks and writes as
    * `recordStepDone(answered.step, answered.output, last = false)` before the intent, with the row read and written
@@ -1475,20 +1476,12 @@ export class Store {
         await assertEffectAllowed(s, batchId);
         await move('', []);
       }
-      if (answered !== undefined) {
-        await s.sql.run(STEP_UPSERT, [
-          batchId,
-          line,
-          answered.step,
-          'done',
-          0,
-          JSON.stringify(answered.output),
-          null,
-          null,
-          now,
-        ]);
+      const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
+      if (answered === undefined) await s.sql.run(STEP_UPSERT, intent);
+      else {
+        const done = [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now];
+        await s.sql.run(STEP_UPSERT_TWO, [...done, ...intent]);
       }
-      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'intent', 1, null, null, null, now]);
     });
   }
 
@@ -1841,8 +1834,14 @@ function sameRecord(
 }
 
 /** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
-const STEP_UPSERT = `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+const STEP_UPSERT = stepUpsert(1);
+/** STEP_UPSERT of two step records (two steps of one row) in one statement: a read answer riding in an intent. */
+const STEP_UPSERT_TWO = stepUpsert(2);
+
+/** The step records upsert of `n` records (nine values each, in STEP_UPSERT's order), all of different steps. */
+function stepUpsert(n: number): string {
+  return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
   ON CONFLICT (batch_id, line, step) DO UPDATE SET
     state = excluded.state,
     attempts = steps.attempts + excluded.attempts,
@@ -1850,6 +1849,7 @@ const STEP_UPSERT = `INSERT INTO steps (batch_id, line, step, state, attempts, o
     error_code = excluded.error_code,
     error_message = excluded.error_message,
     updated_at = excluded.updated_at`;
+}
 
 /** What a batch's rows are read with (`Store.rowContext`). */
 interface RowContext {
