@@ -1296,16 +1296,25 @@ export class Store {
    * The durable "answer is stale" mark (src/store/intakes.ts), in the same transaction as the row's change: bumps the
    * `changes` of the row's batch and of every batch holding a duplicate of the row (their result lines show it).
    */
-  private async markAnswersStale(batchId: string, line: number): Promise<void> {
-    const dups = await this.sql.all<{ batch_id: string }>(
-      'SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?',
-      [batchId, line, batchId],
-    );
+  private async markAnswersStale(
+    batchId: string,
+    line: number,
+    /** The batches holding duplicates of the row, when read already in this transaction with the row locked. */
+    duplicatedIn?: readonly string[],
+  ): Promise<void> {
+    const dups =
+      duplicatedIn ??
+      (
+        await this.sql.all<{ batch_id: string }>(
+          'SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?',
+          [batchId, line, batchId],
+        )
+      ).map((d) => d.batch_id);
     const bumps = this.bumps;
     // Every caller is a unit's view (a transaction's): the bumps have their place there.
     if (bumps === undefined) throw new StoreError('STORE_NOT_IN_TRANSACTION', 'markAnswersStale outside a transaction');
     // Applied at the end of the transaction, in batch id order (see `bumps`), in the same transaction as the row.
-    for (const id of [batchId, ...dups.map((d) => d.batch_id)]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
+    for (const id of [batchId, ...dups]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -1393,18 +1402,31 @@ export class Store {
   }
 
   /**
-   * `rowAndStep`, with every step record of the row (`steps`) in the same statement: one result row per step (a row
-   * with no step: one, its step columns NULL).
+   * `rowAndStep`, with every step record of the row (`steps`) and the batches holding duplicates of it
+   * (`duplicatedIn`, for `markAnswersStale`) in the same statement: one result row per step (a row with no step: one,
+   * its step columns NULL), each with the same list.
    */
   private async rowAndSteps(
     batchId: string,
     line: number,
     step: string,
-  ): Promise<{ state: RowState; outputs: string | null; step_state: StepState | null; steps: HeldStep[] }> {
+  ): Promise<{
+    state: RowState;
+    outputs: string | null;
+    step_state: StepState | null;
+    steps: HeldStep[];
+    duplicatedIn: string[];
+  }> {
     if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
-    const found = await this.sql.all<{ state: RowState; outputs: string | null } & NullableHeldStep>(
-      `SELECT r.state, r.outputs, s.step, s.state AS step_state, s.attempts, s.output, s.error_code FROM rows r
-         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line
+    const batchList =
+      this.driver.dialect === 'postgres' ? 'json_agg(DISTINCT d.batch_id)::text' : 'json_group_array(DISTINCT d.batch_id)';
+    const found = await this.sql.all<
+      { state: RowState; outputs: string | null; dups: string | null } & NullableHeldStep
+    >(
+      `SELECT r.state, r.outputs, s.step, s.state AS step_state, s.attempts, s.output, s.error_code,
+         (SELECT ${batchList} FROM rows d
+          WHERE d.duplicate_of_batch = r.batch_id AND d.duplicate_of_line = r.line AND d.batch_id <> r.batch_id) AS dups
+       FROM rows r LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line
        WHERE r.batch_id = ? AND r.line = ?`,
       [batchId, line],
     );
@@ -1426,6 +1448,7 @@ export class Store {
       outputs: first.outputs,
       step_state: steps.find((h) => h.step === step)?.state ?? null,
       steps,
+      duplicatedIn: first.dups === null ? [] : (JSON.parse(first.dups) as string[]),
     };
   }
 
@@ -1535,9 +1558,9 @@ export class Store {
         await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
         return;
       }
-      await s.markAnswersStale(batchId, line);
-      // The row succeeded: which of its step records say more than "done" (see above)? As read with the row: nothing
-      // wrote them since.
+      // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
+      await s.markAnswersStale(batchId, line, withSteps!.duplicatedIn);
+      // The row succeeded: which of its step records say more than "done" (see above)?
       const held = withSteps!.steps;
       const plain: string[] = [];
       let kept = false;
