@@ -1419,7 +1419,9 @@ export class Store {
   }> {
     if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
     const batchList =
-      this.driver.dialect === 'postgres' ? 'json_agg(DISTINCT d.batch_id)::text' : 'json_group_array(DISTINCT d.batch_id)';
+      this.driver.dialect === 'postgres'
+        ? 'json_agg(DISTINCT d.batch_id)::text'
+        : 'json_group_array(DISTINCT d.batch_id)';
     const found = await this.sql.all<
       { state: RowState; outputs: string | null; dups: string | null } & NullableHeldStep
     >(
