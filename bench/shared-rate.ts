@@ -55,6 +55,7 @@ export async function benchSharedRate(options: SharedRateBenchOptions): Promise<
             rateLimited: (group, at, ms) => limiter.rateLimited(group, at, ms),
             notBefore: (group) => limiter.notBefore(group),
             ceiling: (group) => limiter.ceiling(group),
+            limited: (group) => limiter.limited(group),
             onPause: (l) => limiter.onPause(l),
             onError: (l) => limiter.onError(l),
           });

@@ -64,6 +64,7 @@ function recorded(limiter: SharedRateLimiter, daemon: number, log: Start[]): Sha
     rateLimited: (group, startedAt, ms) => limiter.rateLimited(group, startedAt, ms),
     notBefore: (group) => limiter.notBefore(group),
     ceiling: (group) => limiter.ceiling(group),
+    limited: (group) => limiter.limited(group),
     onPause: (listener) => limiter.onPause(listener),
     onError: (listener) => limiter.onError(listener),
   };
@@ -234,6 +235,28 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
     await a!.admit('claims');
     expect(a!.ceiling('claims')).toBe(4);
   }, 30_000);
+
+  it('a group no shared limit counts is not admitted in the database: its requests leave at once', async () => {
+    const [limiter] = await daemons(1, { rateLimits: { charges: { requests: 5, windowMs: 1000 } } });
+    const log: Start[] = [];
+    const q = new RequestQueue({ concurrency: 2 });
+    q.useSharedLimits(recorded(limiter!, 0, log));
+    // bill-payments: no limit of its own, no overall limit. Its gate says "go" in the same call, every time.
+    const answers: unknown[] = [];
+    for (let i = 0; i < 3; i++) await q.run('bill-payments', async (task) => answers.push(q.beforeSend({ task })));
+    expect(answers).toEqual([undefined, undefined, undefined]);
+    expect(log).toEqual([]);
+    // A limited group is admitted there.
+    await q.run('charges', (task) => q.gate({ task }));
+    expect(log.map((x) => x.group)).toEqual(['charges']);
+
+    // With an overall limit, every group is counted: bill-payments too.
+    const [overall] = await daemons(1, { rateLimits: {}, overall: { requests: 5, windowMs: 1000 } });
+    const q2 = new RequestQueue({ concurrency: 2 });
+    q2.useSharedLimits(recorded(overall!, 0, log));
+    await q2.run('bill-payments', (task) => q2.gate({ task }));
+    expect(log.map((x) => x.group)).toEqual(['charges', 'bill-payments']);
+  });
 
   it('a daemon whose pool ends mid-run does not block the others', async () => {
     const setting = { requests: 10, windowMs: 200 };

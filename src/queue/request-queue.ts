@@ -51,6 +51,8 @@
  * the request leave at once. A request waits at the gate while its group is paused on this daemon (so that no start
  * is taken for it meanwhile). A 429 pauses the group here at once and records the pause and the lowered ceiling in
  * the database for every daemon; a pause recorded by another daemon pauses the group here when an admission finds it.
+ * A group that no shared limit counts (none of its own, no overall one) takes no admission: its requests leave at once,
+ * with no round trip to the database, as an unlimited group's do without shared limits.
  * A task that ends without passing the gate takes no start (a client without `beforeSend` is then not limited).
  */
 import { RateLimitedError } from '../bank/errors.js';
@@ -359,6 +361,13 @@ export class RequestQueue {
         );
         signal?.addEventListener('abort', onAbort, { once: true });
       });
+    }
+    if (!gate.limited(state.name)) {
+      // No shared limit counts this group: nothing to admit, the request leaves now (no round trip to the database;
+      // a 429 still pauses the group here and is recorded for the others).
+      task.lastStartAt = now;
+      for (const l of this.startListeners) l(state.name, now);
+      return undefined;
     }
     return gate.admit(state.name, signal).then((at) => {
       task.ticket = at;

@@ -136,6 +136,11 @@ export interface SharedRateGate {
   notBefore(group: EndpointGroup): number;
   /** The group's ceiling as last seen (requests per window), or undefined if the group is unlimited. */
   ceiling(group: EndpointGroup): number | undefined;
+  /**
+   * Whether a shared limit counts the group's starts (its own, or the overall one). A request of a group that none
+   * counts takes no admission: it leaves at once, as with no limit at all (`admit` would only read the clock).
+   */
+  limited(group: EndpointGroup): boolean;
   /** Told (group, remaining ms) when an admission finds the group paused by any daemon. */
   onPause(listener: (group: EndpointGroup, ms: number) => void): () => void;
   /** Told of a database error while admitting or recording a pause (it is retried / held locally). */
@@ -364,6 +369,10 @@ export class SharedRateLimiter implements SharedRateGate {
 
   notBefore(group: EndpointGroup): number {
     return this.hints.get(group) ?? Number.NEGATIVE_INFINITY;
+  }
+
+  limited(group: EndpointGroup): boolean {
+    return this.limitsOf(group).length > 0;
   }
 
   ceiling(group: EndpointGroup): number | undefined {
