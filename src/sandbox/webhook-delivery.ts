@@ -30,6 +30,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import { WEBHOOK_EVENT_TYPES } from '../formats/events.js';
+import { isMalformedALabel } from '../formats/punycode.js';
 import {
   ATTEMPT_HEADER,
   type AuthorizationScheme,
@@ -112,6 +113,8 @@ export function webhookUrlProblem(url: string, options: { allowLoopback?: boolea
   } catch {
     return `Expected a well-formed url, got ${JSON.stringify(url)}.`;
   }
+  // An `xn--` label that is not valid Punycode makes the url malformed too; Node 24's parser lets it through.
+  if (host.split('.').some(isMalformedALabel)) return `Expected a well-formed url, got ${JSON.stringify(url)}.`;
   if (options.allowLoopback && LOOPBACK_HOSTS.has(host)) return undefined;
   const labels = host.split('.');
   if (labels.length < 2) return `Expected a domain name with a top-level domain (example.com), got ${host}.`;
