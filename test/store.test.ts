@@ -415,6 +415,33 @@ describe.each(engines)('on $name', (engine) => {
   });
 
   describe('ingestion and duplicates', () => {
+    it("marks the duplicates' files stale when their owner moves: succeeded, failed or uncertain, once each", async () => {
+      await newBatch('b1', 'charges', 'first.csv');
+      await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2'), validRow(4, 'k3')]);
+      await store.finishIngest('b1', 'send-valid');
+      for (const line of [2, 3, 4]) await store.recordIntent('b1', line, 'create');
+      // b2 holds duplicates of all three (two of line 2); b3 of line 3 only.
+      await newBatch('b2', 'charges', 'second.csv');
+      await store.ingest('b2', [validRow(2, 'k1'), validRow(3, 'k1'), validRow(4, 'k2'), validRow(5, 'k3')]);
+      await newBatch('b3', 'charges', 'third.csv');
+      await store.ingest('b3', [validRow(2, 'k2')]);
+      const changes = async () =>
+        Object.fromEntries(
+          (
+            await store.driver.all<{ id: string; changes: number | string }>(
+              "SELECT id, changes FROM batches WHERE id IN ('b2', 'b3') ORDER BY id",
+            )
+          ).map((b) => [b.id, Number(b.changes)]),
+        );
+      const before = await changes();
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '77' }, true);
+      expect(await changes()).toEqual({ b2: before.b2! + 1, b3: before.b3 });
+      await store.recordRowFailed('b1', 3, 'create', { code: 'SERVICE_VALIDATION', message: 'no' });
+      expect(await changes()).toEqual({ b2: before.b2! + 2, b3: before.b3! + 1 });
+      await store.recordRowUncertain('b1', 4, 'create', { code: 'TIMEOUT', message: 'no answer' });
+      expect(await changes()).toEqual({ b2: before.b2! + 3, b3: before.b3! + 1 });
+    });
+
     it('makes a row whose natural key succeeded in an earlier batch a duplicate', async () => {
       await newBatch('b1', 'charges', 'first.csv');
       await store.ingest('b1', [validRow(2, 'k1'), validRow(3, 'k2')]);

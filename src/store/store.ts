@@ -1304,17 +1304,32 @@ export class Store {
   ): Promise<void> {
     const dups =
       duplicatedIn ??
-      (
-        await this.sql.all<{ batch_id: string }>(
-          'SELECT DISTINCT batch_id FROM rows WHERE duplicate_of_batch = ? AND duplicate_of_line = ? AND batch_id <> ?',
-          [batchId, line, batchId],
-        )
-      ).map((d) => d.batch_id);
+      batchList(
+        (
+          await this.sql.get<{ dups: string | null }>(
+            `SELECT ${this.duplicatedIn} AS dups FROM rows r WHERE r.batch_id = ? AND r.line = ?`,
+            [batchId, line],
+          )
+        )?.dups ?? null,
+      );
     const bumps = this.bumps;
     // Every caller is a unit's view (a transaction's): the bumps have their place there.
     if (bumps === undefined) throw new StoreError('STORE_NOT_IN_TRANSACTION', 'markAnswersStale outside a transaction');
     // Applied at the end of the transaction, in batch id order (see `bumps`), in the same transaction as the row.
     for (const id of [batchId, ...dups]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
+  }
+
+  /**
+   * The batches other than its own holding duplicates of the row `r` of a statement, as a JSON array of their ids
+   * (`batchList` reads it; NULL or [] when none): what `markAnswersStale` bumps.
+   */
+  private get duplicatedIn(): string {
+    const list =
+      this.driver.dialect === 'postgres'
+        ? 'json_agg(DISTINCT d.batch_id)::text'
+        : 'json_group_array(DISTINCT d.batch_id)';
+    return `(SELECT ${list} FROM rows d
+      WHERE d.duplicate_of_batch = r.batch_id AND d.duplicate_of_line = r.line AND d.batch_id <> r.batch_id)`;
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -1418,16 +1433,11 @@ export class Store {
     duplicatedIn: string[];
   }> {
     if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
-    const batchList =
-      this.driver.dialect === 'postgres'
-        ? 'json_agg(DISTINCT d.batch_id)::text'
-        : 'json_group_array(DISTINCT d.batch_id)';
     const found = await this.sql.all<
       { state: RowState; outputs: string | null; dups: string | null } & NullableHeldStep
     >(
       `SELECT r.state, r.outputs, s.step, s.state AS step_state, s.attempts, s.output, s.error_code,
-         (SELECT ${batchList} FROM rows d
-          WHERE d.duplicate_of_batch = r.batch_id AND d.duplicate_of_line = r.line AND d.batch_id <> r.batch_id) AS dups
+         ${this.duplicatedIn} AS dups
        FROM rows r LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line
        WHERE r.batch_id = ? AND r.line = ?`,
       [batchId, line],
@@ -1450,7 +1460,7 @@ export class Store {
       outputs: first.outputs,
       step_state: steps.find((h) => h.step === step)?.state ?? null,
       steps,
-      duplicatedIn: first.dups === null ? [] : (JSON.parse(first.dups) as string[]),
+      duplicatedIn: batchList(first.dups),
     };
   }
 
@@ -1946,6 +1956,11 @@ export function describeCellErrors(errors: readonly CellError[], locale: Locale 
       })
       .join('; '),
   };
+}
+
+/** The batch ids of `Store.duplicatedIn`'s JSON array (none when NULL). */
+function batchList(json: string | null): string[] {
+  return json === null ? [] : (JSON.parse(json) as string[]);
 }
 
 /** A step record as the last step's answer reads it (`rowAndSteps`). */
