@@ -108,15 +108,12 @@ export function webhookUrlProblem(url: string, options: { allowLoopback?: boolea
   if (host.length < 1 || host.length > MAX_HOST_LENGTH) {
     return `Expected a domain name of 1 to ${MAX_HOST_LENGTH} characters, got ${host.length}.`;
   }
-  try {
-    new URL(url);
-  } catch {
+  const labels = host.split('.');
+  // An `xn--` label that is not valid Punycode makes the url malformed too; Node 24's parser lets it through.
+  if (!URL.canParse(url) || labels.some(isMalformedALabel)) {
     return `Expected a well-formed url, got ${JSON.stringify(url)}.`;
   }
-  // An `xn--` label that is not valid Punycode makes the url malformed too; Node 24's parser lets it through.
-  if (host.split('.').some(isMalformedALabel)) return `Expected a well-formed url, got ${JSON.stringify(url)}.`;
   if (options.allowLoopback && LOOPBACK_HOSTS.has(host)) return undefined;
-  const labels = host.split('.');
   if (labels.length < 2) return `Expected a domain name with a top-level domain (example.com), got ${host}.`;
   if (!labels.every((l) => LABEL.test(l))) return `Expected a valid domain name, got ${host}.`;
   const tld = labels[labels.length - 1]!;
