@@ -104,6 +104,10 @@ export const configSchema = z.strictObject({
       // How long a daemon's lease lasts without renewal (renewed every third of it): a daemon silent for that long
       // is dead to the others, which take over its rows, files and answers.
       leaseMs: z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS).default(DEFAULT_LEASE_MS),
+      // The commit window (src/store/store.ts "The commit window"): how long a row's write may wait, in milliseconds,
+      // for the other rows in flight to queue theirs, so that one commit (one fsync) holds them; 0 = off. Absent: the
+      // store's default (DEFAULT_COMMIT_WINDOW_MS, 2).
+      commitWindowMs: z.number().int().min(0).max(50).optional(),
     })
     .prefault({}),
   bank: z

@@ -639,6 +639,7 @@ class BatchRun {
         } catch {
           break outer; // stopped while waiting for a slot
         }
+        this.driving++;
         const p = this.driveRow(row, pageSteps.get(row.line) ?? new Map())
           .catch(async (error: unknown) => {
             // Only a bug or a store failure lands here. Leave the row visibly uncertain (resumed next run) if the
@@ -658,6 +659,7 @@ class BatchRun {
             this.unsaved.delete(row.line); // a row whose every write failed: its lookup is done again next run
             queue.releaseRow(this.kind.group);
             active.delete(p);
+            this.rowEnded();
           });
         active.add(p);
       }
@@ -684,27 +686,49 @@ class BatchRun {
    */
   private readonly unsaved = new Map<number, ReadAnswer>();
 
+  /** Rows being driven (`run`), and how many of them wait for a write of theirs to commit. */
+  private driving = 0;
+  private writing = 0;
+
+  /**
+   * `store.write` for a row being driven, in the store's commit window while other rows in flight may still queue
+   * writes (`gather`, src/store/store.ts "The commit window"): their intents then share one commit, one fsync. The
+   * group is committed without waiting out the window once every row in flight waits for a write.
+   */
+  private gatheredWrite<T>(fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
+    this.writing++;
+    const written = this.store.write(fn, { ...options, gather: this.driving > this.writing });
+    if (this.driving <= this.writing) this.store.flushGathered();
+    return written.finally(() => {
+      this.writing--;
+    });
+  }
+
+  /** A row's drive ended: when every other row in flight waits for a write, nothing more will join their group. */
+  private rowEnded(): void {
+    this.driving--;
+    if (this.driving <= this.writing) this.store.flushGathered();
+  }
+
   /** `store.write` for one row: the row's unsaved read answer first, in the same transaction (rule 9 of rows.ts). */
   private writeRow<T>(line: number, fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
     const answer = this.unsaved.get(line);
-    if (answer === undefined) return this.store.write(fn, options);
+    if (answer === undefined) return this.gatheredWrite(fn, options);
     const { batchId } = this.o;
-    return this.store
-      .write(async (s) => {
-        await s.recordStepDone(batchId, line, answer.step, answer.output, false);
-        return fn(s);
-      }, options)
-      .then((result) => {
-        if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
-        return result;
-      });
+    return this.gatheredWrite(async (s) => {
+      await s.recordStepDone(batchId, line, answer.step, answer.output, false);
+      return fn(s);
+    }, options).then((result) => {
+      if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
+      return result;
+    });
   }
 
   /** Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). */
   private writeIntent(line: number, step: string): Promise<void> {
     const answer = this.unsaved.get(line);
     const { batchId } = this.o;
-    const written = this.store.write((s) => s.recordIntent(batchId, line, step, answer));
+    const written = this.gatheredWrite((s) => s.recordIntent(batchId, line, step, answer));
     if (answer === undefined) return written;
     return written.then(() => {
       if (this.unsaved.get(line) === answer) this.unsaved.delete(line);

@@ -64,7 +64,7 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
 /** Opens the store on PostgreSQL (./place.ts calls it; the SQLite-only options do not apply). */
 export async function openPgStore(
   target: Extract<StoreTarget, { engine: 'postgres' }>,
-  options: Pick<StoreOptions, 'now' | 'readonly'> = {},
+  options: Pick<StoreOptions, 'now' | 'readonly' | 'commitWindowMs'> = {},
 ): Promise<Store> {
   const driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
   try {

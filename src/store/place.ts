@@ -20,6 +20,9 @@ export const SQLITE_STORE_FILE = 'remessa.sqlite';
 /** How a command opens the store (`busyTimeoutMs` applies to SQLite only). */
 export type OpenPlaceOptions = Pick<StoreOptions, 'now' | 'readonly' | 'busyTimeoutMs'>;
 
+/** What the configuration sets for every store it opens. */
+type PlaceStoreOptions = Pick<StoreOptions, 'commitWindowMs'>;
+
 /**
  * Where the store is, and how to open it. The PostgreSQL password stays inside `open` (it is in no property, so no
  * log or JSON of the options ever shows it).
@@ -42,7 +45,9 @@ export function describeStorePlace(place: Pick<StorePlace, 'engine' | 'where'>):
 /** The store the configuration names. */
 export function storePlace(config: Pick<Config, 'store' | 'storePassword' | 'folders'>): StorePlace {
   const url = config.store.url;
-  if (url === undefined) return sqliteStorePlace(path.join(config.folders.data, SQLITE_STORE_FILE));
+  const fixed: PlaceStoreOptions =
+    config.store.commitWindowMs === undefined ? {} : { commitWindowMs: config.store.commitWindowMs };
+  if (url === undefined) return sqliteStorePlace(path.join(config.folders.data, SQLITE_STORE_FILE), fixed);
   const target = {
     engine: 'postgres' as const,
     url,
@@ -55,20 +60,20 @@ export function storePlace(config: Pick<Config, 'store' | 'storePassword' | 'fol
     exists: () => true,
     async open(options = {}) {
       const { openPgStore } = await import('./open-driver.js');
-      return openPgStore(target, { now: options.now, readonly: options.readonly });
+      return openPgStore(target, { ...fixed, now: options.now, readonly: options.readonly });
     },
   };
 }
 
 /** The SQLite store in a file (what a configuration without `store.url` names, in its data folder). */
-export function sqliteStorePlace(file: string): StorePlace {
+export function sqliteStorePlace(file: string, fixed: PlaceStoreOptions = {}): StorePlace {
   return {
     engine: 'sqlite',
     where: file,
     exists: () => existsSync(file),
     async open(options = {}) {
       const { openStore } = await import('./store.js');
-      return openStore(file, options);
+      return openStore(file, { ...fixed, ...options });
     },
   };
 }

@@ -43,6 +43,13 @@
  * the COMMIT has returned, so "await store.write((s) => s.recordIntent(...))" means the intent is on disk (SQLite
  * synchronous=FULL; PostgreSQL synchronous_commit=on) before the request leaves: this is how rule 1 of ./rows.ts
  * holds on both engines.
+ * The commit window: with a fast disk, the rows in flight reach their writes one at a time, a tick apart, and each
+ * would be a commit (an fsync) of its own; an fsync costs CPU (the kernel's and SQLite's) whatever it holds. A write
+ * marked `gather` (the engine marks a row's write so while other rows of it are in flight and have not queued theirs)
+ * waits up to `commitWindowMs` (2 ms by default, config `store.commitWindowMs`, 0 = off) for them; the group is
+ * committed at the end of the tick in which the last of them queues its write (`flushGathered`), when a write not
+ * marked `gather` comes, or when the window ends. A request then leaves at most that much later; nothing else
+ * changes: the request still leaves only after its intent's COMMIT returned.
  *
  * Answers: a batch is one taking of a file (src/store/intakes.ts). Every row change that a result file shows (a row
  * reaching succeeded, failed, uncertain or rejected) bumps `batches.changes` of its batch, and of every batch holding a
@@ -284,7 +291,16 @@ export interface StoreOptions extends OpenDatabaseOptions {
    * off. @defaultValue false
    */
   exclusive?: boolean;
+  /**
+   * The commit window: how long a write marked `gather` may wait for the writes of the other rows in flight, so that
+   * one commit (one fsync) holds them all. 0: every group is committed at the end of its tick. See "The group commit"
+   * at the top of this file. @defaultValue DEFAULT_COMMIT_WINDOW_MS
+   */
+  commitWindowMs?: number;
 }
+
+/** The default commit window (`StoreOptions.commitWindowMs`, config `store.commitWindowMs`). */
+export const DEFAULT_COMMIT_WINDOW_MS = 2;
 
 interface PendingWrite {
   fn: (s: Store) => Promise<unknown>;
@@ -301,6 +317,12 @@ export interface WriteOptions {
    * @defaultValue true
    */
   durable?: boolean;
+  /**
+   * Other rows in flight are expected to queue writes soon (the engine knows: ../runner/engine.ts): the group may wait
+   * up to the commit window for them, unless a write not marked so, or `flushGathered`, commits it sooner.
+   * @defaultValue false
+   */
+  gather?: boolean;
 }
 
 interface RowSql {
@@ -408,6 +430,9 @@ function takeLock(lockFile: string): () => void {
 interface StoreShared {
   queued: PendingWrite[];
   flushScheduled: boolean;
+  /** The commit window's timer, while the queued group waits for more writes (`gather`). */
+  gatherTimer: NodeJS.Timeout | undefined;
+  commitWindowMs: number;
   /** The group commits begun and not yet settled (close waits for them). */
   flushing: Set<Promise<void>>;
   closed: boolean;
@@ -456,6 +481,8 @@ export class Store {
     this.shared = {
       queued: [],
       flushScheduled: false,
+      gatherTimer: undefined,
+      commitWindowMs: options.commitWindowMs ?? DEFAULT_COMMIT_WINDOW_MS,
       flushing: new Set(),
       closed: false,
       closing: undefined,
@@ -584,11 +611,32 @@ export class Store {
         reject,
         durable: options.durable !== false,
       });
-      if (!shared.flushScheduled) {
+      if (options.gather !== true || shared.commitWindowMs <= 0) this.flushGathered();
+      else if (!shared.flushScheduled) {
         shared.flushScheduled = true;
-        setImmediate(() => void this.flush());
+        shared.gatherTimer = setTimeout(() => {
+          shared.gatherTimer = undefined;
+          void this.flush();
+        }, shared.commitWindowMs);
       }
     });
+  }
+
+  /**
+   * The queued writes are committed at the end of this tick, not at the end of the commit window: no other write is
+   * expected (the engine's rows in flight have all queued theirs), or a write that may not wait came.
+   */
+  flushGathered(): void {
+    const shared = this.shared;
+    if (shared.gatherTimer !== undefined) {
+      clearTimeout(shared.gatherTimer);
+      shared.gatherTimer = undefined;
+      shared.flushScheduled = false;
+    }
+    if (!shared.flushScheduled && shared.queued.length > 0) {
+      shared.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
   }
 
   /**
@@ -599,6 +647,10 @@ export class Store {
   flush(): Promise<void> {
     const shared = this.shared;
     shared.flushScheduled = false;
+    if (shared.gatherTimer !== undefined) {
+      clearTimeout(shared.gatherTimer);
+      shared.gatherTimer = undefined;
+    }
     const ops = shared.queued;
     if (ops.length === 0 || shared.closed) return Promise.resolve();
     shared.queued = [];
