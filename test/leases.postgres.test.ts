@@ -22,6 +22,7 @@ import {
 import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
 import { type IngestRow, openStoreWith, type Store } from '../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
+import { countStatements } from './helpers/stores.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
 const RUNNABLE = ['pending', 'in_flight', 'waiting', 'uncertain'];
@@ -224,6 +225,24 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     await b.store.recordIntent('b1', 1, 'create');
     await b.store.recordStepDone('b1', 1, 'create', { id: 'x' }, true);
     expect((await b.store.getRow('b1', 1))?.state).toBe('succeeded');
+  });
+
+  it('refuses an intent once the database says the lease passed, before its own clock does: nothing written', async () => {
+    const a = await daemon('alpha');
+    await makeBatch(a.store, 'b1', 2);
+    await claimRows(a.store, 'b1', 0, 2, RUNNABLE);
+    // Live: the intent is four statements (the row locked with its holder, the row and its step read, the row's write
+    // under the approval's and the lease's conditions, the step's record), the lease checked by the third.
+    const counted = countStatements(a.store);
+    await a.store.recordIntent('b1', 1, 'create');
+    expect(counted.n).toBe(4);
+    expect((await a.store.getSteps('b1', 1)).get('create')?.state).toBe('intent');
+    // The database's lease ends (as when the others judged alpha dead) while alpha's own deadline is far.
+    await a.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'alpha'`);
+    await expect(a.store.recordIntent('b1', 2, 'create')).rejects.toMatchObject({ code: STORE_LEASE_LOST });
+    expect(a.lease.lost).toBe(true);
+    expect((await a.store.getRow('b1', 2))?.state).toBe('pending');
+    expect((await a.store.getSteps('b1', 2)).size).toBe(0);
   });
 
   it('lets go, at a restart under the same name, what its previous life held', async () => {

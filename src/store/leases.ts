@@ -272,14 +272,20 @@ export class DaemonLease implements RowHolder {
     if (this.lostError) throw this.lostError;
   }
 
+  /** SQL true while the database says this daemon's lease holds: its row, not stopped, not past its end. */
+  leaseHeldSql(s: Store): { sql: string; params: SqlParam[] } {
+    const now = clock(s);
+    return {
+      sql: `EXISTS (SELECT 1 FROM daemons WHERE name = ? AND pid = ? AND stopped_at IS NULL AND lease_until_ms >= ${now.sql})`,
+      params: [this.name, process.pid, ...now.params],
+    };
+  }
+
   /** In the intent's transaction: the database itself says the lease still holds (else STORE_LEASE_LOST). */
   async assertLeaseInDb(s: Store): Promise<void> {
     this.assertLive();
-    const now = clock(s);
-    const r = await s.sql.get<{ name: string }>(
-      `SELECT name FROM daemons WHERE name = ? AND pid = ? AND stopped_at IS NULL AND lease_until_ms >= ${now.sql}`,
-      [this.name, process.pid, ...now.params],
-    );
+    const held = this.leaseHeldSql(s);
+    const r = await s.sql.get<{ held: number }>(`SELECT 1 AS held WHERE ${held.sql}`, held.params);
     if (!r) {
       this.lose('the database says it passed');
       this.assertLive();

@@ -453,6 +453,11 @@ export interface RowHolder {
   assertLive(): void;
   /** In the intent's transaction: throws STORE_LEASE_LOST unless the database says the lease still holds. */
   assertLeaseInDb(s: Store): Promise<void>;
+  /**
+   * The same check as an SQL condition (true while the database says the lease holds), for the intent's row write to
+   * carry: one statement fewer an intent; `assertLeaseInDb` runs only when that write changed nothing, to say why.
+   */
+  leaseHeldSql(s: Store): { sql: string; params: SqlParam[] };
 }
 
 export class Store {
@@ -1529,7 +1534,8 @@ export class Store {
    */
   recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
     return this.unit(async (s) => {
-      // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none).
+      // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none). The
+      // lease is checked against the database by the row's write below, as its condition.
       const daemon = s.shared.daemon;
       if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
       const cur = await s.rowAndStep(batchId, line, step, daemon !== undefined, answered?.step);
@@ -1549,9 +1555,10 @@ export class Store {
         outputs = encodeObject(merged);
       }
       // The row moves only if its batch may start an effect (rule 1 of ./approvals.ts, in the intent's own
-      // transaction); if it did not move, nothing is written and `assertEffectAllowed` says why. On PostgreSQL a
-      // decision committed between the two statements may have allowed it since: then the row moves, as a read of
-      // the approval before the write would have let it.
+      // transaction) and, with several daemons, while the database says this one's lease holds (rule 8 of
+      // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
+      // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
+      // moves, as a read of the approval before the write would have let it (the lease was just read as live).
       const move = (condition: string, params: SqlParam[]) =>
         s.sql.run(
           `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
@@ -1559,7 +1566,10 @@ export class Store {
           } WHERE batch_id = ? AND line = ?${condition}`,
           [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params],
         );
-      if ((await move(` AND ${EFFECT_ALLOWED}`, [batchId])).changes === 0) {
+      const lease = daemon?.leaseHeldSql(s);
+      const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
+      if ((await move(allowed, lease ? [batchId, ...lease.params] : [batchId])).changes === 0) {
+        if (daemon) await daemon.assertLeaseInDb(s);
         await assertEffectAllowed(s, batchId);
         await move('', []);
       }
@@ -1574,8 +1584,8 @@ export class Store {
 
   /**
    * Several daemons (./leases.ts): a step is sent only by the daemon that holds its row (claimed before) and whose lease
-   * the database says is live, checked in the intent's transaction with the row locked: STORE_ROW_NOT_HELD,
-   * STORE_LEASE_LOST.
+   * the database says is live, checked in the intent's transaction with the row locked: STORE_ROW_NOT_HELD here,
+   * STORE_LEASE_LOST from the local deadline here or from the database by the intent's row write (`recordIntent`).
    */
   private async assertHeldForIntent(daemon: RowHolder, batchId: string, line: number): Promise<void> {
     daemon.assertLive();
@@ -1589,7 +1599,6 @@ export class Store {
         `Row ${batchId} line ${line} is held by ${row.holder === null ? 'no daemon' : `daemon "${row.holder}"`}: "${daemon.name}" must claim it before sending a step`,
       );
     }
-    await daemon.assertLeaseInDb(this);
   }
 
   /**
