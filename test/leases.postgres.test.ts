@@ -231,11 +231,11 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     const a = await daemon('alpha');
     await makeBatch(a.store, 'b1', 2);
     await claimRows(a.store, 'b1', 0, 2, RUNNABLE);
-    // Live: the intent is four statements (the row locked with its holder, the row and its step read, the row's write
-    // under the approval's and the lease's conditions, the step's record), the lease checked by the third.
+    // Live: the intent is three statements (the row locked and read with its holder; the row's write under the
+    // approval's and the lease's conditions, returning its step's state; the step's record).
     const counted = countStatements(a.store);
     await a.store.recordIntent('b1', 1, 'create');
-    expect(counted.n).toBe(4);
+    expect(counted.n).toBe(3);
     expect((await a.store.getSteps('b1', 1)).get('create')?.state).toBe('intent');
     // The database's lease ends (as when the others judged alpha dead) while alpha's own deadline is far.
     await a.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'alpha'`);

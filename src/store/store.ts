@@ -1523,10 +1523,15 @@ export class Store {
 
   /**
    * Rule 1 of rows.ts: the intent of the step, committed before its request leaves. Row -> in_flight. The same
-   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in three statements (four
-   * on PostgreSQL, see `rowAndStep`): the batch's approval (rule 1 of ./approvals.ts) is a condition of the row's
-   * write, read on its own only when the row did not move; an answer riding in it is upserted with the intent's step
-   * record, in the same statement.
+   * checks and writes as a step transition to `intent` and a row transition to `in_flight`, in three statements on
+   * both engines: the batch's approval (rule 1 of ./approvals.ts) is a condition of the row's write, read on its own
+   * only when the row did not move; an answer riding in it is upserted with the intent's step record, in the same
+   * statement.
+   * - SQLite: the row and its steps read in one statement (its one writer: nothing comes between), checked, written.
+   * - PostgreSQL: the row locked and read (`lockForIntent`); its steps read by the row's write itself (RETURNING: a
+   *   statement that starts once the lock is held, as `rowAndStep` explains), and checked after it, in the same order:
+   *   a write refused by a check is undone with its transaction or savepoint, as any failed write of a group. With
+   *   several daemons the lease is a condition of that write too (rule 8 of ./rows.ts).
    *
    * `answered`: a read step's answer that rides in this intent (rule 9 of ./rows.ts): the same checks and writes as
    * `recordStepDone(answered.step, answered.output, last = false)` before the intent, with the row read and written
@@ -1534,19 +1539,28 @@ export class Store {
    */
   recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
     return this.unit(async (s) => {
-      // Rule 8 of ./rows.ts; it locks the row (stricter than lockRow's check: held by this daemon, not by none). The
-      // lease is checked against the database by the row's write below, as its condition.
       const daemon = s.shared.daemon;
-      if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
-      const cur = await s.rowAndStep(batchId, line, step, daemon !== undefined, answered?.step);
-      let from = cur.state;
-      if (answered !== undefined) {
-        assertStepTransition(cur.other_state ?? null, 'done', `step ${answered.step} (line ${line})`);
-        if (from !== 'in_flight') assertRowTransition(from, 'in_flight', `row (line ${line})`);
-        from = 'in_flight';
+      const pg = s.driver.dialect === 'postgres';
+      /** The transition checks, on the row's state as locked and its steps' as read (before or by the write). */
+      const check = (state: RowState, steps: IntentStepStates): void => {
+        let from = state;
+        if (answered !== undefined) {
+          assertStepTransition(steps.other_state ?? null, 'done', `step ${answered.step} (line ${line})`);
+          if (from !== 'in_flight') assertRowTransition(from, 'in_flight', `row (line ${line})`);
+          from = 'in_flight';
+        }
+        assertStepTransition(steps.step_state, 'intent', `step ${step} (line ${line})`);
+        assertRowTransition(from, 'in_flight', `row (line ${line})`);
+      };
+      let cur: { state: RowState; outputs: string | null };
+      if (pg) cur = await s.lockForIntent(daemon, batchId, line);
+      else {
+        // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
+        if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
+        const read = await s.rowAndStep(batchId, line, step, daemon !== undefined, answered?.step);
+        check(read.state, read);
+        cur = read;
       }
-      assertStepTransition(cur.step_state, 'intent', `step ${step} (line ${line})`);
-      assertRowTransition(from, 'in_flight', `row (line ${line})`);
       const now = s.ts();
       let outputs: string | null | undefined;
       if (answered !== undefined) {
@@ -1559,19 +1573,28 @@ export class Store {
       // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
       // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
       // moves, as a read of the approval before the write would have let it (the lease was just read as live).
-      const move = (condition: string, params: SqlParam[]) =>
-        s.sql.run(
-          `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
-            outputs === undefined ? '' : ', outputs = ?'
-          } WHERE batch_id = ? AND line = ?${condition}`,
-          [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params],
-        );
+      const returning = pg ? ` RETURNING ${intentStepStatesSql(answered !== undefined)}` : '';
+      const move = async (condition: string, params: SqlParam[]): Promise<IntentStepStates | undefined> => {
+        const sql = `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
+          outputs === undefined ? '' : ', outputs = ?'
+        } WHERE batch_id = ? AND line = ?${condition}${returning}`;
+        const all = [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
+        if (!pg) return (await s.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
+        return s.sql.get<IntentStepStates>(sql, [...all, ...intentStepStatesParams(step, answered?.step)]);
+      };
       const lease = daemon?.leaseHeldSql(s);
       const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
-      if ((await move(allowed, lease ? [batchId, ...lease.params] : [batchId])).changes === 0) {
+      let moved = await move(allowed, lease ? [batchId, ...lease.params] : [batchId]);
+      if (moved === undefined) {
+        // Refused by a condition: the transitions are checked first all the same (as on SQLite, where they were).
+        if (pg) check(cur.state, await s.intentStepStates(batchId, line, step, answered?.step));
         if (daemon) await daemon.assertLeaseInDb(s);
         await assertEffectAllowed(s, batchId);
-        await move('', []);
+        moved = await move('', []);
+      }
+      if (pg) {
+        if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+        check(cur.state, moved);
       }
       const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
       if (answered === undefined) await s.sql.run(STEP_UPSERT, intent);
@@ -1580,6 +1603,36 @@ export class Store {
         await s.sql.run(STEP_UPSERT_TWO, [...done, ...intent]);
       }
     });
+  }
+
+  /**
+   * PostgreSQL: the row locked for its intent (see `recordIntent`), its state and outputs as locked. With several
+   * daemons, rule 8 of ./rows.ts as `assertHeldForIntent` checks it: held by this daemon, not by another or none.
+   */
+  private async lockForIntent(
+    daemon: RowHolder | undefined,
+    batchId: string,
+    line: number,
+  ): Promise<{ state: RowState; outputs: string | null }> {
+    daemon?.assertLive();
+    const row = await this.sql.get<{ state: RowState; outputs: string | null; holder: string | null }>(
+      `SELECT state, outputs, holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
+      [batchId, line],
+    );
+    if (!row) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+    if (daemon) assertHeldBy(daemon, row.holder, batchId, line);
+    return row;
+  }
+
+  /** The states of an intent's step and of the read step riding in it, read on their own (`recordIntent`). */
+  private async intentStepStates(
+    batchId: string,
+    line: number,
+    step: string,
+    other: string | undefined,
+  ): Promise<IntentStepStates> {
+    const sql = `SELECT ${intentStepStatesSql(other !== undefined)} FROM rows WHERE batch_id = ? AND line = ?`;
+    return (await this.sql.get<IntentStepStates>(sql, [...intentStepStatesParams(step, other), batchId, line]))!;
   }
 
   /**
@@ -1593,12 +1646,7 @@ export class Store {
       `SELECT holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
       [batchId, line],
     );
-    if (row && row.holder !== daemon.name) {
-      throw new StoreError(
-        'STORE_ROW_NOT_HELD',
-        `Row ${batchId} line ${line} is held by ${row.holder === null ? 'no daemon' : `daemon "${row.holder}"`}: "${daemon.name}" must claim it before sending a step`,
-      );
-    }
+    if (row) assertHeldBy(daemon, row.holder, batchId, line);
   }
 
   /**
@@ -1930,6 +1978,33 @@ function sameRecord(
 }
 
 /** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
+/** The states of an intent's step and of the read step riding in it (`recordIntent`). */
+interface IntentStepStates {
+  step_state: StepState | null;
+  other_state?: StepState | null;
+}
+
+/** SQL of `IntentStepStates` for a statement on one row of `rows` (its parameters: `intentStepStatesParams`). */
+function intentStepStatesSql(withOther: boolean): string {
+  const of = (name: string) =>
+    `(SELECT st.state FROM steps st WHERE st.batch_id = rows.batch_id AND st.line = rows.line AND st.step = ?) AS ${name}`;
+  return withOther ? `${of('step_state')}, ${of('other_state')}` : of('step_state');
+}
+
+function intentStepStatesParams(step: string, other: string | undefined): SqlParam[] {
+  return other === undefined ? [step] : [step, other];
+}
+
+/** Rule 8 of ./rows.ts for an intent: STORE_ROW_NOT_HELD unless `daemon` holds the row. */
+function assertHeldBy(daemon: RowHolder, holder: string | null, batchId: string, line: number): void {
+  if (holder !== daemon.name) {
+    throw new StoreError(
+      'STORE_ROW_NOT_HELD',
+      `Row ${batchId} line ${line} is held by ${holder === null ? 'no daemon' : `daemon "${holder}"`}: "${daemon.name}" must claim it before sending a step`,
+    );
+  }
+}
+
 const STEP_UPSERT = stepUpsert(1);
 /** STEP_UPSERT of two step records (two steps of one row) in one statement: a read answer riding in an intent. */
 const STEP_UPSERT_TWO = stepUpsert(2);
