@@ -192,12 +192,12 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     };
     for (let i = 0; i < lines.length; i += 8) await Promise.all(lines.slice(i, i + 8).map(one));
     const perRow = counter.n / n;
-    // Counted at migration 017: SQLite 6 a row (the intent: the row with its step, the row's write under the
+    // Counted at migration 017: 6 a row on both engines (the intent: the row with its step, the row's write under the
     // approval's condition, both step records in one upsert; the answer: the row with every step and the files that
-    // hold duplicates of it, its write, the step records deleted) and the groups' `changes` bumps; PostgreSQL one
-    // more (the answer locks its row first; the intent's lock reads the row, its write returns the steps' states).
-    // One statement more a row crosses the bound.
-    const bound = engine.name === 'sqlite' ? 7 : 8;
+    // hold duplicates of it, its write, the step records deleted) and the groups' `changes` bumps. PostgreSQL locks
+    // the row first and reads its steps by the write's RETURNING instead (src/store/store.ts `recordIntent`). One
+    // statement more a row crosses the bound.
+    const bound = 7;
     console.log(`statements a row on ${engine.name}: ${perRow.toFixed(2)} (bound ${bound})`);
     expect(perRow).toBeLessThan(bound);
     expect((await store.countRows('b1')).succeeded).toBe(n);

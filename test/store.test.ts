@@ -355,6 +355,25 @@ describe.each(engines)('on $name', (engine) => {
       expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
     });
 
+    it('refuses a last answer for a step done already, and leaves the row, its outputs and its steps as they were', async () => {
+      // On PostgreSQL the steps are read by the row's write and checked after it: the write must be undone.
+      await newBatch('b1');
+      await store.ingest('b1', [validRow(2, 'k1')]);
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, false);
+      const before = await store.getRow('b1', 2);
+      await expect(store.recordStepDone('b1', 2, 'create', { pdf: 'a.pdf' }, true)).rejects.toThrow(
+        IllegalTransitionError,
+      );
+      await expect(store.write((s) => s.recordStepDone('b1', 2, 'create', { pdf: 'b.pdf' }, true))).rejects.toThrow(
+        IllegalTransitionError,
+      );
+      expect(await store.getRow('b1', 2)).toEqual(before);
+      expect([...(await store.getSteps('b1', 2)).entries()].map(([k, v]) => [k, v.state])).toEqual([
+        ['create', 'done'],
+      ]);
+    });
+
     it('never lets a done step be sent again', async () => {
       await newBatch('b1');
       await store.ingest('b1', [validRow(2, 'k1')]);

@@ -1515,7 +1515,7 @@ export class Store {
     return {
       state: first.state,
       outputs: first.outputs,
-      step_state: steps.find((h) => h.step === step)?.state ?? null,
+      step_state: stateOf(steps, step),
       steps,
       duplicatedIn: batchList(first.dups),
     };
@@ -1660,21 +1660,44 @@ export class Store {
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
     return this.unit(async (s) => {
+      const check = (state: RowState, stepState: StepState | null): void => {
+        assertStepTransition(stepState, 'done', `step ${step} (line ${line})`);
+        if (state !== 'in_flight') assertRowTransition(state, 'in_flight', `row (line ${line})`);
+        assertRowTransition('in_flight', last ? 'succeeded' : 'in_flight', `row (line ${line})`);
+      };
       // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
-      const withSteps = last ? await s.rowAndSteps(batchId, line, step) : undefined;
-      const cur = withSteps ?? (await s.rowAndStep(batchId, line, step));
-      assertStepTransition(cur.step_state, 'done', `step ${step} (line ${line})`);
-      if (cur.state !== 'in_flight') assertRowTransition(cur.state, 'in_flight', `row (line ${line})`);
+      // PostgreSQL's last step: the row locked and read, then its steps and duplicates read by the row's write
+      // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
+      const late = last && s.driver.dialect === 'postgres';
+      let withSteps = last && !late ? await s.rowAndSteps(batchId, line, step) : undefined;
+      let cur: { state: RowState; outputs: string | null };
+      if (late) {
+        const locked = await s.lockRow(batchId, line);
+        if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+        cur = locked;
+      } else {
+        const read = withSteps ?? (await s.rowAndStep(batchId, line, step));
+        check(read.state, read.step_state);
+        cur = read;
+      }
       const to: RowState = last ? 'succeeded' : 'in_flight';
-      assertRowTransition('in_flight', to, `row (line ${line})`);
       const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
       for (const k in output) merged[k] = output[k] as OutputValue;
       const now = s.ts();
-      await s.sql.run(
-        `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
-           outputs = ? WHERE batch_id = ? AND line = ?`,
-        [to, now, last ? null : step, encodeObject(merged), batchId, line],
-      );
+      const write = `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL,
+           error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?`;
+      const values = [to, now, last ? null : step, encodeObject(merged), batchId, line];
+      if (late) {
+        const back = await s.sql.get<{ steps: string | null; dups: string | null }>(
+          `${write} RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
+             FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${s.duplicatedIn} AS dups`,
+          values,
+        );
+        if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+        const steps = heldSteps(back.steps);
+        withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
+        check(cur.state, withSteps.step_state);
+      } else await s.sql.run(write, values);
       if (!last) {
         await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
         return;
@@ -1978,6 +2001,19 @@ function sameRecord(
 }
 
 /** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
+/** The step records a PostgreSQL row write returned (`recordStepDone`), from its JSON array of arrays. */
+function heldSteps(json: string | null): HeldStep[] {
+  if (json === null) return [];
+  return (JSON.parse(json) as Array<[string, StepState, number, string | null, string | null]>).map(
+    ([step, state, attempts, output, errorCode]) => ({ step, state, attempts, output, error_code: errorCode }),
+  );
+}
+
+/** The state of `step` among a row's step records; null when it has none. */
+function stateOf(steps: readonly HeldStep[], step: string): StepState | null {
+  return steps.find((h) => h.step === step)?.state ?? null;
+}
+
 /** The states of an intent's step and of the read step riding in it (`recordIntent`). */
 interface IntentStepStates {
   step_state: StepState | null;
