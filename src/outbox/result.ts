@@ -40,13 +40,7 @@ import { answerFileNames } from './names.js';
 /** The columns every result file has after the input's own. */
 export const RESULT_STATUS_COLUMNS = ['status', 'errorCode', 'errorMessage'] as const;
 
-/**
- * Rows read from the store a statement at a time while the answer is written. 100, not 500: the answer is written at
- * the end of a run, when the process is at its largest, and a page of 500 rows with what reading and formatting them
- * holds put 2-3 MiB more on the run's peak (20,000 bills, docs/performance.md "(d) Sixth pass"); 200 statements
- * instead of 40 cost nothing measurable.
- */
-const PAGE_ROWS = 100;
+const PAGE_ROWS = 500;
 
 export interface WriteResultOptions {
   /** The outbox root; the result goes to `<outboxDir>/<kind>/`. */
