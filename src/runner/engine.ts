@@ -693,12 +693,11 @@ class BatchRun {
   /**
    * `store.write` for a row being driven, in the store's commit window while other rows in flight may still queue
    * writes (`gather`, src/store/store.ts "The commit window"): their intents then share one commit, one fsync. The
-   * group is committed without waiting out the window once every row in flight waits for a write.
+   * write of the last row in flight to queue one is not marked, and so commits the group at the end of its tick.
    */
   private gatheredWrite<T>(fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
     this.writing++;
     const written = this.store.write(fn, { ...options, gather: this.driving > this.writing });
-    if (this.driving <= this.writing) this.store.flushGathered();
     return written.finally(() => {
       this.writing--;
     });
