@@ -7,12 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BankClient } from '../src/bank/client.js';
 import type { BatchKind, StepContext } from '../src/batches/kind.js';
 import { RequestQueue } from '../src/queue/index.js';
-import { processBatch } from '../src/runner/engine.js';
 import type { Store } from '../src/store/index.js';
-import { type IdRow, type IdRowStep, idRowKind } from './helpers/fake-kind.js';
+import { type IdRow, type IdRowStep, idRowKind, processIdRows } from './helpers/fake-kind.js';
 import { type EngineStoreOptions, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -157,24 +155,11 @@ describe.each(engines)('the engine gathers the writes of its rows in flight ($na
     store = await engine.open({ commitWindowMs: windowMs });
     const commits = countCommits(store);
     const seen: string[] = [];
-    const rows = (async function* () {
-      for (let line = 2; line < n + 2; line++) yield { line, record: { id: String(line) }, cells: [String(line)] };
-    })();
+    const ids = Array.from({ length: n }, (_, i) => String(i + 2)); // the id is the line
     const queue = new RequestQueue({ concurrency: 8, maxRowsInFlight: 8 });
     queues.push(queue);
     const before = commits();
-    const r = await processBatch({
-      store,
-      kind: kind(seen) as BatchKind<never>,
-      batchId: 'b',
-      fileName: 'b.csv',
-      input: { dialect: { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false }, header: ['id'], rows },
-      client: {} as BankClient,
-      queue,
-      filesDir: path.join(dir, 'files'),
-      accountId: '0001234',
-      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 10 },
-    });
+    const r = await processIdRows(store, kind(seen), ids, queue, path.join(dir, 'files'));
     const result = { commits: commits() - before, seen, succeeded: r.counts.succeeded };
     await store.close();
     store = undefined;

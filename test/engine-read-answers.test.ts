@@ -8,14 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BankClient } from '../src/bank/client.js';
 import { ServiceUnreachableError } from '../src/bank/errors.js';
 import { type BatchKind, type StepContext, StepOutcomeError } from '../src/batches/kind.js';
 import { RequestQueue } from '../src/queue/index.js';
-import { type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
+import type { ProcessBatchOptions } from '../src/runner/engine.js';
 import { StoreError } from '../src/store/db.js';
 import type { Store } from '../src/store/index.js';
-import { type IdRow, type IdRowStep, idRowKind } from './helpers/fake-kind.js';
+import { type IdRow, type IdRowStep, idRowKind, processIdRows } from './helpers/fake-kind.js';
 import { interceptWrites, skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -54,25 +53,9 @@ describe.each(engines)('a read answer rides in the row next write ($name)', (eng
   });
 
   function run(kind: BatchKind<Row>, ids: string[], extra: Partial<ProcessBatchOptions> = {}) {
-    const rows = (async function* () {
-      let line = 1;
-      for (const id of ids) yield { line: ++line, record: { id }, cells: [id] };
-    })();
     const queue = new RequestQueue({ concurrency: 4, maxRowsInFlight: 8 });
     queues.push(queue);
-    return processBatch({
-      store,
-      kind: kind as BatchKind<never>,
-      batchId: 'b',
-      fileName: 'b.csv',
-      input: { dialect: { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false }, header: ['id'], rows },
-      client: {} as BankClient,
-      queue,
-      filesDir: path.join(dir, 'files'),
-      accountId: '0001234',
-      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 10 },
-      ...extra,
-    });
+    return processIdRows(store, kind, ids, queue, path.join(dir, 'files'), extra);
   }
 
   /** Counts the store's writes (each a savepoint of a group commit) from now on. */

@@ -1429,7 +1429,7 @@ export class Store {
 
   /**
    * The row and the state of one of its steps, in one statement on SQLite (its one writer: nothing comes between): the
-   * reads of the hot path (`recordIntent`, `recordStepDone`). STORE_NO_ROW when there is no row. On PostgreSQL the row
+   * reads of the hot path (`recordIntent` on SQLite, `recordStepDone`). STORE_NO_ROW when there is no row. On PostgreSQL the row
    * is locked first by a statement of its own (`lockRow`; the row's lock guards its steps too): a statement reads
    * what was committed when it started, so the step must be read by a statement that starts once the lock is held
    * (a locking join would give the row as the transaction before left it but its step as it was before that).
@@ -1438,8 +1438,6 @@ export class Store {
     batchId: string,
     line: number,
     step: string,
-    /** The row is locked already in this transaction (`assertHeldForIntent`). */
-    locked = false,
     /** Another step of the row whose state is read too (`other_state`): a read answer riding in an intent. */
     other?: string,
   ): Promise<{
@@ -1448,7 +1446,7 @@ export class Store {
     step_state: StepState | null;
     other_state?: StepState | null;
   }> {
-    if (!locked && this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
     const cur =
       other === undefined
         ? await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
@@ -1557,7 +1555,7 @@ export class Store {
       else {
         // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
         if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
-        const read = await s.rowAndStep(batchId, line, step, daemon !== undefined, answered?.step);
+        const read = await s.rowAndStep(batchId, line, step, answered?.step);
         check(read.state, read);
         cur = read;
       }
@@ -1579,6 +1577,7 @@ export class Store {
           outputs === undefined ? '' : ', outputs = ?'
         } WHERE batch_id = ? AND line = ?${condition}${returning}`;
         const all = [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
+        // SQLite: the states were read and checked before the write; what is returned only says the row moved.
         if (!pg) return (await s.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
         return s.sql.get<IntentStepStates>(sql, [...all, ...intentStepStatesParams(step, answered?.step)]);
       };
@@ -2000,7 +1999,6 @@ function sameRecord(
   return true;
 }
 
-/** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
 /** The step records a PostgreSQL row write returned (`recordStepDone`), from its JSON array of arrays. */
 function heldSteps(json: string | null): HeldStep[] {
   if (json === null) return [];
@@ -2041,6 +2039,7 @@ function assertHeldBy(daemon: RowHolder, holder: string | null, batchId: string,
   }
 }
 
+/** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
 const STEP_UPSERT = stepUpsert(1);
 /** STEP_UPSERT of two step records (two steps of one row) in one statement: a read answer riding in an intent. */
 const STEP_UPSERT_TWO = stepUpsert(2);
