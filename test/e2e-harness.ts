@@ -31,6 +31,7 @@ import {
 } from '../src/formats/profiles.js';
 import type { FaultRuleInput } from '../src/sandbox/faults.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
+import { watchProcess } from './helpers/process-report.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = path.join(ROOT, 'src', 'cli.ts');
@@ -76,17 +77,63 @@ export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.P
   const exited = new Promise<number | string>((resolve) => {
     child.on('exit', (code, signal) => resolve(code ?? signal ?? -1));
   });
+  const state = () =>
+    child.exitCode !== null ? `exit ${child.exitCode}` : child.signalCode !== null ? child.signalCode : 'running';
+  watchProcess({ args, pid: child.pid, stdout: () => out, stderr: () => err, state });
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Runs a CLI command to its end. */
+/** How long a command (`runCli`) or a stop (`stopDaemon`, a sandbox's `stop`) may take before the test says so. */
+export const PROCESS_END_TIMEOUT_MS = 60_000;
+
+/**
+ * Resolves with how `p` exited, or, once `timeoutMs` has passed, kills it and throws an error naming `what` with the
+ * tail of its stderr: a process that never ends fails its test with its own words, not with the test's timeout.
+ */
+export async function exitedWithin(
+  p: Proc,
+  what: string,
+  timeoutMs = PROCESS_END_TIMEOUT_MS,
+): Promise<number | string> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([p.exited, late]);
+    if (outcome !== 'late') return outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+  p.child.kill('SIGKILL');
+  await p.exited;
+  throw new Error(
+    `${what}: still running after ${timeoutMs} ms (killed). Its stderr ended with:\n${p.stderr().slice(-4000)}`,
+  );
+}
+
+/** Runs a CLI command to its end (at most `timeoutMs`). */
 export async function runCli(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<{ code: number | string; stdout: string; stderr: string }> {
   const p = spawnCli(args, options);
-  const code = await p.exited;
+  const code = await exitedWithin(p, `remessa ${args.join(' ')}`, options.timeoutMs);
   return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** How long a test's own request to the sandbox may take: a request that hangs fails naming itself. */
+export const CALL_TIMEOUT_MS = 30_000;
+
+/** A signal that aborts a test's request to the sandbox after CALL_TIMEOUT_MS, with an error naming `what`. */
+export function callSignal(what: string): AbortSignal {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new Error(`${what}: no answer from the sandbox within ${CALL_TIMEOUT_MS} ms`)),
+    CALL_TIMEOUT_MS,
+  );
+  timer.unref();
+  return controller.signal;
 }
 
 export async function waitFor<T>(
@@ -171,6 +218,7 @@ export async function callBank(
   const route = fillPath(profile.paths[operation], ...(call.params ?? []));
   const res = await undiciFetch(`${target.url}${route}${call.query ? `?${call.query}` : ''}`, {
     ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+    signal: callSignal(`${method} ${route}`),
     method,
     headers: {
       [profile.headers.apiKey]: call.apiKey ?? SANDBOX_PUBLIC_API_KEY,
@@ -207,6 +255,7 @@ export async function sandboxAdmin(
   const { url, dispatcher } = target;
   const res = await undiciFetch(`${url}${SANDBOX_ADMIN_PREFIX}${route}`, {
     ...(dispatcher ? { dispatcher } : {}),
+    signal: callSignal(`sandbox admin ${method} ${route}`),
     method,
     headers: {
       [BANK_PROFILE_DEFINITIONS[target.profile ?? TEST_PROFILE].headers.apiKey]:
@@ -283,7 +332,7 @@ export async function startSandboxProcess(
     call: (method, operation, call) => callBank(target, method, operation, { apiKey: o.apiKey, ...call }),
     stop: async () => {
       if (proc.child.exitCode === null) proc.child.kill('SIGTERM');
-      await proc.exited;
+      await exitedWithin(proc, 'the sandbox, stopped by SIGTERM');
       await dispatcher?.close();
     },
   };
@@ -446,7 +495,7 @@ export function startDaemon(ws: Workspace, env: NodeJS.ProcessEnv = {}): Proc {
 
 export async function stopDaemon(p: Proc): Promise<number | string> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-  return p.exited;
+  return exitedWithin(p, 'the daemon, stopped by SIGTERM');
 }
 
 /** Parses a result CSV (`,` or `;`, UTF-8 or Windows-1252 bytes) into records keyed by header. */

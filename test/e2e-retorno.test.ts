@@ -25,6 +25,7 @@ import { BANK_PROFILE_DEFINITIONS, type BankOperation, fillPath } from '../src/f
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { openDatabase } from '../src/store/db.js';
 import {
+  callSignal,
   drop,
   makeWorkspace,
   type Proc,
@@ -135,6 +136,7 @@ async function world(mode: Mode): Promise<World> {
 /** A request to the bank in the suite's dialect (staging routes, look-ups for the expected values). */
 async function bank(w: World, method: string, op: BankOperation, ids: string[] = []): Promise<unknown> {
   const res = await fetch(`${w.sandbox.url}${fillPath(PROFILE.paths[op], ...ids)}`, {
+    signal: callSignal(`${method} ${op} ${ids.join(' ')}`),
     method,
     headers: { [PROFILE.headers.apiKey]: API_KEY, [PROFILE.headers.accountId]: '1234567' },
   });
