@@ -790,6 +790,33 @@ describe.each(engines)(
       ).toEqual([{ batch_id: 'b1', line: 2 }]);
     });
 
+    it("an owner moving while a duplicate of it is ingested: the duplicate's file sees the move, or is marked stale by it", async () => {
+      await newBatch('b1', 'charges', 'first.csv');
+      await store.ingest('b1', [validRow(2, 'same')]);
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await newBatch('b2', 'charges', 'second.csv');
+      // What an answer of b2 written the moment its rows are stored would read: its `changes` and the owner's state.
+      let seen: { changes: number; owner: string } | undefined;
+      const [a, b] = await overlapping(
+        (s) => s.recordStepDone('b1', 2, 'create', { ourNumber: '1' }, true),
+        async () => {
+          await store.ingest('b2', [validRow(2, 'same')]);
+          seen = { changes: (await store.getBatch('b2'))!.changes, owner: (await store.getRow('b1', 2))!.state };
+        },
+      );
+      expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
+      expect(await store.getRow('b2', 2)).toMatchObject({
+        state: 'duplicate',
+        duplicateOf: { batchId: 'b1', line: 2 },
+      });
+      expect((await store.getRow('b1', 2))!.state).toBe('succeeded');
+      // Either the duplicate was stored after the owner's move (an answer then shows it), or the move bumped b2's
+      // changes, so that an answer written before it is stale and written again. Never an answer that stays behind.
+      const now = (await store.getBatch('b2'))!.changes;
+      expect(seen!.owner === 'succeeded' || now > seen!.changes, JSON.stringify({ seen, now })).toBe(true);
+    });
+
     it('a person settles an uncertain row once: a second settlement at the same moment is refused, nothing doubled', async () => {
       await newBatch('b1');
       await store.ingest('b1', [validRow(2, 'k1')]);

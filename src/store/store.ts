@@ -27,7 +27,8 @@
  * COMMITTED): each such read locks what it read (`forUpdate`: a row's state before it moves, which also guards its
  * steps; the batch before its status or counts are written; a thing before its change; `resolveRow`'s row), and
  * `ingest` locks `natural_keys` (SHARE ROW EXCLUSIVE: ingestions take turns, reads go on) so that two files bringing
- * the same natural key at once give it one owner and one duplicate. The approvals' per-day sums lock their table
+ * the same natural key at once give it one owner and one duplicate, and locks the owners' rows it makes duplicates of
+ * (FOR SHARE, `lockOwners`) so that an owner's move and a duplicate of it stored at once do not miss each other. The approvals' per-day sums lock their table
  * (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on both; test/store.test.ts ("concurrent
  * transactions") runs each race on both engines.
  *
@@ -879,7 +880,31 @@ export class Store {
         if (key !== undefined) owners.set(key, owner);
       }
     }
+    if (this.driver.dialect === 'postgres') await this.lockOwners(owners);
     return owners;
+  }
+
+  /**
+   * PostgreSQL: the owners' rows locked (FOR SHARE) until the ingestion commits, and their states read again through
+   * the lock. A duplicate's file shows its owner's state, and an owner that moves marks the files holding its
+   * duplicates stale, reading them with its row locked (`duplicatedIn`). Without this lock an ingestion running side
+   * by side with that move stored a duplicate the move did not see, and read the owner as it was before: the
+   * duplicate's file answered with the old state and never marked stale. With it, the one waits for the other: the
+   * move sees the duplicate, or the ingestion sees the move (test/store.test.ts, "an owner moving while a duplicate of
+   * it is ingested"). SQLite's one writer already orders them so. Only keys that have an owner: none on a first night.
+   */
+  private async lockOwners(owners: Map<string, NaturalKeyOwner>): Promise<void> {
+    const held = [...owners.values()].filter((o) => o.state !== null);
+    for (let i = 0; i < held.length; i += KEYS_PER_STATEMENT) {
+      const part = held.slice(i, i + KEYS_PER_STATEMENT);
+      const locked = await this.sql.all<{ batch_id: string; line: number; state: RowState }>(
+        `SELECT batch_id, line, state FROM rows WHERE (batch_id, line) IN (${part.map(() => '(?, ?)').join(', ')})
+         ORDER BY batch_id, line FOR SHARE`,
+        part.flatMap((o) => [o.batch_id, o.line]),
+      );
+      const now = new Map(locked.map((r) => [`${r.batch_id}\n${r.line}`, r.state]));
+      for (const o of part) o.state = now.get(`${o.batch_id}\n${o.line}`) ?? null;
+    }
   }
 
   private async ingestingBatch(batchId: string, why: string): Promise<BatchRecord> {
