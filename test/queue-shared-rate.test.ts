@@ -258,6 +258,42 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
     expect(log.map((x) => x.group)).toEqual(['charges', 'bill-payments']);
   });
 
+  it('a 429 of a group no limit counts pauses it on the other daemons too, once their watch reads it', async () => {
+    // No limit at all: bill-payments takes no admission, so no admission can find the pause (watchPauses does).
+    const [a, b] = await daemons(2, { rateLimits: {}, pauseWatchMs: 50 });
+    const qa = new RequestQueue({ concurrency: 2 });
+    qa.useSharedLimits(a!);
+    const qb = new RequestQueue({ concurrency: 2 });
+    qb.useSharedLimits(b!);
+    const pausesSeenByB: Array<[EndpointGroup, number]> = [];
+    qb.onPause((g, ms) => pausesSeenByB.push([g, ms]));
+    const stop = b!.watchPauses();
+    try {
+      let answeredAt = 0;
+      await expect(
+        qa.run('bill-payments', async (task) => {
+          await qa.gate({ task });
+          answeredAt = performance.now();
+          throw rateLimited(1_500);
+        }),
+      ).rejects.toBeInstanceOf(RateLimitedError);
+      const deadline = performance.now() + 1_000;
+      while (!qb.isPaused('bill-payments') && performance.now() < deadline) await sleep(10);
+      expect(qb.isPaused('bill-payments')).toBe(true);
+      expect(qb.isPaused('pix')).toBe(false);
+      // Told once, with what is left of the pause, however many times the watch reads it while it runs.
+      await sleep(300);
+      expect(pausesSeenByB).toHaveLength(1);
+      expect(pausesSeenByB[0]![0]).toBe('bill-payments');
+      expect(pausesSeenByB[0]![1]).toBeGreaterThan(1_000);
+      // A request of the group on b leaves only once the pause has ended.
+      await qb.run('bill-payments', (task) => qb.gate({ task }));
+      expect(performance.now() - answeredAt).toBeGreaterThanOrEqual(1_400);
+    } finally {
+      stop();
+    }
+  }, 30_000);
+
   it('a daemon whose pool ends mid-run does not block the others', async () => {
     const setting = { requests: 10, windowMs: 200 };
     const limiters = await daemons(3, { rateLimits: { charges: setting } });

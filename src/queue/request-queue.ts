@@ -52,7 +52,8 @@
  * is taken for it meanwhile). A 429 pauses the group here at once and records the pause and the lowered ceiling in
  * the database for every daemon; a pause recorded by another daemon pauses the group here when an admission finds it.
  * A group that no shared limit counts (none of its own, no overall one) takes no admission: its requests leave at once,
- * with no round trip to the database, as an unlimited group's do without shared limits.
+ * with no round trip to the database, as an unlimited group's do without shared limits; another daemon's pause of it
+ * reaches this queue through the gate's `onPause` all the same, from the limiter's watch (`watchPauses`).
  * A task that ends without passing the gate takes no start (a client without `beforeSend` is then not limited).
  */
 import { RateLimitedError } from '../bank/errors.js';
@@ -364,7 +365,7 @@ export class RequestQueue {
     }
     if (!gate.limited(state.name)) {
       // No shared limit counts this group: nothing to admit, the request leaves now (no round trip to the database;
-      // a 429 still pauses the group here and is recorded for the others).
+      // a 429 still pauses the group here and is recorded, and the others' watch reads it: `watchPauses`).
       task.lastStartAt = now;
       for (const l of this.startListeners) l(state.name, now);
       return undefined;

@@ -42,6 +42,11 @@
  *   returned by `admit` is the one the 429's request had).
  * - The pace (GCRA, ./rate-limit.ts PACING_BURST) is shared the same way (`pace_at_ms`).
  *
+ * - A group that no limit counts (none of its own, no overall one) takes no admission (./request-queue.ts): its
+ *   requests leave with no round trip. A 429 it gets is recorded all the same, and `watchPauses` reads the pauses of
+ *   such groups every PAUSE_WATCH_MS (one statement for all of them): the other daemons pause the group at most that
+ *   much later, instead of learning of the limit only from a 429 of their own.
+ *
  * ## When the database cannot be reached
  * `admit` retries the admission (backing off up to 1 s) until it succeeds or the caller's signal aborts, and tells
  * `onError` each time: a request never leaves without its start recorded. A 429's pause that cannot be recorded is
@@ -95,7 +100,15 @@ export interface SharedRateOptions {
   daemon?: string;
   /** The local clock for waits and hints (the queue's). @defaultValue the real clock */
   clock?: QueueClock;
+  /** How often `watchPauses` reads the pauses of the groups no limit counts, in ms. @defaultValue PAUSE_WATCH_MS */
+  pauseWatchMs?: number;
 }
+
+/**
+ * How often a daemon reads the pauses recorded for the groups that no shared limit counts (`watchPauses`): a 429
+ * answered to another daemon pauses such a group here at most this much later. One statement a period for all of them.
+ */
+export const PAUSE_WATCH_MS = 500;
 
 /** The shared limiter's settings from the request queue's options (the same limits, counted in the database). */
 export function sharedRateOptions(queue: RequestQueueOptions): SharedRateOptions {
@@ -180,6 +193,7 @@ export class SharedRateLimiter implements SharedRateGate {
   private readonly ceilings = new Map<string, number>();
   private readonly pauseListeners = new Set<(group: EndpointGroup, ms: number) => void>();
   private readonly errorListeners = new Set<(error: unknown) => void>();
+  private readonly pauseWatchMs: number;
 
   constructor(driver: SqlDriver, options: SharedRateOptions = {}) {
     if (driver.dialect !== 'postgres') {
@@ -188,6 +202,7 @@ export class SharedRateLimiter implements SharedRateGate {
     this.driver = driver;
     this.daemon = options.daemon ?? randomUUID();
     this.clock = options.clock ?? REAL_CLOCK;
+    this.pauseWatchMs = options.pauseWatchMs ?? PAUSE_WATCH_MS;
     const adaptive = options.adaptive ?? true;
     const make = (name: string, lockId: number, s: SharedRateSetting, adapt: boolean): Limit => {
       if (!Number.isInteger(s.requests) || s.requests < 1 || !Number.isInteger(s.windowMs) || s.windowMs < 1) {
@@ -365,6 +380,50 @@ export class SharedRateLimiter implements SharedRateGate {
       },
       { durable: false },
     );
+  }
+
+  /**
+   * Reads, every `pauseWatchMs`, the pauses recorded in the database for the groups that no limit counts, and tells
+   * the `onPause` listeners (the queue pauses the group) of each one not seen yet that still runs: such a group takes
+   * no admission, which is where a limited group finds another daemon's pause. Nothing to read (no timer) when every
+   * group is counted. Returns the function that stops it (before the store closes). A failed read is told to
+   * `onError` and tried again at the next period.
+   */
+  watchPauses(): () => void {
+    const groups = ENDPOINT_GROUPS.filter((g) => !this.limited(g));
+    if (groups.length === 0 || this.pauseWatchMs <= 0) return () => undefined;
+    /** The end of the last pause told, per group, on the database's clock: a pause is told once. */
+    const told = new Map<string, number>();
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const read = async () => {
+      try {
+        const rows = await this.driver.all<{ group_name: EndpointGroup; paused_until_ms: number; now: number }>(
+          `SELECT group_name, paused_until_ms, now FROM rate_groups, (SELECT ${NOW_EXPR} AS now) AS clock
+           WHERE group_name IN (${groups.map(() => '?').join(', ')}) AND paused_until_ms > now`,
+          groups,
+        );
+        if (stopped) return;
+        for (const r of rows) {
+          if (told.get(r.group_name) === r.paused_until_ms) continue;
+          told.set(r.group_name, r.paused_until_ms);
+          const ms = r.paused_until_ms - r.now;
+          this.hints.set(r.group_name, Math.max(this.hints.get(r.group_name) ?? 0, this.clock.now() + ms));
+          for (const l of this.pauseListeners) l(r.group_name, ms);
+        }
+      } catch (error) {
+        if (!stopped) for (const l of this.errorListeners) l(error);
+      }
+    };
+    const next = () => {
+      timer = setTimeout(() => void read().finally(() => stopped || next()), this.pauseWatchMs);
+      timer.unref();
+    };
+    next();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }
 
   notBefore(group: EndpointGroup): number {

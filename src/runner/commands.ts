@@ -345,11 +345,14 @@ export async function openPipeline(
     claims = new FileClaims(store, lease);
     log.info({ daemon: name, leaseMs }, 'sharing the store with other daemons: lease registered');
   }
+  let stopPauseWatch: (() => void) | undefined;
   if (options.queue.sharedRateLimits !== 'off' && store.driver.dialect === 'postgres') {
     // Several daemons on one store share the bank's key: the limits are counted in the database (issue 13).
     const shared = new SharedRateLimiter(store.driver, sharedRateOptions(queueOptions));
     shared.onError((err) => log.warn({ err }, 'shared rate limits: the database did not answer; retrying'));
     queue.useSharedLimits(shared);
+    // A 429 of a group no limit counts, answered to another daemon, pauses it here too (src/queue/shared-rate.ts).
+    stopPauseWatch = shared.watchPauses();
   }
   const unreachable = {
     retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],
@@ -643,6 +646,7 @@ export async function openPipeline(
       await client.close().catch((err) => log.warn({ err }, 'closing the bank client failed'));
       // What this daemon held is let go at once (a lost lease has nothing left to let go).
       await lease?.release().catch((err) => log.warn({ err }, 'releasing the daemon lease failed'));
+      stopPauseWatch?.();
       await leaseStore?.close();
       await store.close();
       await nameLock?.release();
