@@ -853,14 +853,20 @@ export class Store {
   /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
   /**
    * The owner of each of `keys` (natural keys of `kind`): its row's place and state, the owner batch's file and answer
-   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys.
+   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys. Each key's digest (the
+   * table's key) is put in `digests`, for the claims that follow.
    */
-  private async naturalKeyOwners(kind: string, keys: readonly string[]): Promise<Map<string, NaturalKeyOwner>> {
+  private async naturalKeyOwners(
+    kind: string,
+    keys: readonly string[],
+    digests: Map<string, Buffer>,
+  ): Promise<Map<string, NaturalKeyOwner>> {
     const owners = new Map<string, NaturalKeyOwner>();
     /** Each distinct key by its digest's hex (the table's key: `naturalKeyDigest`). */
     const byDigest = new Map<string, { key: string; digest: Buffer }>();
     for (const key of keys) {
       const digest = naturalKeyDigest(kind, key);
+      digests.set(key, digest);
       byDigest.set(digest.toString('hex'), { key, digest });
     }
     const unique = [...byDigest.values()];
@@ -965,9 +971,11 @@ export class Store {
       }
       // Who owns each natural key of the chunk, read at once; a row of the chunk that claims a key becomes its owner
       // for the rows after it, as a read per row, after the rows before it were stored, saw it.
+      const digests = new Map<string, Buffer>();
       const owners = await s.naturalKeyOwners(
         batch.kind,
         fresh.flatMap((row) => (row.valid ? [row.naturalKey] : [])),
+        digests,
       );
       const inserts: SqlParam[][] = [];
       const claims: SqlParam[][] = [];
@@ -1024,7 +1032,7 @@ export class Store {
           now,
         ]);
         if (!isDuplicate) {
-          claims.push([naturalKeyDigest(batch.kind, row.naturalKey), batchId, row.line]);
+          claims.push([digests.get(row.naturalKey)!, batchId, row.line]);
           owners.set(row.naturalKey, {
             batch_id: batchId,
             line: row.line,
