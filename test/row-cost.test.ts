@@ -195,9 +195,11 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     // Counted at migration 017: 6 a row on both engines (the intent: the row with its step, the row's write under the
     // approval's condition, both step records in one upsert; the answer: the row with every step and the files that
     // hold duplicates of it, its write, the step records deleted) and the groups' `changes` bumps. PostgreSQL locks
-    // the row first and reads its steps by the write's RETURNING instead (src/store/store.ts `recordIntent`). One
-    // statement more a row crosses the bound.
-    const bound = 7;
+    // the row first and reads its steps by the write's RETURNING instead (src/store/store.ts `recordIntent`).
+    // Since: the succeeded rows' step records are deleted once for a whole group, at its end (`AtCommit`), on
+    // PostgreSQL in the bumps' statement; and PostgreSQL's intent upserts its step records in the row's write (a WITH).
+    // SQLite 5.25, PostgreSQL 4.13. One statement more a row crosses the bound.
+    const bound = engine.name === 'postgres' ? 5 : 6;
     console.log(`statements a row on ${engine.name}: ${perRow.toFixed(2)} (bound ${bound})`);
     expect(perRow).toBeLessThan(bound);
     expect((await store.countRows('b1')).succeeded).toBe(n);

@@ -35,7 +35,7 @@
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
  * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
  * not hold or when its lease is lost (STORE_ROW_NOT_HELD, STORE_LEASE_LOST). The `changes` bumps of a transaction are
- * applied at its end in batch id order (`bumps`): one lock order for every daemon (rows, then batches), no deadlock;
+ * applied at its end in batch id order (`AtCommit`): one lock order for every daemon (rows, then batches), no deadlock;
  * the PostgreSQL driver runs a deadlock's victim again whole all the same.
  *
  * The group commit: the engine, which has many rows in flight, goes through `write(fn)`: the writes queued in the same
@@ -542,33 +542,49 @@ export class Store {
   /** This store bound to `tx`: every method of the view runs its statements inside that transaction. */
   private view(tx: SqlTransaction): Store {
     const view = Object.create(this) as Store;
-    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction; bumps: Map<string, number> };
+    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction; atCommit: AtCommit };
     bound.sql = tx;
     bound.tx = tx;
-    bound.bumps = new Map();
+    bound.atCommit = new AtCommit();
     return view;
   }
 
   /**
-   * `batches.changes` bumps of this transaction (or savepoint), applied at its end in batch id order (`applyBumps`);
-   * a savepoint's are handed to its parent only when it succeeds. Why deferred: several daemons committing row changes
-   * of the same batches side by side would otherwise lock the batch rows in the order of their rows, and deadlock
-   * (PostgreSQL 40P01); one order for all (rows first, then batches by id) leaves them waiting, never deadlocked.
+   * What this transaction (or savepoint) leaves to its end (`AtCommit`): its `batches.changes` bumps and the step
+   * records it drops. A savepoint's are handed to its parent only when it succeeds.
    */
-  private bumps: Map<string, number> | undefined;
+  private atCommit: AtCommit | undefined;
 
-  /** Runs fn on a new view of `tx` and hands its bumps to `into` (a savepoint's parent) once fn succeeded. */
-  private async inView<T>(tx: SqlTransaction, fn: (s: Store) => Promise<T>, into: Map<string, number>): Promise<T> {
+  /** Runs fn on a new view of `tx` and hands what it left to the end to `into` (a savepoint's parent) once fn succeeded. */
+  private async inView<T>(tx: SqlTransaction, fn: (s: Store) => Promise<T>, into: AtCommit): Promise<T> {
     const v = this.view(tx);
     const result = await fn(v);
-    for (const [id, n] of v.bumps!) into.set(id, (into.get(id) ?? 0) + n);
+    v.atCommit!.handTo(into);
     return result;
   }
 
-  /** Applies the bumps gathered for a transaction, in batch id order, just before its COMMIT. */
-  private static async applyBumps(tx: SqlTransaction, bumps: Map<string, number>): Promise<void> {
-    for (const id of [...bumps.keys()].sort()) {
-      await tx.run('UPDATE batches SET changes = changes + ? WHERE id = ?', [bumps.get(id)!, id]);
+  /**
+   * Runs what a transaction left to its end, just before its COMMIT: the step records dropped (one statement for the
+   * whole group's, however many rows), then the bumps in batch id order. On PostgreSQL the drops ride in the first
+   * bump's statement (a data-modifying WITH): no round trip of their own.
+   */
+  private async applyAtCommit(tx: SqlTransaction, end: AtCommit): Promise<void> {
+    const ids = [...end.bumps.keys()].sort();
+    const drops = end.drops;
+    let withDrops: { sql: string; params: SqlParam[] } | undefined;
+    for (let i = 0; i < drops.length; i += DROPS_PER_STATEMENT) {
+      const part = drops.slice(i, i + DROPS_PER_STATEMENT);
+      const sql = `DELETE FROM steps WHERE (batch_id, line, step) IN (${part.map(() => '(?, ?, ?)').join(', ')})`;
+      const params = part.flat();
+      const lastPart = i + DROPS_PER_STATEMENT >= drops.length;
+      if (lastPart && ids.length > 0 && this.driver.dialect === 'postgres') withDrops = { sql, params };
+      else await tx.run(sql, params);
+    }
+    for (const [i, id] of ids.entries()) {
+      const bump = 'UPDATE batches SET changes = changes + ? WHERE id = ?';
+      if (i === 0 && withDrops) {
+        await tx.run(`WITH dropped AS (${withDrops.sql}) ${bump}`, [...withDrops.params, end.bumps.get(id)!, id]);
+      } else await tx.run(bump, [end.bumps.get(id)!, id]);
     }
   }
 
@@ -580,12 +596,12 @@ export class Store {
    * fn awaits nothing but the calls of the view it is given (see the top of this file).
    */
   transaction<T>(fn: (s: Store) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-    if (this.tx) return this.tx.savepoint((tx) => this.inView(tx, fn, this.bumps!));
+    if (this.tx) return this.tx.savepoint((tx) => this.inView(tx, fn, this.atCommit!));
     if (this.shared.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
     return this.driver.transaction(async (tx) => {
-      const bumps = new Map<string, number>();
-      const result = await this.inView(tx, fn, bumps);
-      await Store.applyBumps(tx, bumps);
+      const end = new AtCommit();
+      const result = await this.inView(tx, fn, end);
+      await this.applyAtCommit(tx, end);
       return result;
     }, options);
   }
@@ -707,17 +723,17 @@ export class Store {
       return await this.driver.transaction(
         async (tx) => {
           const results: Array<{ ok: true; value: unknown }> = [];
-          const bumps = new Map<string, number>();
+          const end = new AtCommit();
           for (const op of ops) {
             try {
-              results.push({ ok: true, value: await this.inView(tx, op.fn, bumps) });
+              results.push({ ok: true, value: await this.inView(tx, op.fn, end) });
             } catch (error) {
               // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
               if (!isRetryableConflict(error)) failed.add(error);
               throw error;
             }
           }
-          await Store.applyBumps(tx, bumps);
+          await this.applyAtCommit(tx, end);
           return results;
         },
         { durable },
@@ -736,17 +752,17 @@ export class Store {
     return this.driver.transaction(
       async (tx) => {
         const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-        const bumps = new Map<string, number>();
+        const end = new AtCommit();
         for (const op of ops) {
           try {
-            results.push({ ok: true, value: await tx.savepoint((sp) => this.inView(sp, op.fn, bumps)) });
+            results.push({ ok: true, value: await tx.savepoint((sp) => this.inView(sp, op.fn, end)) });
           } catch (error) {
             // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
             if (isRetryableConflict(error)) throw error;
             results.push({ ok: false, error });
           }
         }
-        await Store.applyBumps(tx, bumps);
+        await this.applyAtCommit(tx, end);
         return results;
       },
       { durable },
@@ -1402,11 +1418,11 @@ export class Store {
           )
         )?.dups ?? null,
       );
-    const bumps = this.bumps;
+    const end = this.atCommit;
     // Every caller is a unit's view (a transaction's): the bumps have their place there.
-    if (bumps === undefined) throw new StoreError('STORE_NOT_IN_TRANSACTION', 'markAnswersStale outside a transaction');
-    // Applied at the end of the transaction, in batch id order (see `bumps`), in the same transaction as the row.
-    for (const id of [batchId, ...dups]) bumps.set(id, (bumps.get(id) ?? 0) + 1);
+    if (end === undefined) throw new StoreError('STORE_NOT_IN_TRANSACTION', 'markAnswersStale outside a transaction');
+    // Applied at the end of the transaction, in batch id order (`AtCommit`), in the same transaction as the row.
+    for (const id of [batchId, ...dups]) end.bumps.set(id, (end.bumps.get(id) ?? 0) + 1);
   }
 
   /**
@@ -1604,15 +1620,27 @@ export class Store {
       // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
       // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
       // moves, as a read of the approval before the write would have let it (the lease was just read as live).
-      const returning = pg ? ` RETURNING ${intentStepStatesSql(answered !== undefined)}` : '';
+      // The step records: the intent's, and the read answer's riding in it.
+      const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
+      const records =
+        answered === undefined
+          ? intent
+          : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
       const move = async (condition: string, params: SqlParam[]): Promise<IntentStepStates | undefined> => {
         const sql = `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
           outputs === undefined ? '' : ', outputs = ?'
-        } WHERE batch_id = ? AND line = ?${condition}${returning}`;
+        } WHERE batch_id = ? AND line = ?${condition}`;
         const all = [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
         // SQLite: the states were read and checked before the write; what is returned only says the row moved.
         if (!pg) return (await s.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
-        return s.sql.get<IntentStepStates>(sql, [...all, ...intentStepStatesParams(step, answered?.step)]);
+        // PostgreSQL, one statement: the row's write returns its steps' states as they were (the statement's
+        // snapshot), and the step records are upserted only if the row moved.
+        return s.sql.get<IntentStepStates>(
+          `WITH moved AS (${sql} RETURNING ${intentStepStatesSql(answered !== undefined)}),
+             recorded AS (${stepUpsertIfMoved(answered === undefined ? 1 : 2)})
+           SELECT * FROM moved`,
+          [...all, ...intentStepStatesParams(step, answered?.step), ...records],
+        );
       };
       const lease = daemon?.leaseHeldSql(s);
       const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
@@ -1626,14 +1654,11 @@ export class Store {
       }
       if (pg) {
         if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+        // Checked after the write (its step records with it): a refusal undoes them with the transaction or savepoint.
         check(cur.state, moved);
+        return;
       }
-      const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
-      if (answered === undefined) await s.sql.run(STEP_UPSERT, intent);
-      else {
-        const done = [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now];
-        await s.sql.run(STEP_UPSERT_TWO, [...done, ...intent]);
-      }
+      await s.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
     });
   }
 
@@ -1756,11 +1781,8 @@ export class Store {
           ]);
       }
       if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
-      if (plain.length > 0)
-        await s.sql.run(
-          `DELETE FROM steps WHERE batch_id = ? AND line = ? AND step IN (${plain.map(() => '?').join(', ')})`,
-          [batchId, line, ...plain],
-        );
+      // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
+      for (const p of plain) s.atCommit!.drops.push([batchId, line, p]);
     });
   }
 
@@ -2072,6 +2094,15 @@ function assertHeldBy(daemon: RowHolder, holder: string | null, batchId: string,
   }
 }
 
+/** What a step record upsert does to a record already there (`stepUpsert`, `stepUpsertIfMoved`). */
+const STEP_UPSERT_CONFLICT = `ON CONFLICT (batch_id, line, step) DO UPDATE SET
+    state = excluded.state,
+    attempts = steps.attempts + excluded.attempts,
+    output = COALESCE(excluded.output, steps.output),
+    error_code = excluded.error_code,
+    error_message = excluded.error_message,
+    updated_at = excluded.updated_at`;
+
 /** A step's move (the row's lock, or SQLite's one writer, guards it): inserted, or its record updated. */
 const STEP_UPSERT = stepUpsert(1);
 /** STEP_UPSERT of two step records (two steps of one row) in one statement: a read answer riding in an intent. */
@@ -2081,13 +2112,20 @@ const STEP_UPSERT_TWO = stepUpsert(2);
 function stepUpsert(n: number): string {
   return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
   VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-  ON CONFLICT (batch_id, line, step) DO UPDATE SET
-    state = excluded.state,
-    attempts = steps.attempts + excluded.attempts,
-    output = COALESCE(excluded.output, steps.output),
-    error_code = excluded.error_code,
-    error_message = excluded.error_message,
-    updated_at = excluded.updated_at`;
+  ${STEP_UPSERT_CONFLICT}`;
+}
+
+/**
+ * PostgreSQL: `stepUpsert(n)` as a part of a WITH whose part `moved` is the row's write: the records are upserted only
+ * if the row moved (`recordIntent`). The values are typed: in a SELECT, PostgreSQL cannot take them from the columns.
+ */
+function stepUpsertIfMoved(n: number): string {
+  const values = '(?::text, ?::integer, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text, ?::text)';
+  return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  SELECT * FROM (VALUES ${Array.from({ length: n }, () => values).join(', ')})
+    AS v (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  WHERE EXISTS (SELECT 1 FROM moved)
+  ${STEP_UPSERT_CONFLICT}`;
 }
 
 /** What a batch's rows are read with (`Store.rowContext`). */
@@ -2181,6 +2219,30 @@ type NullableHeldStep = { step: string | null; step_state: StepState | null; att
   HeldStep,
   'output' | 'error_code'
 >;
+
+/**
+ * What a transaction (or a savepoint of it) leaves to its end, run just before its COMMIT (`Store.applyAtCommit`):
+ * - `bumps`: the `batches.changes` bumps, in batch id order. Why deferred: several daemons committing row changes of
+ *   the same batches side by side would otherwise lock the batch rows in the order of their rows, and deadlock
+ *   (PostgreSQL 40P01); one order for all (rows first, then batches by id) leaves them waiting, never deadlocked.
+ * - `drops`: the step records a succeeded row no longer needs (`recordStepDone`), deleted in one statement for the
+ *   whole group: a row's storage cleanup in its own transaction, no statement of its own (issue 13 §3). Nothing reads
+ *   them between: the row is locked, and succeeded.
+ * A savepoint's are handed to its parent only when it succeeds (`handTo`); a failed one's are dropped with it.
+ */
+class AtCommit {
+  readonly bumps = new Map<string, number>();
+  /** (batch id, line, step) of each step record to delete. */
+  readonly drops: SqlParam[][] = [];
+
+  handTo(parent: AtCommit): void {
+    for (const [id, n] of this.bumps) parent.bumps.set(id, (parent.bumps.get(id) ?? 0) + n);
+    for (const d of this.drops) parent.drops.push(d);
+  }
+}
+
+/** Step records deleted per statement at a transaction's end (three values each). */
+const DROPS_PER_STATEMENT = 300;
 
 /** Who owns a natural key (`naturalKeyOwners`). */
 interface NaturalKeyOwner {
