@@ -645,6 +645,7 @@ describe('a shared inbox (several daemons)', () => {
       taken: async () => true,
       abandon: async () => undefined,
       done: async () => undefined,
+      claimed: async () => new Set(),
       adoptable: async (items, options) => {
         const out = [];
         for (const i of items) {
@@ -675,6 +676,57 @@ describe('a shared inbox (several daemons)', () => {
     }
   });
 
+  it('removes the folders of takings cut short that no claim names, once a lease old; never a claimed one or a file', async () => {
+    // The crash suite's soak (CI) saw it: a daemon killed between its work folder's meta.json and the move left the
+    // folder (its file still in the inbox, taken again by another daemon under another id); in a shared work area no
+    // daemon cleaned it, and the inbox was never empty again.
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake-shared-'));
+    const inboxDir = path.join(root, 'inbox');
+    const workDir = path.join(inboxDir, '.remessa-work');
+    const old = new Date(Date.now() - 60_000).toISOString();
+    const folder = async (id: string, takenAt: string, extra: string[] = []) => {
+      await fs.mkdir(path.join(workDir, id), { recursive: true });
+      const meta = { kind: 'charges', name: 'a.csv', folder: 'charges', relativePath: 'charges/a.csv', takenAt };
+      await fs.writeFile(path.join(workDir, id, 'meta.json'), JSON.stringify(meta));
+      for (const e of extra) await fs.writeFile(path.join(workDir, id, e), 'x');
+    };
+    await folder('cut-short', old, ['meta.json.1a2b.tmp']);
+    await folder('claimed', old); // a live daemon's claim names it: its taking may still be under way
+    await folder('young', new Date().toISOString()); // younger than a lease
+    await folder('foreign', old, ['notes.txt']); // a file that is not ours: never removed
+    await fs.mkdir(path.join(workDir, 'no-meta'), { recursive: true });
+    const past = new Date(Date.now() - 60_000);
+    await fs.utimes(path.join(workDir, 'no-meta'), past, past);
+    const asked: string[][] = [];
+    const claims: IntakeClaims = {
+      leaseMs: 1_000,
+      claim: async () => true,
+      taken: async () => true,
+      abandon: async () => undefined,
+      done: async () => undefined,
+      claimed: async (ids) => {
+        asked.push([...ids].sort());
+        return new Set(ids.filter((id) => id === 'claimed'));
+      },
+      adoptable: async () => [],
+    };
+    const intake = new Intake(
+      { inboxDir, workDir, archiveDir: path.join(root, 'archive'), stableMs: 50, rescanIntervalMs: 0, claims },
+      async () => 'done',
+    );
+    try {
+      await intake.start();
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && asked.length === 0) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await intake.stop();
+    }
+    expect(asked[0]).toEqual(['claimed', 'cut-short', 'foreign', 'no-meta']);
+    expect((await fs.readdir(workDir)).sort()).toEqual(['claimed', 'foreign', 'young']);
+    expect(await fs.readdir(path.join(workDir, 'foreign'))).toContain('notes.txt');
+  });
+
   it('a daemon handling all the files it may leaves the next ones in the inbox for the others', async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-intake-shared-'));
     const inboxDir = path.join(root, 'inbox');
@@ -696,6 +748,7 @@ describe('a shared inbox (several daemons)', () => {
       taken: async () => true,
       abandon: async () => undefined,
       done: async () => undefined,
+      claimed: async () => new Set(),
       adoptable: async () => [],
     };
     let release!: () => void;

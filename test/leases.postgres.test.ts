@@ -388,6 +388,8 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
       { work_id: 'w2', holder: 'gamma' },
     ]);
     expect((await listDaemons(b.store)).find((d) => d.name === 'beta')).toMatchObject({ files: 1 });
+    // The work ids a claim names, whatever its holder (w3's claim went with its dead daemon's adoption above).
+    expect(await cb.claimed(['w1', 'w2', 'w3', 'none'])).toEqual(new Set(['w1', 'w2']));
   });
 
   it('leaves a batch whose file a live daemon holds to it (one driver and one approval gate per file)', async () => {

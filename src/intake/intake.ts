@@ -68,8 +68,10 @@ import {
   listWorkItems,
   moveFile,
   newWorkId,
+  removeWorkFolderWithoutFile,
   sameFingerprint,
   saveWorkMeta,
+  scanWorkArea,
   sha256File,
   takeIntoWorkArea,
   type WorkItem,
@@ -133,6 +135,8 @@ export interface IntakeClaims {
   taken(workId: string): Promise<boolean>;
   abandon(workId: string): Promise<void>;
   done(workId: string): Promise<void>;
+  /** Of `workIds`, those a claim names (whatever its holder). */
+  claimed(workIds: readonly string[]): Promise<Set<string>>;
   adoptable<T extends { id: string; takenAt: string }>(
     items: readonly T[],
     options: { mine: boolean; keyOf: (item: T) => Promise<string | undefined>; sourceOf: (item: T) => string },
@@ -661,7 +665,13 @@ export class Intake {
     );
   }
 
-  /** One adoption pass (shared inbox): work items of dead daemons, and orphans, are handled here. */
+  /**
+   * One adoption pass (shared inbox): work items of dead daemons, and orphans, are handled here; folders that hold no
+   * file, that no claim names and older than a lease, are removed. Such a folder is a taking cut short between its
+   * folder and its move (its daemon killed there): its file is still in the inbox, or was taken since by another
+   * daemon under another id, whose claim took the place of the dead one's. A live daemon's taking in progress has
+   * its claim; a frozen one's, whose claim passed on, is guarded by `removeWorkFolderWithoutFile`.
+   */
   private async adopt(): Promise<void> {
     if (this.stopped) return;
     try {
@@ -669,6 +679,19 @@ export class Intake {
         if (this.stopped || this.handling.has(item.id)) continue;
         this.log.warn({ file: item.meta.relativePath, work: item.id }, 'adopted a file whose daemon is gone');
         this.enqueue(item);
+      }
+      const { withoutFile } = await scanWorkArea(this.options.workDir);
+      const old = withoutFile.filter((f) => Date.now() - f.since >= this.claims!.leaseMs && !this.handling.has(f.id));
+      if (old.length === 0) return;
+      const claimed = await this.claims!.claimed(old.map((f) => f.id));
+      for (const f of old) {
+        if (this.stopped || claimed.has(f.id)) continue;
+        if (await removeWorkFolderWithoutFile(f.dir)) {
+          this.log.info(
+            { work: f.id },
+            'removed a work folder whose file was never moved in (its daemon stopped mid-take)',
+          );
+        }
       }
     } catch (err) {
       this.log.warn({ err }, 'looking for files of daemons that are gone failed; tried again');

@@ -16,7 +16,8 @@
  * After a crash, `listWorkItems` finds every file that was taken but not archived; the runner processes it again
  * (the store makes that safe: rows already done are not sent again) and archives it. A work folder with meta.json
  * but no file means the file was never moved in (it is still in the inbox and will be taken again) or was already
- * archived: either way the folder is only cleaned up.
+ * archived: either way the folder is only cleaned up (in a work area shared by several daemons, by the adoption pass
+ * of src/intake/intake.ts, once no claim names it and it is a lease old: `removeWorkFolderWithoutFile`).
  */
 
 import { createHash, randomBytes } from 'node:crypto';
@@ -196,18 +197,36 @@ export async function saveWorkMeta(item: WorkItem): Promise<void> {
 
 /**
  * Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file, unless
- * `clean: false` (a work area shared by several daemons: such a folder may be another daemon's taking in progress).
+ * `clean: false` (a work area shared by several daemons: such a folder may be another daemon's taking in progress;
+ * the adoption pass removes those nobody claims any more, `removeWorkFolderWithoutFile`).
  */
 export async function listWorkItems(workDir: string, options: { clean?: boolean } = {}): Promise<WorkItem[]> {
-  const clean = options.clean ?? true;
+  const { items, withoutFile } = await scanWorkArea(workDir);
+  if (options.clean ?? true) for (const f of withoutFile) await removeIfOnlyOurs(f.dir);
+  return items;
+}
+
+/** A work folder that holds no taken file: its file was never moved in, or was archived already. */
+export interface WorkFolderWithoutFile {
+  id: string;
+  dir: string;
+  /** When it was taken (ms since the epoch): its meta.json's `takenAt`, else the folder's modification time. */
+  since: number;
+}
+
+/** The work area's folders, oldest first: those holding their taken file (`items`), and the others. */
+export async function scanWorkArea(
+  workDir: string,
+): Promise<{ items: WorkItem[]; withoutFile: WorkFolderWithoutFile[] }> {
+  const items: WorkItem[] = [];
+  const withoutFile: WorkFolderWithoutFile[] = [];
   let ids: string[];
   try {
     ids = (await fs.readdir(workDir)).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { items, withoutFile };
     throw err;
   }
-  const items: WorkItem[] = [];
   for (const id of ids) {
     const dir = path.join(workDir, id);
     const stat = await fs.stat(dir).catch(() => undefined);
@@ -217,14 +236,14 @@ export async function listWorkItems(workDir: string, options: { clean?: boolean 
       meta = JSON.parse(await fs.readFile(path.join(dir, META_FILE), 'utf8')) as WorkMeta;
     } catch {
       // No meta: the crash came between mkdir and the meta rename; the file was never moved in.
-      if (clean) await removeIfOnlyOurs(dir);
+      withoutFile.push({ id, dir, since: stat.mtimeMs });
       continue;
     }
     const file = path.join(dir, meta.name);
     if (await exists(file)) items.push({ id, dir, file, meta });
-    else if (clean) await removeIfOnlyOurs(dir);
+    else withoutFile.push({ id, dir, since: Date.parse(meta.takenAt) || stat.mtimeMs });
   }
-  return items;
+  return { items, withoutFile };
 }
 
 /** Whether `file` exists as an entry (a link counts, whatever it points to: it is never followed). */
@@ -235,14 +254,41 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/**
- * Removes a work folder only if it holds nothing but our meta.json and temp files (a `.part` is an interrupted copy
- * across file systems whose source is still in the inbox): never a user's file.
- */
+/** Our own files in a work folder: its meta.json and temp files (a `.part` is an interrupted copy across file systems
+ * whose source is still in the inbox). Anything else is a user's file. */
+function ours(entry: string): boolean {
+  return entry === META_FILE || entry.endsWith('.tmp') || entry.endsWith('.part');
+}
+
+/** Removes a work folder only if it holds nothing but our own files (`ours`): never a user's file. */
 async function removeIfOnlyOurs(dir: string): Promise<void> {
   const entries = await fs.readdir(dir).catch(() => [] as string[]);
-  if (entries.every((e) => e === META_FILE || e.endsWith('.tmp') || e.endsWith('.part'))) {
-    await fs.rm(dir, { recursive: true, force: true });
+  if (entries.every(ours)) await fs.rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Removes a work folder that holds no file from a work area shared by several daemons, where its taker, frozen until
+ * now, may yet move its file in (src/intake/intake.ts removes only folders no claim names, older than a lease; this
+ * guards the rest): our files go one by one, meta.json last, then the folder by `rmdir`, which fails if anything
+ * came in meanwhile; a file that came in gets its meta.json back, and is then an orphan, adopted like any. A user's
+ * file is never removed. Returns whether the folder is gone.
+ */
+export async function removeWorkFolderWithoutFile(dir: string): Promise<boolean> {
+  const entries = await fs.readdir(dir).catch(() => undefined);
+  if (entries === undefined) return true;
+  if (!entries.every(ours)) return false;
+  const metaPath = path.join(dir, META_FILE);
+  const metaText = await fs.readFile(metaPath, 'utf8').catch(() => undefined);
+  for (const e of entries) if (e !== META_FILE) await fs.rm(path.join(dir, e), { force: true });
+  if (metaText !== undefined) await fs.rm(metaPath, { force: true });
+  try {
+    await fs.rmdir(dir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return true;
+    if (metaText !== undefined) await writeFileAtomic(metaPath, metaText);
+    return false;
   }
 }
 

@@ -500,6 +500,8 @@ export async function listDaemons(store: Store): Promise<DaemonView[]> {
  *     work item where it is.
  *   a work item whose id no claim names (its taker froze between claim and rename, and its claim was taken over
  *     meanwhile), older than a lease --> adopted: claimed anew by its content (`adoptable`).
+ *   a work folder with no file that no claim names (its taker died between the folder and the rename), older than a
+ *     lease --> removed by the adoption pass (`claimed` tells; src/intake/work-area.ts `removeWorkFolderWithoutFile`).
  * The loser of a race never touches the file: its INSERT meets the unique key and it leaves.
  */
 export class FileClaims {
@@ -559,6 +561,20 @@ export class FileClaims {
   /** The file is answered and archived: the claim goes (the same bytes dropped later are a new taking). */
   async done(workId: string): Promise<void> {
     await this.store.sql.run('DELETE FROM file_claims WHERE work_id = ?', [workId]);
+  }
+
+  /** Of `workIds`, those a claim names, whatever its holder (a folder of a taking no claim names is left over). */
+  async claimed(workIds: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < workIds.length; i += 100) {
+      const part = workIds.slice(i, i + 100);
+      const rows = await this.store.sql.all<{ work_id: string }>(
+        `SELECT work_id FROM file_claims WHERE work_id IN (${part.map(() => '?').join(', ')})`,
+        part,
+      );
+      for (const r of rows) out.add(r.work_id);
+    }
+    return out;
   }
 
   /**
