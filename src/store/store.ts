@@ -913,10 +913,11 @@ export class Store {
    * by side with that move stored a duplicate the move did not see, and read the owner as it was before: the
    * duplicate's file answered with the old state and never marked stale. With it, the one waits for the other: the
    * move sees the duplicate, or the ingestion sees the move (test/store.test.ts, "an owner moving while a duplicate of
-   * it is ingested"). SQLite's one writer already orders them so. Only keys that have an owner: none on a first night.
+   * it is ingested"). SQLite's one writer already orders them so. Only owners that can still move (unfinished: a
+   * final state never changes): none on a first night, few when a file already answered is dropped again.
    */
   private async lockOwners(owners: Map<string, NaturalKeyOwner>): Promise<void> {
-    const held = [...owners.values()].filter((o) => o.state !== null);
+    const held = [...owners.values()].filter((o) => o.state !== null && UNFINISHED_ROW_STATES.includes(o.state));
     for (let i = 0; i < held.length; i += KEYS_PER_STATEMENT) {
       const part = held.slice(i, i + KEYS_PER_STATEMENT);
       const locked = await this.sql.all<{ batch_id: string; line: number; state: RowState }>(
