@@ -274,7 +274,9 @@ export class Intake {
     if (this.options.createKindFolders) {
       await Promise.all(KIND_NAMES.map((k) => fs.mkdir(path.join(inboxDir, k), { recursive: true })));
     }
-    const left = this.claims ? await this.adoptable(true) : await listWorkItems(workDir);
+    const left = this.claims
+      ? await this.adoptable(true, (await scanWorkArea(workDir)).items)
+      : await listWorkItems(workDir);
     if (left.length > 0) this.log.info({ count: left.length }, 'resuming batches left in the work area');
     for (const item of left) this.enqueue(item);
     await this.scan();
@@ -654,13 +656,13 @@ export class Intake {
   }
 
   /**
-   * Shared inbox: the work items this daemon should handle (see IntakeClaims.adoptable), claimed for it. The shared
-   * work area is listed without clean-up: a folder without its file may be another daemon's taking in progress.
+   * Shared inbox: of the work area's `items` (listed by `scanWorkArea`, without clean-up: a folder without its file
+   * may be another daemon's taking in progress), those this daemon should handle (see IntakeClaims.adoptable),
+   * claimed for it.
    */
-  private async adoptable(mine: boolean): Promise<WorkItem[]> {
-    const items = (await listWorkItems(this.options.workDir, { clean: false })).filter((i) => !this.handling.has(i.id));
+  private async adoptable(mine: boolean, items: readonly WorkItem[]): Promise<WorkItem[]> {
     return this.claims!.adoptable(
-      items.map((i) => Object.assign(i, { takenAt: i.meta.takenAt })),
+      items.filter((i) => !this.handling.has(i.id)).map((i) => Object.assign(i, { takenAt: i.meta.takenAt })),
       { mine, keyOf: (i) => workItemKeyOf(i), sourceOf: (i) => i.meta.relativePath },
     );
   }
@@ -675,12 +677,13 @@ export class Intake {
   private async adopt(): Promise<void> {
     if (this.stopped) return;
     try {
-      for (const item of await this.adoptable(false)) {
+      // One listing of the shared work area for both: the items to adopt, and the folders without a file.
+      const { items, withoutFile } = await scanWorkArea(this.options.workDir);
+      for (const item of await this.adoptable(false, items)) {
         if (this.stopped || this.handling.has(item.id)) continue;
         this.log.warn({ file: item.meta.relativePath, work: item.id }, 'adopted a file whose daemon is gone');
         this.enqueue(item);
       }
-      const { withoutFile } = await scanWorkArea(this.options.workDir);
       const old = withoutFile.filter((f) => Date.now() - f.since >= this.claims!.leaseMs && !this.handling.has(f.id));
       if (old.length === 0) return;
       const claimed = await this.claims!.claimed(old.map((f) => f.id));

@@ -196,13 +196,14 @@ export async function saveWorkMeta(item: WorkItem): Promise<void> {
 }
 
 /**
- * Every file taken but not archived (left by a crash), oldest first. Cleans folders that hold no file, unless
- * `clean: false` (a work area shared by several daemons: such a folder may be another daemon's taking in progress;
- * the adoption pass removes those nobody claims any more, `removeWorkFolderWithoutFile`).
+ * Every file taken but not archived (left by a crash), oldest first, in a work area this daemon alone uses: folders
+ * that hold no file are cleaned. A work area shared by several daemons is listed by `scanWorkArea` instead (such a
+ * folder may be another daemon's taking in progress; the adoption pass removes those nobody claims any more,
+ * `removeWorkFolderWithoutFile`).
  */
-export async function listWorkItems(workDir: string, options: { clean?: boolean } = {}): Promise<WorkItem[]> {
+export async function listWorkItems(workDir: string): Promise<WorkItem[]> {
   const { items, withoutFile } = await scanWorkArea(workDir);
-  if (options.clean ?? true) for (const f of withoutFile) await removeIfOnlyOurs(f.dir);
+  for (const f of withoutFile) await removeIfOnlyOurs(f.dir);
   return items;
 }
 
@@ -254,8 +255,10 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-/** Our own files in a work folder: its meta.json and temp files (a `.part` is an interrupted copy across file systems
- * whose source is still in the inbox). Anything else is a user's file. */
+/**
+ * Our own files in a work folder: its meta.json and temp files (a `.part` is an interrupted copy across file systems
+ * whose source is still in the inbox). Anything else is a user's file.
+ */
 function ours(entry: string): boolean {
   return entry === META_FILE || entry.endsWith('.tmp') || entry.endsWith('.part');
 }

@@ -343,7 +343,7 @@ export class SharedRateLimiter implements SharedRateGate {
       for (const l of this.errorListeners) l(error);
       throw error;
     }
-    this.hints.set(group, Math.max(this.hints.get(group) ?? 0, localNow + lowered.pausedMs));
+    this.pausedUntil(group, localNow + lowered.pausedMs);
     if (lowered.result !== undefined) this.ceilings.set(group, lowered.result);
     return lowered.result;
   }
@@ -408,7 +408,7 @@ export class SharedRateLimiter implements SharedRateGate {
           if (told.get(r.group_name) === r.paused_until_ms) continue;
           told.set(r.group_name, r.paused_until_ms);
           const ms = r.paused_until_ms - r.now;
-          this.hints.set(r.group_name, Math.max(this.hints.get(r.group_name) ?? 0, this.clock.now() + ms));
+          this.pausedUntil(r.group_name, this.clock.now() + ms);
           for (const l of this.pauseListeners) l(r.group_name, ms);
         }
       } catch (error) {
@@ -424,6 +424,11 @@ export class SharedRateLimiter implements SharedRateGate {
       stopped = true;
       clearTimeout(timer);
     };
+  }
+
+  /** A pause of `group` runs until `at` (local clock): no admission of it is worth trying before (a later one kept). */
+  private pausedUntil(group: EndpointGroup, at: number): void {
+    this.hints.set(group, Math.max(this.hints.get(group) ?? 0, at));
   }
 
   notBefore(group: EndpointGroup): number {

@@ -28,9 +28,9 @@
  * steps; the batch before its status or counts are written; a thing before its change; `resolveRow`'s row), and
  * `ingest` locks `natural_keys` (SHARE ROW EXCLUSIVE: ingestions take turns, reads go on) so that two files bringing
  * the same natural key at once give it one owner and one duplicate, and locks the owners' rows it makes duplicates of
- * (FOR SHARE, `lockOwners`) so that an owner's move and a duplicate of it stored at once do not miss each other. The approvals' per-day sums lock their table
- * (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on both; test/store.test.ts ("concurrent
- * transactions") runs each race on both engines.
+ * (FOR SHARE, `lockOwners`) so that an owner's move and a duplicate of it stored at once do not miss each other. The
+ * approvals' per-day sums lock their table (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on
+ * both; test/store.test.ts ("concurrent transactions") runs each race on both engines.
  *
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
  * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
@@ -555,7 +555,9 @@ export class Store {
    */
   private atCommit: AtCommit | undefined;
 
-  /** Runs fn on a new view of `tx` and hands what it left to the end to `into` (a savepoint's parent) once fn succeeded. */
+  /**
+   * Runs fn on a new view of `tx`; once fn succeeded, hands what it left to its end to `into` (a savepoint's parent).
+   */
   private async inView<T>(tx: SqlTransaction, fn: (s: Store) => Promise<T>, into: AtCommit): Promise<T> {
     const v = this.view(tx);
     const result = await fn(v);
@@ -869,22 +871,14 @@ export class Store {
   /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
   /**
    * The owner of each of `keys` (natural keys of `kind`): its row's place and state, the owner batch's file and answer
-   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys. Each key's digest (the
-   * table's key) is put in `digests`, for the claims that follow.
+   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys. `digests`: each key's
+   * digest, the table's key (`naturalKeyDigest`), computed once by the caller, whose claims use them too.
    */
-  private async naturalKeyOwners(
-    kind: string,
-    keys: readonly string[],
-    digests: Map<string, Buffer>,
-  ): Promise<Map<string, NaturalKeyOwner>> {
+  private async naturalKeyOwners(digests: ReadonlyMap<string, Buffer>): Promise<Map<string, NaturalKeyOwner>> {
     const owners = new Map<string, NaturalKeyOwner>();
-    /** Each distinct key by its digest's hex (the table's key: `naturalKeyDigest`). */
+    /** Each key by its digest's hex. */
     const byDigest = new Map<string, { key: string; digest: Buffer }>();
-    for (const key of keys) {
-      const digest = naturalKeyDigest(kind, key);
-      digests.set(key, digest);
-      byDigest.set(digest.toString('hex'), { key, digest });
-    }
+    for (const [key, digest] of digests) byDigest.set(digest.toString('hex'), { key, digest });
     const unique = [...byDigest.values()];
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
@@ -989,11 +983,12 @@ export class Store {
       // Who owns each natural key of the chunk, read at once; a row of the chunk that claims a key becomes its owner
       // for the rows after it, as a read per row, after the rows before it were stored, saw it.
       const digests = new Map<string, Buffer>();
-      const owners = await s.naturalKeyOwners(
-        batch.kind,
-        fresh.flatMap((row) => (row.valid ? [row.naturalKey] : [])),
-        digests,
-      );
+      for (const row of fresh) {
+        if (row.valid && !digests.has(row.naturalKey)) {
+          digests.set(row.naturalKey, naturalKeyDigest(batch.kind, row.naturalKey));
+        }
+      }
+      const owners = await s.naturalKeyOwners(digests);
       const inserts: SqlParam[][] = [];
       const claims: SqlParam[][] = [];
       for (const row of fresh) {
@@ -1479,10 +1474,11 @@ export class Store {
 
   /**
    * The row and the state of one of its steps, in one statement on SQLite (its one writer: nothing comes between): the
-   * reads of the hot path (`recordIntent` on SQLite, `recordStepDone`). STORE_NO_ROW when there is no row. On PostgreSQL the row
-   * is locked first by a statement of its own (`lockRow`; the row's lock guards its steps too): a statement reads
-   * what was committed when it started, so the step must be read by a statement that starts once the lock is held
-   * (a locking join would give the row as the transaction before left it but its step as it was before that).
+   * reads of the hot path (`recordIntent` on SQLite, `recordStepDone`). STORE_NO_ROW when there is no row. On
+   * PostgreSQL the row is locked first by a statement of its own (`lockRow`; the row's lock guards its steps too): a
+   * statement reads what was committed when it started, so the step must be read by a statement that starts once the
+   * lock is held (a locking join would give the row as the transaction before left it but its step as it was before
+   * that).
    */
   private async rowAndStep(
     batchId: string,
