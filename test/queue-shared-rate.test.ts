@@ -85,6 +85,30 @@ function busiestWindow(starts: readonly number[], windowMs: number): number {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A queue on each of two daemons' limiters, and the pauses the second one's queue is told of. */
+function twoQueues(a: SharedRateGate, b: SharedRateGate) {
+  const qa = new RequestQueue({ concurrency: 2 });
+  qa.useSharedLimits(a);
+  const qb = new RequestQueue({ concurrency: 2 });
+  qb.useSharedLimits(b);
+  const pausesSeenByB: Array<[EndpointGroup, number]> = [];
+  qb.onPause((g, ms) => pausesSeenByB.push([g, ms]));
+  return { qa, qb, pausesSeenByB };
+}
+
+/** A request of `group` on `q` that the bank answers 429 (Retry-After `retryAfterMs`); resolves with when it did. */
+async function answered429(q: RequestQueue, group: EndpointGroup, retryAfterMs: number): Promise<number> {
+  let at = 0;
+  await expect(
+    q.run(group, async (task) => {
+      await q.gate({ task });
+      at = performance.now();
+      throw rateLimited(retryAfterMs);
+    }),
+  ).rejects.toBeInstanceOf(RateLimitedError);
+  return at;
+}
+
 function rateLimited(retryAfterMs: number): RateLimitedError {
   return new RateLimitedError('HTTP 429', { method: 'POST', path: '/v1/charges', status: 429, retryAfterMs });
 }
@@ -188,21 +212,9 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
   it("a 429 answered to one daemon pauses that group (only it) on the others and lowers the group's ceiling for all", async () => {
     const setting = { requests: 8, windowMs: 200 };
     const [a, b] = await daemons(2, { rateLimits: { charges: setting, pix: setting } });
-    const qa = new RequestQueue({ concurrency: 2 });
-    qa.useSharedLimits(a!);
-    const qb = new RequestQueue({ concurrency: 2 });
-    qb.useSharedLimits(b!);
-    const pausesSeenByB: Array<[EndpointGroup, number]> = [];
-    qb.onPause((g, ms) => pausesSeenByB.push([g, ms]));
+    const { qa, qb, pausesSeenByB } = twoQueues(a!, b!);
 
-    let startedAt = 0;
-    await expect(
-      qa.run('charges', async (task) => {
-        await qa.gate({ task });
-        startedAt = performance.now();
-        throw rateLimited(600);
-      }),
-    ).rejects.toBeInstanceOf(RateLimitedError);
+    const startedAt = await answered429(qa, 'charges', 600);
     // The pause is recorded in the database before the 429's task settles its effects; give it its round trip.
     await sleep(50);
 
@@ -261,22 +273,10 @@ describe.skipIf(skipPostgres)('rate limits shared by three daemons on one Postgr
   it('a 429 of a group no limit counts pauses it on the other daemons too, once their watch reads it', async () => {
     // No limit at all: bill-payments takes no admission, so no admission can find the pause (watchPauses does).
     const [a, b] = await daemons(2, { rateLimits: {}, pauseWatchMs: 50 });
-    const qa = new RequestQueue({ concurrency: 2 });
-    qa.useSharedLimits(a!);
-    const qb = new RequestQueue({ concurrency: 2 });
-    qb.useSharedLimits(b!);
-    const pausesSeenByB: Array<[EndpointGroup, number]> = [];
-    qb.onPause((g, ms) => pausesSeenByB.push([g, ms]));
+    const { qa, qb, pausesSeenByB } = twoQueues(a!, b!);
     const stop = b!.watchPauses();
     try {
-      let answeredAt = 0;
-      await expect(
-        qa.run('bill-payments', async (task) => {
-          await qa.gate({ task });
-          answeredAt = performance.now();
-          throw rateLimited(1_500);
-        }),
-      ).rejects.toBeInstanceOf(RateLimitedError);
+      const answeredAt = await answered429(qa, 'bill-payments', 1_500);
       const deadline = performance.now() + 1_000;
       while (!qb.isPaused('bill-payments') && performance.now() < deadline) await sleep(10);
       expect(qb.isPaused('bill-payments')).toBe(true);
