@@ -208,7 +208,8 @@ export const configSchema = z.strictObject({
   queue: z
     .strictObject({
       concurrency: positiveInt.default(8),
-      maxRowsInFlight: positiveInt.default(1_000),
+      // Unset: 8 a connection (src/queue/request-queue.ts ROW_SLOTS_PER_CONNECTION).
+      maxRowsInFlight: positiveInt.optional(),
       rateLimits: z
         .strictObject({
           charges: rateLimitSchema.default({ requests: 20, intervalMs: 1_000 }),

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../src/bank/errors.js';
-import { queueOptionsFromConfig, RequestQueue } from '../src/queue/index.js';
+import { configSchema, parseConfigText } from '../src/config.js';
+import { queueOptionsFromConfig, RequestQueue, ROW_SLOTS_PER_CONNECTION } from '../src/queue/index.js';
 
 const queues: RequestQueue[] = [];
 function makeQueue(...args: ConstructorParameters<typeof RequestQueue>): RequestQueue {
@@ -181,6 +183,29 @@ describe('RequestQueue', () => {
     const w = q.acquireRow('claims', ac.signal);
     ac.abort(new Error('stop'));
     await expect(w).rejects.toThrow('stop');
+  });
+
+  it('gives rows slots by the connections when maxRowsInFlight is not set, and the setting wins when it is', async () => {
+    const slotsOf = async (q: RequestQueue, group: 'pix' | 'charges') => {
+      let n = 0;
+      for (; n < 1000; n++) {
+        let got = false;
+        void q.acquireRow(group).then(() => (got = true));
+        await tick();
+        if (!got) break;
+      }
+      return n;
+    };
+    // 3 connections: 24 slots, 12 a group.
+    const byConnections = makeQueue({ concurrency: 3 });
+    expect(byConnections.maxRowsInFlight).toBe(ROW_SLOTS_PER_CONNECTION * 3);
+    expect(await slotsOf(byConnections, 'pix')).toBe((ROW_SLOTS_PER_CONNECTION * 3) / 2);
+    expect(await slotsOf(byConnections, 'charges')).toBe((ROW_SLOTS_PER_CONNECTION * 3) / 2);
+    // The shipped configuration leaves the setting out, and the queue then counts by its connections too.
+    const shipped = configSchema.parse(parseConfigText(readFileSync(path.join(ROOT, 'config/remessa.jsonc'), 'utf8')));
+    const fromConfig = new RequestQueue(queueOptionsFromConfig(shipped.queue));
+    expect(fromConfig.maxRowsInFlight).toBe(ROW_SLOTS_PER_CONNECTION * shipped.queue.concurrency);
+    expect(makeQueue({ concurrency: 3, maxRowsInFlight: 100 }).maxRowsInFlight).toBe(100);
   });
 
   it('checks its options ("Expected X, got Y") and reads the config shape', () => {

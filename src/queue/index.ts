@@ -7,6 +7,7 @@ export {
   queueOptionsFromConfig,
   RequestQueue,
   type RequestQueueOptions,
+  ROW_SLOTS_PER_CONNECTION,
 } from './request-queue.js';
 export {
   type SharedRateGate,

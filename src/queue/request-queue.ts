@@ -40,7 +40,11 @@
  *   decides (src/runner/engine.ts uses src/bank/retry-policy.ts). One layer of retries, never two.
  * - Rows in memory are bounded: `acquireRow` hands out at most `maxRowsInFlight` row slots (all batches together), and
  *   one endpoint group holds at most half of them when the limit is 2 or more, so a paused group cannot take every
- *   slot from the batches of the other groups.
+ *   slot from the batches of the other groups. By default the limit follows the connections
+ *   (`ROW_SLOTS_PER_CONNECTION` x `concurrency`): a group's rows then number four per connection, enough for each
+ *   connection to find a row ready while others do their store writes. Rows beyond that only wait for a connection,
+ *   their objects (a looked-up bill, its parsed answer) outliving V8's young collections and taxing the full ones
+ *   (docs/performance.md (d) eighth pass).
  *
  * Shared limits (several daemons on one PostgreSQL store, issue 13; ./shared-rate.ts): `useSharedLimits(gate)` hands
  * the rate limits, the 429 pauses and the AIMD ceilings to a gate counted in the database across every daemon, and
@@ -71,10 +75,13 @@ export interface GroupRateLimit {
   intervalMs: number;
 }
 
+/** Row slots a connection gets when `maxRowsInFlight` is not set (see the header: half of them per group). */
+export const ROW_SLOTS_PER_CONNECTION = 8;
+
 export interface RequestQueueOptions {
   /** Requests in flight at once, all groups together. @defaultValue 8 */
   concurrency?: number;
-  /** Rows held in memory or queued at once, all batches together. @defaultValue 1000 */
+  /** Rows held in memory or queued at once, all batches together. @defaultValue ROW_SLOTS_PER_CONNECTION x concurrency */
   maxRowsInFlight?: number;
   /** Rate limit per endpoint group; a missing group is unlimited (but counts toward `overallRateLimit`). @defaultValue {} */
   rateLimits?: Partial<Record<EndpointGroup, GroupRateLimit>>;
@@ -113,7 +120,7 @@ export interface QueueTask {
 /** Builds the options from the config's `queue` section (`requests`/`intervalMs` per group). */
 export function queueOptionsFromConfig(queue: {
   concurrency: number;
-  maxRowsInFlight: number;
+  maxRowsInFlight?: number | undefined;
   rateLimits: Record<EndpointGroup, { requests: number; intervalMs: number }>;
   overallRateLimit?: { requests: number; intervalMs: number } | undefined;
   adaptiveRateLimits?: boolean | undefined;
@@ -126,7 +133,7 @@ export function queueOptionsFromConfig(queue: {
   const overall = queue.overallRateLimit;
   return {
     concurrency: queue.concurrency,
-    maxRowsInFlight: queue.maxRowsInFlight,
+    ...(queue.maxRowsInFlight !== undefined ? { maxRowsInFlight: queue.maxRowsInFlight } : {}),
     rateLimits,
     ...(overall && overall.requests > 0
       ? { overallRateLimit: { intervalCap: overall.requests, intervalMs: overall.intervalMs } }
@@ -217,7 +224,11 @@ export class RequestQueue {
 
   constructor(options: RequestQueueOptions = {}) {
     this.concurrency = checkInt('concurrency', options.concurrency ?? 8, 1);
-    this.maxRowsInFlight = checkInt('maxRowsInFlight', options.maxRowsInFlight ?? 1000, 1);
+    this.maxRowsInFlight = checkInt(
+      'maxRowsInFlight',
+      options.maxRowsInFlight ?? ROW_SLOTS_PER_CONNECTION * this.concurrency,
+      1,
+    );
     this.maxPauseMs = checkInt('maxPauseMs', options.maxPauseMs ?? 120_000, 0);
     this.defaultPauseMs = checkInt('defaultPauseMs', options.defaultPauseMs ?? 1000, 0);
     this.clock = options.clock ?? REAL_CLOCK;

@@ -88,8 +88,8 @@ export interface RunnerOptions {
   queue: {
     /** Requests in flight at once. */
     concurrency: number;
-    /** Rows read ahead and queued at once. */
-    maxRowsInFlight: number;
+    /** Rows read ahead and queued at once. @defaultValue 8 a connection (src/queue/request-queue.ts) */
+    maxRowsInFlight?: number | undefined;
     /** Per endpoint group: at most `requests` started in any `intervalMs` (0 = unlimited). */
     rateLimits: Record<string, { requests: number; intervalMs: number }>;
     /** All groups together: at most `requests` started in any `intervalMs` (0 = unlimited). @defaultValue unlimited */
