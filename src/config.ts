@@ -95,6 +95,9 @@ export const configSchema = z.strictObject({
       passwordFile: z.string().min(1).optional(),
       // Most connections one daemon opens to PostgreSQL.
       maxConnections: positiveInt.max(1_000).default(10),
+      // Named prepared statements for the statements sent again (src/store/pg-driver.ts): PostgreSQL parses and plans
+      // each once a connection. false for a pooler in transaction mode that does not keep them.
+      preparedStatements: z.boolean().default(true),
       // Several daemons on one PostgreSQL store (src/store/leases.ts): this daemon's name, unique among them (its
       // lease, what it holds, `remessa status`); the host's name by default. Ignored on SQLite (one daemon).
       daemonName: z

@@ -16,6 +16,7 @@ import {
   DEFAULT_PG_MIGRATIONS_DIR,
   openPgDriver,
   type PgDriver,
+  PREPARED_MAX,
   parsePgUrl,
   translatePlaceholders,
 } from '../src/store/pg-driver.js';
@@ -131,7 +132,15 @@ describe('store settings', () => {
       { store: { url, passwordFile: 'pw', maxConnections: 4 } },
       { cwd: dir, env: { CREDENTIALS_DIRECTORY: credentials } },
     );
-    expect(storeTarget(withFile)).toEqual({ engine: 'postgres', url, password: 'from-file', maxConnections: 4 });
+    expect(storeTarget(withFile)).toEqual({
+      engine: 'postgres',
+      url,
+      password: 'from-file',
+      maxConnections: 4,
+      preparedStatements: true,
+    });
+    const unprepared = buildConfig({ store: { url, preparedStatements: false } }, { cwd: dir, env: {} });
+    expect(storeTarget(unprepared)).toMatchObject({ preparedStatements: false });
     const withCredential = buildConfig({ store: { url } }, { cwd: dir, env: { CREDENTIALS_DIRECTORY: credentials } });
     expect(withCredential.storePassword).toBe('from-credential');
     expect(buildConfig({ store: { url } }, { cwd: dir, env: {} }).storePassword).toBeUndefined();
@@ -176,8 +185,15 @@ describe.skipIf(skipPostgres)('PostgreSQL driver', () => {
   let url: string;
   let dbName: string;
   const drivers: PgDriver[] = [];
-  const open = (options: { password?: string; url?: string } = {}) => {
-    const d = openPgDriver({ url: options.url ?? url, password: options.password ?? cluster.password });
+  const open = (
+    options: { password?: string; url?: string; maxConnections?: number; preparedStatements?: boolean } = {},
+  ) => {
+    const d = openPgDriver({
+      url: options.url ?? url,
+      password: options.password ?? cluster.password,
+      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+      ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
+    });
     drivers.push(d);
     return d;
   };
@@ -205,6 +221,68 @@ describe.skipIf(skipPostgres)('PostgreSQL driver', () => {
     // The pool's parsers are its own: pg's global ones still give a string.
     const pg = (await import('pg')).default;
     expect(pg.types.getTypeParser(20, 'text')('9007199254740993')).toBe('9007199254740993');
+  });
+
+  /** The prepared statements of the driver's one connection (pg_prepared_statements is per session). */
+  const prepared = (d: PgDriver) =>
+    d.all<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements ORDER BY name');
+
+  it('prepares a statement with values once it is sent again, and none with preparedStatements off', async () => {
+    const d = open({ maxConnections: 1 });
+    const answers = [];
+    for (let i = 1; i <= 3; i++) answers.push(await d.get('SELECT ?::int + 1 AS n', [i]));
+    expect(answers).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }]);
+    // Inside a transaction too, on the same connection: the name is known there.
+    expect(await d.transaction((tx) => tx.get('SELECT ?::int + 1 AS n', [9]))).toEqual({ n: 10 });
+    expect(await prepared(d)).toEqual([{ name: 'remessa_1', statement: 'SELECT $1::int + 1 AS n' }]);
+    // Sent once, or without values: not prepared.
+    await d.get('SELECT ?::int AS once', [1]);
+    await d.get('SELECT 1 AS no_values');
+    await d.get('SELECT 1 AS no_values');
+    expect((await prepared(d)).map((p) => p.name)).toEqual(['remessa_1']);
+
+    const off = open({ maxConnections: 1, preparedStatements: false });
+    for (let i = 1; i <= 3; i++) expect(await off.get('SELECT ?::int + 1 AS n', [i])).toEqual({ n: i + 1 });
+    expect(await prepared(off)).toEqual([]);
+  });
+
+  it(`prepares at most ${PREPARED_MAX} texts; the others go unnamed`, async () => {
+    const d = open({ maxConnections: 1 });
+    for (let i = 0; i < PREPARED_MAX + 5; i++) {
+      for (let twice = 0; twice < 2; twice++)
+        expect(await d.get(`SELECT ?::int AS n${i}`, [i])).toEqual({ [`n${i}`]: i });
+    }
+    expect(await prepared(d)).toHaveLength(PREPARED_MAX);
+  });
+
+  it('a cached plan refused after a migration turns preparing off and runs the statement again', async () => {
+    const admin = open();
+    await admin.run("CREATE TABLE t (id TEXT PRIMARY KEY, v TEXT NOT NULL DEFAULT 'a')");
+    await admin.run("INSERT INTO t (id) VALUES ('x')");
+    const select = 'SELECT * FROM t WHERE id = ?';
+    // Outside a transaction: sent again unnamed at once.
+    const direct = open({ maxConnections: 1 });
+    for (let i = 0; i < 2; i++) expect(await direct.get(select, ['x'])).toEqual({ id: 'x', v: 'a' });
+    // Inside one: the transaction is run again.
+    const inTx = open({ maxConnections: 1 });
+    for (let i = 0; i < 2; i++)
+      expect(await inTx.transaction((tx) => tx.get(select, ['x']))).toEqual({ id: 'x', v: 'a' });
+    await admin.run("ALTER TABLE t ADD COLUMN w TEXT NOT NULL DEFAULT 'b'");
+
+    expect(await direct.get(select, ['x'])).toEqual({ id: 'x', v: 'a', w: 'b' });
+    expect(direct.plansChanged).toBe(1);
+    let runs = 0;
+    const seen = await inTx.transaction(async (tx) => {
+      runs += 1;
+      await tx.run("UPDATE t SET v = 'c' WHERE id = ?", ['x']);
+      return tx.get(select, ['x']);
+    });
+    expect(seen).toEqual({ id: 'x', v: 'c', w: 'b' });
+    expect({ runs, plansChanged: inTx.plansChanged }).toEqual({ runs: 2, plansChanged: 1 });
+    // Off for good: nothing more is prepared by either.
+    await direct.get('SELECT ?::int AS later', [1]);
+    await direct.get('SELECT ?::int AS later', [1]);
+    expect((await prepared(direct)).filter((p) => p.statement.includes('later'))).toEqual([]);
   });
 
   it('refuses a statement whose placeholders and values differ in number, before sending it', async () => {

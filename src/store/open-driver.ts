@@ -9,28 +9,19 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { describePgUrl, openPgDriver } from './pg-driver.js';
-import { SQLITE_STORE_FILE } from './place.js';
+import { pgStoreTarget, SQLITE_STORE_FILE } from './place.js';
 import type { SqlDriver } from './sql.js';
 import { openSqliteDriver } from './sqlite-driver.js';
 import { openStoreWith, type Store, type StoreOptions } from './store.js';
 
-export type StoreTarget =
-  | { engine: 'sqlite'; file: string }
-  | { engine: 'postgres'; url: string; password: string | undefined; maxConnections: number };
+export type StoreTarget = { engine: 'sqlite'; file: string } | ReturnType<typeof pgStoreTarget>;
 
 /** The part of the configuration that says where the store is. */
 export type StoreConfig = Pick<Config, 'store' | 'storePassword' | 'folders'>;
 
 /** Where the configuration puts the store. */
 export function storeTarget(config: StoreConfig): StoreTarget {
-  if (config.store.url !== undefined) {
-    return {
-      engine: 'postgres',
-      url: config.store.url,
-      password: config.storePassword,
-      maxConnections: config.store.maxConnections,
-    };
-  }
+  if (config.store.url !== undefined) return pgStoreTarget(config, config.store.url);
   return { engine: 'sqlite', file: path.join(config.folders.data, SQLITE_STORE_FILE) };
 }
 
@@ -47,7 +38,7 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
   const target = storeTarget(config);
   let driver: SqlDriver;
   if (target.engine === 'postgres') {
-    driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
+    driver = openPgDriver(target);
   } else {
     const openSqlite = options.openSqlite ?? ((file: string) => openSqliteDriver(file));
     driver = await openSqlite(target.file);
@@ -66,7 +57,7 @@ export async function openPgStore(
   target: Extract<StoreTarget, { engine: 'postgres' }>,
   options: Pick<StoreOptions, 'now' | 'readonly' | 'commitWindowMs'> = {},
 ): Promise<Store> {
-  const driver = openPgDriver({ url: target.url, password: target.password, maxConnections: target.maxConnections });
+  const driver = openPgDriver(target);
   try {
     return await openStoreWith(driver, describePgUrl(target.url), options);
   } catch (error) {

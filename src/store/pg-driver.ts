@@ -32,6 +32,15 @@
  *   its caller must not read the rejection as "nothing was written". For an intent that is harmless: the request is
  *   not sent by this call, and an intent that did get recorded is an unknown outcome, which the rules of
  *   ./rows.ts already settle after a restart.
+ * - Prepared statements (`preparedStatements`, on by default): a statement with values, sent a second time, gets a
+ *   name (`remessa_N`), and each connection has PostgreSQL parse and plan it once instead of at every execution (the
+ *   store's statements are a few dozen texts run thousands of times a night: docs/performance.md (d) eighth pass).
+ *   At most PREPARED_MAX texts get a name (the store builds some IN lists by their length); the others go unnamed, as
+ *   every statement does with the setting off (a pooler in transaction mode that does not keep a session's prepared
+ *   statements needs it off). A prepared statement whose result columns changed under it (a newer remessa migrated
+ *   the database while this one ran: PostgreSQL refuses the cached plan) turns the naming off for good: a query
+ *   outside a transaction is sent again unnamed, a transaction fails with STORE_PLAN_CHANGED, which the store runs
+ *   again as it does a deadlock's victim (./sql.ts `isRetryableConflict`).
  * - Migrations (./migrations-pg/NNN-name.sql, the same numbers and names as SQLite's ./migrations/): applied in number
  *   order, each with its row in schema_migrations in one transaction that first takes a transaction-scoped advisory
  *   lock, so several daemons starting at once apply each migration exactly once (the others wait, then find it
@@ -62,6 +71,8 @@ export interface PgDriverOptions {
    * the `maxConnections` to be free. Past it: STORE_CONNECT_FAILED. @defaultValue 10000
    */
   connectTimeoutMs?: number;
+  /** Named prepared statements for the statements sent again (see the top). @defaultValue true */
+  preparedStatements?: boolean;
   /** Folder of `NNN-name.sql` files. @defaultValue `migrations-pg/` next to this module */
   migrationsDir?: string;
   /**
@@ -78,6 +89,15 @@ export const DEFAULT_PG_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations-pg/
  * database would have to pick the same number to collide). "remessa" in ASCII.
  */
 export const MIGRATION_LOCK_KEY = '32199614439289697';
+
+/** Most SQL texts one driver gives a name (see the top): on each connection, at most that many prepared statements. */
+export const PREPARED_MAX = 100;
+
+/** PostgreSQL refuses a prepared statement's cached plan once its result columns changed (SQLSTATE 0A000). */
+function isPlanChanged(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan must not change');
+}
 
 /** Most distinct SQL texts whose translation is kept (the store has a few dozen; a few vary by state lists). */
 const TRANSLATION_CACHE_SIZE = 256;
@@ -255,12 +275,19 @@ export class PgDriver implements SqlDriver {
   readonly #where: string;
   readonly #migrationsDir: string;
   #closed = false;
+  /** Whether statements sent again get a name (see the top); off for good once a cached plan was refused. */
+  #prepare: boolean;
+  /** SQL text (translated) -> its statement's name. */
+  readonly #names = new Map<string, string>();
+  /** Texts sent once, not named yet. */
+  readonly #sentOnce = new Set<string>();
 
   constructor(options: PgDriverOptions) {
     const target = parsePgUrl(options.url);
     this.#password = options.password;
     this.#where = describePgUrl(options.url);
     this.#migrationsDir = options.migrationsDir ?? DEFAULT_PG_MIGRATIONS_DIR;
+    this.#prepare = options.preparedStatements ?? true;
     this.#pool = new pg.Pool({
       ...target,
       ...(options.password === undefined ? {} : { password: options.password }),
@@ -470,12 +497,44 @@ export class PgDriver implements SqlDriver {
       }
       text = translation.text;
     }
+    const name = how.raw || params.length === 0 ? undefined : this.#nameOf(text);
     try {
-      return how.raw ? await on.query(text) : await on.query(text, params as unknown[]);
+      if (how.raw) return await on.query(text);
+      if (name === undefined) return await on.query(text, params as unknown[]);
+      return await on.query({ name, text, values: params as unknown[] });
     } catch (error) {
       if (error instanceof StoreError) throw error;
+      if (name !== undefined && isPlanChanged(error)) {
+        this.#prepare = false;
+        this.plansChanged += 1;
+        if (on === this.#pool) return this.#query(on, sql, params, how);
+        throw new StoreError(
+          'STORE_PLAN_CHANGED',
+          `PostgreSQL (${this.#where}): the columns of a prepared statement changed under it (the database was migrated by a newer remessa); run again without prepared statements`,
+          { cause: error },
+        );
+      }
       throw this.#wrap(error, undefined, how.label ?? excerptSql(sql));
     }
+  }
+
+  /** Cached plans PostgreSQL refused (tests): the naming is then off. */
+  plansChanged = 0;
+
+  /** The name `text` is prepared under, once sent before; undefined: sent unnamed (see the top). */
+  #nameOf(text: string): string | undefined {
+    if (!this.#prepare) return undefined;
+    const known = this.#names.get(text);
+    if (known !== undefined || this.#names.size >= PREPARED_MAX) return known;
+    if (!this.#sentOnce.has(text)) {
+      if (this.#sentOnce.size >= TRANSLATION_CACHE_SIZE) this.#sentOnce.clear();
+      this.#sentOnce.add(text);
+      return undefined;
+    }
+    this.#sentOnce.delete(text);
+    const name = `remessa_${this.#names.size + 1}`;
+    this.#names.set(text, name);
+    return name;
   }
 
   /** A StoreError for `error`, its message scrubbed of the password. */

@@ -42,18 +42,24 @@ export function describeStorePlace(place: Pick<StorePlace, 'engine' | 'where'>):
   return `${place.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'} ${place.where}`;
 }
 
+/** The PostgreSQL store the configuration names by `url` (./open-driver.ts opens it). */
+export function pgStoreTarget(config: Pick<Config, 'store' | 'storePassword'>, url: string) {
+  return {
+    engine: 'postgres' as const,
+    url,
+    password: config.storePassword,
+    maxConnections: config.store.maxConnections,
+    preparedStatements: config.store.preparedStatements,
+  };
+}
+
 /** The store the configuration names. */
 export function storePlace(config: Pick<Config, 'store' | 'storePassword' | 'folders'>): StorePlace {
   const url = config.store.url;
   const fixed: PlaceStoreOptions =
     config.store.commitWindowMs === undefined ? {} : { commitWindowMs: config.store.commitWindowMs };
   if (url === undefined) return sqliteStorePlace(path.join(config.folders.data, SQLITE_STORE_FILE), fixed);
-  const target = {
-    engine: 'postgres' as const,
-    url,
-    password: config.storePassword,
-    maxConnections: config.store.maxConnections,
-  };
+  const target = pgStoreTarget(config, url);
   return {
     engine: 'postgres',
     where: url,
