@@ -41,6 +41,17 @@ setFlagsFromString('--heap-growing-percent=30');
 setFlagsFromString('--liftoff-only');
 
 /**
+ * No allocation-site pretenuring. V8 moves an allocation site whose objects all survived a young collection to
+ * allocating straight into the old generation; a site shared by every schema's parse (zod's outputs), tenured while
+ * the start-up's objects were all alive, then puts each bank answer's object there. Dead, it still holds what it
+ * points to (the answer's strings and nested objects) through every young collection until the next full one: those
+ * are promoted too. In some runs it happened, in others not: 20,000 bills, three alternated pairs, promoted 156-231 MB
+ * and 26-45 full collections with it, 148-150 MB and 21-23 without; peak RSS the same (docs/performance.md (d)
+ * eighth pass). Set here, before the first schema parses.
+ */
+setFlagsFromString('--no-allocation-site-pretenuring');
+
+/**
  * The pipeline is loaded only by the commands that use it, so `remessa sandbox` starts without it (faster, and
  * independent of the pipeline's modules); the daemon's own modules (its watcher, the ops server and the webhook
  * receiver on fastify, the metrics on prom-client) only by `daemon`: a nightly `run` neither loads nor holds them
