@@ -81,7 +81,9 @@ export const ROW_SLOTS_PER_CONNECTION = 8;
 export interface RequestQueueOptions {
   /** Requests in flight at once, all groups together. @defaultValue 8 */
   concurrency?: number;
-  /** Rows held in memory or queued at once, all batches together. @defaultValue ROW_SLOTS_PER_CONNECTION x concurrency */
+  /**
+   * Rows held in memory or queued at once, all batches together. @defaultValue ROW_SLOTS_PER_CONNECTION x concurrency
+   */
   maxRowsInFlight?: number;
   /** Rate limit per endpoint group; a missing group is unlimited (but counts toward `overallRateLimit`). @defaultValue {} */
   rateLimits?: Partial<Record<EndpointGroup, GroupRateLimit>>;

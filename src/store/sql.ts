@@ -64,8 +64,8 @@ export interface SqlDriver extends SqlExecutor {
 /**
  * A deadlock (PostgreSQL 40P01), a serialisation failure (40001), or a prepared statement's plan refused after a
  * migration (STORE_PLAN_CHANGED, ./pg-driver.ts: its driver has stopped preparing): the whole transaction was rolled
- * back, and the driver runs it again (./pg-driver.ts `transaction`). The store's group commit lets such an error out of a write's
- * savepoint so that the whole group is run again (./store.ts `flush`).
+ * back, and the driver runs it again (./pg-driver.ts `transaction`). The store's group commit lets such an error out
+ * of a write's savepoint so that the whole group is run again (./store.ts `flush`).
  */
 export function isRetryableConflict(error: unknown): boolean {
   const e = error as { sqlstate?: string; code?: string } | null;
