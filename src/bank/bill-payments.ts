@@ -12,9 +12,10 @@
  * A resend of a payment whose outcome is unknown (`resendOfUnknownOutcome`, same IdempotencyKey) skips the status
  * and range checks: the first attempt may be what paid the bill, and the bank answers the key with that first outcome.
  */
+
+import { billAnswer, billPaymentAnswer } from './answer-readers.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
-import { billPaymentSchema, billSchema } from './schemas.js';
 import type {
   Bill,
   BillPayment,
@@ -125,7 +126,7 @@ export class BillPaymentsResource {
   async lookup(identifier: string, options: RequestOptions = {}): Promise<LookedUpBill> {
     const record = await this.#http.json(
       { method: 'GET', path: this.#http.path('billLookup', identifier), signal: options.signal, task: options.task },
-      billSchema,
+      billAnswer,
     );
     return new LookedUpBill(TOKEN, identifier, record, new Date());
   }
@@ -137,7 +138,7 @@ export class BillPaymentsResource {
   get(id: string, options: RequestOptions = {}): Promise<BillPayment> {
     return this.#http.json(
       { method: 'GET', path: this.#http.path('billPaymentGet', id), signal: options.signal, task: options.task },
-      billPaymentSchema,
+      billPaymentAnswer,
     );
   }
 
@@ -177,7 +178,7 @@ export class BillPaymentsResource {
         signal: options.signal,
         task: options.task,
       },
-      billPaymentSchema,
+      billPaymentAnswer,
     );
   }
 }

@@ -23,6 +23,7 @@ import { buildConnector, type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { type BankOperation, type BankProfile, fillPath, type KeyedOperation } from '../formats/profiles.js';
 import { registerSecret } from '../log.js';
+import { AnswerSchema } from './answer-readers.js';
 import {
   errorFromNetworkFailure,
   errorFromResponse,
@@ -111,7 +112,7 @@ export class HttpTransport {
   }
 
   /** Sends the request and parses the JSON body with `schema`; a mismatch is an UnexpectedResponseError. */
-  async json<T>(req: TransportRequest, schema: z.ZodType<T>): Promise<T> {
+  async json<T>(req: TransportRequest, schema: z.ZodType<T> | AnswerSchema<T>): Promise<T> {
     const res = await this.send(req);
     return parseBody(res, schema, describe(req.method, this.#pathWithQuery(req)));
   }
@@ -349,8 +350,15 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** Parses a JSON success body with `schema`; every failure names the field path (UnexpectedResponseError). */
-export function parseBody<T>(res: TransportResponse, schema: z.ZodType<T>, request: RequestDescription): T {
+/**
+ * Parses a JSON success body with `schema`; every failure names the field path (UnexpectedResponseError). An
+ * `AnswerSchema` reads the body's usual shape without zod and sends any other to its schema (./answer-readers.ts).
+ */
+export function parseBody<T>(
+  res: TransportResponse,
+  answer: z.ZodType<T> | AnswerSchema<T>,
+  request: RequestDescription,
+): T {
   const where = `${request.method} ${request.path}`;
   let data: unknown;
   try {
@@ -365,6 +373,12 @@ export function parseBody<T>(res: TransportResponse, schema: z.ZodType<T>, reque
       ...(res.contentType ? { contentType: res.contentType } : {}),
     });
   }
+  let schema: z.ZodType<T>;
+  if (answer instanceof AnswerSchema) {
+    const usual = answer.read(data);
+    if (usual !== undefined) return usual;
+    schema = answer.schema;
+  } else schema = answer;
   const parsed = schema.safeParse(data);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

@@ -38,6 +38,19 @@ export const wireMoney = z.number().transform((value, ctx) => {
   }
 });
 
+/**
+ * A response amount as `wireMoney` reads it, without zod (src/bank/answer-readers.ts): integer cents, or undefined for
+ * what `wireMoney` refuses (not a number, fractions of a cent, out of range); the schema then says why.
+ */
+export function wireMoneyOrUndefined(value: unknown): number | undefined {
+  if (typeof value !== 'number') return undefined;
+  try {
+    return wireToCents(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A percentage or money rule from the wire (`type` says which: FIXED/Fixed is money, anything else a percent). */
 export function amountRuleFromWire(rule: {
   type?: string | undefined;
