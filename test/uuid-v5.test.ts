@@ -1,12 +1,14 @@
 /**
  * src/formats/uuid-v5.ts must give byte for byte what the `uuid` package's v5 gives (the idempotency keys stored and
- * derived again when read were made with it: one byte off would send a row's payment under a new key).
+ * derived again when read were made with it: one byte off would send a row's payment under a new key), and
+ * src/store/keys.ts `naturalKeyDigest` must stay the SHA-256 prefix PostgreSQL's migration 016 computes too.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { v5 as uuidPackageV5 } from 'uuid';
 import { describe, expect, it } from 'vitest';
 import { uuidV5 } from '../src/formats/uuid-v5.js';
-import { accountNamespace, deriveIdempotencyKey, REMESSA_NAMESPACE } from '../src/store/keys.js';
+import { accountNamespace, deriveIdempotencyKey, naturalKeyDigest, REMESSA_NAMESPACE } from '../src/store/keys.js';
 
 /** The value, or the error's class and message: both sides must agree on either. */
 function outcome(fn: () => string): string {
@@ -62,5 +64,22 @@ describe('uuidV5 (node:crypto) against the uuid package', () => {
     expect(deriveIdempotencyKey(account, 'charges', 'ção-ü-€-😀')).toBe('fc73a6c4-559d-514b-aafc-92a7afa7e288');
     expect(uuidV5('', account)).toBe('95c19b60-b698-504a-b95f-567f2877692e');
     expect(uuidV5('x'.repeat(200), REMESSA_NAMESPACE)).toBe('ee3e6857-0faa-5211-b73a-83c3c3dc2a60');
+  });
+});
+
+describe('naturalKeyDigest (the natural_keys table, migration 016)', () => {
+  it('is the first 16 bytes of the SHA-256 of `<kind>\\n<natural key>` in UTF-8, for any key (property)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('bill-payments', 'charges'), names, (kind, key) => {
+        const whole = createHash('sha256').update(`${kind}\n${key}`).digest();
+        expect(naturalKeyDigest(kind, key).equals(whole.subarray(0, 16))).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('matches a digest computed outside Node (sha256sum of the same bytes)', () => {
+    const key = '34191313800000059987700000000000000049980000';
+    expect(naturalKeyDigest('bill-payments', key).toString('hex')).toBe('21e531e9647ff8218bc4cf1e65c731c3');
   });
 });

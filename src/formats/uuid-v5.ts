@@ -7,18 +7,16 @@
  * Why not `uuid`'s own: for every call it validates and parses the namespace string, turns the name into bytes
  * through `unescape(encodeURIComponent(...))`, copies both into a new array and formats the digest: ~4% of a
  * bill-payment run's CPU (docs/performance.md (d)). Here the namespace's bytes are parsed once (by `uuid`'s own
- * `parse`, so a namespace it refuses is refused with its error) and the name is hashed from the string itself.
+ * `parse`, so a namespace it refuses is refused with its error) and the name's bytes are hashed with them in one call.
  * A name that is not well-formed UTF-16 (a lone surrogate) is handed to `uuid`'s v5, which throws its URIError, as
  * before. test/uuid-v5.test.ts checks the equality against `uuid` (fast-check) and on fixed vectors.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { parse as parseUuid, v5 as uuidPackageV5 } from 'uuid';
 
 /** Namespaces seen (a process uses a handful: one per account id, plus the fixed ones); bounded all the same. */
 const namespaces = new Map<string, Buffer>();
 const MAX_NAMESPACES = 256;
-
-const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => (i + 0x100).toString(16).slice(1));
 
 /** A lone surrogate (`uuid` throws on it); a pair is one code point under the `u` flag and does not match. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -33,15 +31,17 @@ function namespaceBytes(namespace: string): Buffer {
   return bytes;
 }
 
+/** The variant's hex digit for the digest's 17th (its two top bits set to 10): 0-3 -> 8-b, 4-7 -> 8-b, ... */
+const VARIANT = '89ab89ab89ab89ab';
+
 /** The same string as `v5(name, namespace)` of the `uuid` package (lower-case 8-4-4-4-12). */
 export function uuidV5(name: string, namespace: string): string {
   // uuid reads the name before the namespace: a name it refuses is refused first, whatever the namespace.
   if (LONE_SURROGATE.test(name)) return uuidPackageV5(name, namespace);
-  const ns = namespaceBytes(namespace);
-  const b = createHash('sha1').update(ns).update(name, 'utf8').digest();
-  return `${HEX[b[0]!]}${HEX[b[1]!]}${HEX[b[2]!]}${HEX[b[3]!]}-${HEX[b[4]!]}${HEX[b[5]!]}-${HEX[(b[6]! & 0x0f) | 0x50]}${
-    HEX[b[7]!]
-  }-${HEX[(b[8]! & 0x3f) | 0x80]}${HEX[b[9]!]}-${HEX[b[10]!]}${HEX[b[11]!]}${HEX[b[12]!]}${HEX[b[13]!]}${HEX[b[14]!]}${
-    HEX[b[15]!]
-  }`;
+  // One-shot `hash` in hex: no Hash object a call, and the digits are the UUID's but for two (version, variant).
+  const h = hash('sha1', Buffer.concat([namespaceBytes(namespace), Buffer.from(name, 'utf8')]));
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[Number.parseInt(h[16]!, 16)]}${h.slice(
+    17,
+    20,
+  )}-${h.slice(20, 32)}`;
 }

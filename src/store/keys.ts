@@ -15,7 +15,7 @@
  * REMESSA_NAMESPACE must never change: changing it changes every key, and a resend after the change would be a new
  * request to the bank.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { uuidV5 } from '../formats/uuid-v5.js';
 import type { KindName } from '../types.js';
 
@@ -41,7 +41,8 @@ export function deriveIdempotencyKey(namespace: string, kind: KindName, naturalK
  * (PostgreSQL's `sha256`; on SQLite the `remessa_key_digest` function src/store/db.ts registers).
  */
 export function naturalKeyDigest(kind: string, naturalKey: string): Buffer {
-  return createHash('sha256').update(`${kind}\n${naturalKey}`).digest().subarray(0, 16);
+  // One-shot `hash` (UTF-8 of the string, as `update` read it): no Hash object a call.
+  return hash('sha256', `${kind}\n${naturalKey}`, 'buffer').subarray(0, 16);
 }
 
 /** Derives keys for one account; caches the namespace. */
