@@ -5,8 +5,8 @@
 // usage: node bench/baseline-bills.mjs URL FILE CONCURRENCY [LOOKUPS_PER_BILL]
 // LOOKUPS_PER_BILL (default 1): 2 repeats the lookup before paying, as remessa's pay step does.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
+import { payAll, readBills } from './bills-file.mjs';
 
 const [url, file, concurrencyText, lookupsText] = process.argv.slice(2);
 if (!url || !file || !concurrencyText) {
@@ -18,23 +18,11 @@ const lookups = Number(lookupsText ?? '1');
 const apiKey = process.env.REMESSA_API_KEY ?? 'sandbox-public-test-key';
 const PATH = '/baas/api/v1/bill-payments';
 
-const lines = readFileSync(file, 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '');
-const header = lines[0].split(',');
-const at = (name) => header.indexOf(name);
-const bills = lines.slice(1).map((line) => {
-  const cells = line.split(',');
-  const identifier = cells[at('barCode')] || cells[at('digitableLine')];
-  const [units, cents = '0'] = cells[at('amount')].split('.');
-  return { identifier, amountCents: Number(units) * 100 + Number(cents.padEnd(2, '0')) };
-});
+const bills = readBills(file);
 
 const pool = new Pool(new URL(url).origin, { connections: concurrency });
 const headers = { 'x-service-api-key': apiKey, accept: 'application/json' };
 let requests = 0;
-let paid = 0;
-let failed = 0;
 
 async function payOne(bill) {
   let record;
@@ -58,20 +46,7 @@ async function payOne(bill) {
   return payment;
 }
 
-let next = 0;
-async function worker() {
-  while (next < bills.length) {
-    const bill = bills[next++];
-    try {
-      await payOne(bill);
-      paid++;
-    } catch (err) {
-      failed++;
-      if (failed <= 5) process.stderr.write(`${err.message}\n`);
-    }
-  }
-}
-await Promise.all(Array.from({ length: concurrency }, worker));
+const { paid, failed } = await payAll(bills, concurrency, payOne);
 await pool.close();
 process.stdout.write(`${JSON.stringify({ bills: bills.length, paid, failed, requests })}\n`);
 process.exit(failed === 0 ? 0 : 1);

@@ -34,6 +34,8 @@
  * | --only validate|bills|rate|shared-rate|scaling | --rate-seconds N | --scaling-rows N | --scaling-files N
  * | --tsx | --no-build (reuse .bench/dist) | --cpu-prof (profiles of the remessa processes into .bench/prof)
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
+ * | --client (also remessa's bank client alone, bench/baseline-client.mjs: the same calls through the built BankClient,
+ *   no store, engine or files; the cost table then splits a row's CPU between the HTTP layer and the rest)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
  * | --dir DIR (work folder, default .bench/; use your own when others run the bench at the same time)
  * | --store sqlite|postgres|both (the store of remessa's bill-payment run, default sqlite; postgres runs a throw-away
@@ -83,6 +85,7 @@ interface Args {
   build: boolean;
   cpuProf: boolean;
   sameCalls: boolean;
+  client: boolean;
   repeat: number;
   /** Runs of the bill payments through one store (the first measured; see --nights). */
   nights: number;
@@ -104,6 +107,7 @@ function parseArgs(argv: readonly string[]): Args {
     build: true,
     cpuProf: false,
     sameCalls: false,
+    client: false,
     repeat: 1,
     nights: 1,
     dir: path.join(ROOT, '.bench'),
@@ -139,6 +143,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--no-build') args.build = false;
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--same-calls') args.sameCalls = true;
+    else if (a === '--client') args.client = true;
     else if (a === '--repeat') args.repeat = count(a, argv[++i]);
     else if (a === '--nights') args.nights = count(a, argv[++i]);
     else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
@@ -196,6 +201,8 @@ interface Remessa {
   /** node arguments that start the CLI, before the command. */
   prefix(profileName?: string): string[];
   describe: string;
+  /** The build of src/ that runs (absent with --tsx). */
+  dist?: string;
 }
 
 function remessaCommand(args: Args, dist: string | undefined): Remessa {
@@ -206,6 +213,7 @@ function remessaCommand(args: Args, dist: string | undefined): Remessa {
     return {
       prefix: (n) => [...prof(n), path.join(dist, 'cli.js')],
       describe: `node ${path.relative(ROOT, path.join(dist, 'cli.js'))} (compiled with tsconfig.build.json)`,
+      dist,
     };
   }
   return {
@@ -431,18 +439,30 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
   const file = path.join(dataDir, `bill-payments-bench-${args.bills}.csv`);
   ensureGenerated(file, args.bills, writeBillsFile);
 
-  const baseline = async (name: string, lookups: number, round: number): Promise<Measured> => {
+  /** One baseline run against a fresh sandbox: `script URL FILE CONCURRENCY ...extra`, all bills paid. */
+  const baseline = async (
+    name: string,
+    round: number,
+    what: { says: string; node?: string[]; script: string; before?: string[]; extra?: string[] },
+  ): Promise<Measured> => {
     const folder = path.join(args.dir, name);
     rmSync(folder, { recursive: true, force: true });
     const config = path.join(folder, 'remessa.json');
     writeConfig(config, folder, 'embedded', args.concurrency);
-    log(
-      `(b) ${name}: bare undici loop, ${lookups} lookup(s) + pay per bill, concurrency ${args.concurrency} (round ${round})`,
-    );
+    log(`(b) ${name}: ${what.says}, concurrency ${args.concurrency} (round ${round})`);
+    const script = path.join(ROOT, what.script);
     const { result: m, paid } = await withSandbox(remessa, folder, config, (sandbox) =>
       runMeasured(
         process.execPath,
-        [path.join(ROOT, 'bench/baseline-bills.mjs'), sandbox.url, file, String(args.concurrency), String(lookups)],
+        [
+          ...(what.node ?? []),
+          script,
+          ...(what.before ?? []),
+          sandbox.url,
+          file,
+          String(args.concurrency),
+          ...(what.extra ?? []),
+        ],
         {
           cwd: ROOT,
           env: { REMESSA_API_KEY: SANDBOX_KEY },
@@ -456,9 +476,14 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     }
     return m;
   };
+  const loop = (lookups: number) => ({
+    says: `bare undici loop, ${lookups} lookup(s) + pay per bill`,
+    script: 'bench/baseline-bills.mjs',
+    extra: [String(lookups)],
+  });
 
   const bases: Measured[] = [];
-  const loopFirst = async (round: number) => bases.push(await baseline('bills-baseline', 1, round));
+  const loopFirst = async (round: number) => bases.push(await baseline('bills-baseline', round, loop(1)));
   const storeBytes = new Map<Measured, StoreSize>();
   const byStore = new Map<'sqlite' | 'postgres', Measured[]>();
   let cluster: TestCluster | undefined;
@@ -537,9 +562,25 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
   if (args.sameCalls) {
     const sames: Measured[] = [];
     for (let round = 1; round <= args.repeat; round++)
-      sames.push(await baseline('bills-baseline-same-calls', 2, round));
+      sames.push(await baseline('bills-baseline-same-calls', round, loop(2)));
     same = best(sames);
     results.push({ name: 'undici loop: lookup x2 + pay', rows: args.bills, m: same, all: sames });
+  }
+  if (args.client) {
+    if (!remessa.dist) throw new Error('--client measures the built client: it cannot run with --tsx');
+    const clients: Measured[] = [];
+    for (let round = 1; round <= args.repeat; round++) {
+      clients.push(
+        await baseline('bills-client', round, {
+          says: "remessa's bank client alone, lookup + pay per bill",
+          // The V8 flags src/cli.ts sets for a run, so that the client is measured as it runs there.
+          node: ['--heap-growing-percent=30', '--liftoff-only', '--no-allocation-site-pretenuring'],
+          script: 'bench/baseline-client.mjs',
+          before: [remessa.dist],
+        }),
+      );
+    }
+    results.push({ name: CLIENT_ROW, rows: args.bills, m: best(clients), all: clients });
   }
   for (const [store, mine] of byStore) {
     const m = best(mine);
@@ -629,6 +670,9 @@ function inputBytesPerRow(file: string): number {
  */
 export const COST_TARGETS = { cpuPerRowRatio: 2, peakRssMb: 150, storeBytesPerRow: 600 } as const;
 
+/** The results' row of `--client` (bench/baseline-client.mjs). */
+const CLIENT_ROW = "remessa's bank client alone: lookup + pay";
+
 function costTable(results: readonly Row[]): string {
   const loop = results.find((r) => r.name.startsWith('undici loop: lookup + pay'));
   const runs = results.filter((r) => r.name.startsWith('remessa run') && r.store);
@@ -639,10 +683,22 @@ function costTable(results: readonly Row[]): string {
   const rssMb = (r: Row) => r.m.peakRssBytes / MB;
   const head = ['cost of a row (issue 13 §3)', 'remessa run', 'undici loop', 'remessa / loop', 'target'];
   const lines: string[][] = [];
+  const client = results.find((r) => r.name === CLIENT_ROW);
+  if (client) {
+    lines.push([
+      "CPU ms per row: remessa's bank client alone",
+      cpuRow(client).toFixed(3),
+      cpuRow(loop).toFixed(3),
+      (cpuRow(client) / cpuRow(loop)).toFixed(2),
+      '',
+    ]);
+  }
   for (const ours of runs) {
     const storePerRow = ours.store!.bytes / ours.rows;
     const cpuRatio = cpuRow(ours) / cpuRow(loop);
     const which = ours.name === 'remessa run' ? '' : ` ${ours.name.slice('remessa run '.length)}`;
+    // What the run adds to its client a row (the file, the store, the engine, the answer), with --client.
+    const rest = client ? cpuRow(ours) - cpuRow(client) : undefined;
     lines.push(
       [
         `CPU ms per row${which}`,
@@ -651,6 +707,9 @@ function costTable(results: readonly Row[]): string {
         cpuRatio.toFixed(2),
         `<= ${COST_TARGETS.cpuPerRowRatio}x ${met(cpuRatio <= COST_TARGETS.cpuPerRowRatio)}`,
       ],
+      ...(rest === undefined
+        ? []
+        : [[`  of which besides the client${which}`, rest.toFixed(3), '-', (rest / cpuRow(loop)).toFixed(2), '']]),
       [
         `  of which system ms per row${which}`,
         sysRow(ours).toFixed(3),
