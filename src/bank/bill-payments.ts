@@ -12,7 +12,6 @@
  * A resend of a payment whose outcome is unknown (`resendOfUnknownOutcome`, same IdempotencyKey) skips the status
  * and range checks: the first attempt may be what paid the bill, and the bank answers the key with that first outcome.
  */
-
 import { billAnswer, billPaymentAnswer } from './answer-readers.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
