@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { billAnswer, billPaymentAnswer, readBill, readBillPayment } from '../src/bank/answer-readers.js';
 import { UnexpectedResponseError } from '../src/bank/errors.js';
 import { parseBody } from '../src/bank/http.js';
-import { billPaymentSchema, billSchema } from '../src/bank/schemas.js';
+import { BILL_ANSWER_FIELDS, billPaymentSchema, billSchema } from '../src/bank/schemas.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import type { RunningSandbox } from '../src/sandbox/server.js';
 import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
@@ -166,6 +166,14 @@ const paymentFields = {
 };
 
 describe('generated answers', () => {
+  it('name every field the schemas name (a field added to a schema is generated, and read, here too)', () => {
+    expect(Object.keys(billFields)).toEqual(BILL_ANSWER_FIELDS.bill);
+    expect(Object.keys(paymentFields)).toEqual(BILL_ANSWER_FIELDS.billPayment);
+    expect(Object.keys(calculationFields)).toEqual(BILL_ANSWER_FIELDS.calculation);
+    expect(Object.keys(partyFields)).toEqual(BILL_ANSWER_FIELDS.party);
+    expect(Object.keys(issuerFields)).toEqual(BILL_ANSWER_FIELDS.issuer);
+  });
+
   it('bill lookup: the reader gives what billSchema gives, or leaves the answer to it', () => {
     fc.assert(
       fc.property(fc.oneof(object(billFields), other), (data) => {

@@ -15,7 +15,13 @@
  */
 import type { z } from 'zod';
 import { BILL_STATUSES } from '../formats/bills.js';
-import { billPaymentSchema, billSchema } from './schemas.js';
+import {
+  BILL_ANSWER_FIELDS,
+  billPaymentSchema,
+  billSchema,
+  calculationFromWire,
+  type WireCalculation,
+} from './schemas.js';
 import type { Bill, BillPayment, PaymentCalculation } from './types.js';
 import { amountRuleFromWire, wireMoneyOrUndefined } from './wire.js';
 
@@ -73,38 +79,18 @@ function stringsObject(value: unknown, keys: readonly string[], named: ReadonlyS
   return copyOthers(value, named, out) ? out : NOT_USUAL;
 }
 
-const PARTY_KEYS = ['document', 'name', 'type', 'fantasyName'] as const;
+const PARTY_KEYS = BILL_ANSWER_FIELDS.party;
 const PARTY_NAMED: ReadonlySet<string> = new Set(PARTY_KEYS);
-const ISSUER_KEYS = ['ispb', 'name', 'nameFantasy'] as const;
+const ISSUER_KEYS = BILL_ANSWER_FIELDS.issuer;
 const ISSUER_NAMED: ReadonlySet<string> = new Set(ISSUER_KEYS);
-
-const CALCULATION_AMOUNTS = [
-  'rebateAmount',
-  'interesetAmount',
-  'interestAmount',
-  'fineAmount',
-  'discountAmount',
-  'minimumPaymentAmount',
-  'maximumPaymentAmount',
-] as const;
 
 /** `paymentCalculationSchema`: every amount a number of whole cents or absent, `chargedAmount` required. */
 function calculation(value: unknown): Read<PaymentCalculation> {
   if (!isObject(value)) return NOT_USUAL;
-  const charged = money(value.chargedAmount);
-  if (charged === NOT_USUAL) return NOT_USUAL;
-  const a: Partial<Record<(typeof CALCULATION_AMOUNTS)[number], number>> = {};
-  for (const key of CALCULATION_AMOUNTS) if (!readAmount(value, key, a)) return NOT_USUAL;
-  // The schema's transform, field for field and in its order.
-  const out: PaymentCalculation = { chargedAmountCents: charged };
-  const interest = a.interesetAmount ?? a.interestAmount;
-  if (a.rebateAmount !== undefined) out.rebateAmountCents = a.rebateAmount;
-  if (interest !== undefined) out.interestAmountCents = interest;
-  if (a.fineAmount !== undefined) out.fineAmountCents = a.fineAmount;
-  if (a.discountAmount !== undefined) out.discountAmountCents = a.discountAmount;
-  if (a.minimumPaymentAmount !== undefined) out.minimumPaymentAmountCents = a.minimumPaymentAmount;
-  if (a.maximumPaymentAmount !== undefined) out.maximumPaymentAmountCents = a.maximumPaymentAmount;
-  return out;
+  const amounts: Partial<Record<string, number>> = {};
+  for (const key of BILL_ANSWER_FIELDS.calculation) if (!readAmount(value, key, amounts)) return NOT_USUAL;
+  if (amounts.chargedAmount === undefined) return NOT_USUAL;
+  return calculationFromWire(amounts as unknown as WireCalculation);
 }
 
 /** An optional amount of a payment calculation into `amounts`; false when present and not whole cents. */
@@ -166,23 +152,7 @@ const issuer = (v: unknown) => stringsObject(v, ISSUER_KEYS, ISSUER_NAMED);
 const discounts = (v: unknown) => (Array.isArray(v) ? v.slice() : NOT_USUAL);
 const STATUSES: ReadonlySet<unknown> = new Set(BILL_STATUSES);
 
-const BILL_NAMED: ReadonlySet<string> = new Set([
-  'identifierNumber',
-  'type',
-  'status',
-  'amount',
-  'dueDate',
-  'barCode',
-  'digitableLine',
-  'isAllowPartialPayment',
-  'paymentCalculation',
-  'payer',
-  'overduePaymentInterest',
-  'overduePaymentFine',
-  'discounts',
-  'beneficiary',
-  'issuer',
-]);
+const BILL_NAMED: ReadonlySet<string> = new Set(BILL_ANSWER_FIELDS.bill);
 
 /** `billSchema` on its usual shape (see the top). */
 export function readBill(data: unknown): Bill | undefined {
@@ -220,20 +190,7 @@ export function readBill(data: unknown): Bill | undefined {
   return out as unknown as Bill;
 }
 
-const PAYMENT_NAMED: ReadonlySet<string> = new Set([
-  'id',
-  'status',
-  'identifierNumber',
-  'barCode',
-  'digitableLine',
-  'dueDate',
-  'createdAt',
-  'originalAmount',
-  'paidAmount',
-  'paymentCalculation',
-  'beneficiary',
-  'issuer',
-]);
+const PAYMENT_NAMED: ReadonlySet<string> = new Set(BILL_ANSWER_FIELDS.billPayment);
 
 /**
  * `billPaymentSchema` on its usual shape (see the top). Its lenient fields are read here only when well-formed or

@@ -144,28 +144,47 @@ export const chargeActionSchema: z.ZodType<ChargeActionResult> = z
 
 const optMoney = wireMoney.optional();
 
-export const paymentCalculationSchema: z.ZodType<PaymentCalculation> = z
-  .looseObject({
-    rebateAmount: optMoney,
-    interesetAmount: optMoney,
-    interestAmount: optMoney,
-    fineAmount: optMoney,
-    discountAmount: optMoney,
-    chargedAmount: wireMoney,
-    minimumPaymentAmount: optMoney,
-    maximumPaymentAmount: optMoney,
-  })
-  .transform((c) => {
-    const out: PaymentCalculation = { chargedAmountCents: c.chargedAmount };
-    const interest = c.interesetAmount ?? c.interestAmount;
-    if (c.rebateAmount !== undefined) out.rebateAmountCents = c.rebateAmount;
-    if (interest !== undefined) out.interestAmountCents = interest;
-    if (c.fineAmount !== undefined) out.fineAmountCents = c.fineAmount;
-    if (c.discountAmount !== undefined) out.discountAmountCents = c.discountAmount;
-    if (c.minimumPaymentAmount !== undefined) out.minimumPaymentAmountCents = c.minimumPaymentAmount;
-    if (c.maximumPaymentAmount !== undefined) out.maximumPaymentAmountCents = c.maximumPaymentAmount;
-    return out;
-  });
+/** A payment calculation's amounts as the wire names them, each already in cents. */
+export interface WireCalculation {
+  rebateAmount?: number | undefined;
+  interesetAmount?: number | undefined;
+  interestAmount?: number | undefined;
+  fineAmount?: number | undefined;
+  discountAmount?: number | undefined;
+  chargedAmount: number;
+  minimumPaymentAmount?: number | undefined;
+  maximumPaymentAmount?: number | undefined;
+}
+
+/**
+ * The calculation as the client names it: `...Cents`, interest from either spelling. The schema's transform, and
+ * src/bank/answer-readers.ts's, so that both give the same keys in the same order.
+ */
+export function calculationFromWire(c: WireCalculation): PaymentCalculation {
+  const out: PaymentCalculation = { chargedAmountCents: c.chargedAmount };
+  const interest = c.interesetAmount ?? c.interestAmount;
+  if (c.rebateAmount !== undefined) out.rebateAmountCents = c.rebateAmount;
+  if (interest !== undefined) out.interestAmountCents = interest;
+  if (c.fineAmount !== undefined) out.fineAmountCents = c.fineAmount;
+  if (c.discountAmount !== undefined) out.discountAmountCents = c.discountAmount;
+  if (c.minimumPaymentAmount !== undefined) out.minimumPaymentAmountCents = c.minimumPaymentAmount;
+  if (c.maximumPaymentAmount !== undefined) out.maximumPaymentAmountCents = c.maximumPaymentAmount;
+  return out;
+}
+
+const paymentCalculationObject = z.looseObject({
+  rebateAmount: optMoney,
+  interesetAmount: optMoney,
+  interestAmount: optMoney,
+  fineAmount: optMoney,
+  discountAmount: optMoney,
+  chargedAmount: wireMoney,
+  minimumPaymentAmount: optMoney,
+  maximumPaymentAmount: optMoney,
+});
+
+export const paymentCalculationSchema: z.ZodType<PaymentCalculation> =
+  paymentCalculationObject.transform(calculationFromWire);
 
 const party = z.looseObject({ document: optStr, name: optStr, type: optStr, fantasyName: optStr });
 const issuer = z.looseObject({ ispb: optStr, name: optStr, nameFantasy: optStr });
@@ -173,52 +192,67 @@ const amountRule = z
   .looseObject({ date: nullish(z.string()), amount: nullish(z.number()), type: nullish(z.string()) })
   .transform((r) => amountRuleFromWire(r));
 
-export const billSchema: z.ZodType<Bill> = z
-  .looseObject({
-    identifierNumber: optStr,
-    type: str,
-    status: z.enum(BILL_STATUSES),
-    amount: wireMoney,
-    dueDate: nullish(z.string()),
-    barCode: nullish(z.string()),
-    digitableLine: nullish(z.string()),
-    isAllowPartialPayment: z.boolean().default(false),
-    paymentCalculation: nullish(paymentCalculationSchema),
-    payer: nullish(party),
-    overduePaymentInterest: nullish(amountRule),
-    overduePaymentFine: nullish(amountRule),
-    discounts: nullish(z.array(z.unknown())),
-    beneficiary: nullish(party),
-    issuer: nullish(issuer),
-  })
+const billObject = z.looseObject({
+  identifierNumber: optStr,
+  type: str,
+  status: z.enum(BILL_STATUSES),
+  amount: wireMoney,
+  dueDate: nullish(z.string()),
+  barCode: nullish(z.string()),
+  digitableLine: nullish(z.string()),
+  isAllowPartialPayment: z.boolean().default(false),
+  paymentCalculation: nullish(paymentCalculationSchema),
+  payer: nullish(party),
+  overduePaymentInterest: nullish(amountRule),
+  overduePaymentFine: nullish(amountRule),
+  discounts: nullish(z.array(z.unknown())),
+  beneficiary: nullish(party),
+  issuer: nullish(issuer),
+});
+
+export const billSchema: z.ZodType<Bill> = billObject
   .refine((b) => b.barCode !== undefined || b.digitableLine !== undefined, {
     message: 'expected barCode or digitableLine, got neither',
     path: ['barCode'],
   })
   .transform(({ amount, ...rest }) => ({ ...rest, amountCents: amount }));
 
+const billPaymentObject = z.looseObject({
+  id: z.union([z.string(), z.number().transform(String)]),
+  status: str,
+  identifierNumber: lenient(z.string()),
+  barCode: lenient(z.string()),
+  digitableLine: lenient(z.string()),
+  dueDate: lenient(z.string()),
+  createdAt: lenient(z.string()),
+  originalAmount: lenient(wireMoney),
+  paidAmount: lenient(wireMoney),
+  paymentCalculation: lenient(paymentCalculationSchema),
+  beneficiary: lenient(party),
+  issuer: lenient(issuer),
+});
+
 /** The payment's answer (spec 2.6): only `id` and `status` are needed. */
-export const billPaymentSchema: z.ZodType<BillPayment> = z
-  .looseObject({
-    id: z.union([z.string(), z.number().transform(String)]),
-    status: str,
-    identifierNumber: lenient(z.string()),
-    barCode: lenient(z.string()),
-    digitableLine: lenient(z.string()),
-    dueDate: lenient(z.string()),
-    createdAt: lenient(z.string()),
-    originalAmount: lenient(wireMoney),
-    paidAmount: lenient(wireMoney),
-    paymentCalculation: lenient(paymentCalculationSchema),
-    beneficiary: lenient(party),
-    issuer: lenient(issuer),
-  })
-  .transform(({ originalAmount, paidAmount, ...rest }) => {
+export const billPaymentSchema: z.ZodType<BillPayment> = billPaymentObject.transform(
+  ({ originalAmount, paidAmount, ...rest }) => {
     const out: BillPayment = { ...rest };
     if (originalAmount !== undefined) out.originalAmountCents = originalAmount;
     if (paidAmount !== undefined) out.paidAmountCents = paidAmount;
     return out;
-  });
+  },
+);
+
+/**
+ * The fields the bill answers' loose objects name, in their order: src/bank/answer-readers.ts reads these and copies
+ * the others as they are (test/answer-readers.test.ts generates answers with each of them).
+ */
+export const BILL_ANSWER_FIELDS = {
+  bill: Object.keys(billObject.shape),
+  billPayment: Object.keys(billPaymentObject.shape),
+  calculation: Object.keys(paymentCalculationObject.shape),
+  party: Object.keys(party.shape),
+  issuer: Object.keys(issuer.shape),
+} as const;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pix QR code payments
