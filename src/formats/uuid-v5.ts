@@ -7,7 +7,8 @@
  * Why not `uuid`'s own: for every call it validates and parses the namespace string, turns the name into bytes
  * through `unescape(encodeURIComponent(...))`, copies both into a new array and formats the digest: ~4% of a
  * bill-payment run's CPU (docs/performance.md (d)). Here the namespace's bytes are parsed once (by `uuid`'s own
- * `parse`, so a namespace it refuses is refused with its error) and the name's bytes are hashed with them in one call.
+ * `parse`, so a namespace it refuses is refused with its error) and the name's bytes are hashed with them in one
+ * call.
  * A name that is not well-formed UTF-16 (a lone surrogate) is handed to `uuid`'s v5, which throws its URIError, as
  * before. test/uuid-v5.test.ts checks the equality against `uuid` (fast-check) and on fixed vectors.
  */
@@ -31,17 +32,13 @@ function namespaceBytes(namespace: string): Buffer {
   return bytes;
 }
 
-/** The variant's hex digit for the digest's 17th (its two top bits set to 10): 0-3 -> 8-b, 4-7 -> 8-b, ... */
-const VARIANT = '89ab89ab89ab89ab';
-
 /** The same string as `v5(name, namespace)` of the `uuid` package (lower-case 8-4-4-4-12). */
 export function uuidV5(name: string, namespace: string): string {
   // uuid reads the name before the namespace: a name it refuses is refused first, whatever the namespace.
   if (LONE_SURROGATE.test(name)) return uuidPackageV5(name, namespace);
-  // One-shot `hash` in hex: no Hash object a call, and the digits are the UUID's but for two (version, variant).
+  // One-shot `hash` in hex: no Hash object a call, and the digits are the UUID's but for two: the version (5) and
+  // the variant (the 17th digit's two top bits set to 10: its two low bits kept, 8-b).
   const h = hash('sha1', Buffer.concat([namespaceBytes(namespace), Buffer.from(name, 'utf8')]));
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[Number.parseInt(h[16]!, 16)]}${h.slice(
-    17,
-    20,
-  )}-${h.slice(20, 32)}`;
+  const variant = '89ab'[Number.parseInt(h[16]!, 16) & 3];
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
