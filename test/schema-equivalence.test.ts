@@ -2,7 +2,8 @@
  * The two engines' migrations make the same schema (issue 13): after src/store/migrations (SQLite) and
  * src/store/migrations-pg (PostgreSQL), the same tables; in each the same columns in the same order with the same
  * nullability and a matching type family; the same primary keys, unique constraints, foreign keys and indexes
- * (name, columns, uniqueness, and what a partial index's condition names). Read from sqlite_master / pragmas and from
+ * (name, columns, uniqueness, and what a partial index's condition names); the same generated columns, computed from
+ * what the same expression names. Read from sqlite_master / pragmas and from
  * pg_catalog, never from the SQL files, so a translation that drifts fails here.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -19,6 +20,8 @@ interface Column {
   notNull: boolean;
   /** integer | text | real | blob */
   family: string;
+  /** What a generated column's expression names (as a partial index's condition); null for a stored value. */
+  generated: string[] | null;
 }
 
 interface Index {
@@ -74,12 +77,14 @@ function sqliteSchema(file: string): Schema {
     const tables = db
       .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
       .all() as Array<{ name: string; sql: string }>;
-    for (const { name } of tables) {
-      const info = db.prepare(`PRAGMA table_info(${JSON.stringify(name)})`).all() as Array<{
+    for (const { name, sql } of tables) {
+      // table_xinfo: table_info with the generated columns (hidden 2: virtual, 3: stored).
+      const info = db.prepare(`PRAGMA table_xinfo(${JSON.stringify(name)})`).all() as Array<{
         name: string;
         type: string;
         notnull: number;
         pk: number;
+        hidden: number;
       }>;
       const primaryKey = info
         .filter((c) => c.pk > 0)
@@ -87,7 +92,19 @@ function sqliteSchema(file: string): Schema {
         .map((c) => c.name);
       // A primary key column never holds NULL in the store (PostgreSQL enforces it; SQLite does for INTEGER PRIMARY
       // KEY and WITHOUT ROWID tables, and the store never writes a NULL key into the others): counted NOT NULL.
-      const columns = info.map((c) => ({ name: c.name, notNull: c.notnull === 1 || c.pk > 0, family: family(c.type) }));
+      const names = info.map((c) => c.name);
+      const columns = info.map((c) => {
+        let generated: string[] | null = null;
+        if (c.hidden === 2 || c.hidden === 3) {
+          const expression = new RegExp(
+            `\\b${c.name}\\s+\\w+\\s+GENERATED ALWAYS AS\\s*\\(([\\s\\S]*?)\\)\\s*(?:VIRTUAL|STORED)`,
+            'i',
+          ).exec(sql)?.[1];
+          if (expression === undefined) throw new Error(`${name}.${c.name}: no expression found in ${sql}`);
+          generated = conditionTerms(expression, names);
+        }
+        return { name: c.name, notNull: c.notnull === 1 || c.pk > 0, family: family(c.type), generated };
+      });
       const indexList = db.prepare(`PRAGMA index_list(${JSON.stringify(name)})`).all() as Array<{
         name: string;
         unique: number;
@@ -155,12 +172,19 @@ async function postgresSchema(driver: SqlDriver): Promise<Schema> {
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
   );
   for (const { name } of tables) {
-    const info = await driver.all<{ name: string; nullable: string; type: string }>(
-      `SELECT column_name AS name, is_nullable AS nullable, data_type AS type FROM information_schema.columns
+    const info = await driver.all<{ name: string; nullable: string; type: string; generated: string | null }>(
+      `SELECT column_name AS name, is_nullable AS nullable, data_type AS type, generation_expression AS generated
+       FROM information_schema.columns
        WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`,
       [name],
     );
-    const columns = info.map((c) => ({ name: c.name, notNull: c.nullable === 'NO', family: family(c.type) }));
+    const names = info.map((c) => c.name);
+    const columns = info.map((c) => ({
+      name: c.name,
+      notNull: c.nullable === 'NO',
+      family: family(c.type),
+      generated: c.generated === null ? null : conditionTerms(c.generated, names),
+    }));
     const constraints = await driver.all<{
       type: string;
       columns: string;
