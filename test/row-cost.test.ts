@@ -12,7 +12,6 @@ import type { Dialect } from '../src/batches/kind.js';
 import { accountNamespace, deriveIdempotencyKey, type IngestRow, openStore, type Store } from '../src/store/index.js';
 import { naturalKeyDigest } from '../src/store/keys.js';
 import { decodeKeyText, decodeObject, encodeKeyText, encodeObject } from '../src/store/outputs-codec.js';
-import { ROW_STATES, type RowState, rowStatesSql, UNFINISHED_ROW_STATES } from '../src/store/rows.js';
 import { sqliteOf } from './helpers/sqlite-of.js';
 import { countStatements, skipIfAsked, storeEngines } from './helpers/stores.js';
 
@@ -91,7 +90,7 @@ describe('store bytes per row on SQLite', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a succeeded bill payment takes under 500 bytes of pages in the tables and indexes of its rows', async () => {
+  it('a succeeded bill payment takes under 440 bytes of pages in the tables and indexes of its rows', async () => {
     const n = 2000;
     await newBatch(store, 'b1');
     const lines = Array.from({ length: n }, (_, i) => i + 2);
@@ -114,9 +113,10 @@ describe('store bytes per row on SQLite', () => {
     const bytes = Object.fromEntries(perTable.map((t) => [t.name, t.bytes / n]));
     const total = perTable.reduce((sum, t) => sum + t.bytes, 0) / n;
     // Measured at 015: 469 B (rows 375, natural_keys 86, steps and the partial indexes one page each, as every
-    // succeeded row left them). A column of ~36 bytes more per row (the idempotency key again, say) crosses the bound.
+    // succeeded row left them); since 016 (natural keys by digest: 33 B) 418 B. The idempotency key stored again
+    // (451 B, tried) crosses the bound.
     console.log(`store bytes per row: ${total.toFixed(0)} ${JSON.stringify(bytes)}`);
-    expect(total, JSON.stringify(bytes)).toBeLessThan(500);
+    expect(total, JSON.stringify(bytes)).toBeLessThan(440);
     // No step record is kept for a row that succeeded at each step's first attempt, and no index entry per finished row.
     expect(db.prepare('SELECT COUNT(*) AS n FROM steps').get()).toEqual({ n: 0 });
     expect(bytes.rows_unfinished ?? 0).toBeLessThanOrEqual(4096 / n);
@@ -208,81 +208,6 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
   });
 });
 
-describe.each(engines)('which rows have work left on $name (migration 018)', (engine) => {
-  skipIfAsked(engine);
-  let store: Store;
-  beforeEach(async () => {
-    store = await engine.open();
-  });
-  afterEach(async () => {
-    await store?.close();
-  });
-
-  it('`unfinished` is set for exactly the states with work left (UNFINISHED_ROW_STATES), as the state moves', async () => {
-    await newBatch(store, 'b1');
-    await store.ingest('b1', [billRow(2)]);
-    const seen: Array<[RowState, boolean]> = [];
-    for (const state of ROW_STATES) {
-      await store.sql.run('UPDATE rows SET state = ? WHERE batch_id = ? AND line = ?', [state, 'b1', 2]);
-      const r = await store.sql.get<{ unfinished: unknown }>('SELECT unfinished FROM rows WHERE line = 2');
-      // SQLite gives 1 or null, PostgreSQL true or null: either way, null for a finished row (it stores nothing).
-      expect([1, true, null]).toContain(r!.unfinished);
-      seen.push([state, r!.unfinished !== null]);
-    }
-    expect(seen).toEqual(ROW_STATES.map((st) => [st, UNFINISHED_ROW_STATES.includes(st)]));
-  });
-});
-
-describe('rowStatesSql (src/store/rows.ts)', () => {
-  it('goes through `unfinished` exactly when every state named has work left', () => {
-    expect(rowStatesSql(UNFINISHED_ROW_STATES, 'r.')).toBe('r.unfinished');
-    expect(rowStatesSql(['waiting', 'pending'])).toBe("unfinished AND state IN ('waiting', 'pending')");
-    expect(rowStatesSql(['pending', 'succeeded'])).toBe("state IN ('pending', 'succeeded')");
-    expect(rowStatesSql(['failed'], 'r.')).toBe("r.state IN ('failed')");
-  });
-
-  it('takes nothing but row states (they are written into the SQL as literals)', () => {
-    expect(() => rowStatesSql(["pending') OR ('1' = '1"])).toThrow(/Not a row state/);
-    expect(() => rowStatesSql([])).toThrow(/no state/);
-  });
-});
-
-describe.each(engines)('upgrade to 018 (unfinished rows) on $name', (engine) => {
-  skipIfAsked(engine);
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close();
-  });
-
-  it('rows stored before are read by their state: counts, pages, the uncertain list, unfinished batches', async () => {
-    const before = await engine.openBefore(18);
-    stores.push(before);
-    await before.sql.run(
-      `INSERT INTO batches (id, kind, file_name, dialect, header, columns, status, created_at)
-       VALUES ('b0', 'bill-payments', 'old.csv', ?, ?, ?, 'done', '2026-01-01T00:00:00Z')`,
-      [JSON.stringify(DIALECT), JSON.stringify(HEADER), JSON.stringify(COLUMNS)],
-    );
-    const states: RowState[] = ['succeeded', 'pending', 'failed', 'uncertain', 'in_flight', 'duplicate', 'waiting'];
-    for (const [i, state] of states.entries()) {
-      await before.sql.run(
-        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, updated_at)
-         VALUES ('b0', ?, ?, 'k', '{}', '[]', '{}', ?, '2026-01-01T00:00:00Z')`,
-        [i + 2, `key-${i}`, state],
-      );
-    }
-    const store = await engine.reopen(before);
-    stores.push(store);
-    const unfinished = states.flatMap((st, i) => (UNFINISHED_ROW_STATES.includes(st) ? [i + 2] : []));
-    expect(await store.countUnfinished('b0')).toBe(unfinished.length);
-    expect((await store.rowsAfter('b0', 0, 100, UNFINISHED_ROW_STATES)).map((r) => r.line)).toEqual(unfinished);
-    expect((await store.rowsAfter('b0', 0, 100, ['pending', 'waiting'])).map((r) => r.line)).toEqual([3, 8]);
-    expect((await store.rowsAfter('b0', 0, 100, ['failed', 'duplicate'])).map((r) => r.line)).toEqual([4, 7]);
-    expect((await store.uncertainRows()).map((r) => r.line)).toEqual([5]);
-    // A finished batch with rows left is still unfinished work.
-    expect((await store.unfinishedBatches()).map((b) => b.id)).toEqual(['b0']);
-  });
-});
-
 describe('store bytes per row on PostgreSQL', () => {
   const postgres = engines.find((e) => e.name === 'postgres')!;
   skipIfAsked(postgres);
@@ -294,26 +219,7 @@ describe('store bytes per row on PostgreSQL', () => {
     await store?.close();
   });
 
-  it("no index of rows holds a column that a row's claim, intent or answer writes: those updates can stay HOT", async () => {
-    // A column an index holds (a key, an expression or a partial index's condition) makes every update that changes
-    // it write a new entry in every index of the table, on whichever page has room (not HOT).
-    const used = await store.sql.all<{ attname: string }>(
-      `SELECT DISTINCT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum > 0
-       WHERE i.indrelid = 'rows'::regclass AND (a.attnum = ANY (i.indkey)
-         OR coalesce(pg_get_expr(i.indpred, i.indrelid), '') ~ ('\\m' || a.attname || '\\M')
-         OR coalesce(pg_get_expr(i.indexprs, i.indrelid), '') ~ ('\\m' || a.attname || '\\M'))
-       ORDER BY 1`,
-    );
-    expect(used.map((u) => u.attname)).toEqual([
-      'batch_id',
-      'duplicate_of_batch',
-      'duplicate_of_line',
-      'line',
-      'unfinished',
-    ]);
-  });
-
-  it('a succeeded bill payment takes under 900 bytes of pages in rows and its indexes', async () => {
+  it('a succeeded bill payment takes under 1,150 bytes of pages in rows and its indexes', async () => {
     const n = 2000;
     await newBatch(store, 'b1');
     const lines = Array.from({ length: n }, (_, i) => i + 2);
@@ -331,11 +237,13 @@ describe('store bytes per row on PostgreSQL', () => {
     );
     const bytes = Object.fromEntries(perRelation.map((r) => [r.relname, Number(r.bytes) / n]));
     const total = perRelation.reduce((sum, r) => sum + Number(r.bytes), 0) / n;
-    // Measured: 1,081 B before migration 018 (rows 983: each of a row's three updates a new version on another page,
-    // an entry in every index), 831 after (rows 741, rows_pkey 53, rows_unfinished 33). An index on `state` or
-    // `holder` brought back makes the updates leave their page again and crosses the bound.
+    // Measured at 017: 1,081 B (rows 983, rows_pkey 53, rows_unfinished 33): each of a row's three updates writes a
+    // new version on another page and an entry in every index (`state` and `holder` are indexed), and VACUUM frees the
+    // dead versions' space for later rows without giving it back. A column of ~36 bytes more a row, carried by every
+    // version, or one more index on a column the updates change, crosses the bound. docs/performance.md (d) Tenth
+    // pass: what room on the page (fillfactor) would trade.
     console.log(`PostgreSQL rows bytes per row: ${total.toFixed(0)} ${JSON.stringify(bytes)}`);
-    expect(total, JSON.stringify(bytes)).toBeLessThan(900);
+    expect(total, JSON.stringify(bytes)).toBeLessThan(1150);
   });
 });
 

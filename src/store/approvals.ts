@@ -47,7 +47,6 @@
 import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
-import { rowStatesSql } from './rows.js';
 import type { BatchRecord, RowError, Store } from './store.js';
 
 export type ApprovalState = 'awaiting' | 'approved' | 'rejected';
@@ -152,7 +151,7 @@ export function saoPauloDay(at: Date): string {
 export async function unfinishedAmount(store: Store, batchId: string): Promise<Cents> {
   const r = await store.sql.get<{ total: number }>(
     `SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS total FROM rows
-     WHERE batch_id = ? AND ${rowStatesSql(['pending', 'in_flight', 'uncertain'])}`,
+     WHERE batch_id = ? AND state IN ('pending', 'in_flight', 'uncertain')`,
     [batchId],
   );
   return r!.total;
@@ -234,14 +233,14 @@ export function rejectUnsentBatch(store: Store, batchId: string, error: RowError
       throw new StoreError('STORE_BATCH_RELEASED', `Batch ${batchId} was let go already: its rows cannot be rejected`);
     }
     for (const row of await s.sql.all<{ line: number; state: 'in_flight' | 'uncertain' }>(
-      `SELECT line, state FROM rows WHERE batch_id = ? AND ${rowStatesSql(['in_flight', 'uncertain'])} ORDER BY line`,
+      `SELECT line, state FROM rows WHERE batch_id = ? AND state IN ('in_flight', 'uncertain') ORDER BY line`,
       [batchId],
     )) {
       if (row.state === 'uncertain') await s.transitionRow(batchId, row.line, 'in_flight');
       await s.transitionRow(batchId, row.line, 'pending');
     }
     for (const row of await s.sql.all<{ line: number }>(
-      `SELECT line FROM rows WHERE batch_id = ? AND ${rowStatesSql(['pending'])} ORDER BY line`,
+      `SELECT line FROM rows WHERE batch_id = ? AND state = 'pending' ORDER BY line`,
       [batchId],
     )) {
       await s.transitionRow(batchId, row.line, 'rejected', { error, currentStep: null });

@@ -52,7 +52,6 @@ import type { Logger } from '../log.js';
 import { isProcessRunning } from '../process-running.js';
 import { DAEMON_NAME, DEFAULT_LEASE_MS } from './daemon-name.js';
 import { StoreError } from './db.js';
-import { rowStatesSql } from './rows.js';
 import type { SqlParam } from './sql.js';
 import type { RowHolder, RowRecord, Store } from './store.js';
 
@@ -202,7 +201,10 @@ export class DaemonLease implements RowHolder {
       // restarted before its lease passed) are let go in the same transaction, so that no row is ever held by a live
       // daemon that does not drive it (another daemon that adopted its file would skip them for good). Their steps
       // in `intent` stay so: whoever claims them treats them as unknown outcomes, as a restart does (rule 1).
-      await s.sql.run('UPDATE rows SET holder = NULL WHERE holder = ? AND unfinished', [options.name]);
+      await s.sql.run(
+        `UPDATE rows SET holder = NULL WHERE holder = ? AND state IN ('pending', 'in_flight', 'waiting', 'uncertain')`,
+        [options.name],
+      );
       await s.sql.run('UPDATE intakes SET answer_holder = NULL WHERE answer_holder = ?', [options.name]);
       return true;
     });
@@ -334,10 +336,10 @@ export async function claimRows(
     const now = clock(s);
     const page = await s.sql.all<{ line: number; holder: string | null }>(
       `SELECT r.line, r.holder FROM rows r
-       WHERE r.batch_id = ? AND r.line > ? AND ${rowStatesSql(states, 'r.')}
+       WHERE r.batch_id = ? AND r.line > ? AND r.state IN (${states.map(() => '?').join(', ')})
          AND (r.holder IS NULL OR r.holder = ? OR ${deadHolder('r.holder', now.sql)})
        ORDER BY r.line LIMIT ? FOR UPDATE OF r SKIP LOCKED`,
-      [batchId, afterLine, daemon.name, ...now.params, limit],
+      [batchId, afterLine, ...states, daemon.name, ...now.params, limit],
     );
     if (page.length === 0) return [];
     const taken = page.filter((r) => r.holder !== null && r.holder !== daemon.name);
@@ -365,7 +367,7 @@ export async function rowsWorkedElsewhere(store: Store, batchId: string): Promis
   const now = clock(store);
   const r = await store.sql.get<{ n: number | string }>(
     `SELECT COUNT(*) AS n FROM rows r
-     WHERE r.batch_id = ? AND ${rowStatesSql(['pending', 'in_flight', 'waiting'], 'r.')}
+     WHERE r.batch_id = ? AND r.state IN ('pending', 'in_flight', 'waiting')
        AND (r.holder IS NULL OR (r.holder <> ? AND NOT ${deadHolder('r.holder', now.sql)}))`,
     [batchId, daemon.name, ...now.params],
   );
@@ -393,7 +395,7 @@ export async function batchesToHelp(store: Store, limit = 4): Promise<HelpableBa
      WHERE b.status = 'running'
        AND EXISTS (SELECT 1 FROM intakes i JOIN file_claims f ON f.work_id = i.id
                    WHERE i.batch_id = b.id AND f.holder <> ? AND NOT ${deadHolder('f.holder', now.sql)})
-       AND EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND ${rowStatesSql(['pending'], 'r.')} AND r.holder IS NULL)
+       AND EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.state = 'pending' AND r.holder IS NULL)
      ORDER BY b.created_at LIMIT ?`,
     [daemon.name, ...now.params, limit],
   );
@@ -465,7 +467,8 @@ export async function listDaemons(store: Store): Promise<DaemonView[]> {
   }>(
     `SELECT d.name, CASE WHEN d.lease_until_ms >= ${now.sql} THEN 1 ELSE 0 END AS alive, d.host, d.pid, d.started_at,
        d.last_seen, d.stopped_at,
-       (SELECT COUNT(*) FROM rows r WHERE r.holder = d.name AND r.unfinished) AS n_rows,
+       (SELECT COUNT(*) FROM rows r WHERE r.holder = d.name
+          AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain')) AS n_rows,
        (SELECT COUNT(*) FROM file_claims f WHERE f.holder = d.name) AS n_files,
        (SELECT COUNT(*) FROM intakes i WHERE i.answer_holder = d.name) AS n_answers
      FROM daemons d ORDER BY alive DESC, d.name`,

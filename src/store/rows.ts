@@ -104,26 +104,8 @@ export type RowState = (typeof ROW_STATES)[number];
 export const STEP_STATES = ['intent', 'done', 'failed', 'unknown', 'not_sent'] as const;
 export type StepState = (typeof STEP_STATES)[number];
 
-/**
- * Row states that still have work: the next run of the batch picks them up. The store's column `rows.unfinished`
- * (migration 018) is computed from `state` by the same list.
- */
+/** Row states that still have work: the next run of the batch picks them up. */
 export const UNFINISHED_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain'];
-
-/**
- * SQL true for a row in one of `states` (literals: no parameters), `alias` the table's (`r.`, or '' for none). When
- * every state named has work left, the condition goes through `unfinished` (migration 018), which the one index of
- * unfinished rows (`rows_unfinished`, by batch and line) is defined by: a read of unfinished rows then looks at the rows
- * with work left and at no others, on both engines.
- */
-export function rowStatesSql(states: readonly string[], alias = ''): string {
-  for (const st of states) if (!ROW_STATES.includes(st as RowState)) throw new Error(`Not a row state: ${st}`);
-  if (states.length === 0) throw new Error('rowStatesSql: no state');
-  const list = `${alias}state IN (${states.map((st) => `'${st}'`).join(', ')})`;
-  if (!states.every((st) => UNFINISHED_ROW_STATES.includes(st as RowState))) return list;
-  if (UNFINISHED_ROW_STATES.every((st) => states.includes(st))) return `${alias}unfinished`;
-  return `${alias}unfinished AND ${list}`;
-}
 /** Row states that own their natural key (a later row with the same key is a duplicate). */
 export const OWNING_ROW_STATES: readonly RowState[] = ['pending', 'in_flight', 'waiting', 'uncertain', 'succeeded'];
 

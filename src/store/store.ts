@@ -105,7 +105,6 @@ import {
   assertStepTransition,
   OWNING_ROW_STATES,
   type RowState,
-  rowStatesSql,
   type StepState,
   UNFINISHED_ROW_STATES,
 } from './rows.js';
@@ -853,7 +852,8 @@ export class Store {
     return (
       await this.sql.all<BatchSql>(
         `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
-           OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.unfinished)
+           OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id
+                      AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain'))
          ORDER BY b.created_at, b.id`,
       )
     ).map(toBatch);
@@ -936,7 +936,7 @@ export class Store {
   private async rejectPendingRows(batchId: string, error: RowError, now: string): Promise<void> {
     await this.sql.run(
       `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
-       WHERE batch_id = ? AND ${rowStatesSql(['pending'])}`,
+       WHERE batch_id = ? AND state = 'pending'`,
       [error.code, error.message, now, batchId],
     );
   }
@@ -1195,11 +1195,18 @@ export class Store {
     limit: number,
     states: readonly RowState[] = [],
   ): Promise<RowRecord[]> {
-    // Unfinished states go by the index of unfinished rows (`rowStatesSql`); all rows by the primary key.
-    const filter = states.length > 0 ? `AND ${rowStatesSql(states)}` : '';
+    // The unfinished states as literals, the text of the partial index rows_unfinished's condition (migration 015),
+    // so that the planner may use it; the engine's pages go by the primary key.
+    const unfinished =
+      states.length === UNFINISHED_ROW_STATES.length && UNFINISHED_ROW_STATES.every((st) => states.includes(st));
+    const filter = unfinished
+      ? `AND state IN (${UNFINISHED_SQL})`
+      : states.length > 0
+        ? `AND state IN (${states.map(() => '?').join(', ')})`
+        : '';
     const rows = await this.sql.all<RowSql>(
       `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
-      [batchId, afterLine, limit],
+      [batchId, afterLine, ...(unfinished ? [] : states), limit],
     );
     return this.toRows(batchId, rows);
   }
@@ -1263,7 +1270,7 @@ export class Store {
       >(
         `SELECT r.*, b.file_name, b.kind, b.columns AS batch_columns, b.key_namespace
          FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE ${rowStatesSql(['uncertain'], 'r.')} ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+         WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
         [limit],
       )
     ).map((r) => ({
@@ -1301,9 +1308,10 @@ export class Store {
 
   /** Number of rows that still have work (pending, in flight, uncertain) in the batch. */
   async countUnfinished(batchId: string): Promise<number> {
-    const r = await this.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND unfinished', [
-      batchId,
-    ]);
+    const r = await this.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_SQL})`,
+      [batchId],
+    );
     return r!.n;
   }
 
@@ -2123,6 +2131,9 @@ interface RowContext {
   kind: KindName;
   keyNamespace: string | undefined;
 }
+
+/** The unfinished row states as SQL literals (a partial index serves only a condition written as its own). */
+const UNFINISHED_SQL = UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ');
 
 function toRow(r: RowSql, context: RowContext | undefined): RowRecord {
   const cells = parseJson<string[]>(r.cells);
