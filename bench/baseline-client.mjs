@@ -16,6 +16,8 @@ if (!dist || !url || !file || !concurrencyText) {
   process.exit(2);
 }
 const concurrency = Number(concurrencyText);
+// The V8 flags of a run (src/v8-flags.ts), set before the client loads, as src/cli.ts sets them.
+await import(pathToFileURL(path.resolve(dist, 'v8-flags.js')).href);
 const { BankClient } = await import(pathToFileURL(path.resolve(dist, 'bank/client.js')).href);
 const bills = readBills(file);
 const client = new BankClient({

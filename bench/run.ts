@@ -573,8 +573,6 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
       clients.push(
         await baseline('bills-client', round, {
           says: "remessa's bank client alone, lookup + pay per bill",
-          // The V8 flags src/cli.ts sets for a run, so that the client is measured as it runs there.
-          node: ['--heap-growing-percent=30', '--liftoff-only', '--no-allocation-site-pretenuring'],
           script: 'bench/baseline-client.mjs',
           before: [remessa.dist],
         }),

@@ -7,7 +7,8 @@
  * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
  * could not run (bad configuration, bad arguments, bank unreachable).
  */
-import { setFlagsFromString } from 'node:v8';
+// First: the V8 flags of a run are set before the other modules load (./v8-flags.ts says why each).
+import './v8-flags.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { assertReceiverCredential, type Config, loadConfig, sandboxTlsFrom } from './config.js';
 import { readIfSet } from './config-files.js';
@@ -19,37 +20,6 @@ import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { parseStatusDate } from './runner/status-dates.js';
 import type { Decision } from './store/approvals.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
-
-/**
- * The heap grows by at most 30% of what a full collection left alive before the next full collection (V8's default
- * lets it grow up to 4x). A run drives thousands of rows whose short-lived objects (requests, answers, statements'
- * results) outlive a young collection or two while their request is out: promoted, they are garbage in the old space,
- * which V8 let grow to ~110 MB before its first full collection although ~30 MB was alive (docs/performance.md (d):
- * peak RSS 212 -> 168 MB on 3,000 bill payments, CPU within the noise). Set here, before anything is allocated.
- * Not here: the young generation's size (`--max-semi-space-size`), which V8 fixes at start-up (set from here it does
- * nothing: measured); the systemd units pass it on node's command line (systemd/remessa.service).
- */
-setFlagsFromString('--heap-growing-percent=30');
-
-/**
- * WebAssembly stays in V8's baseline compiler (Liftoff). remessa's one WebAssembly module is undici's HTTP parser
- * (llhttp). Moments after the first requests, V8 would recompile its hot functions with its optimizing compiler,
- * and that compilation held 20-30 MB outside the heap for about 100 ms: the peak of a whole run's memory
- * (docs/performance.md (d) fourth pass: peak RSS 163 -> 141 MB on 3,000 bill payments, CPU within the noise).
- * V8 reads the flag when it compiles a module, and undici compiles llhttp at its first connection, long after this.
- */
-setFlagsFromString('--liftoff-only');
-
-/**
- * No allocation-site pretenuring. V8 moves an allocation site whose objects all survived a young collection to
- * allocating straight into the old generation; a site shared by every schema's parse (zod's outputs), tenured while
- * the start-up's objects were all alive, then puts each bank answer's object there. Dead, it still holds what it
- * points to (the answer's strings and nested objects) through every young collection until the next full one: those
- * are promoted too. In some runs it happened, in others not: 20,000 bills, three alternated pairs, promoted 156-231 MB
- * and 26-45 full collections with it, 148-150 MB and 21-23 without; peak RSS the same (docs/performance.md (d)
- * eighth pass). Set here, before the first schema parses.
- */
-setFlagsFromString('--no-allocation-site-pretenuring');
 
 /**
  * The pipeline is loaded only by the commands that use it, so `remessa sandbox` starts without it (faster, and
