@@ -65,6 +65,19 @@ async function payAll(store: Store, batchId: string, lines: number[]): Promise<v
   for (let i = 0; i < lines.length; i += 50) await Promise.all(lines.slice(i, i + 50).map(one));
 }
 
+/** A batch of `n` bill payments (lines 2 to n + 1), stored 500 at a time as the engine ingests, all paid (`payAll`). */
+async function succeededBills(store: Store, batchId: string, n: number): Promise<void> {
+  await newBatch(store, batchId);
+  const lines = Array.from({ length: n }, (_, i) => i + 2);
+  for (let i = 0; i < n; i += 500)
+    await store.ingest(
+      batchId,
+      lines.slice(i, i + 500).map((l) => billRow(l)),
+    );
+  await store.finishIngest(batchId, 'all-or-nothing');
+  await payAll(store, batchId, lines);
+}
+
 /** keyNamespace null: a batch as stored before migration 015 (no namespace: every row keeps its key). */
 async function newBatch(store: Store, id: string, keyNamespace: string | null = NS): Promise<void> {
   await store.createBatch({
@@ -92,15 +105,7 @@ describe('store bytes per row on SQLite', () => {
 
   it('a succeeded bill payment takes under 440 bytes of pages in the tables and indexes of its rows', async () => {
     const n = 2000;
-    await newBatch(store, 'b1');
-    const lines = Array.from({ length: n }, (_, i) => i + 2);
-    for (let i = 0; i < n; i += 500)
-      await store.ingest(
-        'b1',
-        lines.slice(i, i + 500).map((l) => billRow(l)),
-      );
-    await store.finishIngest('b1', 'all-or-nothing');
-    await payAll(store, 'b1', lines);
+    await succeededBills(store, 'b1', n);
     const db = sqliteOf(store);
     const perTable = db
       .prepare(
@@ -221,15 +226,7 @@ describe('store bytes per row on PostgreSQL', () => {
 
   it('a succeeded bill payment takes under 1,150 bytes of pages in rows and its indexes', async () => {
     const n = 2000;
-    await newBatch(store, 'b1');
-    const lines = Array.from({ length: n }, (_, i) => i + 2);
-    for (let i = 0; i < n; i += 500)
-      await store.ingest(
-        'b1',
-        lines.slice(i, i + 500).map((l) => billRow(l)),
-      );
-    await store.finishIngest('b1', 'all-or-nothing');
-    await payAll(store, 'b1', lines);
+    await succeededBills(store, 'b1', n);
     await store.sql.run('VACUUM rows');
     const perRelation = await store.sql.all<{ relname: string; bytes: string }>(
       `SELECT c.relname, pg_relation_size(c.oid) AS bytes FROM pg_class c
