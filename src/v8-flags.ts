@@ -5,7 +5,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const RUN_V8_FLAGS: readonly string[] = [
+const RUN_V8_FLAGS: readonly string[] = [
   /**
    * The heap grows by at most 30% of what a full collection left alive before the next full collection (V8's default
    * lets it grow up to 4x). A run drives thousands of rows whose short-lived objects (requests, answers, statements'
@@ -28,10 +28,10 @@ export const RUN_V8_FLAGS: readonly string[] = [
    * No allocation-site pretenuring. V8 moves an allocation site whose objects all survived a young collection to
    * allocating straight into the old generation; a site shared by every schema's parse (zod's outputs), tenured while
    * the start-up's objects were all alive, then puts each bank answer's object there. Dead, it still holds what it
-   * points to (the answer's strings and nested objects) through every young collection until the next full one: those
-   * are promoted too. In some runs it happened, in others not: 20,000 bills, three alternated pairs, promoted 156-231 MB
-   * and 26-45 full collections with it, 148-150 MB and 21-23 without; peak RSS the same (docs/performance.md (d)
-   * eighth pass). Set before the first schema parses.
+   * points to (the answer's strings and nested objects) through every young collection until the next full one:
+   * those are promoted too. In some runs it happened, in others not: 20,000 bills, three alternated pairs, promoted
+   * 156-231 MB and 26-45 full collections with it, 148-150 MB and 21-23 without; peak RSS the same
+   * (docs/performance.md (d) eighth pass). Set before the first schema parses.
    */
   '--no-allocation-site-pretenuring',
 ];

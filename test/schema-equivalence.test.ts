@@ -3,8 +3,8 @@
  * src/store/migrations-pg (PostgreSQL), the same tables; in each the same columns in the same order with the same
  * nullability and a matching type family; the same primary keys, unique constraints, foreign keys and indexes
  * (name, columns, uniqueness, and what a partial index's condition names); the same generated columns, computed from
- * what the same expression names. Read from sqlite_master / pragmas and from
- * pg_catalog, never from the SQL files, so a translation that drifts fails here.
+ * what the same expression names. Read from sqlite_master / pragmas and from pg_catalog, never from the SQL files, so a
+ * translation that drifts fails here.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ interface Column {
   notNull: boolean;
   /** integer | text | real | blob */
   family: string;
-  /** What a generated column's expression names (as a partial index's condition); null for a stored value. */
+  /** What a generated column's expression names (read as a partial index's condition); null if not generated. */
   generated: string[] | null;
 }
 
