@@ -109,7 +109,7 @@ export const configSchema = z.strictObject({
       leaseMs: z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS).default(DEFAULT_LEASE_MS),
       // The commit window (src/store/store.ts "The commit window"): how long a row's write may wait, in milliseconds,
       // for the other rows in flight to queue theirs, so that one commit (one fsync) holds them; 0 = off. Absent: the
-      // store's default (DEFAULT_COMMIT_WINDOW_MS, 2).
+      // store's default (DEFAULT_COMMIT_WINDOW_MS, 20).
       commitWindowMs: z.number().int().min(0).max(50).optional(),
     })
     .prefault({}),

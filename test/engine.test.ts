@@ -440,6 +440,12 @@ describeOnEachEngine('engine against the sandbox: charges', () => {
     // parked between steps, or before their first: nothing unknown, nothing lost
     expect(first.counts.pending).toBe(6 - first.counts.succeeded);
     expect(first.counts.uncertain + first.counts.in_flight).toBe(0);
+    // A row stopped while it waited for the connection had its intent committed (src/runner/engine.ts): its step is
+    // recorded as certainly not sent, not left in `intent` for the next run to resolve as an unknown outcome.
+    const steps = await store.getStepsBetween(first.batch.id, 2, 7);
+    const states = [...steps.values()].flatMap((m) => [...m.values()]).map((r) => [r.state, r.errorCode ?? null]);
+    expect(states.filter(([state]) => state === 'intent' || state === 'unknown')).toEqual([]);
+    expect(states).toContainEqual(['not_sent', 'STOPPED_BEFORE_SEND']);
     const rest = counting(client);
     const second = await run(store, csv, { client: rest.client });
     expect(second.counts).toMatchObject({ succeeded: 6, pending: 0 });

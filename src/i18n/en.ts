@@ -208,6 +208,7 @@ export const EN = {
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
   'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',
   ROW_UNPARSABLE: 'The stored row no longer parses: {errors}',
+  STOPPED_BEFORE_SEND: 'Stopped before step {step} was sent: nothing was sent; sent by the next run',
   STOPPED_OUTCOME_UNKNOWN: (p: P) =>
     `Stopped while the outcome of step ${p.step} was unknown${paren(p.reason)}; resolved by the next run`,
   'UNKNOWN_OUTCOME.earlierRun': 'an earlier run stopped mid-request',

@@ -208,6 +208,7 @@ export const PT_BR: Catalogue = {
     'Não enviada: este arquivo de {kind} tem {count} linha(s) inválida(s), e um arquivo que movimenta dinheiro é enviado inteiro ou não é enviado',
   'STEP_ERROR.internal': 'Erro interno ao processar a linha: {reason}',
   ROW_UNPARSABLE: 'A linha guardada não é mais válida: {errors}',
+  STOPPED_BEFORE_SEND: 'Parado antes do envio da etapa {step}: nada foi enviado; enviada na próxima execução',
   STOPPED_OUTCOME_UNKNOWN: (p: P) =>
     `Parado quando o resultado da etapa ${p.step} era desconhecido${paren(p.reason)}; resolvido na próxima execução`,
   'UNKNOWN_OUTCOME.earlierRun': 'uma execução anterior parou no meio do pedido',

@@ -13,8 +13,15 @@
  *
  * One row, step by step (the first step without a stored output; a created charge whose PDF was not fetched only
  * fetches the PDF):
- * - effect step: the intent is committed (FULL sync) inside the queue task, right before the request leaves: a row
- *   waiting in the queue has no intent, so a stop or a crash while waiting leaves nothing unknown.
+ * - effect step: the intent is committed (FULL sync) before the request leaves (rule 1 of src/store/rows.ts). A step
+ *   that can be resent with its IdempotencyKey or looked up (`recover`: every effect step of the shipped kinds)
+ *   commits it before its row waits for a connection of the queue, in the commit window it shares with the other
+ *   rows' writes (src/store/store.ts): the commit holds no connection. A stop while the row waits records the step
+ *   `not_sent` (certainly not sent; an earlier unknown outcome stays unknown, rule 6) and parks the row. A crash while
+ *   it waits leaves the intent, which the next run resolves as any unknown outcome (rule 2): resent with the same key,
+ *   or looked up and sent only if absent; never a second effect. A step that can be neither commits its intent inside
+ *   the queue's task, at once: no row of it waits in the queue with an intent, since after a crash its row would be
+ *   left `uncertain` for a person to check.
  * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed. A read step's answer that
  *   is not the row's last is stored with the row's next write, its next intent above all (rule 9 of rows.ts).
  * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes.
@@ -223,6 +230,8 @@ export const ENGINE_CODES = {
   bankUnreachable: 'BANK_UNREACHABLE',
   /** Stopped while the outcome of the last attempt was unknown. */
   stoppedUnknown: 'STOPPED_OUTCOME_UNKNOWN',
+  /** Stopped after a step's intent was committed and before its request left: certainly not sent. */
+  stoppedBeforeSend: 'STOPPED_BEFORE_SEND',
   /** The row's stored record no longer parses (the kind changed between runs). */
   rowUnparsable: 'ROW_UNPARSABLE',
   /** A step failed with an error that is not the bank's (a bug, a full disk). */
@@ -723,11 +732,15 @@ class BatchRun {
     });
   }
 
-  /** Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). */
-  private writeIntent(line: number, step: string): Promise<void> {
+  /**
+   * Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). `gather` false:
+   * the write holds a connection of the queue, and commits with the group at once instead of waiting for the window.
+   */
+  private writeIntent(line: number, step: string, gather = true): Promise<void> {
     const answer = this.unsaved.get(line);
     const { batchId } = this.o;
-    const written = this.gatheredWrite((s) => s.recordIntent(batchId, line, step, answer));
+    const write = (s: Store) => s.recordIntent(batchId, line, step, answer);
+    const written = gather ? this.gatheredWrite(write) : this.store.write(write);
     if (answer === undefined) return written;
     return written.then(() => {
       if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
@@ -934,11 +947,21 @@ class BatchRun {
       attempt++;
       let sent = false;
       let answered = false;
+      // Rule 1 of src/store/rows.ts: the intent is durable before the request leaves. A step that can be resent with
+      // its key or looked up (rule 2) commits it before its row waits for a connection: the commit, shared with the
+      // other rows' writes of its window, then holds no connection. A step that can be neither commits it inside the
+      // queue's task, at once, so that no row of it waits in the queue with an intent (see the top of this file).
+      const intentAhead = hasEffect && (step.usesIdempotencyKey || step.recover !== undefined);
+      let intentWritten = false;
       try {
+        if (intentAhead) {
+          await this.writeIntent(line, step.name);
+          intentWritten = true;
+        }
         const output = await queue.run(
           group,
           async (task) => {
-            if (hasEffect) await this.writeIntent(line, step.name);
+            if (hasEffect && !intentAhead) await this.writeIntent(line, step.name, false);
             sent = true;
             this.attempts++;
             return step.run({ ...inTask(ctx, task), resend: unknown });
@@ -969,6 +992,17 @@ class BatchRun {
         // A connection was made (an answer, or a break after the request left): the bank is reachable.
         if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         if (!sent) {
+          if (intentWritten) {
+            // Its intent committed, the request never left (stopped while waiting for a connection): certainly not
+            // sent, and so recorded (rule 6 keeps an earlier unknown outcome), not left for the next run to resolve.
+            const notSent: RowError = this.signal?.aborted
+              ? {
+                  code: ENGINE_CODES.stoppedBeforeSend,
+                  message: t(this.locale, 'STOPPED_BEFORE_SEND', { step: step.name }),
+                }
+              : { code: errorCode(error), message: errorMessage(error) };
+            await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, notSent, unknown, lastUnknown));
+          }
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
           throw error; // the intent could not be written: a store failure, not the bank's

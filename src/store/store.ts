@@ -45,12 +45,14 @@
  * synchronous=FULL; PostgreSQL synchronous_commit=on) before the request leaves: this is how rule 1 of ./rows.ts
  * holds on both engines.
  * The commit window: with a fast disk, the rows in flight reach their writes one at a time, a tick apart, and each
- * would be a commit (an fsync) of its own; an fsync costs CPU (the kernel's and SQLite's) whatever it holds. A write
- * marked `gather` (the engine marks a row's write so while other rows of it are in flight and have not queued theirs)
- * waits up to `commitWindowMs` (2 ms by default, config `store.commitWindowMs`, 0 = off) for them; the group is
- * committed at the end of the tick in which the last of them queues its write (`flushGathered`), when a write not
- * marked `gather` comes, or when the window ends. A request then leaves at most that much later; nothing else
- * changes: the request still leaves only after its intent's COMMIT returned.
+ * would be a commit (an fsync) of its own; a commit costs CPU (the kernel's, SQLite's or PostgreSQL's round trips)
+ * whatever it holds. A write marked `gather` (the engine marks a row's write so while other rows of it are in flight
+ * and have not queued theirs) waits up to `commitWindowMs` (20 ms by default, config `store.commitWindowMs`, 0 = off)
+ * for them; the group is committed at the end of the tick in which the last of them queues its write
+ * (`flushGathered`), when a write not marked `gather` comes, or when the window ends. The request still leaves only
+ * after its intent's COMMIT returned. The engine writes an intent before its row waits for a connection of the queue
+ * (src/runner/engine.ts), so a write waiting out the window holds no connection: the other rows' requests keep them
+ * busy meanwhile, and a window of 20 ms costs no throughput (docs/performance.md (d), eleventh pass).
  *
  * Answers: a batch is one taking of a file (src/store/intakes.ts). Every row change that a result file shows (a row
  * reaching succeeded, failed, uncertain or rejected) bumps `batches.changes` of its batch, and of every batch holding a
@@ -301,7 +303,7 @@ export interface StoreOptions extends OpenDatabaseOptions {
 }
 
 /** The default commit window (`StoreOptions.commitWindowMs`, config `store.commitWindowMs`). */
-export const DEFAULT_COMMIT_WINDOW_MS = 2;
+export const DEFAULT_COMMIT_WINDOW_MS = 20;
 
 interface PendingWrite {
   fn: (s: Store) => Promise<unknown>;
