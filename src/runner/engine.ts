@@ -704,12 +704,13 @@ class BatchRun {
    * writes (`gather`, src/store/store.ts "The commit window"): their intents then share one commit, one fsync. The
    * write of the last row in flight to queue one is not marked, and so commits the group at the end of its tick.
    */
-  private gatheredWrite<T>(fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
+  private async gatheredWrite<T>(fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
     this.writing++;
-    const written = this.store.write(fn, { ...options, gather: this.driving > this.writing });
-    return written.finally(() => {
+    try {
+      return await this.store.write(fn, { ...options, gather: this.driving > this.writing });
+    } finally {
       this.writing--;
-    });
+    }
   }
 
   /** A row's drive ended: when every other row in flight waits for a write, nothing more will join their group. */
@@ -719,32 +720,28 @@ class BatchRun {
   }
 
   /** `store.write` for one row: the row's unsaved read answer first, in the same transaction (rule 9 of rows.ts). */
-  private writeRow<T>(line: number, fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
+  private async writeRow<T>(line: number, fn: (s: Store) => Promise<T>, options?: WriteOptions): Promise<T> {
     const answer = this.unsaved.get(line);
     if (answer === undefined) return this.gatheredWrite(fn, options);
     const { batchId } = this.o;
-    return this.gatheredWrite(async (s) => {
+    const result = await this.gatheredWrite(async (s) => {
       await s.recordStepDone(batchId, line, answer.step, answer.output, false);
       return fn(s);
-    }, options).then((result) => {
-      if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
-      return result;
-    });
+    }, options);
+    if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
+    return result;
   }
 
   /**
    * Rule 1 of rows.ts: the step's intent, durable; the row's unsaved read answer rides in it (rule 9). `gather` false:
    * the write holds a connection of the queue, and commits with the group at once instead of waiting for the window.
    */
-  private writeIntent(line: number, step: string, gather = true): Promise<void> {
+  private async writeIntent(line: number, step: string, gather = true): Promise<void> {
     const answer = this.unsaved.get(line);
     const { batchId } = this.o;
     const write = (s: Store) => s.recordIntent(batchId, line, step, answer);
-    const written = gather ? this.gatheredWrite(write) : this.store.write(write);
-    if (answer === undefined) return written;
-    return written.then(() => {
-      if (this.unsaved.get(line) === answer) this.unsaved.delete(line);
-    });
+    await (gather ? this.gatheredWrite(write) : this.store.write(write));
+    if (answer !== undefined && this.unsaved.get(line) === answer) this.unsaved.delete(line);
   }
 
   private async driveRow(row: RowRecord, steps: ReadonlyMap<string, StepRecord>): Promise<void> {

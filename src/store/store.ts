@@ -305,6 +305,45 @@ export interface StoreOptions extends OpenDatabaseOptions {
 /** The default commit window (`StoreOptions.commitWindowMs`, config `store.commitWindowMs`). */
 export const DEFAULT_COMMIT_WINDOW_MS = 20;
 
+/** What `intentIn` hands `intentMove`: the row's write of an intent. */
+interface IntentMove {
+  pg: boolean;
+  batchId: string;
+  line: number;
+  step: string;
+  now: string;
+  /** The row's merged outputs with the riding answer's, or undefined when no answer rides in the intent. */
+  outputs: string | null | undefined;
+  answered: ReadAnswer | undefined;
+  /** The step records' upsert parameters: the intent's, after the riding answer's when there is one. */
+  records: SqlParam[];
+}
+
+/** `recordIntent`'s transition checks, on the row's state as locked and its steps' as read (before or by the write). */
+function checkIntent(
+  state: RowState,
+  steps: IntentStepStates,
+  line: number,
+  step: string,
+  answered: ReadAnswer | undefined,
+): void {
+  let from = state;
+  if (answered !== undefined) {
+    assertStepTransition(steps.other_state ?? null, 'done', `step ${answered.step} (line ${line})`);
+    if (from !== 'in_flight') assertRowTransition(from, 'in_flight', `row (line ${line})`);
+    from = 'in_flight';
+  }
+  assertStepTransition(steps.step_state, 'intent', `step ${step} (line ${line})`);
+  assertRowTransition(from, 'in_flight', `row (line ${line})`);
+}
+
+/** `recordStepDone`'s transition checks, on the row's state as read or locked and its step's as read. */
+function checkStepDone(state: RowState, stepState: StepState | null, line: number, step: string, last: boolean): void {
+  assertStepTransition(stepState, 'done', `step ${step} (line ${line})`);
+  if (state !== 'in_flight') assertRowTransition(state, 'in_flight', `row (line ${line})`);
+  assertRowTransition('in_flight', last ? 'succeeded' : 'in_flight', `row (line ${line})`);
+}
+
 interface PendingWrite {
   fn: (s: Store) => Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -680,7 +719,8 @@ export class Store {
     const ops = shared.queued;
     if (ops.length === 0 || shared.closed) return Promise.resolve();
     shared.queued = [];
-    const durable = ops.some((op) => op.durable);
+    let durable = false;
+    for (const op of ops) durable ||= op.durable;
     if (ops.length === 1) {
       // A group of one write needs no savepoint: its failure rolls the whole transaction back, which is only its own
       // (two statements fewer per write; at concurrency 8 most groups hold one or two writes).
@@ -724,28 +764,32 @@ export class Store {
   ): Promise<Array<{ ok: true; value: unknown }> | 'a write failed'> {
     const failed = new Set<unknown>();
     try {
-      return await this.driver.transaction(
-        async (tx) => {
-          const results: Array<{ ok: true; value: unknown }> = [];
-          const end = new AtCommit();
-          for (const op of ops) {
-            try {
-              results.push({ ok: true, value: await this.inView(tx, op.fn, end) });
-            } catch (error) {
-              // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
-              if (!isRetryableConflict(error)) failed.add(error);
-              throw error;
-            }
-          }
-          await this.applyAtCommit(tx, end);
-          return results;
-        },
-        { durable },
-      );
+      return await this.driver.transaction((tx) => this.groupIn(tx, ops, failed), { durable });
     } catch (error) {
       if (failed.has(error)) return 'a write failed';
       throw error;
     }
+  }
+
+  /** `groupWithoutSavepoints`' transaction on `tx` (see `intentIn`); a write's own failure is added to `failed`. */
+  private async groupIn(
+    tx: SqlTransaction,
+    ops: readonly PendingWrite[],
+    failed: Set<unknown>,
+  ): Promise<Array<{ ok: true; value: unknown }>> {
+    const results: Array<{ ok: true; value: unknown }> = [];
+    const end = new AtCommit();
+    for (const op of ops) {
+      try {
+        results.push({ ok: true, value: await this.inView(tx, op.fn, end) });
+      } catch (error) {
+        // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
+        if (!isRetryableConflict(error)) failed.add(error);
+        throw error;
+      }
+    }
+    await this.applyAtCommit(tx, end);
+    return results;
   }
 
   /** The group's writes in one transaction, each in its savepoint: a write that throws undoes only itself. */
@@ -1227,7 +1271,9 @@ export class Store {
   private async toRows(batchId: string, rows: readonly RowSql[]): Promise<RowRecord[]> {
     if (rows.length === 0) return [];
     const context = await this.rowContext(batchId);
-    return rows.map((r) => toRow(r, context));
+    const out: RowRecord[] = [];
+    for (const r of rows) out.push(toRow(r, context));
+    return out;
   }
 
   /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
@@ -1584,81 +1630,92 @@ export class Store {
    * once for both (one step upsert more).
    */
   recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
-    return this.unit(async (s) => {
-      const daemon = s.shared.daemon;
-      const pg = s.driver.dialect === 'postgres';
-      /** The transition checks, on the row's state as locked and its steps' as read (before or by the write). */
-      const check = (state: RowState, steps: IntentStepStates): void => {
-        let from = state;
-        if (answered !== undefined) {
-          assertStepTransition(steps.other_state ?? null, 'done', `step ${answered.step} (line ${line})`);
-          if (from !== 'in_flight') assertRowTransition(from, 'in_flight', `row (line ${line})`);
-          from = 'in_flight';
-        }
-        assertStepTransition(steps.step_state, 'intent', `step ${step} (line ${line})`);
-        assertRowTransition(from, 'in_flight', `row (line ${line})`);
-      };
-      let cur: { state: RowState; outputs: string | null };
-      if (pg) cur = await s.lockForIntent(daemon, batchId, line);
-      else {
-        // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
-        if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
-        const read = await s.rowAndStep(batchId, line, step, answered?.step);
-        check(read.state, read);
-        cur = read;
-      }
-      const now = s.ts();
-      let outputs: string | null | undefined;
-      if (answered !== undefined) {
-        const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
-        for (const k in answered.output) merged[k] = answered.output[k] as OutputValue;
-        outputs = encodeObject(merged);
-      }
-      // The row moves only if its batch may start an effect (rule 1 of ./approvals.ts, in the intent's own
-      // transaction) and, with several daemons, while the database says this one's lease holds (rule 8 of
-      // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
-      // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
-      // moves, as a read of the approval before the write would have let it (the lease was just read as live).
-      // The step records: the intent's, and the read answer's riding in it.
-      const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
-      const records =
-        answered === undefined
-          ? intent
-          : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
-      const move = async (condition: string, params: SqlParam[]): Promise<IntentStepStates | undefined> => {
-        const sql = `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
-          outputs === undefined ? '' : ', outputs = ?'
-        } WHERE batch_id = ? AND line = ?${condition}`;
-        const all = [now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
-        // SQLite: the states were read and checked before the write; what is returned only says the row moved.
-        if (!pg) return (await s.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
-        // PostgreSQL, one statement: the row's write returns its steps' states as they were (the statement's
-        // snapshot), and the step records are upserted only if the row moved.
-        return s.sql.get<IntentStepStates>(
-          `WITH moved AS (${sql} RETURNING ${intentStepStatesSql(answered !== undefined)}),
-             recorded AS (${stepUpsertIfMoved(answered === undefined ? 1 : 2)})
-           SELECT * FROM moved`,
-          [...all, ...intentStepStatesParams(step, answered?.step), ...records],
-        );
-      };
-      const lease = daemon?.leaseHeldSql(s);
-      const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
-      let moved = await move(allowed, lease ? [batchId, ...lease.params] : [batchId]);
-      if (moved === undefined) {
-        // Refused by a condition: the transitions are checked first all the same (as on SQLite, where they were).
-        if (pg) check(cur.state, await s.intentStepStates(batchId, line, step, answered?.step));
-        if (daemon) await daemon.assertLeaseInDb(s);
-        await assertEffectAllowed(s, batchId);
-        moved = await move('', []);
-      }
-      if (pg) {
-        if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
-        // Checked after the write (its step records with it): a refusal undoes them with the transaction or savepoint.
-        check(cur.state, moved);
-        return;
-      }
-      await s.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
-    });
+    return this.unit((s) => this.intentIn(s, batchId, line, step, answered));
+  }
+
+  /**
+   * `recordIntent`'s statements on `s` (the store or a view). A method, not a closure made at each call: V8 drops a
+   * closure's optimized code at each full collection, and the hot path's closures were compiled again after each one
+   * (docs/performance.md (d) eleventh pass). The same holds for the other methods named `...In` below.
+   */
+  private async intentIn(
+    s: Store,
+    batchId: string,
+    line: number,
+    step: string,
+    answered: ReadAnswer | undefined,
+  ): Promise<void> {
+    const daemon = s.shared.daemon;
+    const pg = s.driver.dialect === 'postgres';
+    let cur: { state: RowState; outputs: string | null };
+    if (pg) cur = await s.lockForIntent(daemon, batchId, line);
+    else {
+      // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
+      if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
+      const read = await s.rowAndStep(batchId, line, step, answered?.step);
+      checkIntent(read.state, read, line, step, answered);
+      cur = read;
+    }
+    const now = s.ts();
+    let outputs: string | null | undefined;
+    if (answered !== undefined) {
+      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
+      for (const k in answered.output) merged[k] = answered.output[k] as OutputValue;
+      outputs = encodeObject(merged);
+    }
+    // The row moves only if its batch may start an effect (rule 1 of ./approvals.ts, in the intent's own
+    // transaction) and, with several daemons, while the database says this one's lease holds (rule 8 of
+    // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
+    // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
+    // moves, as a read of the approval before the write would have let it (the lease was just read as live).
+    // The step records: the intent's, and the read answer's riding in it.
+    const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
+    const records =
+      answered === undefined
+        ? intent
+        : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
+    const m: IntentMove = { pg, batchId, line, step, now, outputs, answered, records };
+    const lease = daemon?.leaseHeldSql(s);
+    const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
+    let moved = await s.intentMove(m, allowed, lease ? [batchId, ...lease.params] : [batchId]);
+    if (moved === undefined) {
+      // Refused by a condition: the transitions are checked first all the same (as on SQLite, where they were).
+      if (pg)
+        checkIntent(cur.state, await s.intentStepStates(batchId, line, step, answered?.step), line, step, answered);
+      if (daemon) await daemon.assertLeaseInDb(s);
+      await assertEffectAllowed(s, batchId);
+      moved = await s.intentMove(m, '', []);
+    }
+    if (pg) {
+      if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      // Checked after the write (its step records with it): a refusal undoes them with the transaction or savepoint.
+      checkIntent(cur.state, moved, line, step, answered);
+      return;
+    }
+    await s.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
+  }
+
+  /** The row's write of `recordIntent` (`intentIn`), on the condition given; undefined when the row did not move. */
+  private async intentMove(
+    m: IntentMove,
+    condition: string,
+    params: SqlParam[],
+  ): Promise<IntentStepStates | undefined> {
+    const { outputs, step, batchId, line, answered } = m;
+    const sql = `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
+      outputs === undefined ? '' : ', outputs = ?'
+    } WHERE batch_id = ? AND line = ?${condition}`;
+    const all = [m.now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
+    // SQLite: the states were read and checked before the write; what is returned only says the row moved.
+    if (!m.pg) return (await this.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
+    // PostgreSQL, one statement: the row's write returns its steps' states as they were (the statement's
+    // snapshot), and the step records are upserted only if the row moved.
+    return this.sql.get<IntentStepStates>(
+      `WITH moved AS (${sql} RETURNING ${intentStepStatesSql(answered !== undefined)}),
+         recorded AS (${stepUpsertIfMoved(answered === undefined ? 1 : 2)})
+       SELECT * FROM moved`,
+      [...all, ...intentStepStatesParams(step, answered?.step), ...m.records],
+    );
   }
 
   /**
@@ -1715,74 +1772,79 @@ export class Store {
    * byte for byte. An output that a later step overwrote in part stays on its step (nothing an audit reads is lost).
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
-    return this.unit(async (s) => {
-      const check = (state: RowState, stepState: StepState | null): void => {
-        assertStepTransition(stepState, 'done', `step ${step} (line ${line})`);
-        if (state !== 'in_flight') assertRowTransition(state, 'in_flight', `row (line ${line})`);
-        assertRowTransition('in_flight', last ? 'succeeded' : 'in_flight', `row (line ${line})`);
-      };
-      // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
-      // PostgreSQL's last step: the row locked and read, then its steps and duplicates read by the row's write
-      // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
-      const late = last && s.driver.dialect === 'postgres';
-      let withSteps = last && !late ? await s.rowAndSteps(batchId, line, step) : undefined;
-      let cur: { state: RowState; outputs: string | null };
-      if (late) {
-        const locked = await s.lockRow(batchId, line);
-        if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
-        cur = locked;
-      } else {
-        const read = withSteps ?? (await s.rowAndStep(batchId, line, step));
-        check(read.state, read.step_state);
-        cur = read;
-      }
-      const to: RowState = last ? 'succeeded' : 'in_flight';
-      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
-      for (const k in output) merged[k] = output[k] as OutputValue;
-      const now = s.ts();
-      const write = `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL,
+    return this.unit((s) => this.stepDoneIn(s, batchId, line, step, output, last));
+  }
+
+  /** `recordStepDone`'s statements on `s` (see `intentIn`). */
+  private async stepDoneIn(
+    s: Store,
+    batchId: string,
+    line: number,
+    step: string,
+    output: StepOutput,
+    last: boolean,
+  ): Promise<void> {
+    // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
+    // PostgreSQL's last step: the row locked and read, then its steps and duplicates read by the row's write
+    // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
+    const late = last && s.driver.dialect === 'postgres';
+    let withSteps = last && !late ? await s.rowAndSteps(batchId, line, step) : undefined;
+    let cur: { state: RowState; outputs: string | null };
+    if (late) {
+      const locked = await s.lockRow(batchId, line);
+      if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      cur = locked;
+    } else {
+      const read = withSteps ?? (await s.rowAndStep(batchId, line, step));
+      checkStepDone(read.state, read.step_state, line, step, last);
+      cur = read;
+    }
+    const to: RowState = last ? 'succeeded' : 'in_flight';
+    const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
+    for (const k in output) merged[k] = output[k] as OutputValue;
+    const now = s.ts();
+    const write = `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL,
            error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?`;
-      const values = [to, now, last ? null : step, encodeObject(merged), batchId, line];
-      if (late) {
-        const back = await s.sql.get<{ steps: string | null; dups: string | null }>(
-          `${write} RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
+    const values = [to, now, last ? null : step, encodeObject(merged), batchId, line];
+    if (late) {
+      const back = await s.sql.get<{ steps: string | null; dups: string | null }>(
+        `${write} RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
              FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${s.duplicatedIn} AS dups`,
-          values,
-        );
-        if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
-        const steps = heldSteps(back.steps);
-        withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
-        check(cur.state, withSteps.step_state);
-      } else await s.sql.run(write, values);
-      if (!last) {
-        await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
-        return;
-      }
-      // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
-      await s.markAnswersStale(batchId, line, withSteps!.duplicatedIn);
-      // The row succeeded: which of its step records say more than "done" (see above)?
-      const held = withSteps!.steps;
-      const plain: string[] = [];
-      let kept = false;
-      for (const h of held) {
-        const current = h.step === step;
-        // The answered step's record becomes `done` with no error and no output (its output is the row's).
-        const errorCode = current ? null : h.error_code;
-        if (!current && h.state !== 'done') continue; // not possible for a succeeded row; kept as it is
-        const whole = current || h.output === null || heldWhole(JSON.parse(h.output) as StepOutput, merged);
-        if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
-        else if (current) kept = true;
-        else if (whole && h.output !== null)
-          await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
-            batchId,
-            line,
-            h.step,
-          ]);
-      }
-      if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
-      // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
-      for (const p of plain) s.atCommit!.drops.push([batchId, line, p]);
-    });
+        values,
+      );
+      if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      const steps = heldSteps(back.steps);
+      withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
+      checkStepDone(cur.state, withSteps.step_state, line, step, last);
+    } else await s.sql.run(write, values);
+    if (!last) {
+      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+      return;
+    }
+    // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
+    await s.markAnswersStale(batchId, line, withSteps!.duplicatedIn);
+    // The row succeeded: which of its step records say more than "done" (see above)?
+    const held = withSteps!.steps;
+    const plain: string[] = [];
+    let kept = false;
+    for (const h of held) {
+      const current = h.step === step;
+      // The answered step's record becomes `done` with no error and no output (its output is the row's).
+      const errorCode = current ? null : h.error_code;
+      if (!current && h.state !== 'done') continue; // not possible for a succeeded row; kept as it is
+      const whole = current || h.output === null || heldWhole(JSON.parse(h.output) as StepOutput, merged);
+      if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
+      else if (current) kept = true;
+      else if (whole && h.output !== null)
+        await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
+          batchId,
+          line,
+          h.step,
+        ]);
+    }
+    if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
+    // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
+    for (const p of plain) s.atCommit!.drops.push([batchId, line, p]);
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
