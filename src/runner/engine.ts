@@ -51,8 +51,9 @@
  * attempts multiply (still safe, since the client only resends what is safe, but a 429 would then be slept on inside
  * the client instead of pausing the whole group at once).
  *
- * Graceful stop (the `signal`): no new row is taken; rows waiting in the queue leave it untouched (no intent was
- * committed); a request already sent is let finish and its answer stored; a row between steps is parked (`pending`);
+ * Graceful stop (the `signal`): no new row is taken; rows waiting in the queue leave it with their step recorded
+ * `not_sent` when its intent was committed ahead (certainly not sent), untouched otherwise; a request already sent is
+ * let finish and its answer stored; a row between steps is parked (`pending`);
  * a row waiting for an unreachable bank stays `waiting`; a row whose last attempt is unknown is left `uncertain`. The
  * batch stays unfinished and the next run resumes it.
  *
