@@ -452,6 +452,40 @@ describeOnEachEngine('engine against the sandbox: charges', () => {
     expect(rest.calls['charges.create']).toBe(4);
     expect(created().map((x) => x.count)).toEqual([1, 1, 1, 1, 1, 1]);
   });
+
+  it('a crash while rows wait for the connection, their intents committed: the next run creates each charge once', async () => {
+    const csv = writeCsv('waiting.csv', [HEADER, ...Array.from({ length: 6 }, (_, i) => pixStatic(`W-${i}`))]);
+    const store = await open();
+    const ac = new AbortController();
+    let image: Awaited<ReturnType<StoreEngine['crash']>> | undefined;
+    let crashError: unknown;
+    // The process dies as the first request is about to leave; the rows behind it wait for the one connection.
+    const c = counting(client, {
+      'charges.create': async () => {
+        if (!image) {
+          image = await engine.crash(store).catch((error: unknown) => {
+            crashError = error;
+            return undefined;
+          });
+          ac.abort();
+        }
+        throw new Error('the process died here');
+      },
+    });
+    await thrownAway(run(store, csv, { client: c.client, signal: ac.signal, queue: queue(1) }));
+    expect(crashError).toBeUndefined();
+    const crashed = await openCrashed(image!);
+    // Their intents were committed before they waited (src/runner/engine.ts): the crash leaves them unknown.
+    const steps = await crashed.getStepsBetween(csv.batchId, 2, 7);
+    const intents = [...steps.values()].filter((m) => m.get('create')?.state === 'intent').length;
+    expect(intents).toBeGreaterThan(1);
+    // Rule 2 of src/store/rows.ts: looked up first (no IdempotencyKey on a charge), found absent, created once.
+    const again = counting(client);
+    const r = await run(crashed, csv, { client: again.client });
+    expect(r.counts).toMatchObject({ succeeded: 6, uncertain: 0, failed: 0 });
+    expect(again.calls['charges.create']).toBe(6);
+    expect(created().map((x) => x.count)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
 });
 
 describeOnEachEngine('engine: unknown outcomes of effect steps (fake kinds, no bank)', () => {
