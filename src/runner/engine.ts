@@ -19,9 +19,11 @@
  *   rows' writes (src/store/store.ts): the commit holds no connection. A stop while the row waits records the step
  *   `not_sent` (certainly not sent; an earlier unknown outcome stays unknown, rule 6) and parks the row. A crash while
  *   it waits leaves the intent, which the next run resolves as any unknown outcome (rule 2): resent with the same key,
- *   or looked up and sent only if absent; never a second effect. A step that can be neither commits its intent inside
- *   the queue's task, at once: no row of it waits in the queue with an intent, since after a crash its row would be
- *   left `uncertain` for a person to check.
+ *   or looked up and sent only if absent; never a second effect. The price: a crash leaves more rows to resolve so (up
+ *   to the row slots of the group, not only the requests in flight), and one of them that the bank then refuses ends
+ *   `uncertain` rather than `failed` unless its step has evidence (rule 5), never the reverse. A step that can be
+ *   neither commits its intent inside the queue's task, at once: no row of it waits in the queue with an intent, since
+ *   after a crash its row would be left `uncertain` for a person to check.
  * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed. A read step's answer that
  *   is not the row's last is stored with the row's next write, its next intent above all (rule 9 of rows.ts).
  * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes.
