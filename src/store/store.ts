@@ -1630,33 +1630,27 @@ export class Store {
    * once for both (one step upsert more).
    */
   recordIntent(batchId: string, line: number, step: string, answered?: ReadAnswer): Promise<void> {
-    return this.unit((s) => this.intentIn(s, batchId, line, step, answered));
+    return this.unit((s) => s.intentIn(batchId, line, step, answered));
   }
 
   /**
-   * `recordIntent`'s statements on `s` (the store or a view). A method, not a closure made at each call: V8 drops a
-   * closure's optimized code at each full collection, and the hot path's closures were compiled again after each one
-   * (docs/performance.md (d) eleventh pass). The same holds for the other methods named `...In` below.
+   * `recordIntent`'s statements, on the store or view `unit` gives. A method, not a closure made at each call: V8
+   * drops a closure's optimized code at each full collection, and the hot path's closures were compiled again after
+   * each one (docs/performance.md (d) eleventh pass). The same holds for the other methods named `...In` below.
    */
-  private async intentIn(
-    s: Store,
-    batchId: string,
-    line: number,
-    step: string,
-    answered: ReadAnswer | undefined,
-  ): Promise<void> {
-    const daemon = s.shared.daemon;
-    const pg = s.driver.dialect === 'postgres';
+  private async intentIn(batchId: string, line: number, step: string, answered: ReadAnswer | undefined): Promise<void> {
+    const daemon = this.shared.daemon;
+    const pg = this.driver.dialect === 'postgres';
     let cur: { state: RowState; outputs: string | null };
-    if (pg) cur = await s.lockForIntent(daemon, batchId, line);
+    if (pg) cur = await this.lockForIntent(daemon, batchId, line);
     else {
       // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
-      if (daemon) await s.assertHeldForIntent(daemon, batchId, line);
-      const read = await s.rowAndStep(batchId, line, step, answered?.step);
+      if (daemon) await this.assertHeldForIntent(daemon, batchId, line);
+      const read = await this.rowAndStep(batchId, line, step, answered?.step);
       checkIntent(read.state, read, line, step, answered);
       cur = read;
     }
-    const now = s.ts();
+    const now = this.ts();
     let outputs: string | null | undefined;
     if (answered !== undefined) {
       const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
@@ -1675,16 +1669,16 @@ export class Store {
         ? intent
         : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
     const m: IntentMove = { pg, batchId, line, step, now, outputs, answered, records };
-    const lease = daemon?.leaseHeldSql(s);
+    const lease = daemon?.leaseHeldSql(this);
     const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
-    let moved = await s.intentMove(m, allowed, lease ? [batchId, ...lease.params] : [batchId]);
+    let moved = await this.intentMove(m, allowed, lease ? [batchId, ...lease.params] : [batchId]);
     if (moved === undefined) {
       // Refused by a condition: the transitions are checked first all the same (as on SQLite, where they were).
       if (pg)
-        checkIntent(cur.state, await s.intentStepStates(batchId, line, step, answered?.step), line, step, answered);
-      if (daemon) await daemon.assertLeaseInDb(s);
-      await assertEffectAllowed(s, batchId);
-      moved = await s.intentMove(m, '', []);
+        checkIntent(cur.state, await this.intentStepStates(batchId, line, step, answered?.step), line, step, answered);
+      if (daemon) await daemon.assertLeaseInDb(this);
+      await assertEffectAllowed(this, batchId);
+      moved = await this.intentMove(m, '', []);
     }
     if (pg) {
       if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
@@ -1692,7 +1686,7 @@ export class Store {
       checkIntent(cur.state, moved, line, step, answered);
       return;
     }
-    await s.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
+    await this.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
   }
 
   /** The row's write of `recordIntent` (`intentIn`), on the condition given; undefined when the row did not move. */
@@ -1772,12 +1766,11 @@ export class Store {
    * byte for byte. An output that a later step overwrote in part stays on its step (nothing an audit reads is lost).
    */
   recordStepDone(batchId: string, line: number, step: string, output: StepOutput, last: boolean): Promise<void> {
-    return this.unit((s) => this.stepDoneIn(s, batchId, line, step, output, last));
+    return this.unit((s) => s.stepDoneIn(batchId, line, step, output, last));
   }
 
-  /** `recordStepDone`'s statements on `s` (see `intentIn`). */
+  /** `recordStepDone`'s statements, on the store or view `unit` gives (see `intentIn`). */
   private async stepDoneIn(
-    s: Store,
     batchId: string,
     line: number,
     step: string,
@@ -1787,42 +1780,42 @@ export class Store {
     // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
     // PostgreSQL's last step: the row locked and read, then its steps and duplicates read by the row's write
     // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
-    const late = last && s.driver.dialect === 'postgres';
-    let withSteps = last && !late ? await s.rowAndSteps(batchId, line, step) : undefined;
+    const late = last && this.driver.dialect === 'postgres';
+    let withSteps = last && !late ? await this.rowAndSteps(batchId, line, step) : undefined;
     let cur: { state: RowState; outputs: string | null };
     if (late) {
-      const locked = await s.lockRow(batchId, line);
+      const locked = await this.lockRow(batchId, line);
       if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
       cur = locked;
     } else {
-      const read = withSteps ?? (await s.rowAndStep(batchId, line, step));
+      const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
       checkStepDone(read.state, read.step_state, line, step, last);
       cur = read;
     }
     const to: RowState = last ? 'succeeded' : 'in_flight';
     const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
     for (const k in output) merged[k] = output[k] as OutputValue;
-    const now = s.ts();
+    const now = this.ts();
     const write = `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL,
            error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?`;
     const values = [to, now, last ? null : step, encodeObject(merged), batchId, line];
     if (late) {
-      const back = await s.sql.get<{ steps: string | null; dups: string | null }>(
+      const back = await this.sql.get<{ steps: string | null; dups: string | null }>(
         `${write} RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
-             FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${s.duplicatedIn} AS dups`,
+             FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
         values,
       );
       if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
       const steps = heldSteps(back.steps);
       withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
       checkStepDone(cur.state, withSteps.step_state, line, step, last);
-    } else await s.sql.run(write, values);
+    } else await this.sql.run(write, values);
     if (!last) {
-      await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+      await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
       return;
     }
     // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
-    await s.markAnswersStale(batchId, line, withSteps!.duplicatedIn);
+    await this.markAnswersStale(batchId, line, withSteps!.duplicatedIn);
     // The row succeeded: which of its step records say more than "done" (see above)?
     const held = withSteps!.steps;
     const plain: string[] = [];
@@ -1836,15 +1829,15 @@ export class Store {
       if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
       else if (current) kept = true;
       else if (whole && h.output !== null)
-        await s.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
+        await this.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
           batchId,
           line,
           h.step,
         ]);
     }
-    if (kept) await s.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
+    if (kept) await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
     // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
-    for (const p of plain) s.atCommit!.drops.push([batchId, line, p]);
+    for (const p of plain) this.atCommit!.drops.push([batchId, line, p]);
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
