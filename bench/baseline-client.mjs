@@ -6,9 +6,7 @@
 //
 // usage: node bench/baseline-client.mjs DIST URL FILE CONCURRENCY   (DIST: a build of src/, e.g. .bench/dist)
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { payAll, readBills } from './bills-file.mjs';
+import { benchClient, payAll, readBills } from './bills-file.mjs';
 
 const [dist, url, file, concurrencyText] = process.argv.slice(2);
 if (!dist || !url || !file || !concurrencyText) {
@@ -16,16 +14,8 @@ if (!dist || !url || !file || !concurrencyText) {
   process.exit(2);
 }
 const concurrency = Number(concurrencyText);
-// The V8 flags of a run (src/v8-flags.ts), set before the client loads, as src/cli.ts sets them.
-await import(pathToFileURL(path.resolve(dist, 'v8-flags.js')).href);
-const { BankClient } = await import(pathToFileURL(path.resolve(dist, 'bank/client.js')).href);
+const client = await benchClient(dist, url, concurrency);
 const bills = readBills(file);
-const client = new BankClient({
-  baseUrl: url,
-  apiKey: process.env.REMESSA_API_KEY ?? 'sandbox-public-test-key',
-  accountId: 'bench-account',
-  connections: concurrency,
-});
 
 async function payOne(bill) {
   const looked = await client.billPayments.lookup(bill.identifier);

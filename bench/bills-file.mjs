@@ -1,6 +1,24 @@
-// What the bill-payment baselines share (bench/baseline-bills.mjs, bench/baseline-client.mjs): the bench's generated
-// file as they read it (plain CSV, a header line, `.` decimals; no validation) and their workers.
+// What the bill-payment baselines share (bench/baseline-bills.mjs, bench/baseline-client.mjs, bench/durable-floor.mjs):
+// the bench's generated file as they read it (plain CSV, a header line, `.` decimals; no validation), their workers,
+// and remessa's built bank client as they make it.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * remessa's built BankClient (DIST: a build of src/) for the sandbox at `url`, with `connections` connections. The V8
+ * flags of a run (src/v8-flags.ts) are set first, before the client loads, as src/cli.ts sets them.
+ */
+export async function benchClient(dist, url, connections) {
+  await import(pathToFileURL(path.resolve(dist, 'v8-flags.js')).href);
+  const { BankClient } = await import(pathToFileURL(path.resolve(dist, 'bank/client.js')).href);
+  return new BankClient({
+    baseUrl: url,
+    apiKey: process.env.REMESSA_API_KEY ?? 'sandbox-public-test-key',
+    accountId: 'bench-account',
+    connections,
+  });
+}
 
 /** Each bill's identifier (bar code, else digitable line) and amount in cents, in file order. */
 export function readBills(file) {

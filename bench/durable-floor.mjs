@@ -14,9 +14,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { payAll, readBills } from './bills-file.mjs';
+import { benchClient, payAll, readBills } from './bills-file.mjs';
 
 const [dist, url, file, concurrencyText, dbPath, mode = 'per-row'] = process.argv.slice(2);
 if (!dist || !url || !file || !concurrencyText || !dbPath) {
@@ -25,8 +23,7 @@ if (!dist || !url || !file || !concurrencyText || !dbPath) {
 }
 if (!['per-row', 'per-page', 'no-fsync', 'no-store'].includes(mode)) throw new Error(`unknown mode ${mode}`);
 const concurrency = Number(concurrencyText);
-await import(pathToFileURL(path.resolve(dist, 'v8-flags.js')).href);
-const { BankClient } = await import(pathToFileURL(path.resolve(dist, 'bank/client.js')).href);
+const client = await benchClient(dist, url, concurrency);
 const Database = createRequire(import.meta.url)('better-sqlite3');
 
 const bills = readBills(file);
@@ -124,12 +121,6 @@ function grouped(durable) {
     });
 }
 
-const client = new BankClient({
-  baseUrl: url,
-  apiKey: process.env.REMESSA_API_KEY ?? 'sandbox-public-test-key',
-  accountId: 'bench-account',
-  connections: concurrency,
-});
 const results = new Array(bills.length);
 const resultLine = (bill, paid) => `${bill.identifier},${bill.amountCents},succeeded,${paid.id ?? ''}`;
 let paid = 0;
