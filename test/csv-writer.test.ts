@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'csv-stringify';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
@@ -87,6 +88,36 @@ describe('createResultWriter', () => {
     const rows = [];
     for await (const r of reader.rows) rows.push(r.record);
     expect(rows).toEqual([{ correlationId: 'c1', 'payer.name': 'João', amount: '10.00' }]);
+  });
+
+  it('writes, over several chunks of rows, the bytes a csv-stringify stream writes', async () => {
+    // The writer makes a page of rows text at once (csv-stringify's sync API); the stream it replaced, one row at a
+    // time. 1,000 rows cross the writer's chunks at 256, 512 and 768: each row the same bytes at any place.
+    const cells = ['Conceição', ' lead', 'trail ', 'a;b', 'a,b', 'say "x"', 'one\ntwo', 'cr\rx', '', '€ 1,00'];
+    const rows = Array.from({ length: 1000 }, (_, i) => [String(i), cells[i % cells.length]!, cells[(i * 7) % 10]!]);
+    for (const dialect of [BR, US]) {
+      const path = join(dir, `many-${dialect.delimiter === ';' ? 'br' : 'us'}.csv`);
+      const w = await createResultWriter(path, { dialect, header: ['n', 'a', 'b'] });
+      for (const row of rows) await w.write(row);
+      await w.close();
+      const stream = stringify({
+        delimiter: dialect.delimiter,
+        record_delimiter: dialect.lineEnding === '\n' ? 'unix' : 'windows',
+        quoted_match: /[\r\n]|^\s|\s$/,
+      });
+      const parts: string[] = [];
+      stream.on('data', (d: Buffer) => parts.push(d.toString('utf8')));
+      const ended = new Promise((resolve) => stream.on('end', resolve));
+      for (const row of [['n', 'a', 'b'], ...rows]) stream.write(row);
+      stream.end();
+      await ended;
+      const expected = parts.join('');
+      const bytes = await readFile(path);
+      if (dialect.encoding === 'utf8') {
+        expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+        expect(bytes.subarray(3).toString('utf8')).toBe(expected);
+      } else expect(bytes.equals(iconv.encode(expected, 'windows-1252'))).toBe(true);
+    }
   });
 
   it('abort leaves no file and keeps an older result untouched', async () => {

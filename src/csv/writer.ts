@@ -8,15 +8,19 @@
  *   CR gets a leading single quote (OWASP "CSV injection"). Our own outputs never hold negative numbers, so
  *   prefixing a leading '-' loses nothing.
  * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
+ *
+ * Rows are turned into text a page at a time: `write` keeps up to ROWS_PER_CHUNK rows, then csv-stringify's sync API
+ * makes one string of them, encoded once and handed to the file in one write. A stream stringifier cost a Transform
+ * write a row, with its callbacks and chunks (docs/performance.md (d), twelfth pass); the text is the same, since the
+ * stringifier is the same code and every record ends with the record delimiter (csv-stringify's `eof`).
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
+import { finished as streamFinished } from 'node:stream/promises';
+import { type Options as StringifyOptions, stringify } from 'csv-stringify/sync';
 import iconv from 'iconv-lite';
 import type { Dialect } from '../batches/kind.js';
 import { formatAmount } from '../formats/money.js';
@@ -26,6 +30,9 @@ import { UTF8_BOM } from './detect.js';
 export type ResultCell = string | number | boolean | null | undefined | { cents: number };
 
 const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+
+/** Rows kept by `write` before they are made text and written in one piece. */
+const ROWS_PER_CHUNK = 256;
 
 /** Prefixes a single quote when the text would start a formula in a spreadsheet. */
 export function neutraliseFormula(text: string): string {
@@ -92,39 +99,49 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
   };
   out.on('error', fail);
 
-  const stringifier = stringify({
+  const stringifyOptions: StringifyOptions = {
     delimiter: dialect.delimiter,
     record_delimiter: dialect.lineEnding === '\n' ? 'unix' : 'windows',
     // Quote cells with a line break of any kind (csv-stringify only checks its own record delimiter) and cells with
     // leading/trailing spaces (kept intact).
     quoted_match: /[\r\n]|^\s|\s$/,
-  });
-  stringifier.on('error', fail);
+  };
   if (dialect.encoding === 'utf8' && dialect.bom) out.write(UTF8_BOM);
-  // The whole chain settles once: `finished` resolves when the file is closed, or rejects with the first error.
-  const finished =
-    dialect.encoding === 'utf8'
-      ? pipeline(stringifier, out)
-      : pipeline(stringifier.setEncoding('utf8'), iconv.encodeStream('windows-1252') as unknown as Transform, out);
+  // Settles once the file is closed (after `end`) or destroyed; rejects with the first error of the stream.
+  const finished = streamFinished(out);
   finished.catch(fail);
 
-  const writeRow = async (cells: readonly string[]): Promise<void> => {
+  let rows: string[][] = [];
+  /** The rows kept, as text in the dialect's encoding, in one write; waits while the file lags behind. */
+  const writeRows = async (): Promise<void> => {
     if (failure) throw failure;
-    if (!stringifier.write(cells as string[])) await once(stringifier, 'drain');
+    if (rows.length === 0) return;
+    const text = stringify(rows, stringifyOptions);
+    rows = [];
+    const chunk = dialect.encoding === 'utf8' ? text : iconv.encode(text, 'windows-1252');
+    if (!out.write(chunk)) await once(out, 'drain');
   };
-  await writeRow(uniqueHeader(options.header).map(neutraliseFormula));
+  rows.push(uniqueHeader(options.header).map(neutraliseFormula));
+  await writeRows();
   let closed = false;
 
   return {
     path,
     async write(cells) {
       if (closed) throw new Error('result writer already closed');
-      await writeRow(cells.map((c) => neutraliseFormula(cellText(c, dialect))));
+      if (failure) throw failure;
+      rows.push(cells.map((c) => neutraliseFormula(cellText(c, dialect))));
+      if (rows.length >= ROWS_PER_CHUNK) await writeRows();
     },
     async close() {
       if (closed) return;
       closed = true;
-      stringifier.end();
+      try {
+        await writeRows();
+      } catch (error) {
+        fail(error as Error);
+      }
+      out.end();
       await finished.catch(() => undefined);
       if (failure) {
         await rm(tempPath, { force: true });
@@ -143,7 +160,7 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
     async abort() {
       if (closed) return;
       closed = true;
-      stringifier.destroy();
+      rows = [];
       out.destroy();
       await finished.catch(() => undefined);
       await rm(tempPath, { force: true });
