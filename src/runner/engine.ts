@@ -63,7 +63,9 @@
  *
  * Several daemons on one PostgreSQL store (src/store/leases.ts): a daemon drives only the rows it claims. The daemon
  * that took a file is its driver (ingest, approval gate, batch status, answer); other daemons may drive its rows not
- * started yet (`helpWithBatch`), and the driver answers only once no row of the file is worked elsewhere.
+ * started yet (`helpWithBatch`), and the driver answers only once no row of the file is worked elsewhere. A daemon
+ * whose lease is lost sends nothing more: its writes are refused, and every task of the queue checks the lease as its
+ * request leaves (an intent committed ahead was checked in the database when written, maybe long before).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -961,6 +963,11 @@ class BatchRun {
         const output = await queue.run(
           group,
           async (task) => {
+            // A daemon whose lease is lost sends nothing more (src/store/leases.ts). An intent committed ahead was
+            // checked against the lease in the database then, and its row may have waited long since (a queue
+            // behind, a 429 pause): checked again here, on the daemon's own clock, as the request leaves. Its step
+            // stays `intent`, which whoever holds the row next resolves as an unknown outcome (rule 8 of rows.ts).
+            this.store.daemon?.assertLive();
             if (hasEffect && !intentAhead) await this.writeIntent(line, step.name, false);
             sent = true;
             this.attempts++;

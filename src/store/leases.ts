@@ -13,7 +13,9 @@
  *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
  *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock--> lost
  *   lost --> the process exits with code 1 and says so (src/runner/daemon.ts); it sends nothing more: every row
- *            write checks the holder (`assertLive`) and an intent checks the lease in the database itself.
+ *            write checks the holder (`assertLive`), an intent checks the lease in the database itself, and the
+ *            engine checks it (`assertLive`) as each request leaves, since a row may wait for a connection after its
+ *            intent was committed (src/runner/engine.ts).
  *   (anyone) --lease_until < DB now--> dead: the others take over what it held.
  *
  * Times: `lease_until_ms` is written and compared on the DATABASE's clock (clock_timestamp()), so daemons whose

@@ -1,0 +1,128 @@
+/**
+ * A daemon whose lease is lost sends nothing more (src/store/leases.ts, src/runner/engine.ts), also for rows whose
+ * intents it committed before they waited for a connection of the queue: those intents were checked against the lease
+ * in the database when they were written, which may be long before the request would leave (a queue behind, a 429
+ * pause). On a real PostgreSQL server and the sandbox over HTTP.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BankClient } from '../src/bank/client.js';
+import { chargesKind } from '../src/batches/charges.js';
+import { readBatch } from '../src/csv/reader.js';
+import { filesDirFor } from '../src/outbox/result.js';
+import { RequestQueue } from '../src/queue/request-queue.js';
+import { processBatch } from '../src/runner/engine.js';
+import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
+import { DaemonLease } from '../src/store/leases.js';
+import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
+import { openStoreWith, type Store } from '../src/store/store.js';
+import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
+
+const HEADER =
+  'type,correlationId,amount,dueDate,yourNumber,payer.name,payer.document,payer.address.zipCode,payer.address.publicPlace,payer.address.city,payer.address.state';
+const slip = (id: string) =>
+  `BANKSLIP,${id},150.00,2027-01-15,NF-1,Maria da Silva,529.982.247-25,01310-100,Av Paulista 1000,Sao Paulo,SP`;
+const IDS = ['L-1', 'L-2', 'L-3', 'L-4', 'L-5', 'L-6'];
+
+describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (PostgreSQL, sandbox)', () => {
+  const useCluster = useTestCluster();
+  let cluster: TestCluster;
+  let url: string;
+  let dir: string;
+  let sandbox: RunningSandbox;
+  const drivers: PgDriver[] = [];
+  const leases: DaemonLease[] = [];
+  const clients: BankClient[] = [];
+  const queues: RequestQueue[] = [];
+
+  beforeEach(async () => {
+    cluster = useCluster();
+    ({ url } = await cluster.createDatabase());
+    dir = mkdtempSync(path.join(tmpdir(), 'remessa-engine-lease-'));
+    sandbox = await startSandbox({ port: 0 });
+  });
+  afterEach(async () => {
+    for (const l of leases.splice(0)) l.abandon();
+    for (const q of queues.splice(0)) q.close();
+    for (const c of clients.splice(0)) await c.close();
+    for (const d of drivers.splice(0)) await d.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A daemon: its own store (pool), its lease under `name` on a clock the test moves, one connection to the bank. */
+  async function daemon(name: string, onCreate?: () => void) {
+    const driver = openPgDriver({ url, password: cluster.password });
+    drivers.push(driver);
+    const store: Store = await openStoreWith(driver, 'pg');
+    const clock = { now: 0 };
+    const lease = await DaemonLease.register(store, { name, leaseMs: 30_000, monotonic: () => clock.now });
+    leases.push(lease);
+    const client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
+    clients.push(client);
+    if (onCreate) {
+      const create = client.charges.create.bind(client.charges) as (...args: unknown[]) => Promise<unknown>;
+      client.charges.create = (async (...args: unknown[]) => {
+        const out = await create(...args);
+        onCreate();
+        return out;
+      }) as typeof client.charges.create;
+    }
+    // One connection: the rows behind the first wait in the queue, their intents committed ahead.
+    const queue = new RequestQueue({ concurrency: 1, maxRowsInFlight: 8 });
+    queues.push(queue);
+    return { store, clock, lease, client, queue };
+  }
+
+  async function drive(d: Awaited<ReturnType<typeof daemon>>, file: string): Promise<unknown> {
+    const reader = await readBatch(file, { columns: chargesKind.columns });
+    try {
+      return await processBatch({
+        store: d.store,
+        kind: chargesKind,
+        batchId: 'lease-batch',
+        fileName: path.basename(file),
+        input: reader,
+        client: d.client,
+        queue: d.queue,
+        filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
+        accountId: '0001234',
+      }).catch((error: unknown) => error);
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** Charges the bank created: of one correlation id, or of all. */
+  const created = (id?: string) =>
+    sandbox.ctx.ledger
+      .counts(id ? { kind: 'charge_created', key: id } : { kind: 'charge_created' })
+      .reduce((sum, c) => sum + c.count, 0);
+
+  it('sends no request of a row that waited with its intent once the lease is lost; another daemon sends each once', async () => {
+    const file = path.join(dir, 'charges-lease.csv');
+    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
+    // alpha freezes right after its first charge is created: its own clock passes the lease's local deadline.
+    let alpha: Awaited<ReturnType<typeof daemon>> | undefined;
+    alpha = await daemon('alpha', () => {
+      alpha!.clock.now = 1e9;
+    });
+    await drive(alpha, file);
+    expect(alpha.lease.lost).toBe(true);
+    expect(created()).toBe(1);
+    // The rows that waited keep their intent (certainly not sent, but alpha may no longer write): the next holder
+    // resolves them as unknown outcomes (rule 8 of src/store/rows.ts).
+    const steps = await alpha.store.getStepsBetween('lease-batch', 2, 7);
+    const waited = [...steps.values()].filter((s) => s.get('create')?.state === 'intent').length;
+    expect(waited).toBeGreaterThan(1);
+
+    // The database judges alpha dead (its lease passed); beta takes its rows over: each charge created once.
+    await alpha.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'alpha'`);
+    const beta = await daemon('beta');
+    await drive(beta, file);
+    for (const id of IDS) expect(created(id), id).toBe(1);
+    expect(await beta.store.countRows('lease-batch')).toMatchObject({ succeeded: IDS.length });
+  });
+});
