@@ -5,6 +5,7 @@
  * by one writer, and concurrent group commits over two batches' counters (deadlocks retried, nothing lost).
  */
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { registerIntake } from '../src/store/intakes.js';
@@ -273,6 +274,48 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     await lease.renew();
     expect(lost).toEqual([STORE_LEASE_LOST]);
     expect(() => lease.assertLive()).toThrow(/lease of daemon "gamma" is lost/);
+  });
+
+  it('counts a lease lost when its renewal still waits for the database at its own deadline', async () => {
+    const store = await openStore();
+    const renewOn = await openStore();
+    let now = 0;
+    const lost: string[] = [];
+    const lease = await DaemonLease.register(store, {
+      name: 'delta',
+      leaseMs: 30_000,
+      renewOn,
+      monotonic: () => now,
+      onLost: (e) => lost.push(e.code),
+    });
+    leases.push(lease);
+    // Another session holds the table: the renewal's UPDATE waits, as with a database that does not answer.
+    const at = new URL(url);
+    const blocker = new pg.Client({
+      host: at.hostname,
+      port: Number(at.port),
+      user: decodeURIComponent(at.username),
+      database: at.pathname.slice(1),
+      password: cluster.password,
+    });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE daemons IN ACCESS EXCLUSIVE MODE');
+      const waiting = lease.renew();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(lost).toEqual([]);
+      now = 30_000; // the next tick of the renewal timer, past the local deadline: lost now, not when the DB answers
+      void lease.renew();
+      expect(lost).toEqual([STORE_LEASE_LOST]);
+      expect(() => lease.assertLive()).toThrow(/lease of daemon "delta" is lost/);
+      await blocker.query('ROLLBACK');
+      await waiting;
+      expect(lost).toEqual([STORE_LEASE_LOST]); // told once; it stays lost though the late renewal went through
+      expect(lease.lost).toBe(true);
+    } finally {
+      await blocker.end();
+    }
   });
 
   it('lets a gracefully stopped daemon rows go at once', async () => {

@@ -11,7 +11,8 @@
  *           (a new life under a name lets go, in the same transaction, the rows and answers its previous life held)
  *   alive --renew every leaseMs/3: lease_until = DB now + leaseMs--> alive
  *   alive --graceful stop: release (lease ended, stopped_at set)--> stopped   (what it held is free at once)
- *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock--> lost
+ *   alive --renewal finds the lease passed (frozen, cut off), or no renewal for leaseMs by its own clock (also
+ *           while a renewal still waits for the database: told at the timer's next tick)--> lost
  *   lost --> the process exits with code 1 and says so (src/runner/daemon.ts); it sends nothing more: every row
  *            write checks the holder (`assertLive`), an intent checks the lease in the database itself, and the
  *            engine checks it (`assertLive`) as each request leaves, since a row may wait for a connection after its
@@ -222,6 +223,11 @@ export class DaemonLease implements RowHolder {
 
   /** Renews the lease now (the timer does it every leaseMs/3). A lost lease is told once, then stays lost. */
   renew(): Promise<void> {
+    // A renewal still waiting for the database at the local deadline (a database that does not answer): the lease is
+    // lost now, told now (the daemon exits), not when, if ever, that renewal returns.
+    if (this.renewing !== undefined && this.monotonic() > this.validUntil) {
+      this.lose('it was not renewed in time (the database did not answer, or the process was frozen)');
+    }
     this.renewing ??= this.renewOnce().finally(() => {
       this.renewing = undefined;
     });
