@@ -232,11 +232,13 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     const a = await daemon('alpha');
     await makeBatch(a.store, 'b1', 2);
     await claimRows(a.store, 'b1', 0, 2, RUNNABLE);
-    // Live: the intent is two statements (the row locked and read with its holder; the row's write under the
-    // approval's and the lease's conditions, returning its step's state, with the step's record in the same one).
+    // Live: the intent is one statement: the row's write under its hint's (the state and outputs its claimed page
+    // read, held by this daemon), the approval's and the lease's conditions, returning its step's state, with the
+    // step's record in the same one (src/store/store.ts `RowHints`). Without a hint, the row is first locked and read
+    // by a statement of its own (two).
     const counted = countStatements(a.store);
     await a.store.recordIntent('b1', 1, 'create');
-    expect(counted.n).toBe(2);
+    expect(counted.n).toBe(1);
     expect((await a.store.getSteps('b1', 1)).get('create')?.state).toBe('intent');
     // The database's lease ends (as when the others judged alpha dead) while alpha's own deadline is far.
     await a.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'alpha'`);

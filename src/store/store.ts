@@ -30,7 +30,9 @@
  * the same natural key at once give it one owner and one duplicate, and locks the owners' rows it makes duplicates of
  * (FOR SHARE, `lockOwners`) so that an owner's move and a duplicate of it stored at once do not miss each other. The
  * approvals' per-day sums lock their table (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on
- * both; test/store.test.ts ("concurrent transactions") runs each race on both engines.
+ * both; test/store.test.ts ("concurrent transactions") runs each race on both engines. On PostgreSQL the hot path's
+ * two writes (an intent, a row's last answer) may instead make what this process last read of the row its write's
+ * condition (`RowHints`: compare and set), a round trip fewer each; the locked read runs when the condition fails.
  *
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
  * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
@@ -306,6 +308,62 @@ export interface StoreOptions extends OpenDatabaseOptions {
 export const DEFAULT_COMMIT_WINDOW_MS = 20;
 
 /** What `intentIn` hands `intentMove`: the row's write of an intent. */
+/** What this process last saw of a row: its state and its outputs as stored (see `RowHints`). */
+interface RowHint {
+  state: RowState;
+  outputs: string | null;
+}
+
+/** Rows hinted at most; past it the hints are dropped whole and come back with the next pages read. */
+const MAX_ROW_HINTS = 4096;
+
+/**
+ * PostgreSQL: what this process last saw of the rows it drives (state and stored outputs), read with their page
+ * (`rowsAfter`, `rowsAt`) or written by its hot path. A hint, never trusted as it stands: the hot writes
+ * (`intentIn`, and `stepDoneIn` of a row's last step) make it a condition of the row's own write (compare and set:
+ * the row moves only if it still has that state and those outputs, and with several daemons is held by this one), and
+ * so need no statement of their own to lock and read the row first: one round trip fewer each. A hint gone wrong (a
+ * transaction rolled back, a change made by another process or command) fails that condition; the write changes
+ * nothing, and the locked path runs as it always did. The checks then run on the state the condition proved.
+ * What the lock's own statement gave besides: a write that starts before the row's lock is held (another transaction
+ * holds it) reads the row's step records as they were when it started. The condition is evaluated on the row as that
+ * transaction left it, so one that changed the row fails it; one that changed only the row's step records under its
+ * lock would go unseen. None does while this process drives the row: its step records move only by this engine's
+ * writes of that row (one at a time), another daemon refuses a row it does not hold, and a person's commands that
+ * settle rows refuse while a daemon drives their folder (src/runner/engine.ts `run`).
+ */
+class RowHints {
+  private readonly byBatch = new Map<string, Map<number, RowHint>>();
+  private size = 0;
+
+  get(batchId: string, line: number): RowHint | undefined {
+    return this.byBatch.get(batchId)?.get(line);
+  }
+
+  set(batchId: string, line: number, hint: RowHint): void {
+    let lines = this.byBatch.get(batchId);
+    if (lines === undefined) {
+      lines = new Map();
+      this.byBatch.set(batchId, lines);
+    }
+    const before = lines.size;
+    lines.set(line, hint);
+    this.size += lines.size - before;
+    if (this.size > MAX_ROW_HINTS) {
+      this.byBatch.clear();
+      this.size = 0;
+    }
+  }
+
+  delete(batchId: string, line: number): void {
+    const lines = this.byBatch.get(batchId);
+    if (lines?.delete(line)) {
+      this.size--;
+      if (lines.size === 0) this.byBatch.delete(batchId);
+    }
+  }
+}
+
 interface IntentMove {
   pg: boolean;
   batchId: string;
@@ -317,6 +375,41 @@ interface IntentMove {
   answered: ReadAnswer | undefined;
   /** The step records' upsert parameters: the intent's, after the riding answer's when there is one. */
   records: SqlParam[];
+}
+
+/** A row hint (`RowHints`) as a condition of the row's write: its state and stored outputs unchanged. */
+const HINT_CONDITION = ' AND state = ? AND outputs IS NOT DISTINCT FROM ?';
+
+/** The row's stored outputs with a step's output merged in (its keys replace the row's). */
+function mergedObject(stored: string | null, output: StepOutput): Record<string, OutputValue> {
+  const merged: Record<string, OutputValue> = stored === null ? {} : decodeObject(stored);
+  for (const k in output) merged[k] = output[k] as OutputValue;
+  return merged;
+}
+
+/** `mergedObject`, encoded as stored. */
+function mergedOutputs(stored: string | null, output: StepOutput): string | null {
+  return encodeObject(mergedObject(stored, output));
+}
+
+/** What the last step's write returns (`lastStepWrite`): the row's step records and its duplicates' batches. */
+interface LastStepBack {
+  steps: string | null;
+  dups: string | null;
+}
+
+/** An intent's step record upsert parameters: the intent's, after the riding answer's when there is one. */
+function intentRecords(
+  batchId: string,
+  line: number,
+  step: string,
+  now: string,
+  answered: ReadAnswer | undefined,
+): SqlParam[] {
+  const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
+  return answered === undefined
+    ? intent
+    : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
 }
 
 /** `recordIntent`'s transition checks, on the row's state as locked and its steps' as read (before or by the write). */
@@ -483,6 +576,8 @@ interface StoreShared {
   onClose: (() => void) | undefined;
   /** The daemon driving this store among several (./leases.ts); undefined: the only one (SQLite, the commands). */
   daemon: RowHolder | undefined;
+  /** PostgreSQL: the rows' hints of the hot writes (`RowHints`); undefined on SQLite. */
+  hints: RowHints | undefined;
 }
 
 /**
@@ -535,6 +630,7 @@ export class Store {
       closing: undefined,
       onClose: undefined,
       daemon: undefined,
+      hints: driver.dialect === 'postgres' ? new RowHints() : undefined,
     };
   }
 
@@ -1254,6 +1350,7 @@ export class Store {
       `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
       [batchId, afterLine, ...(unfinished ? [] : states), limit],
     );
+    this.hint(batchId, rows);
     return this.toRows(batchId, rows);
   }
 
@@ -1264,7 +1361,17 @@ export class Store {
       `SELECT * FROM rows WHERE batch_id = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
       [batchId, ...lines],
     );
+    this.hint(batchId, rows);
     return this.toRows(batchId, rows);
+  }
+
+  /** PostgreSQL: the unfinished rows of a page read, as hints of the hot writes to come (`RowHints`). */
+  private hint(batchId: string, rows: readonly RowSql[]): void {
+    const hints = this.shared.hints;
+    if (hints === undefined) return;
+    for (const r of rows) {
+      if (UNFINISHED_ROW_STATES.includes(r.state)) hints.set(batchId, r.line, { state: r.state, outputs: r.outputs });
+    }
   }
 
   /** Rows of one batch as records (its context read once, and only when there is a row). */
@@ -1420,6 +1527,7 @@ export class Store {
     const cur = await this.lockRow(batchId, line);
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     assertRowTransition(cur.state, to, `row (line ${line})`);
+    this.shared.hints?.delete(batchId, line);
     const sets = ['state = ?', 'updated_at = ?'];
     const params: SqlParam[] = [to, this.ts()];
     if (patch.currentStep !== undefined) {
@@ -1620,8 +1728,9 @@ export class Store {
    * only when the row did not move; an answer riding in it is upserted with the intent's step record, in the same
    * statement.
    * - SQLite: the row and its steps read in one statement (its one writer: nothing comes between), checked, written.
-   * - PostgreSQL: the row locked and read (`lockForIntent`); its steps read by the row's write itself (RETURNING: a
-   *   statement that starts once the lock is held, as `rowAndStep` explains), and checked after it, in the same order:
+   * - PostgreSQL: the row locked and read (`lockForIntent`), or, with its hint (`RowHints`), not read: the hint is a
+   *   condition of the row's write; its steps read by the row's write itself (RETURNING: a statement that starts once
+   *   the lock is held, as `rowAndStep` explains), and checked after it, in the same order:
    *   a write refused by a check is undone with its transaction or savepoint, as any failed write of a group. With
    *   several daemons the lease is a condition of that write too (rule 8 of ./rows.ts).
    *
@@ -1642,8 +1751,12 @@ export class Store {
     const daemon = this.shared.daemon;
     const pg = this.driver.dialect === 'postgres';
     let cur: { state: RowState; outputs: string | null };
-    if (pg) cur = await this.lockForIntent(daemon, batchId, line);
-    else {
+    if (pg) {
+      // The row as this process last saw it, as the write's condition: no statement to lock and read it first.
+      const hint = this.shared.hints!.get(batchId, line);
+      if (hint !== undefined && (await this.intentOnHint(hint, daemon, batchId, line, step, answered))) return;
+      cur = await this.lockForIntent(daemon, batchId, line);
+    } else {
       // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
       if (daemon) await this.assertHeldForIntent(daemon, batchId, line);
       const read = await this.rowAndStep(batchId, line, step, answered?.step);
@@ -1651,23 +1764,14 @@ export class Store {
       cur = read;
     }
     const now = this.ts();
-    let outputs: string | null | undefined;
-    if (answered !== undefined) {
-      const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
-      for (const k in answered.output) merged[k] = answered.output[k] as OutputValue;
-      outputs = encodeObject(merged);
-    }
+    const outputs = answered === undefined ? undefined : mergedOutputs(cur.outputs, answered.output);
     // The row moves only if its batch may start an effect (rule 1 of ./approvals.ts, in the intent's own
     // transaction) and, with several daemons, while the database says this one's lease holds (rule 8 of
     // ./rows.ts); if it did not move, nothing is written and `assertLeaseInDb`, then `assertEffectAllowed`, say
     // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
     // moves, as a read of the approval before the write would have let it (the lease was just read as live).
     // The step records: the intent's, and the read answer's riding in it.
-    const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
-    const records =
-      answered === undefined
-        ? intent
-        : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
+    const records = intentRecords(batchId, line, step, now, answered);
     const m: IntentMove = { pg, batchId, line, step, now, outputs, answered, records };
     const lease = daemon?.leaseHeldSql(this);
     const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
@@ -1684,9 +1788,47 @@ export class Store {
       if (moved === undefined) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
       // Checked after the write (its step records with it): a refusal undoes them with the transaction or savepoint.
       checkIntent(cur.state, moved, line, step, answered);
+      this.shared.hints!.set(batchId, line, {
+        state: 'in_flight',
+        outputs: outputs === undefined ? cur.outputs : outputs,
+      });
       return;
     }
     await this.sql.run(answered === undefined ? STEP_UPSERT : STEP_UPSERT_TWO, records);
+  }
+
+  /**
+   * PostgreSQL, `recordIntent` on the row's hint (`RowHints`): the row's write of `intentIn` with the hint as its
+   * condition besides the approval's and the lease's, and the same checks after it on the state the condition proved.
+   * false: the row did not move (the hint was wrong, or a condition refused): nothing was written, and `intentIn`
+   * takes the locked path, which says why when a condition refuses.
+   */
+  private async intentOnHint(
+    hint: RowHint,
+    daemon: RowHolder | undefined,
+    batchId: string,
+    line: number,
+    step: string,
+    answered: ReadAnswer | undefined,
+  ): Promise<boolean> {
+    daemon?.assertLive();
+    const now = this.ts();
+    const outputs = answered === undefined ? undefined : mergedOutputs(hint.outputs, answered.output);
+    const records = intentRecords(batchId, line, step, now, answered);
+    const m: IntentMove = { pg: true, batchId, line, step, now, outputs, answered, records };
+    const lease = daemon?.leaseHeldSql(this);
+    const moved = await this.intentMove(
+      m,
+      `${HINT_CONDITION}${daemon ? ' AND holder = ?' : ''} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`,
+      [hint.state, hint.outputs, ...(daemon ? [daemon.name] : []), batchId, ...(lease?.params ?? [])],
+    );
+    if (moved === undefined) return false;
+    checkIntent(hint.state, moved, line, step, answered);
+    this.shared.hints!.set(batchId, line, {
+      state: 'in_flight',
+      outputs: outputs === undefined ? hint.outputs : outputs,
+    });
+    return true;
   }
 
   /** The row's write of `recordIntent` (`intentIn`), on the condition given; undefined when the row did not move. */
@@ -1780,36 +1922,45 @@ export class Store {
     // The last step reads every step of the row with it (which of them to keep is decided below); another, its own.
     // PostgreSQL's last step: the row locked and read, then its steps and duplicates read by the row's write
     // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
+    // With the row's hint (`RowHints`), that write carries it as its condition instead of the lock's statement.
     const late = last && this.driver.dialect === 'postgres';
     let withSteps = last && !late ? await this.rowAndSteps(batchId, line, step) : undefined;
-    let cur: { state: RowState; outputs: string | null };
+    let cur!: { state: RowState; outputs: string | null };
+    let merged!: Record<string, OutputValue>;
+    const to: RowState = last ? 'succeeded' : 'in_flight';
+    const now = this.ts();
     if (late) {
-      const locked = await this.lockRow(batchId, line);
-      if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
-      cur = locked;
+      const hint = this.shared.hints!.get(batchId, line);
+      let back: LastStepBack | undefined;
+      if (hint !== undefined) {
+        this.shared.daemon?.assertLive();
+        merged = mergedObject(hint.outputs, output);
+        back = await this.lastStepWrite(batchId, line, now, merged, hint);
+        cur = hint;
+      }
+      if (back === undefined) {
+        const locked = await this.lockRow(batchId, line);
+        if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+        cur = locked;
+        merged = mergedObject(cur.outputs, output);
+        back = await this.lastStepWrite(batchId, line, now, merged, undefined);
+        if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
+      }
+      this.shared.hints!.delete(batchId, line);
+      const steps = heldSteps(back.steps);
+      withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
+      checkStepDone(cur.state, withSteps.step_state, line, step, last);
     } else {
       const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
       checkStepDone(read.state, read.step_state, line, step, last);
       cur = read;
-    }
-    const to: RowState = last ? 'succeeded' : 'in_flight';
-    const merged: Record<string, OutputValue> = cur.outputs === null ? {} : decodeObject(cur.outputs);
-    for (const k in output) merged[k] = output[k] as OutputValue;
-    const now = this.ts();
-    const write = `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL,
-           error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?`;
-    const values = [to, now, last ? null : step, encodeObject(merged), batchId, line];
-    if (late) {
-      const back = await this.sql.get<{ steps: string | null; dups: string | null }>(
-        `${write} RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
-             FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
-        values,
+      merged = mergedObject(cur.outputs, output);
+      await this.sql.run(
+        `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
+           outputs = ? WHERE batch_id = ? AND line = ?`,
+        [to, now, last ? null : step, encodeObject(merged), batchId, line],
       );
-      if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
-      const steps = heldSteps(back.steps);
-      withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
-      checkStepDone(cur.state, withSteps.step_state, line, step, last);
-    } else await this.sql.run(write, values);
+    }
     if (!last) {
       await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
       return;
@@ -1838,6 +1989,33 @@ export class Store {
     if (kept) await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
     // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
     for (const p of plain) this.atCommit!.drops.push([batchId, line, p]);
+  }
+
+  /**
+   * PostgreSQL, the row's write of `recordStepDone` for its last step: succeeded with its merged outputs, returning its
+   * step records and the batches holding duplicates of it (a statement that starts once the row's lock is held, or
+   * that holds it by its own condition). With a hint (`RowHints`): only if the row still has the hinted state and
+   * outputs and is not held by another daemon (what `lockRow` refuses); undefined when it did not move.
+   */
+  private lastStepWrite(
+    batchId: string,
+    line: number,
+    now: string,
+    merged: Record<string, OutputValue>,
+    hint: RowHint | undefined,
+  ): Promise<LastStepBack | undefined> {
+    const daemon = this.shared.daemon;
+    const condition =
+      hint === undefined ? '' : `${HINT_CONDITION}${daemon ? ' AND (holder IS NULL OR holder = ?)' : ''}`;
+    const params: SqlParam[] = ['succeeded', now, null, encodeObject(merged), batchId, line];
+    if (hint !== undefined) params.push(hint.state, hint.outputs, ...(daemon ? [daemon.name] : []));
+    return this.sql.get<LastStepBack>(
+      `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
+         outputs = ? WHERE r.batch_id = ? AND r.line = ?${condition}
+       RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
+         FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
+      params,
+    );
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
