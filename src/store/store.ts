@@ -31,7 +31,7 @@
  * (FOR SHARE, `lockOwners`) so that an owner's move and a duplicate of it stored at once do not miss each other. The
  * approvals' per-day sums lock their table (./approvals.ts, `immediate`). The rules of ./rows.ts hold the same on
  * both; test/store.test.ts ("concurrent transactions") runs each race on both engines. On PostgreSQL the hot path's
- * two writes (an intent, a row's last answer) may instead make what this process last read of the row its write's
+ * writes (an intent, a step's answer) may instead make what this process last read of the row its write's
  * condition (`RowHints`: compare and set), a round trip fewer each; the locked read runs when the condition fails.
  *
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
@@ -319,10 +319,10 @@ const MAX_ROW_HINTS = 4096;
 
 /**
  * PostgreSQL: what this process last saw of the rows it drives (state and stored outputs), read with their page
- * (`rowsAfter`, `rowsAt`) or written by its hot path. A hint, never trusted as it stands: the hot writes
- * (`intentIn`, and `stepDoneIn` of a row's last step) make it a condition of the row's own write (compare and set:
- * the row moves only if it still has that state and those outputs, and with several daemons is held by this one), and
- * so need no statement of their own to lock and read the row first: one round trip fewer each. A hint gone wrong (a
+ * (`rowsAfter`, `rowsAt`) or written by its hot path. A hint, never trusted as it stands: the hot writes (an intent,
+ * a step's answer: `intentIn`, `stepDoneIn`) make it a condition of the row's own write (compare and set: the row
+ * moves only if it still has that state and those outputs, and with several daemons is held by this one), and so
+ * need no statement of their own to lock and read the row first: a round trip or two fewer each. A hint gone wrong (a
  * transaction rolled back, a change made by another process or command) fails that condition; the write changes
  * nothing, and the locked path runs as it always did. The checks then run on the state the condition proved.
  * What the lock's own statement gave besides: a write that starts before the row's lock is held (another transaction
@@ -1951,18 +1951,27 @@ export class Store {
       withSteps = { ...cur, steps, duplicatedIn: batchList(back.dups), step_state: stateOf(steps, step) };
       checkStepDone(cur.state, withSteps.step_state, line, step, last);
     } else {
-      const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
-      checkStepDone(read.state, read.step_state, line, step, last);
-      cur = read;
-      merged = mergedObject(cur.outputs, output);
-      await this.sql.run(
-        `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
+      // PostgreSQL, a step before the last (a charge's creation before its PDF): on the row's hint as the last step.
+      const hint = last ? undefined : this.shared.hints?.get(batchId, line);
+      const moved = hint === undefined ? undefined : await this.stepDoneOnHint(batchId, line, step, now, output, hint);
+      if (moved !== undefined) {
+        cur = hint!;
+        merged = moved;
+      } else {
+        const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
+        checkStepDone(read.state, read.step_state, line, step, last);
+        cur = read;
+        merged = mergedObject(cur.outputs, output);
+        await this.sql.run(
+          `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
            outputs = ? WHERE batch_id = ? AND line = ?`,
-        [to, now, last ? null : step, encodeObject(merged), batchId, line],
-      );
+          [to, now, last ? null : step, encodeObject(merged), batchId, line],
+        );
+      }
     }
     if (!last) {
       await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+      this.shared.hints?.set(batchId, line, { state: 'in_flight', outputs: encodeObject(merged) });
       return;
     }
     // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
@@ -1989,6 +1998,47 @@ export class Store {
     if (kept) await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
     // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
     for (const p of plain) this.atCommit!.drops.push([batchId, line, p]);
+  }
+
+  /**
+   * PostgreSQL, `recordStepDone` of a step before the last on the row's hint (`RowHints`): the row's write (in flight
+   * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses),
+   * returning the step's state, checked after it as the last step's are. The merged outputs when the row moved;
+   * undefined when it did not (nothing written: the locked path runs).
+   */
+  private async stepDoneOnHint(
+    batchId: string,
+    line: number,
+    step: string,
+    now: string,
+    output: StepOutput,
+    hint: RowHint,
+  ): Promise<Record<string, OutputValue> | undefined> {
+    const daemon = this.shared.daemon;
+    daemon?.assertLive();
+    const merged = mergedObject(hint.outputs, output);
+    const back = await this.sql.get<{ step_state: StepState | null }>(
+      `UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
+         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?${HINT_CONDITION}${
+           daemon ? ' AND (holder IS NULL OR holder = ?)' : ''
+         }
+       RETURNING (SELECT s.state FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?)
+         AS step_state`,
+      [
+        now,
+        step,
+        encodeObject(merged),
+        batchId,
+        line,
+        hint.state,
+        hint.outputs,
+        ...(daemon ? [daemon.name] : []),
+        step,
+      ],
+    );
+    if (back === undefined) return undefined;
+    checkStepDone(hint.state, back.step_state, line, step, false);
+    return merged;
   }
 
   /**
