@@ -91,6 +91,26 @@ async function newBatch(store: Store, id: string, keyNamespace: string | null = 
   });
 }
 
+/** A batch 'b1' of `n` pending bill payments (lines 2 to n + 1), stored and ready to run. */
+async function pendingBills(store: Store, n: number): Promise<number[]> {
+  await newBatch(store, 'b1');
+  const lines = Array.from({ length: n }, (_, i) => i + 2);
+  await store.ingest(
+    'b1',
+    lines.map((l) => billRow(l)),
+  );
+  await store.finishIngest('b1', 'all-or-nothing');
+  return lines;
+}
+
+/** `lines` of 'b1' driven as the engine drives them: a page of 8 pending rows read, then their writes side by side. */
+async function byPages(store: Store, lines: readonly number[], writes: (line: number) => Promise<void>): Promise<void> {
+  for (let i = 0; i < lines.length; i += 8) {
+    const page = await store.rowsAfter('b1', lines[i]! - 1, 8, ['pending']);
+    await Promise.all(page.map(({ line }) => writes(line)));
+  }
+}
+
 describe('store bytes per row on SQLite', () => {
   let dir: string;
   let store: Store;
@@ -184,13 +204,7 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
 
   it("the engine's two writes of a row (intent with the lookup's answer, the payment's answer): a bounded count", async () => {
     const n = 200;
-    await newBatch(store, 'b1');
-    const lines = Array.from({ length: n }, (_, i) => i + 2);
-    await store.ingest(
-      'b1',
-      lines.map((l) => billRow(l)),
-    );
-    await store.finishIngest('b1', 'all-or-nothing');
+    const lines = await pendingBills(store, n);
     const counter = countStatements(store);
     const one = async (line: number) => {
       await store.write((s) => s.recordIntent('b1', line, 'pay', { step: 'lookup', output: LOOKUP(line) }));
@@ -215,23 +229,12 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
 
   it('with the rows read a page at a time first, as the engine drives them: fewer on PostgreSQL', async () => {
     const n = 200;
-    await newBatch(store, 'b1');
-    const lines = Array.from({ length: n }, (_, i) => i + 2);
-    await store.ingest(
-      'b1',
-      lines.map((l) => billRow(l)),
-    );
-    await store.finishIngest('b1', 'all-or-nothing');
+    const lines = await pendingBills(store, n);
     const counter = countStatements(store);
-    for (let i = 0; i < lines.length; i += 8) {
-      const page = await store.rowsAfter('b1', lines[i]! - 1, 8, ['pending']);
-      await Promise.all(
-        page.map(async ({ line }) => {
-          await store.write((s) => s.recordIntent('b1', line, 'pay', { step: 'lookup', output: LOOKUP(line) }));
-          await store.write((s) => s.recordStepDone('b1', line, 'pay', PAY(line), true), { durable: false });
-        }),
-      );
-    }
+    await byPages(store, lines, async (line) => {
+      await store.write((s) => s.recordIntent('b1', line, 'pay', { step: 'lookup', output: LOOKUP(line) }));
+      await store.write((s) => s.recordStepDone('b1', line, 'pay', PAY(line), true), { durable: false });
+    });
     const perRow = counter.n / n;
     // The page's read is one statement for 8 rows. PostgreSQL writes the intent on the hint the page left, and the
     // answer on the intent's: no statement of its own locks and reads the row (`RowHints`); 2.25 measured. SQLite
@@ -244,24 +247,13 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
 
   it('a row of an effect and then a read (a charge and its PDF), its page read first: fewer on PostgreSQL', async () => {
     const n = 200;
-    await newBatch(store, 'b1');
-    const lines = Array.from({ length: n }, (_, i) => i + 2);
-    await store.ingest(
-      'b1',
-      lines.map((l) => billRow(l)),
-    );
-    await store.finishIngest('b1', 'all-or-nothing');
+    const lines = await pendingBills(store, n);
     const counter = countStatements(store);
-    for (let i = 0; i < lines.length; i += 8) {
-      const page = await store.rowsAfter('b1', lines[i]! - 1, 8, ['pending']);
-      await Promise.all(
-        page.map(async ({ line }) => {
-          await store.write((s) => s.recordIntent('b1', line, 'create'));
-          await store.write((s) => s.recordStepDone('b1', line, 'create', PAY(line), false), { durable: false });
-          await store.write((s) => s.recordStepDone('b1', line, 'pdf', { pdf: `${line}.pdf` }, true));
-        }),
-      );
-    }
+    await byPages(store, lines, async (line) => {
+      await store.write((s) => s.recordIntent('b1', line, 'create'));
+      await store.write((s) => s.recordStepDone('b1', line, 'create', PAY(line), false), { durable: false });
+      await store.write((s) => s.recordStepDone('b1', line, 'pdf', { pdf: `${line}.pdf` }, true));
+    });
     const perRow = counter.n / n;
     // PostgreSQL: each of the three writes on the row's hint, the step before the last with its record's upsert
     // (4.25 measured; 6.25 when that step locks and reads the row first). SQLite: 8.38.
