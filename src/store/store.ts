@@ -307,7 +307,6 @@ export interface StoreOptions extends OpenDatabaseOptions {
 /** The default commit window (`StoreOptions.commitWindowMs`, config `store.commitWindowMs`). */
 export const DEFAULT_COMMIT_WINDOW_MS = 20;
 
-/** What `intentIn` hands `intentMove`: the row's write of an intent. */
 /** What this process last saw of a row: its state and its outputs as stored (see `RowHints`). */
 interface RowHint {
   state: RowState;
@@ -364,6 +363,7 @@ class RowHints {
   }
 }
 
+/** What `intentIn` hands `intentMove`: the row's write of an intent. */
 interface IntentMove {
   pg: boolean;
   batchId: string;
