@@ -1927,6 +1927,8 @@ export class Store {
     let withSteps = last && !late ? await this.rowAndSteps(batchId, line, step) : undefined;
     let cur!: { state: RowState; outputs: string | null };
     let merged!: Record<string, OutputValue>;
+    /** The step's record was upserted by the row's write itself (`stepDoneOnHint`). */
+    let recorded = false;
     const to: RowState = last ? 'succeeded' : 'in_flight';
     const now = this.ts();
     if (late) {
@@ -1957,6 +1959,7 @@ export class Store {
       if (moved !== undefined) {
         cur = hint!;
         merged = moved;
+        recorded = true;
       } else {
         const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
         checkStepDone(read.state, read.step_state, line, step, last);
@@ -1970,7 +1973,8 @@ export class Store {
       }
     }
     if (!last) {
-      await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+      if (!recorded)
+        await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
       this.shared.hints?.set(batchId, line, { state: 'in_flight', outputs: encodeObject(merged) });
       return;
     }
@@ -2002,9 +2006,10 @@ export class Store {
 
   /**
    * PostgreSQL, `recordStepDone` of a step before the last on the row's hint (`RowHints`): the row's write (in flight
-   * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses),
-   * returning the step's state, checked after it as the last step's are. The merged outputs when the row moved;
-   * undefined when it did not (nothing written: the locked path runs).
+   * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses), with the
+   * step's record upserted in the same statement only if the row moved, returning the step's state as it was before,
+   * checked after it as the last step's are. The merged outputs when the row moved; undefined when it did not
+   * (nothing written: the locked path runs).
    */
   private async stepDoneOnHint(
     batchId: string,
@@ -2018,12 +2023,14 @@ export class Store {
     daemon?.assertLive();
     const merged = mergedObject(hint.outputs, output);
     const back = await this.sql.get<{ step_state: StepState | null }>(
-      `UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
+      `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
          error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?${HINT_CONDITION}${
            daemon ? ' AND (holder IS NULL OR holder = ?)' : ''
          }
        RETURNING (SELECT s.state FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?)
-         AS step_state`,
+         AS step_state),
+         recorded AS (${stepUpsertIfMoved(1)})
+       SELECT * FROM moved`,
       [
         now,
         step,
@@ -2034,6 +2041,7 @@ export class Store {
         hint.outputs,
         ...(daemon ? [daemon.name] : []),
         step,
+        ...[batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now],
       ],
     );
     if (back === undefined) return undefined;
