@@ -377,8 +377,21 @@ interface IntentMove {
   records: SqlParam[];
 }
 
-/** A row hint (`RowHints`) as a condition of the row's write: its state and stored outputs unchanged. */
-const HINT_CONDITION = ' AND state = ? AND outputs IS NOT DISTINCT FROM ?';
+/**
+ * A row hint (`RowHints`) as a condition of the row's write: its state and stored outputs unchanged and, with several
+ * daemons, the row held by this one (`strict`: rule 8 of ./rows.ts for an intent) or at least by no other (what
+ * `lockRow` refuses).
+ */
+function hintCondition(
+  hint: RowHint,
+  daemon: RowHolder | undefined,
+  strict: boolean,
+): { sql: string; params: SqlParam[] } {
+  const unchanged = ' AND state = ? AND outputs IS NOT DISTINCT FROM ?';
+  if (daemon === undefined) return { sql: unchanged, params: [hint.state, hint.outputs] };
+  const held = strict ? ' AND holder = ?' : ' AND (holder IS NULL OR holder = ?)';
+  return { sql: unchanged + held, params: [hint.state, hint.outputs, daemon.name] };
+}
 
 /** The row's stored outputs with a step's output merged in (its keys replace the row's). */
 function mergedObject(stored: string | null, output: StepOutput): Record<string, OutputValue> {
@@ -1817,11 +1830,12 @@ export class Store {
     const records = intentRecords(batchId, line, step, now, answered);
     const m: IntentMove = { pg: true, batchId, line, step, now, outputs, answered, records };
     const lease = daemon?.leaseHeldSql(this);
-    const moved = await this.intentMove(
-      m,
-      `${HINT_CONDITION}${daemon ? ' AND holder = ?' : ''} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`,
-      [hint.state, hint.outputs, ...(daemon ? [daemon.name] : []), batchId, ...(lease?.params ?? [])],
-    );
+    const held = hintCondition(hint, daemon, true);
+    const moved = await this.intentMove(m, `${held.sql} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`, [
+      ...held.params,
+      batchId,
+      ...(lease?.params ?? []),
+    ]);
     if (moved === undefined) return false;
     checkIntent(hint.state, moved, line, step, answered);
     this.shared.hints!.set(batchId, line, {
@@ -1927,6 +1941,8 @@ export class Store {
     let withSteps = last && !late ? await this.rowAndSteps(batchId, line, step) : undefined;
     let cur!: { state: RowState; outputs: string | null };
     let merged!: Record<string, OutputValue>;
+    /** `merged` as stored (a step before the last: the row's next hint). */
+    let stored: string | null = null;
     /** The step's record was upserted by the row's write itself (`stepDoneOnHint`). */
     let recorded = false;
     const to: RowState = last ? 'succeeded' : 'in_flight';
@@ -1955,27 +1971,29 @@ export class Store {
     } else {
       // PostgreSQL, a step before the last (a charge's creation before its PDF): on the row's hint as the last step.
       const hint = last ? undefined : this.shared.hints?.get(batchId, line);
-      const moved = hint === undefined ? undefined : await this.stepDoneOnHint(batchId, line, step, now, output, hint);
-      if (moved !== undefined) {
-        cur = hint!;
-        merged = moved;
-        recorded = true;
-      } else {
+      if (hint !== undefined) {
+        merged = mergedObject(hint.outputs, output);
+        stored = encodeObject(merged);
+        recorded = await this.stepDoneOnHint(batchId, line, step, now, output, stored, hint);
+        cur = hint;
+      }
+      if (!recorded) {
         const read = withSteps ?? (await this.rowAndStep(batchId, line, step));
         checkStepDone(read.state, read.step_state, line, step, last);
         cur = read;
         merged = mergedObject(cur.outputs, output);
+        stored = encodeObject(merged);
         await this.sql.run(
           `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
            outputs = ? WHERE batch_id = ? AND line = ?`,
-          [to, now, last ? null : step, encodeObject(merged), batchId, line],
+          [to, now, last ? null : step, stored, batchId, line],
         );
       }
     }
     if (!last) {
       if (!recorded)
         await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
-      this.shared.hints?.set(batchId, line, { state: 'in_flight', outputs: encodeObject(merged) });
+      this.shared.hints?.set(batchId, line, { state: 'in_flight', outputs: stored });
       return;
     }
     // The duplicates of the row and its step records, as read with the row (locked): nothing wrote them since.
@@ -2008,8 +2026,8 @@ export class Store {
    * PostgreSQL, `recordStepDone` of a step before the last on the row's hint (`RowHints`): the row's write (in flight
    * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses), with the
    * step's record upserted in the same statement only if the row moved, returning the step's state as it was before,
-   * checked after it as the last step's are. The merged outputs when the row moved; undefined when it did not
-   * (nothing written: the locked path runs).
+   * checked after it as the last step's are. `outputs`: the row's merged outputs as stored. false when the row did not
+   * move (nothing written: the locked path runs).
    */
   private async stepDoneOnHint(
     batchId: string,
@@ -2017,16 +2035,15 @@ export class Store {
     step: string,
     now: string,
     output: StepOutput,
+    outputs: string | null,
     hint: RowHint,
-  ): Promise<Record<string, OutputValue> | undefined> {
+  ): Promise<boolean> {
     const daemon = this.shared.daemon;
     daemon?.assertLive();
-    const merged = mergedObject(hint.outputs, output);
+    const held = hintCondition(hint, daemon, false);
     const back = await this.sql.get<{ step_state: StepState | null }>(
       `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
-         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?${HINT_CONDITION}${
-           daemon ? ' AND (holder IS NULL OR holder = ?)' : ''
-         }
+         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?${held.sql}
        RETURNING (SELECT s.state FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?)
          AS step_state),
          recorded AS (${stepUpsertIfMoved(1)})
@@ -2034,19 +2051,17 @@ export class Store {
       [
         now,
         step,
-        encodeObject(merged),
+        outputs,
         batchId,
         line,
-        hint.state,
-        hint.outputs,
-        ...(daemon ? [daemon.name] : []),
+        ...held.params,
         step,
         ...[batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now],
       ],
     );
-    if (back === undefined) return undefined;
+    if (back === undefined) return false;
     checkStepDone(hint.state, back.step_state, line, step, false);
-    return merged;
+    return true;
   }
 
   /**
@@ -2062,14 +2077,12 @@ export class Store {
     merged: Record<string, OutputValue>,
     hint: RowHint | undefined,
   ): Promise<LastStepBack | undefined> {
-    const daemon = this.shared.daemon;
-    const condition =
-      hint === undefined ? '' : `${HINT_CONDITION}${daemon ? ' AND (holder IS NULL OR holder = ?)' : ''}`;
+    const held = hint === undefined ? undefined : hintCondition(hint, this.shared.daemon, false);
     const params: SqlParam[] = ['succeeded', now, null, encodeObject(merged), batchId, line];
-    if (hint !== undefined) params.push(hint.state, hint.outputs, ...(daemon ? [daemon.name] : []));
+    if (held !== undefined) params.push(...held.params);
     return this.sql.get<LastStepBack>(
       `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
-         outputs = ? WHERE r.batch_id = ? AND r.line = ?${condition}
+         outputs = ? WHERE r.batch_id = ? AND r.line = ?${held?.sql ?? ''}
        RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
          FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
       params,
