@@ -355,12 +355,17 @@ export function decideApproval(
 const EFFECT_BLOCKED = `(b.status = 'awaiting_approval' OR (a.state IS NOT NULL AND a.state <> 'approved'))`;
 
 /**
- * Rule 1 as a condition of a write's WHERE, its one parameter the batch id: true when an effect step of the batch may
- * start (a batch that does not exist refuses nothing, as `assertEffectAllowed`). A write under it that changed
- * nothing asks `assertEffectAllowed` why.
+ * Rule 1 as a condition of a write's WHERE on the batch whose id is the SQL expression `batchId`: true when an effect
+ * step of the batch may start (a batch that does not exist refuses nothing, as `assertEffectAllowed`). A write under
+ * it that changed nothing asks `assertEffectAllowed` why.
  */
-export const EFFECT_ALLOWED = `NOT EXISTS (SELECT 1 FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
-  WHERE b.id = ? AND ${EFFECT_BLOCKED})`;
+export function effectAllowed(batchId: string): string {
+  return `NOT EXISTS (SELECT 1 FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
+  WHERE b.id = ${batchId} AND ${EFFECT_BLOCKED})`;
+}
+
+/** `effectAllowed` of the batch given as the condition's one parameter. */
+export const EFFECT_ALLOWED = effectAllowed('?');
 
 /**
  * Rule 1: throws STORE_AWAITING_APPROVAL when an effect step of the batch may not start. Called inside the

@@ -100,8 +100,9 @@ import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
-import { assertEffectAllowed, EFFECT_ALLOWED } from './approvals.js';
+import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
+import { GroupBatch, type GroupStatement } from './group-batch.js';
 import { deriveIdempotencyKey, naturalKeyDigest } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
@@ -405,6 +406,30 @@ function mergedOutputs(stored: string | null, output: StepOutput): string | null
   return encodeObject(mergedObject(stored, output));
 }
 
+/** A row's last answer parked in its group (`lastStepsWrite`): what `lastStepWrite` is given, outputs encoded. */
+interface LastStepEntry {
+  batchId: string;
+  line: number;
+  now: string;
+  outputs: string | null;
+  hint: RowHint;
+}
+
+/** A row's intent parked in its group (`intentsWrite`): what `intentMove` is given, the hint its condition. */
+interface IntentEntry {
+  move: IntentMove;
+  hint: RowHint;
+  /** The read step whose answer rides in the intent. */
+  other: string | undefined;
+}
+
+/** The group of a write whose hot statements serve the group's rows together (./group-batch.ts). */
+interface RowGroup {
+  batch: GroupBatch;
+  intents: GroupStatement<IntentEntry, IntentStepStates | undefined>;
+  lastSteps: GroupStatement<LastStepEntry, LastStepBack | undefined>;
+}
+
 /** What the last step's write returns (`lastStepWrite`): the row's step records and its duplicates' batches. */
 interface LastStepBack {
   steps: string | null;
@@ -690,14 +715,23 @@ export class Store {
   }
 
   /** This store bound to `tx`: every method of the view runs its statements inside that transaction. */
-  private view(tx: SqlTransaction): Store {
+  private view(tx: SqlTransaction, group?: RowGroup): Store {
     const view = Object.create(this) as Store;
-    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction; atCommit: AtCommit };
+    const bound = view as unknown as { sql: SqlExecutor; tx: SqlTransaction; atCommit: AtCommit; group?: RowGroup };
     bound.sql = tx;
     bound.tx = tx;
     bound.atCommit = new AtCommit();
+    // Set on every view, never inherited: a savepoint's view (made from a write's view) parks nothing, since the
+    // other writes of the group would then run inside that savepoint.
+    bound.group = group;
     return view;
   }
+
+  /**
+   * The group this view's write belongs to, when its hot statements may serve the group's rows together
+   * (./group-batch.ts; PostgreSQL, a group run without savepoints: `groupIn`).
+   */
+  private group: RowGroup | undefined;
 
   /**
    * What this transaction (or savepoint) leaves to its end (`AtCommit`): its `batches.changes` bumps and the step
@@ -708,8 +742,13 @@ export class Store {
   /**
    * Runs fn on a new view of `tx`; once fn succeeded, hands what it left to its end to `into` (a savepoint's parent).
    */
-  private async inView<T>(tx: SqlTransaction, fn: (s: Store) => Promise<T>, into: AtCommit): Promise<T> {
-    const v = this.view(tx);
+  private async inView<T>(
+    tx: SqlTransaction,
+    fn: (s: Store) => Promise<T>,
+    into: AtCommit,
+    group?: RowGroup,
+  ): Promise<T> {
+    const v = this.view(tx, group);
     const result = await fn(v);
     v.atCommit!.handTo(into);
     return result;
@@ -888,14 +927,24 @@ export class Store {
   ): Promise<Array<{ ok: true; value: unknown }>> {
     const results: Array<{ ok: true; value: unknown }> = [];
     const end = new AtCommit();
-    for (const op of ops) {
-      try {
-        results.push({ ok: true, value: await this.inView(tx, op.fn, end) });
-      } catch (error) {
-        // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
-        if (!isRetryableConflict(error)) failed.add(error);
-        throw error;
+    try {
+      if (this.shared.hints !== undefined) {
+        // PostgreSQL: the writes' hot statements may serve the group's rows together (./group-batch.ts).
+        const batch = new GroupBatch();
+        const group: RowGroup = {
+          batch,
+          intents: { run: (entries) => this.intentsWrite(tx, entries) },
+          lastSteps: { run: (entries) => this.lastStepsWrite(tx, entries) },
+        };
+        const values = await batch.run(ops.length, (i) => this.inView(tx, ops[i]!.fn, end, group));
+        for (const value of values) results.push({ ok: true, value });
+      } else {
+        for (const op of ops) results.push({ ok: true, value: await this.inView(tx, op.fn, end) });
       }
+    } catch (error) {
+      // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
+      if (!isRetryableConflict(error)) failed.add(error);
+      throw error;
     }
     await this.applyAtCommit(tx, end);
     return results;
@@ -1829,13 +1878,16 @@ export class Store {
     const outputs = answered === undefined ? undefined : mergedOutputs(hint.outputs, answered.output);
     const records = intentRecords(batchId, line, step, now, answered);
     const m: IntentMove = { pg: true, batchId, line, step, now, outputs, answered, records };
-    const lease = daemon?.leaseHeldSql(this);
-    const held = hintCondition(hint, daemon, true);
-    const moved = await this.intentMove(m, `${held.sql} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`, [
-      ...held.params,
-      batchId,
-      ...(lease?.params ?? []),
-    ]);
+    const group = this.group;
+    let moved: IntentStepStates | undefined;
+    if (group !== undefined) {
+      moved = await group.batch.park(group.intents, { move: m, hint, other: answered?.step });
+    } else {
+      const lease = daemon?.leaseHeldSql(this);
+      const held = hintCondition(hint, daemon, true);
+      const condition = `${held.sql} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`;
+      moved = await this.intentMove(m, condition, [...held.params, batchId, ...(lease?.params ?? [])]);
+    }
     if (moved === undefined) return false;
     checkIntent(hint.state, moved, line, step, answered);
     this.shared.hints!.set(batchId, line, {
@@ -1866,6 +1918,59 @@ export class Store {
        SELECT * FROM moved`,
       [...all, ...intentStepStatesParams(step, answered?.step), ...m.records],
     );
+  }
+
+  /**
+   * `intentOnHint`'s write for the rows of a group (./group-batch.ts), one statement for all: each row moved only on
+   * its own hint's condition, with the holder's, the approval's and the lease's, its step records upserted only if it
+   * moved, its steps' states returned as they were. Each entry's result at its index: undefined for a row that did
+   * not move.
+   */
+  private async intentsWrite(
+    tx: SqlTransaction,
+    entries: readonly IntentEntry[],
+  ): Promise<Array<IntentStepStates | undefined>> {
+    const daemon = this.shared.daemon;
+    const rows: SqlParam[] = [];
+    const records: SqlParam[] = [];
+    for (const { move: m, hint, other } of entries) {
+      const outputs = m.outputs === undefined ? [0, null] : [1, m.outputs];
+      rows.push(m.batchId, m.line, m.now, m.step, other ?? null, ...outputs, hint.state, hint.outputs);
+      records.push(...m.records);
+    }
+    const lease = daemon?.leaseHeldSql(this);
+    const held = daemon === undefined ? '' : ' AND r.holder = ?';
+    const stateOf = (step: string) =>
+      `(SELECT st.state FROM steps st WHERE st.batch_id = r.batch_id AND st.line = r.line AND st.step = ${step})`;
+    const moved = await tx.all<IntentStepStates & { batch_id: string; line: number }>(
+      `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = v.now, current_step = v.step,
+         error_code = NULL, error_message = NULL,
+         outputs = CASE WHEN v.set_outputs = 1 THEN v.outputs ELSE r.outputs END
+       FROM (VALUES ${entries.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
+         AS v (batch_id, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
+       WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
+         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held} AND ${effectAllowed('r.batch_id')}${
+           lease === undefined ? '' : ` AND ${lease.sql}`
+         }
+       RETURNING r.batch_id, r.line, ${stateOf('v.step')} AS step_state, ${stateOf('v.other')} AS other_state),
+         recorded AS (INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message,
+           updated_at)
+         SELECT rec.* FROM (VALUES ${Array.from({ length: records.length / 9 }, () => STEP_RECORD_VALUES).join(', ')})
+           AS rec (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+         JOIN moved ON moved.batch_id = rec.batch_id AND moved.line = rec.line
+         ${STEP_UPSERT_CONFLICT})
+       SELECT * FROM moved`,
+      [...rows, ...(daemon === undefined ? [] : [daemon.name]), ...(lease?.params ?? []), ...records],
+    );
+    const byRow = new Map<string, IntentStepStates>();
+    for (const r of moved) {
+      byRow.set(`${r.line}\n${r.batch_id}`, { step_state: r.step_state, other_state: r.other_state ?? null });
+    }
+    return entries.map(({ move: m, other }) => {
+      const states = byRow.get(`${m.line}\n${m.batchId}`);
+      // Without a riding answer the intent's states are the step's alone, as `intentMove` returns them.
+      return states === undefined || other !== undefined ? states : { step_state: states.step_state };
+    });
   }
 
   /**
@@ -1953,7 +2058,11 @@ export class Store {
       if (hint !== undefined) {
         this.shared.daemon?.assertLive();
         merged = mergedObject(hint.outputs, output);
-        back = await this.lastStepWrite(batchId, line, now, merged, hint);
+        const group = this.group;
+        back =
+          group === undefined
+            ? await this.lastStepWrite(batchId, line, now, merged, hint)
+            : await group.batch.park(group.lastSteps, { batchId, line, now, outputs: encodeObject(merged), hint });
         cur = hint;
       }
       if (back === undefined) {
@@ -2087,6 +2196,34 @@ export class Store {
          FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
       params,
     );
+  }
+
+  /**
+   * `lastStepWrite` on their hints for the rows of a group (./group-batch.ts): one statement for all, each row moved
+   * only on its own hint's condition. Each entry's result at its index: undefined for a row that did not move.
+   */
+  private async lastStepsWrite(
+    tx: SqlTransaction,
+    entries: readonly LastStepEntry[],
+  ): Promise<Array<LastStepBack | undefined>> {
+    const daemon = this.shared.daemon;
+    const params: SqlParam[] = [];
+    for (const e of entries) params.push(e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
+    if (daemon !== undefined) params.push(daemon.name);
+    const moved = await tx.all<LastStepBack & { batch_id: string; line: number }>(
+      `UPDATE rows AS r SET state = 'succeeded', updated_at = v.now, current_step = NULL, error_code = NULL,
+         error_message = NULL, outputs = v.outputs
+       FROM (VALUES ${entries.map(() => '(?, ?::integer, ?, ?, ?, ?)').join(', ')})
+         AS v (batch_id, line, now, outputs, hint_state, hint_outputs)
+       WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
+         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${daemon === undefined ? '' : ' AND (r.holder IS NULL OR r.holder = ?)'}
+       RETURNING r.batch_id, r.line, (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
+         FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
+      params,
+    );
+    const byRow = new Map<string, LastStepBack>();
+    for (const m of moved) byRow.set(`${m.line}\n${m.batch_id}`, { steps: m.steps, dups: m.dups });
+    return entries.map((e) => byRow.get(`${e.line}\n${e.batchId}`));
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
@@ -2397,6 +2534,9 @@ function assertHeldBy(daemon: RowHolder, holder: string | null, batchId: string,
   }
 }
 
+/** A step record's values in a SELECT's VALUES, typed: PostgreSQL cannot take them from the columns there. */
+const STEP_RECORD_VALUES = '(?::text, ?::integer, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text, ?::text)';
+
 /** What a step record upsert does to a record already there (`stepUpsert`, `stepUpsertIfMoved`). */
 const STEP_UPSERT_CONFLICT = `ON CONFLICT (batch_id, line, step) DO UPDATE SET
     state = excluded.state,
@@ -2423,9 +2563,8 @@ function stepUpsert(n: number): string {
  * if the row moved (`recordIntent`). The values are typed: in a SELECT, PostgreSQL cannot take them from the columns.
  */
 function stepUpsertIfMoved(n: number): string {
-  const values = '(?::text, ?::integer, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text, ?::text)';
   return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-  SELECT * FROM (VALUES ${Array.from({ length: n }, () => values).join(', ')})
+  SELECT * FROM (VALUES ${Array.from({ length: n }, () => STEP_RECORD_VALUES).join(', ')})
     AS v (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
   WHERE EXISTS (SELECT 1 FROM moved)
   ${STEP_UPSERT_CONFLICT}`;
