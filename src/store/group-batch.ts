@@ -10,10 +10,11 @@
  * is what each write's own statement would have changed, as if the writes had run in this order: every write that did
  * not park, then the parked ones. The group commits all of them or none, so no other transaction sees the difference.
  *
- * What a parked statement may be: the FIRST statement of its write (nothing of the write ran before it that a later
- * write could depend on), about its row alone, and a compare-and-set (it changes nothing when its condition fails,
- * and its write then takes the path it takes without the group). A write that throws ends the group: every parked
- * write is rejected with its error (the group is run again a savepoint each, without parking: ./store.ts `flush`).
+ * What a parked statement may be: about its row alone, after statements of its write about that row alone (nothing a
+ * later write could depend on), and a compare-and-set (it changes nothing when its condition fails, and its write then
+ * takes the path it takes without the group). A write that throws ends the group: every parked write is rejected
+ * with its error (the group is run again a savepoint each, without parking: ./store.ts `flush`). Nothing parks inside
+ * a savepoint: the other writes would run inside it, and be undone with it.
  */
 
 /** A kind of statement that serves several parked writes at once. */

@@ -33,6 +33,8 @@
  * both; test/store.test.ts ("concurrent transactions") runs each race on both engines. On PostgreSQL the hot path's
  * writes (an intent, a step's answer) may instead make what this process last read of the row its write's
  * condition (`RowHints`: compare and set), a round trip fewer each; the locked read runs when the condition fails.
+ * Within a group commit those writes (the intents, the last answers) are one statement for the group's rows
+ * (./group-batch.ts: each row still moves only on its own condition, and takes its locked path when it did not).
  *
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
  * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
@@ -417,11 +419,49 @@ interface LastStepEntry {
 
 /** A row's intent parked in its group (`intentsWrite`): what `intentMove` is given, the hint its condition. */
 interface IntentEntry {
+  batchId: string;
+  line: number;
   move: IntentMove;
   hint: RowHint;
   /** The read step whose answer rides in the intent. */
   other: string | undefined;
 }
+
+/** A row a group statement moved (`onePerRow`). */
+interface MovedRow {
+  batch_id: string;
+  line: number;
+}
+
+/**
+ * A group statement's entries (./group-batch.ts) one per row: the first entry of a row goes in the statement (`run`,
+ * which returns the rows it moved); a later entry of the same row is answered undefined (not moved: its write takes
+ * its locked path, after the first's, as it would have without the group). Each entry's result at its index.
+ */
+async function onePerRow<E extends { batchId: string; line: number }, M extends MovedRow>(
+  entries: readonly E[],
+  run: (kept: readonly E[]) => Promise<M[]>,
+): Promise<Array<M | undefined>> {
+  const rowKey = (batchId: string, line: number) => `${line}\n${batchId}`;
+  const first = new Map<string, number>();
+  const kept: E[] = [];
+  for (const [i, e] of entries.entries()) {
+    const key = rowKey(e.batchId, e.line);
+    if (first.has(key)) continue;
+    first.set(key, i);
+    kept.push(e);
+  }
+  const moved = new Map<string, M>();
+  for (const m of await run(kept)) moved.set(rowKey(m.batch_id, m.line), m);
+  return entries.map((e, i) => {
+    const key = rowKey(e.batchId, e.line);
+    return first.get(key) === i ? moved.get(key) : undefined;
+  });
+}
+
+/** A succeeded row's step records as JSON, for the last answer's RETURNING (`lastStepWrite`, `heldSteps` reads it). */
+const STEPS_JSON = `(SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
+  FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text`;
 
 /** The group of a write whose hot statements serve the group's rows together (./group-batch.ts). */
 interface RowGroup {
@@ -1881,7 +1921,7 @@ export class Store {
     const group = this.group;
     let moved: IntentStepStates | undefined;
     if (group !== undefined) {
-      moved = await group.batch.park(group.intents, { move: m, hint, other: answered?.step });
+      moved = await group.batch.park(group.intents, { batchId, line, move: m, hint, other: answered?.step });
     } else {
       const lease = daemon?.leaseHeldSql(this);
       const held = hintCondition(hint, daemon, true);
@@ -1931,22 +1971,23 @@ export class Store {
     entries: readonly IntentEntry[],
   ): Promise<Array<IntentStepStates | undefined>> {
     const daemon = this.shared.daemon;
-    const rows: SqlParam[] = [];
-    const records: SqlParam[] = [];
-    for (const { move: m, hint, other } of entries) {
-      const outputs = m.outputs === undefined ? [0, null] : [1, m.outputs];
-      rows.push(m.batchId, m.line, m.now, m.step, other ?? null, ...outputs, hint.state, hint.outputs);
-      records.push(...m.records);
-    }
     const lease = daemon?.leaseHeldSql(this);
     const held = daemon === undefined ? '' : ' AND r.holder = ?';
     const stateOf = (step: string) =>
       `(SELECT st.state FROM steps st WHERE st.batch_id = r.batch_id AND st.line = r.line AND st.step = ${step})`;
-    const moved = await tx.all<IntentStepStates & { batch_id: string; line: number }>(
-      `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = v.now, current_step = v.step,
+    const moved = await onePerRow(entries, (kept) => {
+      const rows: SqlParam[] = [];
+      const records: SqlParam[] = [];
+      for (const { move: m, hint, other } of kept) {
+        const outputs = m.outputs === undefined ? [0, null] : [1, m.outputs];
+        rows.push(m.batchId, m.line, m.now, m.step, other ?? null, ...outputs, hint.state, hint.outputs);
+        records.push(...m.records);
+      }
+      return tx.all<IntentStepStates & MovedRow>(
+        `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = v.now, current_step = v.step,
          error_code = NULL, error_message = NULL,
          outputs = CASE WHEN v.set_outputs = 1 THEN v.outputs ELSE r.outputs END
-       FROM (VALUES ${entries.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
+       FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
          AS v (batch_id, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
        WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
          AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held} AND ${effectAllowed('r.batch_id')}${
@@ -1960,17 +2001,17 @@ export class Store {
          JOIN moved ON moved.batch_id = rec.batch_id AND moved.line = rec.line
          ${STEP_UPSERT_CONFLICT})
        SELECT * FROM moved`,
-      [...rows, ...(daemon === undefined ? [] : [daemon.name]), ...(lease?.params ?? []), ...records],
-    );
-    const byRow = new Map<string, IntentStepStates>();
-    for (const r of moved) {
-      byRow.set(`${r.line}\n${r.batch_id}`, { step_state: r.step_state, other_state: r.other_state ?? null });
-    }
-    return entries.map(({ move: m, other }) => {
-      const states = byRow.get(`${m.line}\n${m.batchId}`);
-      // Without a riding answer the intent's states are the step's alone, as `intentMove` returns them.
-      return states === undefined || other !== undefined ? states : { step_state: states.step_state };
+        [...rows, ...(daemon === undefined ? [] : [daemon.name]), ...(lease?.params ?? []), ...records],
+      );
     });
+    // Without a riding answer the intent's states are the step's alone, as `intentMove` returns them.
+    return moved.map((m, i) =>
+      m === undefined
+        ? undefined
+        : entries[i]!.other === undefined
+          ? { step_state: m.step_state }
+          : { step_state: m.step_state, other_state: m.other_state ?? null },
+    );
   }
 
   /**
@@ -2192,8 +2233,7 @@ export class Store {
     return this.sql.get<LastStepBack>(
       `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
          outputs = ? WHERE r.batch_id = ? AND r.line = ?${held?.sql ?? ''}
-       RETURNING (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
-         FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
+       RETURNING ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
       params,
     );
   }
@@ -2207,23 +2247,22 @@ export class Store {
     entries: readonly LastStepEntry[],
   ): Promise<Array<LastStepBack | undefined>> {
     const daemon = this.shared.daemon;
-    const params: SqlParam[] = [];
-    for (const e of entries) params.push(e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
-    if (daemon !== undefined) params.push(daemon.name);
-    const moved = await tx.all<LastStepBack & { batch_id: string; line: number }>(
-      `UPDATE rows AS r SET state = 'succeeded', updated_at = v.now, current_step = NULL, error_code = NULL,
-         error_message = NULL, outputs = v.outputs
-       FROM (VALUES ${entries.map(() => '(?, ?::integer, ?, ?, ?, ?)').join(', ')})
-         AS v (batch_id, line, now, outputs, hint_state, hint_outputs)
-       WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
-         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${daemon === undefined ? '' : ' AND (r.holder IS NULL OR r.holder = ?)'}
-       RETURNING r.batch_id, r.line, (SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
-         FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text AS steps, ${this.duplicatedIn} AS dups`,
-      params,
-    );
-    const byRow = new Map<string, LastStepBack>();
-    for (const m of moved) byRow.set(`${m.line}\n${m.batch_id}`, { steps: m.steps, dups: m.dups });
-    return entries.map((e) => byRow.get(`${e.line}\n${e.batchId}`));
+    const held = daemon === undefined ? '' : ' AND (r.holder IS NULL OR r.holder = ?)';
+    return onePerRow(entries, (kept) => {
+      const params: SqlParam[] = [];
+      for (const e of kept) params.push(e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
+      if (daemon !== undefined) params.push(daemon.name);
+      return tx.all<LastStepBack & MovedRow>(
+        `UPDATE rows AS r SET state = 'succeeded', updated_at = v.now, current_step = NULL, error_code = NULL,
+           error_message = NULL, outputs = v.outputs
+         FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?)').join(', ')})
+           AS v (batch_id, line, now, outputs, hint_state, hint_outputs)
+         WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
+           AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held}
+         RETURNING r.batch_id, r.line, ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
+        params,
+      );
+    });
   }
 
   /** The step's outcome is unknown (timeout, dropped connection, 5xx): it may have acted at the bank. */
