@@ -417,8 +417,11 @@ interface LastStepEntry {
   hint: RowHint;
 }
 
-/** A row's intent parked in its group (`intentsWrite`): what `intentMove` is given, the hint its condition. */
-interface IntentEntry {
+/**
+ * A row moved in flight in its group (`inFlightWrite`): an intent (what `intentMove` is given) or the answer of a step
+ * before the last (its step record in `records`), the hint its condition.
+ */
+interface InFlightEntry {
   batchId: string;
   line: number;
   move: IntentMove;
@@ -466,7 +469,8 @@ const STEPS_JSON = `(SELECT json_agg(json_build_array(s.step, s.state, s.attempt
 /** The group of a write whose hot statements serve the group's rows together (./group-batch.ts). */
 interface RowGroup {
   batch: GroupBatch;
-  intents: GroupStatement<IntentEntry, IntentStepStates | undefined>;
+  intents: GroupStatement<InFlightEntry, IntentStepStates | undefined>;
+  answers: GroupStatement<InFlightEntry, IntentStepStates | undefined>;
   lastSteps: GroupStatement<LastStepEntry, LastStepBack | undefined>;
 }
 
@@ -973,7 +977,8 @@ export class Store {
         const batch = new GroupBatch();
         const group: RowGroup = {
           batch,
-          intents: { run: (entries) => this.intentsWrite(tx, entries) },
+          intents: { run: (entries) => this.inFlightWrite(tx, entries, true) },
+          answers: { run: (entries) => this.inFlightWrite(tx, entries, false) },
           lastSteps: { run: (entries) => this.lastStepsWrite(tx, entries) },
         };
         const values = await batch.run(ops.length, (i) => this.inView(tx, ops[i]!.fn, end, group));
@@ -1961,18 +1966,21 @@ export class Store {
   }
 
   /**
-   * `intentOnHint`'s write for the rows of a group (./group-batch.ts), one statement for all: each row moved only on
-   * its own hint's condition, with the holder's, the approval's and the lease's, its step records upserted only if it
-   * moved, its steps' states returned as they were. Each entry's result at its index: undefined for a row that did
-   * not move.
+   * The rows of a group moved in flight on their hints (./group-batch.ts), one statement for all: `intentOnHint`'s
+   * write (`intent`: the holder's, the approval's and the lease's conditions besides the hint's) or
+   * `stepDoneOnHint`'s (not held by another daemon, as `lockRow` refuses). Each row moved only on its own conditions,
+   * its step records upserted only if it moved, its steps' states returned as they were. Each entry's result at its
+   * index: undefined for a row that did not move.
    */
-  private async intentsWrite(
+  private async inFlightWrite(
     tx: SqlTransaction,
-    entries: readonly IntentEntry[],
+    entries: readonly InFlightEntry[],
+    intent: boolean,
   ): Promise<Array<IntentStepStates | undefined>> {
     const daemon = this.shared.daemon;
-    const lease = daemon?.leaseHeldSql(this);
-    const held = daemon === undefined ? '' : ' AND r.holder = ?';
+    const lease = intent ? daemon?.leaseHeldSql(this) : undefined;
+    const held = daemon === undefined ? '' : intent ? ' AND r.holder = ?' : ' AND (r.holder IS NULL OR r.holder = ?)';
+    const allowed = intent ? ` AND ${effectAllowed('r.batch_id')}` : '';
     const stateOf = (step: string) =>
       `(SELECT st.state FROM steps st WHERE st.batch_id = r.batch_id AND st.line = r.line AND st.step = ${step})`;
     const moved = await onePerRow(entries, (kept) => {
@@ -1990,7 +1998,7 @@ export class Store {
        FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
          AS v (batch_id, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
        WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
-         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held} AND ${effectAllowed('r.batch_id')}${
+         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held}${allowed}${
            lease === undefined ? '' : ` AND ${lease.sql}`
          }
        RETURNING r.batch_id, r.line, ${stateOf('v.step')} AS step_state, ${stateOf('v.other')} AS other_state),
@@ -2004,7 +2012,7 @@ export class Store {
         [...rows, ...(daemon === undefined ? [] : [daemon.name]), ...(lease?.params ?? []), ...records],
       );
     });
-    // Without a riding answer the intent's states are the step's alone, as `intentMove` returns them.
+    // Without a riding answer the states are the step's alone, as `intentMove` and `stepDoneOnHint` return them.
     return moved.map((m, i) =>
       m === undefined
         ? undefined
@@ -2190,6 +2198,15 @@ export class Store {
   ): Promise<boolean> {
     const daemon = this.shared.daemon;
     daemon?.assertLive();
+    const record = [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now];
+    const group = this.group;
+    if (group !== undefined) {
+      const move: IntentMove = { pg: true, batchId, line, step, now, outputs, answered: undefined, records: record };
+      const moved = await group.batch.park(group.answers, { batchId, line, move, hint, other: undefined });
+      if (moved === undefined) return false;
+      checkStepDone(hint.state, moved.step_state, line, step, false);
+      return true;
+    }
     const held = hintCondition(hint, daemon, false);
     const back = await this.sql.get<{ step_state: StepState | null }>(
       `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
@@ -2198,16 +2215,7 @@ export class Store {
          AS step_state),
          recorded AS (${stepUpsertIfMoved(1)})
        SELECT * FROM moved`,
-      [
-        now,
-        step,
-        outputs,
-        batchId,
-        line,
-        ...held.params,
-        step,
-        ...[batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now],
-      ],
+      [now, step, outputs, batchId, line, ...held.params, step, ...record],
     );
     if (back === undefined) return false;
     checkStepDone(hint.state, back.step_state, line, step, false);
