@@ -33,8 +33,8 @@
  * both; test/store.test.ts ("concurrent transactions") runs each race on both engines. On PostgreSQL the hot path's
  * writes (an intent, a step's answer) may instead make what this process last read of the row its write's
  * condition (`RowHints`: compare and set), a round trip fewer each; the locked read runs when the condition fails.
- * Within a group commit those writes (the intents, the last answers) are one statement for the group's rows
- * (./group-batch.ts: each row still moves only on its own condition, and takes its locked path when it did not).
+ * Within a group commit those writes (the intents, the steps' answers) are one statement for the group's rows of each
+ * kind (./group-batch.ts: each row still moves only on its own condition, and takes its locked path when it did not).
  *
  * Several daemons on one PostgreSQL store (./leases.ts, rule 8 of ./rows.ts): a daemon's lease is bound to its store
  * (`bindDaemon`); from then on `lockRow` refuses a row another daemon holds, and `recordIntent` a row this daemon does
@@ -2185,7 +2185,8 @@ export class Store {
    * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses), with the
    * step's record upserted in the same statement only if the row moved, returning the step's state as it was before,
    * checked after it as the last step's are. `outputs`: the row's merged outputs as stored. false when the row did not
-   * move (nothing written: the locked path runs).
+   * move (nothing written: the locked path runs). In a group (./group-batch.ts), that write is the group's statement
+   * for its rows (`inFlightWrite`).
    */
   private async stepDoneOnHint(
     batchId: string,
