@@ -160,6 +160,21 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     await store?.close();
   });
 
+  /** What another process does to the store meanwhile (its own handle), behind this store's back. */
+  async function behindItsBack(fn: (other: Store) => Promise<void>): Promise<void> {
+    const other = await engine.reopen(store);
+    try {
+      await fn(other);
+    } finally {
+      await other.close();
+    }
+  }
+
+  /** Sets a row's outputs of 'b1' as stored, by SQL (what a later release of remessa might do). */
+  async function setOutputs(s: Store, line: number, outputs: Record<string, unknown>): Promise<void> {
+    await s.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [encodeObject(outputs), 'b1', line]);
+  }
+
   it('reads back every row exactly as it was given: keys, natural key, parsed row, outputs', async () => {
     await newBatch(store, 'b1');
     const given = [billRow(2), billRow(3, 'explicit-key-3'), billRow(4)];
@@ -275,17 +290,12 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     await store.finishIngest('b1', 'all-or-nothing');
     expect((await store.rowsAfter('b1', 0, 8))[0]?.state).toBe('pending'); // read: pending, no outputs
     // Another process answers the lookup meanwhile: the row is in flight with its outputs.
-    const other = await engine.reopen(store);
-    try {
+    await behindItsBack(async (other) => {
       await other.recordStepDone('b1', 2, 'lookup', LOOKUP(2), false);
       await store.recordIntent('b1', 2, 'pay'); // checked on in_flight, not on the pending it read
-      // And changes the row's outputs once more (what a later release of remessa might do): kept when the answer
-      // is merged in.
-      const outputs = encodeObject({ ...LOOKUP(2), note: 'kept' });
-      await other.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [outputs, 'b1', 2]);
-    } finally {
-      await other.close();
-    }
+      // And changes the row's outputs once more: kept when the answer is merged in.
+      await setOutputs(other, 2, { ...LOOKUP(2), note: 'kept' });
+    });
     await store.recordStepDone('b1', 2, 'pay', PAY(2), true);
     const row = (await store.getRow('b1', 2))!;
     expect(row.state).toBe('succeeded');
@@ -295,34 +305,19 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
   it("a group's writes on their hints: each row moves on its own condition, a row changed behind its back on what the database holds", async () => {
     const lines = await pendingBills(store, 6);
     expect((await store.rowsAfter('b1', 0, 8)).map((r) => r.state)).toEqual(Array(6).fill('pending')); // hints
-    const other = await engine.reopen(store);
-    try {
+    await behindItsBack(async (other) => {
       // Another process answers row 3's lookup (in flight, with outputs) and changes row 5's outputs.
       await other.recordStepDone('b1', 3, 'lookup', LOOKUP(3), false);
-      await other.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [
-        encodeObject({ note: 'five' }),
-        'b1',
-        5,
-      ]);
-    } finally {
-      await other.close();
-    }
+      await setOutputs(other, 5, { note: 'five' });
+    });
     // The six intents queued in one tick: one group (on PostgreSQL, one statement for the rows whose hint holds).
     const counter = countStatements(store);
     await Promise.all(lines.map((l) => store.write((s) => s.recordIntent('b1', l, 'pay'), { gather: true })));
     const intents = counter.n;
-    const back = await engine.reopen(store);
-    try {
-      // Between the intents and the answers, row 6's outputs change behind the store's back.
-      const six = await back.getRow('b1', 6);
-      await back.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [
-        encodeObject({ ...six!.outputs, note: 'six' }),
-        'b1',
-        6,
-      ]);
-    } finally {
-      await back.close();
-    }
+    // Between the intents and the answers, row 6's outputs change behind the store's back.
+    await behindItsBack(async (other) =>
+      setOutputs(other, 6, { ...(await other.getRow('b1', 6))!.outputs, note: 'six' }),
+    );
     await Promise.all(
       lines.map((l) =>
         store.write((s) => s.recordStepDone('b1', l, 'pay', PAY(l), true), { durable: false, gather: true }),
@@ -348,16 +343,7 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
   it("a group's answers of a step before the last: each row on its own condition, one changed behind its back kept", async () => {
     const lines = await pendingBills(store, 4);
     await store.rowsAfter('b1', 0, 8); // the hints: pending, no outputs
-    const other = await engine.reopen(store);
-    try {
-      await other.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [
-        encodeObject({ note: 'three' }),
-        'b1',
-        3,
-      ]);
-    } finally {
-      await other.close();
-    }
+    await behindItsBack((other) => setOutputs(other, 3, { note: 'three' }));
     const counter = countStatements(store);
     await Promise.all(lines.map((l) => store.write((s) => s.recordStepDone('b1', l, 'lookup', LOOKUP(l), false))));
     const statements = counter.n;
@@ -391,13 +377,7 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     await store.ingest('b1', [billRow(2)]);
     await store.finishIngest('b1', 'all-or-nothing');
     expect((await store.rowsAfter('b1', 0, 8))[0]?.outputs).toEqual({}); // read: no outputs
-    const other = await engine.reopen(store);
-    try {
-      const outputs = encodeObject({ note: 'kept' });
-      await other.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [outputs, 'b1', 2]);
-    } finally {
-      await other.close();
-    }
+    await behindItsBack((other) => setOutputs(other, 2, { note: 'kept' }));
     await store.recordStepDone('b1', 2, 'lookup', LOOKUP(2), false);
     expect((await store.getRow('b1', 2))?.outputs).toEqual({ note: 'kept', ...LOOKUP(2) });
     // The next answer goes on the hint the locked path left: its step's record is written with it.
