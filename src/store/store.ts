@@ -381,19 +381,15 @@ interface IntentMove {
 }
 
 /**
- * A row hint (`RowHints`) as a condition of the row's write: its state and stored outputs unchanged and, with several
- * daemons, the row held by this one (`strict`: rule 8 of ./rows.ts for an intent) or at least by no other (what
- * `lockRow` refuses).
+ * Row hints (`RowHints`) as the condition of a write of `rows AS r` joined with the values `v` that carry each row's
+ * hint (`hint_state`, `hint_outputs`): its state and stored outputs unchanged and, with several daemons, the row held
+ * by this one (`strict`: rule 8 of ./rows.ts for an intent) or at least by no other (what `lockRow` refuses). Its one
+ * parameter, with a daemon: the daemon's name.
  */
-function hintCondition(
-  hint: RowHint,
-  daemon: RowHolder | undefined,
-  strict: boolean,
-): { sql: string; params: SqlParam[] } {
-  const unchanged = ' AND state = ? AND outputs IS NOT DISTINCT FROM ?';
-  if (daemon === undefined) return { sql: unchanged, params: [hint.state, hint.outputs] };
-  const held = strict ? ' AND holder = ?' : ' AND (holder IS NULL OR holder = ?)';
-  return { sql: unchanged + held, params: [hint.state, hint.outputs, daemon.name] };
+function hintCondition(daemon: RowHolder | undefined, strict: boolean): string {
+  const unchanged = ' AND r.state = v.hint_state AND r.outputs IS NOT DISTINCT FROM v.hint_outputs';
+  if (daemon === undefined) return unchanged;
+  return unchanged + (strict ? ' AND r.holder = ?' : ' AND (r.holder IS NULL OR r.holder = ?)');
 }
 
 /** The row's stored outputs with a step's output merged in (its keys replace the row's). */
@@ -408,7 +404,7 @@ function mergedOutputs(stored: string | null, output: StepOutput): string | null
   return encodeObject(mergedObject(stored, output));
 }
 
-/** A row's last answer parked in its group (`lastStepsWrite`): what `lastStepWrite` is given, outputs encoded. */
+/** A row's last answer on its hint (`lastStepsWrite`): what `lastStepWrite` is given, outputs encoded. */
 interface LastStepEntry {
   batchId: string;
   line: number;
@@ -418,17 +414,10 @@ interface LastStepEntry {
 }
 
 /**
- * A row moved in flight in its group (`inFlightWrite`): an intent (what `intentMove` is given) or the answer of a step
+ * A row moved in flight on its hint (`inFlightWrite`): an intent (what `intentMove` is given) or the answer of a step
  * before the last (its step record in `records`), the hint its condition.
  */
-interface InFlightEntry {
-  batchId: string;
-  line: number;
-  move: IntentMove;
-  hint: RowHint;
-  /** The read step whose answer rides in the intent. */
-  other: string | undefined;
-}
+type InFlightEntry = IntentMove & { hint: RowHint };
 
 /** A row a group statement moved (`onePerRow`). */
 interface MovedRow {
@@ -1922,17 +1911,13 @@ export class Store {
     const now = this.ts();
     const outputs = answered === undefined ? undefined : mergedOutputs(hint.outputs, answered.output);
     const records = intentRecords(batchId, line, step, now, answered);
-    const m: IntentMove = { pg: true, batchId, line, step, now, outputs, answered, records };
+    const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered, records, hint };
+    // In a group, the group's statement for its rows; alone, the same statement for this row.
     const group = this.group;
-    let moved: IntentStepStates | undefined;
-    if (group !== undefined) {
-      moved = await group.batch.park(group.intents, { batchId, line, move: m, hint, other: answered?.step });
-    } else {
-      const lease = daemon?.leaseHeldSql(this);
-      const held = hintCondition(hint, daemon, true);
-      const condition = `${held.sql} AND ${EFFECT_ALLOWED}${lease ? ` AND ${lease.sql}` : ''}`;
-      moved = await this.intentMove(m, condition, [...held.params, batchId, ...(lease?.params ?? [])]);
-    }
+    const moved =
+      group === undefined
+        ? (await this.inFlightWrite(this.sql, [entry], true))[0]
+        : await group.batch.park(group.intents, entry);
     if (moved === undefined) return false;
     checkIntent(hint.state, moved, line, step, answered);
     this.shared.hints!.set(batchId, line, {
@@ -1966,41 +1951,39 @@ export class Store {
   }
 
   /**
-   * The rows of a group moved in flight on their hints (./group-batch.ts), one statement for all: `intentOnHint`'s
-   * write (`intent`: the holder's, the approval's and the lease's conditions besides the hint's) or
-   * `stepDoneOnHint`'s (not held by another daemon, as `lockRow` refuses). Each row moved only on its own conditions,
-   * its step records upserted only if it moved, its steps' states returned as they were. Each entry's result at its
-   * index: undefined for a row that did not move.
+   * Rows moved in flight on their hints (`RowHints`), one statement for all (a group's rows, ./group-batch.ts, or one
+   * row): `intentOnHint`'s write (`intent`: the holder's, the approval's and the lease's conditions besides the
+   * hint's) or `stepDoneOnHint`'s (not held by another daemon, as `lockRow` refuses). Each row moved only on its own
+   * conditions, its step records upserted only if it moved, its steps' states returned as they were. Each entry's
+   * result at its index: undefined for a row that did not move.
    */
   private async inFlightWrite(
-    tx: SqlTransaction,
+    sql: SqlExecutor,
     entries: readonly InFlightEntry[],
     intent: boolean,
   ): Promise<Array<IntentStepStates | undefined>> {
     const daemon = this.shared.daemon;
     const lease = intent ? daemon?.leaseHeldSql(this) : undefined;
-    const held = daemon === undefined ? '' : intent ? ' AND r.holder = ?' : ' AND (r.holder IS NULL OR r.holder = ?)';
     const allowed = intent ? ` AND ${effectAllowed('r.batch_id')}` : '';
     const stateOf = (step: string) =>
       `(SELECT st.state FROM steps st WHERE st.batch_id = r.batch_id AND st.line = r.line AND st.step = ${step})`;
     const moved = await onePerRow(entries, (kept) => {
       const rows: SqlParam[] = [];
       const records: SqlParam[] = [];
-      for (const { move: m, hint, other } of kept) {
-        const outputs = m.outputs === undefined ? [0, null] : [1, m.outputs];
-        rows.push(m.batchId, m.line, m.now, m.step, other ?? null, ...outputs, hint.state, hint.outputs);
-        records.push(...m.records);
+      for (const e of kept) {
+        const outputs = e.outputs === undefined ? [0, null] : [1, e.outputs];
+        rows.push(e.batchId, e.line, e.now, e.step, e.answered?.step ?? null, ...outputs, e.hint.state, e.hint.outputs);
+        records.push(...e.records);
       }
-      return tx.all<IntentStepStates & MovedRow>(
+      return sql.all<IntentStepStates & MovedRow>(
         `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = v.now, current_step = v.step,
          error_code = NULL, error_message = NULL,
          outputs = CASE WHEN v.set_outputs = 1 THEN v.outputs ELSE r.outputs END
        FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
          AS v (batch_id, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
-       WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
-         AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held}${allowed}${
-           lease === undefined ? '' : ` AND ${lease.sql}`
-         }
+       WHERE r.batch_id = v.batch_id AND r.line = v.line${hintCondition(daemon, intent)}${allowed}${
+         lease === undefined ? '' : ` AND ${lease.sql}`
+       }
        RETURNING r.batch_id, r.line, ${stateOf('v.step')} AS step_state, ${stateOf('v.other')} AS other_state),
          recorded AS (INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message,
            updated_at)
@@ -2016,7 +1999,7 @@ export class Store {
     return moved.map((m, i) =>
       m === undefined
         ? undefined
-        : entries[i]!.other === undefined
+        : entries[i]!.answered === undefined
           ? { step_state: m.step_state }
           : { step_state: m.step_state, other_state: m.other_state ?? null },
     );
@@ -2107,11 +2090,13 @@ export class Store {
       if (hint !== undefined) {
         this.shared.daemon?.assertLive();
         merged = mergedObject(hint.outputs, output);
+        // In a group, the group's statement for its rows; alone, the same statement for this row.
+        const entry: LastStepEntry = { batchId, line, now, outputs: encodeObject(merged), hint };
         const group = this.group;
         back =
           group === undefined
-            ? await this.lastStepWrite(batchId, line, now, merged, hint)
-            : await group.batch.park(group.lastSteps, { batchId, line, now, outputs: encodeObject(merged), hint });
+            ? (await this.lastStepsWrite(this.sql, [entry]))[0]
+            : await group.batch.park(group.lastSteps, entry);
         cur = hint;
       }
       if (back === undefined) {
@@ -2119,7 +2104,7 @@ export class Store {
         if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
         cur = locked;
         merged = mergedObject(cur.outputs, output);
-        back = await this.lastStepWrite(batchId, line, now, merged, undefined);
+        back = await this.lastStepWrite(batchId, line, now, merged);
         if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
       }
       this.shared.hints!.delete(batchId, line);
@@ -2185,8 +2170,8 @@ export class Store {
    * with the merged outputs) on the hint's condition and not held by another daemon (what `lockRow` refuses), with the
    * step's record upserted in the same statement only if the row moved, returning the step's state as it was before,
    * checked after it as the last step's are. `outputs`: the row's merged outputs as stored. false when the row did not
-   * move (nothing written: the locked path runs). In a group (./group-batch.ts), that write is the group's statement
-   * for its rows (`inFlightWrite`).
+   * move (nothing written: the locked path runs). The write is `inFlightWrite`'s: in a group (./group-batch.ts), the
+   * group's statement for its rows.
    */
   private async stepDoneOnHint(
     batchId: string,
@@ -2197,77 +2182,59 @@ export class Store {
     outputs: string | null,
     hint: RowHint,
   ): Promise<boolean> {
-    const daemon = this.shared.daemon;
-    daemon?.assertLive();
-    const record = [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now];
+    this.shared.daemon?.assertLive();
+    const records = [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now];
+    const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered: undefined, records, hint };
+    // In a group, the group's statement for its rows; alone, the same statement for this row.
     const group = this.group;
-    if (group !== undefined) {
-      const move: IntentMove = { pg: true, batchId, line, step, now, outputs, answered: undefined, records: record };
-      const moved = await group.batch.park(group.answers, { batchId, line, move, hint, other: undefined });
-      if (moved === undefined) return false;
-      checkStepDone(hint.state, moved.step_state, line, step, false);
-      return true;
-    }
-    const held = hintCondition(hint, daemon, false);
-    const back = await this.sql.get<{ step_state: StepState | null }>(
-      `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL,
-         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?${held.sql}
-       RETURNING (SELECT s.state FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?)
-         AS step_state),
-         recorded AS (${stepUpsertIfMoved(1)})
-       SELECT * FROM moved`,
-      [now, step, outputs, batchId, line, ...held.params, step, ...record],
-    );
-    if (back === undefined) return false;
-    checkStepDone(hint.state, back.step_state, line, step, false);
+    const moved =
+      group === undefined
+        ? (await this.inFlightWrite(this.sql, [entry], false))[0]
+        : await group.batch.park(group.answers, entry);
+    if (moved === undefined) return false;
+    checkStepDone(hint.state, moved.step_state, line, step, false);
     return true;
   }
 
   /**
    * PostgreSQL, the row's write of `recordStepDone` for its last step: succeeded with its merged outputs, returning its
-   * step records and the batches holding duplicates of it (a statement that starts once the row's lock is held, or
-   * that holds it by its own condition). With a hint (`RowHints`): only if the row still has the hinted state and
-   * outputs and is not held by another daemon (what `lockRow` refuses); undefined when it did not move.
+   * step records and the batches holding duplicates of it (a statement that starts once the row's lock is held).
+   * On the row's hint instead: `lastStepsWrite`.
    */
   private lastStepWrite(
     batchId: string,
     line: number,
     now: string,
     merged: Record<string, OutputValue>,
-    hint: RowHint | undefined,
   ): Promise<LastStepBack | undefined> {
-    const held = hint === undefined ? undefined : hintCondition(hint, this.shared.daemon, false);
-    const params: SqlParam[] = ['succeeded', now, null, encodeObject(merged), batchId, line];
-    if (held !== undefined) params.push(...held.params);
     return this.sql.get<LastStepBack>(
-      `UPDATE rows AS r SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
-         outputs = ? WHERE r.batch_id = ? AND r.line = ?${held?.sql ?? ''}
+      `UPDATE rows AS r SET state = 'succeeded', updated_at = ?, current_step = NULL, error_code = NULL,
+         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?
        RETURNING ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
-      params,
+      [now, encodeObject(merged), batchId, line],
     );
   }
 
   /**
-   * `lastStepWrite` on their hints for the rows of a group (./group-batch.ts): one statement for all, each row moved
-   * only on its own hint's condition. Each entry's result at its index: undefined for a row that did not move.
+   * `lastStepWrite` on the rows' hints (`RowHints`), one statement for all (a group's rows, ./group-batch.ts, or one
+   * row): each row moved only if it still has its hinted state and outputs and is not held by another daemon (what
+   * `lockRow` refuses). Each entry's result at its index: undefined for a row that did not move.
    */
   private async lastStepsWrite(
-    tx: SqlTransaction,
+    sql: SqlExecutor,
     entries: readonly LastStepEntry[],
   ): Promise<Array<LastStepBack | undefined>> {
     const daemon = this.shared.daemon;
-    const held = daemon === undefined ? '' : ' AND (r.holder IS NULL OR r.holder = ?)';
     return onePerRow(entries, (kept) => {
       const params: SqlParam[] = [];
       for (const e of kept) params.push(e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
       if (daemon !== undefined) params.push(daemon.name);
-      return tx.all<LastStepBack & MovedRow>(
+      return sql.all<LastStepBack & MovedRow>(
         `UPDATE rows AS r SET state = 'succeeded', updated_at = v.now, current_step = NULL, error_code = NULL,
            error_message = NULL, outputs = v.outputs
          FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?)').join(', ')})
            AS v (batch_id, line, now, outputs, hint_state, hint_outputs)
-         WHERE r.batch_id = v.batch_id AND r.line = v.line AND r.state = v.hint_state
-           AND r.outputs IS NOT DISTINCT FROM v.hint_outputs${held}
+         WHERE r.batch_id = v.batch_id AND r.line = v.line${hintCondition(daemon, false)}
          RETURNING r.batch_id, r.line, ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
         params,
       );
