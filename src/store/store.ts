@@ -1912,12 +1912,7 @@ export class Store {
     const outputs = answered === undefined ? undefined : mergedOutputs(hint.outputs, answered.output);
     const records = intentRecords(batchId, line, step, now, answered);
     const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered, records, hint };
-    // In a group, the group's statement for its rows; alone, the same statement for this row.
-    const group = this.group;
-    const moved =
-      group === undefined
-        ? (await this.inFlightWrite(this.sql, [entry], true))[0]
-        : await group.batch.park(group.intents, entry);
+    const moved = await this.inFlightOnHint(entry, true);
     if (moved === undefined) return false;
     checkIntent(hint.state, moved, line, step, answered);
     this.shared.hints!.set(batchId, line, {
@@ -1948,6 +1943,16 @@ export class Store {
        SELECT * FROM moved`,
       [...all, ...intentStepStatesParams(step, answered?.step), ...m.records],
     );
+  }
+
+  /**
+   * `inFlightWrite` of one row: in a group (./group-batch.ts), parked for the group's statement for its rows; alone,
+   * the same statement for this row.
+   */
+  private async inFlightOnHint(entry: InFlightEntry, intent: boolean): Promise<IntentStepStates | undefined> {
+    const group = this.group;
+    if (group === undefined) return (await this.inFlightWrite(this.sql, [entry], intent))[0];
+    return group.batch.park(intent ? group.intents : group.answers, entry);
   }
 
   /**
@@ -2185,12 +2190,7 @@ export class Store {
     this.shared.daemon?.assertLive();
     const records = [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now];
     const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered: undefined, records, hint };
-    // In a group, the group's statement for its rows; alone, the same statement for this row.
-    const group = this.group;
-    const moved =
-      group === undefined
-        ? (await this.inFlightWrite(this.sql, [entry], false))[0]
-        : await group.batch.park(group.answers, entry);
+    const moved = await this.inFlightOnHint(entry, false);
     if (moved === undefined) return false;
     checkStepDone(hint.state, moved.step_state, line, step, false);
     return true;
