@@ -42,7 +42,9 @@
  *   cluster as the tests do, and its store bytes are the tables' with their indexes and TOAST after a VACUUM)
  * | --nights N (default 1: after the measured run, N - 1 more files of as many other bills go through the same store,
  *   one run each, as on the nights after: what each adds to the store a row, once the space the runs before freed
- *   can be used again; a VACUUM before each size on PostgreSQL, as autovacuum would have run between nights)
+ *   can be used again; a VACUUM before each size on PostgreSQL, as autovacuum would have run between nights).
+ *   After the last night the store is compacted (VACUUM FULL on PostgreSQL, VACUUM on SQLite): what its rows hold
+ *   with no free space at all, a row of every night, the least any vacuum could leave (docs/performance.md (d)).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
@@ -498,6 +500,8 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
         const db = store === 'postgres' ? await cluster!.createDatabase() : undefined;
         log(`(b) remessa run on ${store}, concurrency ${args.concurrency}, rate limits off (round ${round})`);
         const sizeNow = () => (db ? pgStoreSize(cluster!, db.name) : storeSize(path.join(folder, 'data')));
+        const compactedNow = () =>
+          db ? pgStoreSize(cluster!, db.name, 'VACUUM FULL') : compactedStoreSize(path.join(folder, 'data'));
         const { result: m, paid } = await withSandbox(remessa, folder, sandboxConfig, async (sandbox) => {
           const config = path.join(folder, 'remessa.json');
           let storeConfig: object | undefined;
@@ -535,7 +539,11 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
             await night(next, `${round}-night-${n}`);
             after.push((await sizeNow()).bytes);
           }
-          storeBytes.set(first, { ...size, nights: after.map((b, i) => b - (i === 0 ? size.bytes : after[i - 1]!)) });
+          storeBytes.set(first, {
+            ...size,
+            nights: after.map((b, i) => b - (i === 0 ? size.bytes : after[i - 1]!)),
+            compacted: (await compactedNow()).bytes,
+          });
           return first;
         });
         if (paid !== args.bills * args.nights) {
@@ -600,8 +608,12 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
  * A PostgreSQL store's bytes: every table of the database with its indexes and TOAST (pg_total_relation_size),
  * the empty tables' first pages included, as the SQLite figure includes its empty tables' pages.
  */
-async function pgStoreSize(cluster: TestCluster, database: string): Promise<StoreSize> {
-  await cluster.query('VACUUM', database).catch(() => undefined);
+async function pgStoreSize(
+  cluster: TestCluster,
+  database: string,
+  vacuum: 'VACUUM' | 'VACUUM FULL' = 'VACUUM',
+): Promise<StoreSize> {
+  await cluster.query(vacuum, database).catch(() => undefined);
   const tables = await cluster.query<{ name: string; bytes: string }>(
     `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c
        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`,
@@ -635,6 +647,26 @@ function storeSize(dataDir: string): StoreSize {
   }
 }
 
+/**
+ * The SQLite store's bytes once compacted (VACUUM: no free page left): its tables' pages with their indexes, the
+ * file's header and the WAL not counted (the PostgreSQL figure counts its relations alone too).
+ */
+function compactedStoreSize(dataDir: string): StoreSize {
+  const db = new Database(path.join(dataDir, 'remessa.sqlite'), { fileMustExist: true });
+  try {
+    db.exec('VACUUM');
+    const tables = db
+      .prepare(
+        `SELECT COALESCE(m.tbl_name, d.name) AS name, SUM(d.pgsize) AS bytes FROM dbstat d
+           LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
+      )
+      .all() as Array<{ name: string; bytes: number }>;
+    return storeSizeOf(tables);
+  } finally {
+    db.close();
+  }
+}
+
 /** A store's size from its tables' (each with its indexes). */
 function storeSizeOf(tables: ReadonlyArray<{ name: string; bytes: number }>): StoreSize {
   const byTable: Record<string, number> = {};
@@ -648,6 +680,8 @@ interface StoreSize {
   tables: Record<string, number>;
   /** With --nights: the bytes each night after the first added to the store. */
   nights?: number[];
+  /** After the last night, compacted (`compactedNow`): the bytes of every night's rows with no free space. */
+  compacted?: number;
 }
 
 /** Mean bytes of a data line of a CSV file (header excluded, line end included). */
@@ -736,6 +770,17 @@ function costTable(results: readonly Row[]): string {
         '',
         `< ${COST_TARGETS.storeBytesPerRow} ${met(added / ours.rows < COST_TARGETS.storeBytesPerRow)}`,
       ]),
+      ...(ours.store!.compacted === undefined
+        ? []
+        : [
+            [
+              `  compacted after night ${1 + (ours.store!.nights?.length ?? 0)}: bytes per row${which}`,
+              (ours.store!.compacted / (ours.rows * (1 + (ours.store!.nights?.length ?? 0)))).toFixed(0),
+              '-',
+              'the least a vacuum leaves',
+              '',
+            ],
+          ]),
       [
         `wall s${which}`,
         (ours.m.wallMs / 1000).toFixed(2),
