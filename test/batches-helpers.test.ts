@@ -128,7 +128,7 @@ describe('result lines', () => {
         line: 3,
         record: { barCode: '1' },
         cells: ['1'],
-        problem: { code: 'COLUMN_COUNT', message: msg('COLUMN_COUNT', { expected: 2, got: 1 }) },
+        problems: [{ code: 'COLUMN_COUNT', message: msg('COLUMN_COUNT', { expected: 2, got: 1 }) }],
       },
       { encoding: 'utf8', bom: false, delimiter: ',', decimalMark: '.' },
     );

@@ -380,13 +380,12 @@ describe('rows', () => {
     const text = 'correlationId;payer.name;amount;\n  c1 ; Ana  ;; \nc2;Bia\nc3;Caio;1;;;\nc4;Dora;1;;x\n';
     const { rows } = await readAll(await file('t.csv', text));
     expect(rows[0]!.record).toEqual({ correlationId: 'c1', 'payer.name': 'Ana' });
-    expect(rows[0]!.problem).toBeUndefined();
-    expect(rows[1]!.problem).toMatchObject({
-      code: 'COLUMN_COUNT',
-      message: { key: 'COLUMN_COUNT', params: { expected: 4, got: 2 } },
-    });
-    expect(rows[2]!.problem).toBeUndefined();
-    expect(rows[3]!.problem?.code).toBe('COLUMN_COUNT');
+    expect(rows[0]!.problems).toBeUndefined();
+    expect(rows[1]!.problems).toMatchObject([
+      { code: 'COLUMN_COUNT', message: { key: 'COLUMN_COUNT', params: { expected: 4, got: 2 } } },
+    ]);
+    expect(rows[2]!.problems).toBeUndefined();
+    expect(rows[3]!.problems?.[0]?.code).toBe('COLUMN_COUNT');
   });
 
   it('keeps quotes inside unquoted cells as text', async () => {

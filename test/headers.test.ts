@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { aliasHeader, HEADER_ALIASES } from '../src/batches/aliases.js';
+import { shown } from '../src/batches/fields.js';
 import { KINDS } from '../src/batches/registry.js';
+import { rejectionCode, validateRecord } from '../src/batches/results.js';
 import {
   checkColumnSettings,
   columnSupply,
@@ -22,6 +24,7 @@ import { HeaderError, normalizeHeader, resolveHeader } from '../src/csv/headers.
 import { type BatchRecord, readBatch } from '../src/csv/reader.js';
 import { ConfigError } from '../src/errors.js';
 import { CORRELATION_ID_PATTERN } from '../src/formats/charges.js';
+import { msg, t } from '../src/i18n/index.js';
 import { readOptions } from '../src/runner/options.js';
 import { KIND_NAMES, type KindName } from '../src/types.js';
 
@@ -316,6 +319,37 @@ describe('columns a sheet does not carry', () => {
       'latePayment.type': 'Fixed',
     });
     expect(rows[1]!.record['lateFine.type']).toBeUndefined();
+  });
+
+  it('a row whose type column contradicts what its header implies is refused, never guessed (R$ 80 was sent as 80%)', async () => {
+    const text =
+      `${HEADER};Desconto (R$);Data limite do desconto;Tipo de desconto;Multa (%);Tipo de multa\n` +
+      `${ROW};;80,00;10/03/2027;Percentage;2,00;percentage\n` +
+      `${ROW};;80,00;10/03/2027;fixed;2,00;Fixed\n`;
+    const { rows, reader } = await readAll('charges', text);
+    // The same value in another case is no contradiction (an enumerated cell is read so).
+    expect(rows[0]!.problems).toEqual([
+      {
+        column: 'discount.type',
+        code: 'CONFLICT',
+        message: msg('CONFLICT.header', { header: 'Desconto (R$)', implied: 'Fixed', got: shown('Percentage') }),
+      },
+    ]);
+    expect(rows[1]!.problems).toEqual([
+      {
+        column: 'lateFine.type',
+        code: 'CONFLICT',
+        message: msg('CONFLICT.header', { header: 'Multa (%)', implied: 'Percentage', got: shown('Fixed') }),
+      },
+    ]);
+    for (const r of rows) {
+      const result = validateRecord(KINDS.charges, r, reader.dialect);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(rejectionCode(result.errors)).toBe('CONFLICT');
+    }
+    expect(t('pt-BR', rows[0]!.problems![0]!.message.key, rows[0]!.problems![0]!.message.params)).toBe(
+      'Esperava Fixed, como diz o cabeçalho "Desconto (R$)", veio "Percentage"',
+    );
   });
 
   it('a whole phone number in one cell', () => {

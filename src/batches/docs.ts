@@ -47,7 +47,9 @@ A header names a column when it is the column's name below or one of its **Portu
 \`payer.document\` and \`PAYER_DOCUMENT\`. \`%\` and \`R$\` count: \`Multa (%)\` and \`Multa (R$)\` are two headers.
 Some headers also say something about another column, on the rows where their cell has a value: \`Multa (%)\` is
 the fine's amount **and** a Percentage fine (\`lateFine.type\`), \`Juros (R$)\` a Fixed interest per day; a
-\`Multa\` header alone leaves the type to a \`Tipo de multa\` column or to a configured default.
+\`Multa\` header alone leaves the type to a \`Tipo de multa\` column or to a configured default. A row whose
+\`Tipo de multa\` says otherwise than its header (\`Fixed\` under \`Multa (%)\`) is refused (\`CONFLICT\`): neither is
+guessed.
 
 An ERP's own headers can be mapped per kind in the configuration (\`mappings.<kind>\`: source header -> column name;
 map a header to \`""\` to ignore it); a mapping wins over the built-in names for its header, and the mappings are

@@ -1,6 +1,6 @@
 /**
  * Glue between a read record, its kind and the result file, so that the engine (src/runner) does not repeat it:
- * - `validateRecord`: the record's own problem (wrong cell count) plus the kind's cell errors;
+ * - `validateRecord`: the record's own problems (wrong cell count, a cell against its header) plus the kind's errors;
  * - `resultHeader` / `resultCells`: the result file's columns (issue 4 section 6): the input columns as they were,
  *   then status, errorCode, errorMessage, then the kind's outputs; amounts in the file's decimal mark.
  */
@@ -12,11 +12,11 @@ import type { BatchKind, CellError, Dialect, ParseResult, StepOutput } from './k
 
 export { formatCellErrors };
 
-/** Parses one record with its kind; a record-level problem (cell count) is reported with the kind's errors. */
+/** Parses one record with its kind; the reader's problems (cell count, a conflict with the header) come first. */
 export function validateRecord<Row>(kind: BatchKind<Row>, record: BatchRecord, dialect: Dialect): ParseResult<Row> {
   const parsed = kind.parse(record.record, dialect);
-  if (record.problem === undefined) return parsed;
-  const errors: CellError[] = [record.problem, ...(parsed.ok ? [] : parsed.errors)];
+  if (record.problems === undefined) return parsed;
+  const errors: CellError[] = [...record.problems, ...(parsed.ok ? [] : parsed.errors)];
   return { ok: false, errors };
 }
 

@@ -19,9 +19,10 @@
  * them into words.
  */
 
-import type { Dialect } from '../batches/kind.js';
+import { CELL_ERROR_CODES, shown } from '../batches/fields.js';
+import type { CellError, Dialect } from '../batches/kind.js';
 import { clip, excerptIn, formatLocationIn, InputError } from '../errors.js';
-import { type Locale, t } from '../i18n/index.js';
+import { type Locale, msg, t } from '../i18n/index.js';
 
 /** A header name for a column; `sets` are values it implies for other columns of the same row. */
 export type HeaderAliasSpec = string | { readonly header: string; readonly sets: Readonly<Record<string, string>> };
@@ -409,16 +410,30 @@ export function recordCompleter(
   resolved: ResolvedHeader,
   supply: ColumnSupply | undefined,
   dialect: Dialect,
-): ((record: Record<string, string>, cells: string[]) => string[]) | undefined {
-  const implied: Array<{ column: string; sets: Readonly<Record<string, string>> }> = [];
-  for (const h of resolved.header) if (h.sets && h.column !== null) implied.push({ column: h.column, sets: h.sets });
+): ((record: Record<string, string>, cells: string[], problems: CellError[]) => string[]) | undefined {
+  const implied: Array<{ column: string; source: string; sets: Readonly<Record<string, string>> }> = [];
+  for (const h of resolved.header) {
+    if (h.sets && h.column !== null) implied.push({ column: h.column, source: h.source, sets: h.sets });
+  }
   const absent = supply ? resolved.absent : [];
   if (implied.length === 0 && absent.length === 0) return undefined;
   const width = resolved.header.length - resolved.absent.length;
-  return (record, cells) => {
+  return (record, cells, problems) => {
     for (const imp of implied) {
       if (record[imp.column] === undefined) continue;
-      for (const [k, v] of Object.entries(imp.sets)) if (record[k] === undefined) record[k] = v;
+      for (const [k, v] of Object.entries(imp.sets)) {
+        const own = record[k];
+        if (own === undefined) record[k] = v;
+        // The row's own cell says otherwise than its header (`Desconto (R$)` with `Tipo de desconto` Percentage):
+        // neither is guessed. Compared as the kind reads an enumerated cell (src/batches/fields.ts `enumOf`).
+        else if (own.toLowerCase() !== v.toLowerCase()) {
+          problems.push({
+            column: k,
+            code: CELL_ERROR_CODES.conflict,
+            message: msg('CONFLICT.header', { header: imp.source, implied: v, got: shown(own) }),
+          });
+        }
+      }
     }
     if (absent.length === 0) return cells;
     supply!.fill(record, absent, dialect);

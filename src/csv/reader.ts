@@ -105,8 +105,11 @@ export interface BatchRecord {
    * the file lacks (defaults, derived ids), cut or padded to the file header's width and followed by their values.
    */
   cells: string[];
-  /** A problem with the record as a whole (wrong number of cells), found before any kind validation. */
-  problem?: CellError;
+  /**
+   * Problems found before any kind validation: with the record as a whole (wrong number of cells), or between its
+   * cells and its header (a cell that contradicts what its header implies, `recordCompleter`).
+   */
+  problems?: CellError[];
 }
 
 export type { HeaderColumn } from './headers.js';
@@ -396,11 +399,16 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
         if (v !== '') record[name] = v;
       }
       const out: BatchRecord = { line, record, cells };
-      if (complete !== undefined) out.cells = complete(record, cells);
+      const problems: CellError[] = [];
       // Extra cells that are all empty are trailing delimiters (common in spreadsheet exports): harmless.
       if (cells.length < width || (cells.length > width && !isBlank(cells.slice(width)))) {
-        out.problem = { code: COLUMN_COUNT_CODE, message: msg('COLUMN_COUNT', { expected: width, got: cells.length }) };
+        problems.push({
+          code: COLUMN_COUNT_CODE,
+          message: msg('COLUMN_COUNT', { expected: width, got: cells.length }),
+        });
       }
+      if (complete !== undefined) out.cells = complete(record, cells, problems);
+      if (problems.length > 0) out.problems = problems;
       return out;
     };
     const firstBatch = first;

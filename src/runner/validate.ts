@@ -70,8 +70,8 @@ export async function validateBatchFile(
       for (const rec of batch) {
         report.rows++;
         let ok: boolean;
-        if (rec.problem) {
-          add(rec.line, rec.problem);
+        if (rec.problems) {
+          for (const p of rec.problems) add(rec.line, p);
           ok = false;
         } else {
           const parsed = kind.parse(rec.record, dialect);
