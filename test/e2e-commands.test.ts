@@ -182,6 +182,16 @@ describe('remessa run', () => {
     );
   });
 
+  it('the last progress line counts every row answered, those ended at ingestion too (it said 1 for 2)', async () => {
+    const file = path.join(dir, 'charge-voids-twice.csv');
+    await fs.writeFile(file, 'correlationId\nNEVER-ISSUED-2\nNEVER-ISSUED-2\n');
+    const { code, stdout, stderr } = await runCli(['run', '--config', config, file], { env });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/failed 1/);
+    expect(stdout).toMatch(/duplicate 1/);
+    expect(stderr).toMatch(/charge-voids-twice\.csv: 2 (linhas processadas|rows done)/);
+  });
+
   it('status before anything ran: an error with the config given (wrong folders?), "nothing yet" without', async () => {
     const given = await runCli(['status', '--config', config], { env });
     expect(given.code).toBe(2);

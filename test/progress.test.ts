@@ -48,6 +48,20 @@ describe('plain progress lines', () => {
     expect(lines()[1]).toBe('charges cobrancas.csv: 5 rows done (succeeded 4, rejected 1)');
   });
 
+  it('the last line says one row in the singular, in both languages', () => {
+    for (const [locale, said] of [
+      ['pt-BR', 'validate c.csv: 1 linha processada (válidas 1)'],
+      ['en', 'validate c.csv: 1 row done (valid 1)'],
+    ] as const) {
+      const { stream, lines } = sink();
+      const p = createProgress({ stream, tty: false, intervalMs: 5000, locale });
+      p.start('validate c.csv');
+      p.tick('valid');
+      p.stop();
+      expect(lines()).toEqual([said]);
+    }
+  });
+
   it('a slow run still gets a line per interval, even with few rows', () => {
     const { stream, lines } = sink();
     const p = createProgress({ stream, tty: false, intervalMs: 1000 });

@@ -346,7 +346,8 @@ export const EN = {
   'SUMMARY.amounts': 'amounts: {parts}',
   'PROGRESS.rows': (p: P) =>
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} rows${p.counts ? ` (${p.counts})` : ''}, ${p.rate} rows/s${p.eta ? `, ETA ${p.eta}` : ''}`,
-  'PROGRESS.done': (p: P) => `${p.label}: ${p.done} rows done${p.counts ? ` (${p.counts})` : ''}`,
+  'PROGRESS.done': (p: P) =>
+    `${p.label}: ${p.done} ${p.done === '1' ? 'row' : 'rows'} done${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
   'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Driven now by pid {pid} on {host} since {since}',

@@ -348,7 +348,8 @@ export const PT_BR: Catalogue = {
   'SUMMARY.amounts': 'valores: {parts}',
   'PROGRESS.rows': (p: P) =>
     `${p.label}: ${p.done}${p.total ? `/${p.total}` : ''} linhas${p.counts ? ` (${p.counts})` : ''}, ${p.rate} linhas/s${p.eta ? `, faltam ${p.eta}` : ''}`,
-  'PROGRESS.done': (p: P) => `${p.label}: ${p.done} linhas processadas${p.counts ? ` (${p.counts})` : ''}`,
+  'PROGRESS.done': (p: P) =>
+    `${p.label}: ${plural(p.done, 'linha processada', 'linhas processadas')}${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} linhas | {duration_formatted} | faltam {eta_formatted}',
   'STATUS.store': 'Store: {store}',
   'STATUS.driver': 'Em uso agora pelo processo {pid} em {host} desde {since}',
