@@ -388,6 +388,16 @@ describe('rows', () => {
     expect(rows[3]!.problems?.[0]?.code).toBe('COLUMN_COUNT');
   });
 
+  it('a value under a column with no header is refused, never dropped (an empty one is fine)', async () => {
+    const text = 'correlationId;;payer.name;amount;\nc1;;Ana;1;\nc2;Desconto 5,00;Bia;1;\nc3;;Caio;1;x\n';
+    const { rows } = await readAll(await file('u.csv', text));
+    expect(rows[0]!.problems).toBeUndefined();
+    expect(rows[1]!.problems).toMatchObject([
+      { code: 'UNNAMED_COLUMN', message: { key: 'UNNAMED_COLUMN', params: { column: 2, got: '"Desconto 5,00"' } } },
+    ]);
+    expect(rows[2]!.problems).toMatchObject([{ code: 'UNNAMED_COLUMN', message: { params: { column: 5 } } }]);
+  });
+
   it('keeps quotes inside unquoted cells as text', async () => {
     const { rows } = await readAll(await file('rq.csv', 'correlationId;payer.name;amount\nc1;Bar do "Zé";1\n'));
     expect(rows[0]!.record['payer.name']).toBe('Bar do "Zé"');

@@ -50,6 +50,8 @@ the fine's amount **and** a Percentage fine (\`lateFine.type\`), \`Juros (R$)\` 
 \`Multa\` header alone leaves the type to a \`Tipo de multa\` column or to a configured default. A row whose
 \`Tipo de multa\` says otherwise than its header (\`Fixed\` under \`Multa (%)\`) is refused (\`CONFLICT\`): neither is
 guessed.
+A column with no header (a blank spreadsheet column) is ignored; a row with a value in it is refused
+(\`UNNAMED_COLUMN\`): the value would be lost.
 
 An ERP's own headers can be mapped per kind in the configuration (\`mappings.<kind>\`: source header -> column name;
 map a header to \`""\` to ignore it); a mapping wins over the built-in names for its header, and the mappings are

@@ -21,6 +21,7 @@ import { basename } from 'node:path';
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import iconv from 'iconv-lite';
+import { shown } from '../batches/fields.js';
 import type { CellError, Dialect } from '../batches/kind.js';
 import { clip, InputError } from '../errors.js';
 import { type Message, msg, t } from '../i18n/index.js';
@@ -153,6 +154,9 @@ export const MAX_RECORD_CHARS = 1024 * 1024;
 
 /** Code of the per-record problem when the number of cells differs from the header. */
 export const COLUMN_COUNT_CODE = 'COLUMN_COUNT';
+
+/** Code of the per-record problem when a column without a header holds a value (it would be lost). */
+export const UNNAMED_COLUMN_CODE = 'UNNAMED_COLUMN';
 
 class Utf8Error extends Error {
   constructor(readonly byteOffset: number) {
@@ -387,6 +391,11 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       );
     }
     const targets = header.map((h) => h.column);
+    /** The file's columns with no header: ignored, so a row's value there would be lost (its 0-based indexes). */
+    const unnamed: number[] = [];
+    header.forEach((h, i) => {
+      if (h.source === '' && h.column === null && !h.supplied) unnamed.push(i);
+    });
     // The file's own columns; supplied ones (filled by `complete`) come after them.
     const width = targets.length - resolved.absent.length;
     const toRecord = (line: number, cells: string[]): BatchRecord => {
@@ -406,6 +415,15 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
           code: COLUMN_COUNT_CODE,
           message: msg('COLUMN_COUNT', { expected: width, got: cells.length }),
         });
+      }
+      for (const i of unnamed) {
+        const v = cells[i]?.trim();
+        if (v) {
+          problems.push({
+            code: UNNAMED_COLUMN_CODE,
+            message: msg('UNNAMED_COLUMN', { column: i + 1, got: shown(v) }),
+          });
+        }
       }
       if (complete !== undefined) out.cells = complete(record, cells, problems);
       if (problems.length > 0) out.problems = problems;

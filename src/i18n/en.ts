@@ -33,6 +33,7 @@ export const EN = {
   'CONFLICT.header': 'Expected {implied}, as the header "{header}" says, got {got}',
   NOTHING_TO_CHANGE: 'Expected at least one value to change besides correlationId, got none',
   COLUMN_COUNT: 'Expected {expected} cells as in the header, got {got}',
+  UNNAMED_COLUMN: 'Expected column {column}, which has no header, to be empty (its value would be lost), got {got}',
   INVALID_ROW: 'Expected a valid row, got one that could not be read',
   ROW_INVALID: 'The row could not be read: {reason}',
   INVALID_DOCUMENT: 'Expected a CPF (11 digits) or a CNPJ (14 characters), got {length} characters',

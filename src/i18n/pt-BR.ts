@@ -34,6 +34,7 @@ export const PT_BR: Catalogue = {
   'CONFLICT.header': 'Esperava {implied}, como diz o cabeçalho "{header}", veio {got}',
   NOTHING_TO_CHANGE: 'Esperava ao menos um valor a alterar além do correlationId, não veio nenhum',
   COLUMN_COUNT: 'Esperava {expected} células, como no cabeçalho, vieram {got}',
+  UNNAMED_COLUMN: 'Esperava vazia a coluna {column}, que não tem cabeçalho (seu valor seria perdido), veio {got}',
   INVALID_ROW: 'Esperava uma linha válida, veio uma que não pôde ser lida',
   ROW_INVALID: 'A linha não pôde ser lida: {reason}',
   INVALID_DOCUMENT: 'Esperava um CPF (11 dígitos) ou um CNPJ (14 caracteres), vieram {length} caracteres',
