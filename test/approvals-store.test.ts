@@ -9,6 +9,7 @@ import type { Dialect } from '../src/batches/kind.js';
 import { gateBatch } from '../src/runner/approval.js';
 import type { MoneyControlOptions } from '../src/runner/options.js';
 import {
+  APPROVAL_CODES,
   ApprovalError,
   decideApproval,
   getApproval,
@@ -105,6 +106,18 @@ describe.each(engines)('on $name', (engine) => {
         await expect(refused).rejects.toThrow(ApprovalError);
         await expect(refused).rejects.toThrow(why);
       }
+      // A decision made before the preview (a marker dropped with its file, or left from an earlier one) is refused.
+      const preview = Date.parse((await getApproval(store, 'b1'))!.previewAt!);
+      const early = decideApproval(
+        store,
+        'b1',
+        { approve: true, by: 'Ana', via: 'marker', madeAt: new Date(preview - 1) },
+        RULES,
+        new Date(),
+      );
+      await expect(early).rejects.toMatchObject({ code: APPROVAL_CODES.beforePreview });
+      await expect(early).rejects.toThrow(/esperava uma decisão tomada depois da prévia/);
+      expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
       // In English when the decider's locale says so.
       await expect(
         decideApproval(store, 'b1', { approve: true, by: 'joao', via: 'command', locale: 'en' }, RULES, new Date()),

@@ -250,6 +250,34 @@ describe('a bill-payments file that waits for approval', () => {
   }, 120_000);
 });
 
+describe('an .approved marker older than the preview', () => {
+  it('dropped with its file, it approves nothing (refused, archived); written again after the preview, it pays', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    const paidBefore = await paidCount();
+    // The uploading account drops its own approval with the file, before any preview exists.
+    await fs.mkdir(path.join(ws.inbox, 'bill-payments'), { recursive: true });
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'cedo.approved'), 'Carla Tesouraria\n');
+    await drop(ws, Buffer.from(billsCsv([1_234]).text), 'bill-payments/cedo.csv');
+    await daemonOn(ws);
+    await previewOf(ws, 'cedo');
+    const refusal = await waitFor(
+      'the refusal',
+      () =>
+        fs.readFile(path.join(ws.outbox, 'bill-payments', 'cedo.approval-refused.txt'), 'utf8').catch(() => undefined),
+      30_000,
+    );
+    expect(refusal).toMatch(/APPROVAL_BEFORE_PREVIEW: Lote .* esperava uma decisão tomada depois da prévia/);
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'cedo.csv').status).toBe('awaiting_approval');
+    expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual([]);
+
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'cedo.approved'), 'Carla Tesouraria\n');
+    const answer = await waitForAnswer(ws, 'bill-payments', 'cedo');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+  }, 120_000);
+});
+
 describe('without a daemon: remessa run', () => {
   it('leaves a bill file and a Pix file waiting (exit 3, previews, nothing sent); after approve the next run pays them', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments', 'pix-payments'] } });

@@ -261,6 +261,8 @@ export const EN = {
   'APPROVAL.notAwaiting': 'Batch {batch} ({file}) is {status}',
   'APPROVAL.decidedAlready': 'Batch {batch} ({file}) was {state} already by {by} at {at}',
   'APPROVAL.noName': 'Expected the name of the person who decides, got nothing',
+  'APPROVAL.beforePreview':
+    'Batch {batch} ({file}): expected a decision made after its preview ({preview}), got one made at {made}: write the marker again once you have read the preview',
   'APPROVAL.noPreview':
     'Batch {batch} ({file}) has no preview yet (its bills are still being looked up): decide once the preview is in the outbox',
   'APPROVAL.owner':

@@ -260,6 +260,8 @@ export const PT_BR: Catalogue = {
   'APPROVAL.notHeld': 'O lote {batch} ({file}) não aguarda aprovação',
   'APPROVAL.notAwaiting': 'O lote {batch} ({file}) está {status}',
   'APPROVAL.decidedAlready': 'O lote {batch} ({file}) já teve decisão ({state}) de {by} em {at}',
+  'APPROVAL.beforePreview':
+    'Lote {batch} ({file}): esperava uma decisão tomada depois da prévia ({preview}), veio uma de {made}: escreva o marcador de novo depois de ler a prévia',
   'APPROVAL.noName': 'Esperava o nome da pessoa que decide, não veio nenhum',
   'APPROVAL.noPreview':
     'O lote {batch} ({file}) ainda não tem prévia (seus boletos ainda estão sendo consultados): decida quando a prévia estiver na caixa de saída',

@@ -366,11 +366,15 @@ export async function applyApprovalMarker(
     .find((l) => l !== '');
   if (!by) return false;
   let decided = false;
+  // The marker's time is when its author decided: one older than the preview (dropped with the file, or left from
+  // an earlier file of the same name) is refused (rule 4 of src/store/approvals.ts).
+  const madeAt = (await stat(marker).catch(() => undefined))?.mtime;
+  if (!madeAt) return false; // gone meanwhile
   try {
     await decideApproval(
       store,
       batchId,
-      { approve: true, by: by.slice(0, 100), via: 'marker', locale },
+      { approve: true, by: by.slice(0, 100), via: 'marker', locale, madeAt },
       rules,
       new Date(),
     );

@@ -39,7 +39,9 @@
  * 3. An approver may be required to differ from the file's owner (`approval.forbidSameAsOwner`) and from every
  *    configured maker (`approval.makers`); names compare trimmed and case-insensitively. A refused decision changes
  *    nothing.
- * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen.
+ * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen. A
+ *    decision made before it (`Decision.madeAt`: an `.approved` marker's time, a marker dropped with its file or left
+ *    from an earlier one) is refused, so the account that uploads files cannot approve what it uploads unseen.
  *
  * The sentences a decision leaves (a refusal, the rejected rows' message in the answer) are in the decider's locale,
  * given in the Decision (the command's or the daemon's `locale`); the store never guesses one (default pt-BR).
@@ -81,6 +83,7 @@ export const APPROVAL_CODES = {
   refused: 'APPROVAL_REFUSED',
   notAwaiting: 'APPROVAL_NOT_AWAITING',
   noPreview: 'APPROVAL_NO_PREVIEW',
+  beforePreview: 'APPROVAL_BEFORE_PREVIEW',
 } as const;
 
 /** A decision that is not allowed (same person as the maker, not awaiting, no preview yet). Nothing was changed. */
@@ -266,9 +269,13 @@ export interface ApproverRules {
 }
 
 /** `locale`: the language of the refusals and of the rejected rows' message (the decider's). @defaultValue pt-BR */
-export type Decision =
+export type Decision = (
   | { approve: true; by: string; via: 'command' | 'marker'; locale?: Locale | undefined }
-  | { approve: false; by: string; via: 'command' | 'marker'; note: string; locale?: Locale | undefined };
+  | { approve: false; by: string; via: 'command' | 'marker'; note: string; locale?: Locale | undefined }
+) & {
+  /** When the person decided, if not now: an `.approved` marker's modification time (rule 4). */
+  madeAt?: Date;
+};
 
 function sameName(a: string, b: string): boolean {
   return a.trim().toLowerCase() === b.trim().toLowerCase();
@@ -324,6 +331,16 @@ export function decideApproval(
     if (by === '') throw new ApprovalError(APPROVAL_CODES.refused, t(locale, 'APPROVAL.noName'));
     if (approval.previewAt === null)
       throw new ApprovalError(APPROVAL_CODES.noPreview, t(locale, 'APPROVAL.noPreview', named));
+    if (decision.madeAt !== undefined && decision.madeAt.getTime() < Date.parse(approval.previewAt)) {
+      throw new ApprovalError(
+        APPROVAL_CODES.beforePreview,
+        t(locale, 'APPROVAL.beforePreview', {
+          ...named,
+          made: decision.madeAt.toISOString(),
+          preview: approval.previewAt,
+        }),
+      );
+    }
     if (decision.approve) {
       const refusal = approverRefusal(approval, by, rules, locale);
       if (refusal) throw new ApprovalError(APPROVAL_CODES.refused, refusal);
