@@ -312,6 +312,21 @@ describe('without a daemon: remessa run', () => {
   }, 120_000);
 });
 
+describe('a copy of a file that waits for approval', () => {
+  it('is answered duplicate, and run exits 1: nothing of it is paid (it exited 0, "all succeeded")', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'] } });
+    const paidBefore = await paidCount();
+    const text = billsCsv([3_300]).text;
+    await drop(ws, Buffer.from(text), 'bill-payments/original.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    await drop(ws, Buffer.from(text), 'bill-payments/copia.csv');
+    const copy = await cli(ws, 'run', path.join(ws.inbox, 'bill-payments', 'copia.csv'));
+    expect(copy.stdout).toMatch(/copia\.csv: duplicate 1/);
+    expect(copy.code).toBe(1);
+    expect(await paidCount()).toBe(paidBefore);
+  }, 120_000);
+});
+
 describe('limits', () => {
   it('per row, per file and per day (across files and a daemon restart), with approval off', async () => {
     const ws = await makeWorkspace(sandbox.url, {

@@ -130,6 +130,8 @@ export interface BatchAnswer {
   counts: OutcomeCounts;
   /** Path of the answer file. */
   file: string;
+  /** Its `duplicate` rows whose original has not succeeded (nothing of theirs done yet): `run` exits 1. */
+  duplicatesNotSucceeded?: number;
 }
 
 /** What a resumed batch came to (`Pipeline.resumeUncertain`). */
@@ -545,7 +547,8 @@ export async function openPipeline(
     // Rows of this batch that other files' answers show as their originals (duplicates answered while these were
     // not finished): those answers get their new version now, not at the next retry pass.
     await answerPending();
-    return { state: 'done', answer: 'result', counts, file: written.resultPath };
+    const duplicatesNotSucceeded = counts.duplicate ? await store.duplicatesNotSucceeded(batchId) : 0;
+    return { state: 'done', answer: 'result', counts, file: written.resultPath, duplicatesNotSucceeded };
   }
 
   return {
@@ -711,7 +714,10 @@ async function checkUnchanged(batch: TakenBatch): Promise<void> {
   if (batch.unchanged && !(await batch.unchanged())) throw new FileChangedError(batch.item.meta.relativePath);
 }
 
-/** Whether the counts mean every row succeeded (a duplicate repeats an owner that succeeded or is still open). */
+/**
+ * Whether the counts mean every row succeeded, duplicates apart: a duplicate is done only when its original
+ * succeeded, which the counts do not say (`BatchAnswer.duplicatesNotSucceeded`).
+ */
 export function allSucceeded(counts: OutcomeCounts): boolean {
   return (
     (counts.rejected ?? 0) === 0 &&
@@ -778,7 +784,8 @@ export async function runOnce(
   let missing = false;
   const report = (name: string, answer: BatchAnswer) => {
     if (answer.answer === 'rejected') ok = false;
-    if (!allSucceeded(answer.counts)) ok = false;
+    // A duplicate is done only when its original succeeded (README: exit 0, "or are duplicates of rows that did").
+    if (!allSucceeded(answer.counts) || (answer.duplicatesNotSucceeded ?? 0) > 0) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     if (answer.answer === 'preview') {
       unsettled = true;

@@ -2310,6 +2310,19 @@ export class Store {
   }
 
   /**
+   * The batch's `duplicate` rows whose original has not succeeded (still waiting, in flight or uncertain): nothing of
+   * theirs is done yet, so a run that answers them has not done all its file asked (`remessa run`'s exit code).
+   */
+  async duplicatesNotSucceeded(batchId: string): Promise<number> {
+    const r = await this.sql.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM rows r JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
+       WHERE r.batch_id = ? AND r.state = 'duplicate' AND o.state <> 'succeeded'`,
+      [batchId],
+    );
+    return Number(r!.n);
+  }
+
+  /**
    * Rows of the batch that reached an end state or `uncertain` at or after `since` (ISO 8601 UTC, as the store
    * writes it): what a running batch has finished since it (re)started, for its rate.
    */
