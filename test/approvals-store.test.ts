@@ -4,9 +4,12 @@
  * caller does; decisions are checked and taken once; the per-day amounts are counted once per batch, on the day in
  * America/Sao_Paulo, and survive reopening the store.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
-import { gateBatch } from '../src/runner/approval.js';
+import { gateBatch, writePreview } from '../src/runner/approval.js';
 import type { MoneyControlOptions } from '../src/runner/options.js';
 import {
   APPROVAL_CODES,
@@ -72,6 +75,30 @@ describe.each(engines)('on $name', (engine) => {
     pollMs: 1000,
     limits: {},
     ...extra,
+  });
+
+  describe('its preview', () => {
+    it('shows a row left waiting for the bank as to pay, not looked up, in the total (it said "not paid")', async () => {
+      await storedBatch('b9', [1000, 2500]);
+      expect(await gateBatch(store, 'b9', controls(), 'maria')).toBe('hold');
+      await store.recordRowWaiting('b9', 3, null, {
+        code: 'BANK_UNREACHABLE',
+        message: 'the bank could not be reached',
+      });
+      const dir = await mkdtemp(path.join(tmpdir(), 'preview-'));
+      try {
+        const file = await writePreview(store, 'b9', { outboxDir: dir, name: 'b9', locale: 'en' });
+        const text = await readFile(file, 'utf8');
+        const lines = text.split(/\r?\n/);
+        expect(lines.find((l) => l.startsWith('b9-1,'))).toMatch(
+          /,to pay,BANK_UNREACHABLE,not looked up yet \(the bank could not be reached\); looked up again before paying,25\.00/,
+        );
+        expect(text).toMatch(/TOTAL to pay,,2 rows,,,35\.00/);
+        expect(text).not.toMatch(/not paid/);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
 
   describe('a batch awaiting approval', () => {

@@ -218,6 +218,8 @@ const PREVIEW_STATUS: Record<string, string> = {
   pending: 'to pay',
   in_flight: 'to pay',
   uncertain: 'to pay',
+  // Left waiting for an unreachable bank: paid on approval all the same, so in the total to pay, not looked up.
+  waiting: 'to pay',
   succeeded: 'succeeded',
   failed: 'failed',
   rejected: 'rejected',
@@ -266,7 +268,7 @@ export async function writePreview(
         totals.set(status, total);
         const input = row.cells ?? batch.header.map((h) => row.record[h] ?? '');
         const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
-        const notLookedUp = row.state === 'uncertain';
+        const notLookedUp = row.state === 'uncertain' || row.state === 'waiting';
         cells.push(
           status,
           status === 'to pay' && !notLookedUp ? null : row.errorCode,
