@@ -79,22 +79,25 @@ describe.each(engines)('on $name', (engine) => {
 
   describe('its preview', () => {
     it('shows a row left waiting for the bank as to pay, not looked up, in the total (it said "not paid")', async () => {
-      await storedBatch('b9', [1000, 2500]);
-      expect(await gateBatch(store, 'b9', controls(), 'maria')).toBe('hold');
-      await store.recordRowWaiting('b9', 3, null, {
+      const id = '20261128T003336Z-c796c6a6'; // as remessa names a batch: its take time, then a tag
+      await storedBatch(id, [1000, 2500]);
+      expect(await gateBatch(store, id, controls(), 'maria')).toBe('hold');
+      await store.recordRowWaiting(id, 3, null, {
         code: 'BANK_UNREACHABLE',
         message: 'the bank could not be reached',
       });
       const dir = await mkdtemp(path.join(tmpdir(), 'preview-'));
       try {
-        const file = await writePreview(store, 'b9', { outboxDir: dir, name: 'b9', locale: 'en' });
+        const file = await writePreview(store, id, { outboxDir: dir, name: 'b9', locale: 'en' });
         const text = await readFile(file, 'utf8');
         const lines = text.split(/\r?\n/);
-        expect(lines.find((l) => l.startsWith('b9-1,'))).toMatch(
+        expect(lines.find((l) => l.startsWith(`${id}-1,`))).toMatch(
           /,to pay,BANK_UNREACHABLE,not looked up yet \(the bank could not be reached\); looked up again before paying,25\.00/,
         );
         expect(text).toMatch(/TOTAL to pay,,2 rows,,,35\.00/);
         expect(text).not.toMatch(/not paid/);
+        // The command it gives names this batch alone: its whole id (a prefix names every file of ten minutes).
+        expect(text).toContain(`DECIDE,,remessa approve ${id} --by NAME`);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

@@ -309,7 +309,7 @@ export async function writePreview(
         'FILE',
         t(locale, 'PREVIEW.file', {
           file: batch.fileName,
-          batch: batchId.slice(0, 12),
+          batch: batchId,
           owner: approval.owner ?? t(locale, 'PREVIEW.ownerUnknown'),
         }),
       ),
@@ -318,7 +318,8 @@ export async function writePreview(
       summary(
         'DECIDE',
         t(locale, 'PREVIEW.decide', {
-          batch: batchId.slice(0, 12),
+          // The whole id: a prefix of it names every file taken in the same ten minutes.
+          batch: batchId,
           marker: `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`,
         }),
       ),
@@ -425,7 +426,7 @@ export async function batchForDecision(
       t(locale, 'BATCH.ambiguous', {
         ref: JSON.stringify(ref),
         count: found.length,
-        batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.status})`).join(', '),
+        batches: found.map((b) => `${b.id} (${b.fileName}, ${b.status})`).join(', '),
       }),
     );
   }
