@@ -380,6 +380,15 @@ describe('columns a sheet does not carry', () => {
     });
     expect(phone({ 'payer.phone': '98765-4321' })).toEqual(['INVALID_PHONE']);
     expect(phone({ 'payer.phone': '(11) 98765-4321', 'payer.phone.number': '987654321' })).toEqual(['CONFLICT']);
+    // A DDD column that says another area code than the whole number: refused (the 21 was dropped without a word).
+    expect(phone({ 'payer.phone': '(11) 98765-4321', 'payer.phone.prefix': '21' })).toEqual(['CONFLICT']);
+    // The same area code, written as a DDD column may write it, is no conflict.
+    for (const prefix of ['11', '(11)', '011']) {
+      expect(phone({ 'payer.phone': '(11) 98765-4321', 'payer.phone.prefix': prefix })).toEqual({
+        prefix: '11',
+        number: '987654321',
+      });
+    }
   });
 });
 

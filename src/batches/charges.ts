@@ -322,6 +322,15 @@ function readWholePhone(r: CellReader): { prefix: string; number: string } | und
   if (raw.trim().startsWith('+') && digits.startsWith('55')) digits = digits.slice(2);
   else if ((digits.length === 12 || digits.length === 13) && digits.startsWith('55')) digits = digits.slice(2);
   const prefixCell = r.record['payer.phone.prefix'];
+  // A DDD column beside a whole number that has its own area code: the two must agree (neither is guessed).
+  const ownPrefix = prefixCell?.replace(/\D/g, '').replace(/^0/, '');
+  if ((digits.length === 10 || digits.length === 11) && ownPrefix && ownPrefix !== digits.slice(0, 2)) {
+    r.error('payer.phone.prefix', CELL_ERROR_CODES.conflict, 'CONFLICT.phonePrefix', {
+      phone: shown(raw),
+      got: shown(prefixCell!),
+    });
+    return undefined;
+  }
   const split =
     digits.length === 10 || digits.length === 11
       ? { prefix: digits.slice(0, 2), number: digits.slice(2) }

@@ -30,6 +30,7 @@ export const EN = {
   INVALID_PHONE: 'Expected a phone with its area code like (11) 98765-4321 or (11) 3333-4444, got {got}',
   CONFLICT: 'Expected one of two columns to be filled, got both',
   'CONFLICT.phone': 'Expected the phone in payer.phone or in payer.phone.number, got both',
+  'CONFLICT.phonePrefix': 'Expected the area code of the phone {phone}, got {got}',
   'CONFLICT.header': 'Expected {implied}, as the header "{header}" says, got {got}',
   NOTHING_TO_CHANGE: 'Expected at least one value to change besides correlationId, got none',
   COLUMN_COUNT: 'Expected {expected} cells as in the header, got {got}',

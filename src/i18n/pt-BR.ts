@@ -31,6 +31,7 @@ export const PT_BR: Catalogue = {
   INVALID_PHONE: 'Esperava um telefone com DDD como (11) 98765-4321 ou (11) 3333-4444, veio {got}',
   CONFLICT: 'Esperava só uma de duas colunas preenchida, vieram as duas',
   'CONFLICT.phone': 'Esperava o telefone em payer.phone ou em payer.phone.number, vieram os dois',
+  'CONFLICT.phonePrefix': 'Esperava o DDD do telefone {phone}, veio {got}',
   'CONFLICT.header': 'Esperava {implied}, como diz o cabeçalho "{header}", veio {got}',
   NOTHING_TO_CHANGE: 'Esperava ao menos um valor a alterar além do correlationId, não veio nenhum',
   COLUMN_COUNT: 'Esperava {expected} células, como no cabeçalho, vieram {got}',
