@@ -388,6 +388,14 @@ describe('rows', () => {
     expect(rows[3]!.problems?.[0]?.code).toBe('COLUMN_COUNT');
   });
 
+  it('a header whose first cell holds a line break (wrapped in the spreadsheet) still gives its delimiter', async () => {
+    const text = '"payer\nname";correlationId;amount\r\nAna;c1;1,50\r\n';
+    const { rows, reader } = await readAll(await file('w.csv', text), { mapping: { 'payer\nname': 'payer.name' } });
+    expect(reader.dialect.delimiter).toBe(';');
+    expect(reader.dialect.lineEnding).toBe('\r\n');
+    expect(rows[0]!.record).toEqual({ 'payer.name': 'Ana', correlationId: 'c1', amount: '1,50' });
+  });
+
   it('a value under a column with no header is refused, never dropped (an empty one is fine)', async () => {
     const text = 'correlationId;;payer.name;amount;\nc1;;Ana;1;\nc2;Desconto 5,00;Bia;1;\nc3;;Caio;1;x\n';
     const { rows } = await readAll(await file('u.csv', text));

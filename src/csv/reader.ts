@@ -256,14 +256,21 @@ function isBlank(cells: readonly string[]): boolean {
   return true;
 }
 
-/** Finds the first non-empty line of decoded text (the header line), for delimiter and line-ending detection. */
+/** Finds the first non-empty record of decoded text (the header), for delimiter and line-ending detection. */
 function firstLine(text: string): { line: string; lineEnding: '\n' | '\r\n' } {
   const start = text.search(/[^\r\n]/);
   if (start === -1) return { line: '', lineEnding: '\r\n' };
-  const rest = text.slice(start);
-  const end = rest.search(/[\r\n]/);
-  if (end === -1) return { line: rest, lineEnding: '\r\n' };
-  return { line: rest.slice(0, end), lineEnding: rest[end] === '\r' ? '\r\n' : '\n' };
+  // The header's record, not its first physical line: a header cell wrapped in a spreadsheet (Alt+Enter) is quoted
+  // and holds a line break; cut there, the rest of the header (and its delimiters) went unseen.
+  let quoted = false;
+  for (let i = start; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === '\r' || ch === '\n')) {
+      return { line: text.slice(start, i), lineEnding: ch === '\r' ? '\r\n' : '\n' };
+    }
+  }
+  return { line: text.slice(start), lineEnding: '\r\n' };
 }
 
 /**
