@@ -1,10 +1,26 @@
 /** The bank gate (src/runner/bank-gate.ts): one probe per scheduled delay while the bank is down, all go when it is back. */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BankGate } from '../src/runner/bank-gate.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('BankGate', () => {
+  it('a row waiting for the probe keeps the process alive until it goes (retry exited 13, silent)', () => {
+    // A process whose only pending work is that wait: it must end by the wait's 'go', not by an empty event loop.
+    const gate = fileURLToPath(new URL('../src/runner/bank-gate.ts', import.meta.url));
+    const script = `
+      const { BankGate } = await import(${JSON.stringify(gate)});
+      const g = new BankGate([50]);
+      g.failed();
+      console.log(await g.wait(undefined));`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('go');
+  });
+
   it('up: nobody waits', async () => {
     expect(await new BankGate([10]).wait(undefined)).toBe('go');
   });

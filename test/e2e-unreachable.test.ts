@@ -90,6 +90,9 @@ describe('the bank is down', () => {
       '(3 linhas aguardando: o banco não pode ser alcançado e nada delas foi enviado; ainda sem resposta: a próxima execução ou o daemon as envia)',
     );
     expect(await answersOf(ws, 'bill-payments', 'later')).toEqual([]);
+    // `retry` while the bank is still down: the same bound and exit code as `run` (it exited 13, saying nothing).
+    const retry = await runCli(['retry', '--config', ws.config]);
+    expect(retry.code, retry.stdout + retry.stderr.slice(-2000)).toBe(3);
 
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-later-sb-'));
     const sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'), { port });

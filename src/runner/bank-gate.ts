@@ -88,6 +88,8 @@ export class BankGate {
       signal?.addEventListener('abort', onAbort, { once: true });
       if (left !== undefined) limit = setTimeout(() => done('timeout'), left);
       this.waiters.push(done);
+      // A row waits for the probe: the process lives until then (`retry` exited 13, its wait the only thing left).
+      this.timer?.ref?.();
     });
   }
 
@@ -113,6 +115,7 @@ export class BankGate {
         this.down = false;
       }
     }, this.delayMs);
-    this.timer.unref?.();
+    // Nobody waiting: the gate alone keeps no process alive (`wait` refs it again for a row).
+    if (this.waiters.length === 0) this.timer.unref?.();
   }
 }

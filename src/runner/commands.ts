@@ -223,6 +223,14 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
 }
 
 /**
+ * How long a command that ends (`run`, `retry`) lets rows wait for an unreachable bank before it leaves them
+ * `waiting` and exits 3 (`bank.unreachable.runMaxWaitMs`); the daemon waits without a limit.
+ */
+export function commandWaitForBank(options: RunnerOptions): { maxWaitMs: number } {
+  return { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000 };
+}
+
+/**
  * Opens the store, the bank client (starting the embedded sandbox when configured) and the request queue.
  * `waitForBank.maxWaitMs`: how long rows wait for an unreachable bank before they are left `waiting` (`run`); absent,
  * they wait until it is back or the process stops (the daemon).
@@ -764,7 +772,7 @@ export async function runOnce(
   });
   let pipeline: Pipeline;
   try {
-    pipeline = await openPipeline(options, { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000 });
+    pipeline = await openPipeline(options, commandWaitForBank(options));
   } catch (err) {
     log.error({ err }, 'cannot start');
     await lock.release();

@@ -18,7 +18,14 @@ import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Store } from '../store/index.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
-import { allSucceeded, hasUnsettled, openPipeline, type Pipeline, reanswerBatch } from './commands.js';
+import {
+  allSucceeded,
+  commandWaitForBank,
+  hasUnsettled,
+  openPipeline,
+  type Pipeline,
+  reanswerBatch,
+} from './commands.js';
 import { acquireDataFolderLock } from './lock.js';
 import { out, type RunnerOptions } from './options.js';
 
@@ -168,7 +175,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       }
     }
     try {
-      pipeline = await openPipeline(options);
+      pipeline = await openPipeline(options, commandWaitForBank(options));
     } catch (err) {
       log.error({ err }, 'cannot start');
       return EXIT_CANNOT_RUN;
