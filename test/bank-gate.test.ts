@@ -19,6 +19,18 @@ describe('BankGate', () => {
       encoding: 'utf8',
     });
     expect(out.trim()).toBe('go');
+    // Its row stopped, a gate with a long probe ahead keeps the process no longer.
+    const stopped = `
+      const { BankGate } = await import(${JSON.stringify(gate)});
+      const g = new BankGate([60000]);
+      g.failed();
+      console.log(await g.wait(AbortSignal.timeout(50)));`;
+    // Killed (and the test failed) if it is still alive at 20 s, long before the 60 s probe.
+    const said = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', stopped], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(said.trim()).toBe('stopped');
   });
 
   it('up: nobody waits', async () => {

@@ -80,6 +80,8 @@ export class BankGate {
       const done = (result: GateWait) => {
         const i = this.waiters.indexOf(done);
         if (i >= 0) this.waiters.splice(i, 1);
+        // The last row gone (stopped, out of time): the probe alone keeps no process alive.
+        if (this.waiters.length === 0) this.timer?.unref?.();
         signal?.removeEventListener('abort', onAbort);
         if (limit) clearTimeout(limit);
         resolve(result);
