@@ -131,9 +131,13 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function setup(program: Command): { config: Config; log: Logger } {
+/** `bankSecrets: false`: a command that never talks to the bank (see `LoadConfigOptions.bankSecrets`). */
+function setup(program: Command, { bankSecrets = true } = {}): { config: Config; log: Logger } {
   const options = program.opts<GlobalOptions>();
-  const config = withLocaleFlag(program, loadConfig(options.config ? { file: options.config } : {}));
+  const config = withLocaleFlag(
+    program,
+    loadConfig({ ...(options.config ? { file: options.config } : {}), bankSecrets }),
+  );
   const log = createLogger({
     level: process.env.REMESSA_LOG_LEVEL ?? config.log.level,
     format: config.log.format,
@@ -226,7 +230,7 @@ function buildProgram(): Command {
     .option('-k, --kind <kind>', 'batch kind of the file (default: from its folder or name prefix)', parseKind)
     .action((file: string, flags: { kind?: KindName }) =>
       guard(async () => {
-        const { config, log } = setup(program);
+        const { config, log } = setup(program, { bankSecrets: false });
         // Not the whole pipeline: validate needs neither the bank client nor the store (starts ~0.3 s sooner).
         const [{ validateFile }, { runnerOptionsFromConfig }] = await Promise.all([
           import('./runner/validate.js'),
@@ -268,7 +272,7 @@ function buildProgram(): Command {
 
   const decide = (ref: string, decision: Decision) =>
     guard(async () => {
-      const { config, log } = setup(program);
+      const { config, log } = setup(program, { bankSecrets: false });
       const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }] = await Promise.all([
         import('./runner/approval.js'),
         import('./runner/options.js'),
@@ -330,7 +334,7 @@ function buildProgram(): Command {
     )
     .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) =>
       guard(async () => {
-        const { config, log } = setup(program);
+        const { config, log } = setup(program, { bankSecrets: false });
         const [{ showStatus }, { runnerOptionsFromConfig }] = await Promise.all([
           import('./runner/status.js'),
           import('./runner/options.js'),

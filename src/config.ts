@@ -346,6 +346,12 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Folder relative paths are resolved against. @defaultValue process.cwd() */
   cwd?: string;
+  /**
+   * Whether the command talks to the bank, and so needs its secrets (API key, account id) for a real bank. `status`,
+   * `validate`, `approve` and `reject` read only the store and the files: an operator runs them without the secrets,
+   * which only the service's unit can read (docs/operations.md). @defaultValue true
+   */
+  bankSecrets?: boolean;
 }
 
 /** Reads, validates and freezes the configuration. Throws ConfigError with the file, line and setting at fault. */
@@ -362,7 +368,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     file = path.resolve(cwd, DEFAULT_CONFIG_FILE);
   }
   if (file) raw = parseConfigText(readSettingFile('--config', file), file);
-  return buildConfig(raw, { file, env, cwd });
+  return buildConfig(raw, { file, env, cwd, bankSecrets: options.bankSecrets ?? true });
 }
 
 /** Parses JSONC text; syntax errors name the file, line and column. */
@@ -384,7 +390,7 @@ export function parseConfigText(text: string, file = '<config>'): unknown {
 /** Validates an already-parsed config value. Exported for tests. */
 export function buildConfig(
   raw: unknown,
-  context: { file?: string | undefined; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  context: { file?: string | undefined; env?: NodeJS.ProcessEnv; cwd?: string; bankSecrets?: boolean } = {},
 ): Config {
   const env = context.env ?? process.env;
   const cwd = context.cwd ?? process.cwd();
@@ -424,6 +430,8 @@ export function buildConfig(
     if (!/^https?:\/\//.test(bank.url)) {
       throw new ConfigError(`${where}: bank.url: Expected "${EMBEDDED}" or an http(s):// URL, got "${bank.url}"`);
     }
+  }
+  if (!embedded && context.bankSecrets !== false) {
     if (!bank.accountId) {
       // The idempotency keys are derived from the account id: without it, two accounts would share keys.
       throw new ConfigError(

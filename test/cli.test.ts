@@ -103,4 +103,30 @@ describe('configuration errors', () => {
     expect(validate.code).toBe(1);
     expect(validate.stderr).toContain('validate charges c.csv');
   });
+
+  it("status, validate, approve and reject run without the bank's secrets; run still refuses (they exited 2)", async () => {
+    // As an operator runs them: the API key and account id are readable only by the service's unit.
+    const dir = mkdtempSync(path.join(tmpdir(), 'remessa-cli-'));
+    const file = path.join(dir, 'remessa.jsonc');
+    writeFileSync(file, JSON.stringify({ bank: { url: 'https://bank.example' } }));
+    const env = { REMESSA_API_KEY: '', REMESSA_ACCOUNT_ID: '', CREDENTIALS_DIRECTORY: '' };
+    const status = await exited(remessa(['--config', file, 'status', '--locale', 'en'], dir, env));
+    expect(status.stderr).not.toContain('a real bank needs');
+    expect(status.stderr).toContain('No store at'); // past the configuration: to the store, which has not run here
+    writeFileSync(path.join(dir, 'c.csv'), 'Nome;CPF/CNPJ;Vencimento;Valor\n');
+    const validate = await exited(remessa(['--config', file, 'validate', '--kind', 'charges', 'c.csv'], dir, env));
+    expect(validate.stderr).not.toContain('a real bank needs');
+    expect(validate.stderr).toContain('validate charges c.csv');
+    for (const decision of [
+      ['approve', 'x', '--by', 'Ana'],
+      ['reject', 'x', '--by', 'Ana', '--note', 'n'],
+    ]) {
+      const decided = await exited(remessa(['--config', file, ...decision], dir, env));
+      expect(decided.stderr).not.toContain('a real bank needs');
+      expect(decided.stderr.length).toBeGreaterThan(0); // its own refusal (no such batch), past the configuration
+    }
+    const run = await exited(remessa(['--config', file, 'run'], dir, env));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('bank.accountId: a real bank needs the account id');
+  });
 });
