@@ -17,6 +17,7 @@ import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
 import { isLocale, LOCALES, type Locale } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
+import { BATCH_STATES, type BatchState } from './runner/batch-states.js';
 import { parseStatusDate } from './runner/status-dates.js';
 import type { Decision } from './store/approvals.js';
 import { isKindName, KIND_NAMES, type KindName } from './types.js';
@@ -91,14 +92,11 @@ function parseProfile(value: string): BankProfileName {
   return value as BankProfileName;
 }
 
-/** What `status --state` accepts (src/runner/status.ts BATCH_STATES; kept here so the CLI loads no pipeline). */
-const STATUS_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected'] as const;
-
 function parseStates(value: string): string[] {
   const states = value.split(',').map((s) => s.trim());
   for (const state of states) {
-    if (!(STATUS_STATES as readonly string[]).includes(state)) {
-      throw new InvalidArgumentError(`Expected a batch state (${STATUS_STATES.join(', ')}), got "${state}"`);
+    if (!(BATCH_STATES as readonly string[]).includes(state)) {
+      throw new InvalidArgumentError(`Expected a batch state (${BATCH_STATES.join(', ')}), got "${state}"`);
     }
   }
   return states;
@@ -329,7 +327,7 @@ function buildProgram(): Command {
     ])
     .option(
       '-s, --state <state>',
-      `only batches in this state: ${STATUS_STATES.join(', ')} (repeatable, or comma-separated)`,
+      `only batches in this state: ${BATCH_STATES.join(', ')} (repeatable, or comma-separated)`,
       (v: string, prev: string[] = []) => [...prev, ...parseStates(v)],
     )
     .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) =>
@@ -346,7 +344,7 @@ function buildProgram(): Command {
             since: flags.since,
             until: flags.until,
             kinds: flags.kind ?? [],
-            states: (flags.state ?? []) as Array<(typeof STATUS_STATES)[number]>,
+            states: (flags.state ?? []) as BatchState[],
           },
         });
       }),

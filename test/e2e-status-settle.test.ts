@@ -173,7 +173,12 @@ describe('remessa status', () => {
     }
     const bad = await runCli(['status', '--config', ws.config, '--state', 'sleeping'], { cwd: ELSEWHERE });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('Expected a batch state (ingesting, running, parked, done, rejected), got "sleeping"');
+    expect(bad.stderr).toContain(
+      'Expected a batch state (ingesting, running, parked, done, rejected, awaiting_approval), got "sleeping"',
+    );
+    // Every state status shows can be asked for (awaiting_approval was refused).
+    const waiting = await runCli(['status', '--config', ws.config, '--state', 'awaiting_approval'], { cwd: ELSEWHERE });
+    expect(waiting.code, waiting.stderr).toBe(0);
 
     // retry names the batch by its file name and finishes it; its answer is written.
     const retry = await runCli(['retry', '--config', ws.config, 'slow.csv', '--locale', 'en'], { cwd: ELSEWHERE });

@@ -35,15 +35,14 @@ import { type LockHolder, readLockHolder } from './lock.js';
 
 export { parseStatusDate } from './status-dates.js';
 
+import { BATCH_STATES, type BatchState } from './batch-states.js';
 import { out, type RunnerOptions } from './options.js';
 import { describeUnsettled, type UnsettledLine } from './retorno.js';
 
 /** The SQLite store's file name inside the data folder (one name, src/store/place.ts's). */
 export const STORE_FILE_NAME = SQLITE_STORE_FILE;
 
-/** What `status` says a batch is doing (see the table at the top of this file). */
-export const BATCH_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected', 'awaiting_approval'] as const;
-export type BatchState = (typeof BATCH_STATES)[number];
+export { BATCH_STATES, type BatchState };
 
 /** Version of the `--json` shape; raised only if a field ever changes meaning or goes away. */
 export const STATUS_JSON_VERSION = 1;

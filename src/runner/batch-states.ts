@@ -1,0 +1,6 @@
+/**
+ * What `remessa status` says a batch is doing (the table at the top of ./status.ts): one list, read by status and by
+ * the CLI's `--state` (which loads no pipeline, so the list lives in a module of its own).
+ */
+export const BATCH_STATES = ['ingesting', 'running', 'parked', 'done', 'rejected', 'awaiting_approval'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
