@@ -331,9 +331,11 @@ describe('remessa resolve and retry', () => {
     expect(retry.stdout).toMatch(
       /charges\.csv \(lote [0-9A-Za-z-]{12}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
     );
-    const settled = parseResultCsv(
-      await fs.readFile((await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!),
-    );
+    const lastResult = (await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!;
+    // The path it prints is the answer it just wrote, the newest version (it printed the first one, still uncertain).
+    expect(lastResult).toMatch(/\.result\.v\d+\.csv$/);
+    expect(retry.stdout).toContain(`-> ${lastResult}\n`);
+    const settled = parseResultCsv(await fs.readFile(lastResult));
     expect(settled.map((r) => r.status)).toEqual(['failed', 'succeeded', 'succeeded', 'succeeded', 'succeeded']);
     // Sent once each: only the three rows nobody settled were created at the bank.
     const created = (await sandbox.effects()).filter((e) => e.kind === 'charge_created' && e.key.startsWith('EX-CHG-'));

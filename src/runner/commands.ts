@@ -609,7 +609,7 @@ export async function openPipeline(
         if (r.state !== 'done') continue;
         const intake = await intakeForBatch(store, r.batch.id);
         if (intake && intake.answerVersion > 0) {
-          r.answer = answerPaths(folders.outbox, intake.folder, intake.answerName).resultPath;
+          r.answer = answerPaths(folders.outbox, intake.folder, intake.answerName, intake.answerVersion).resultPath;
         }
       }
       return resumed;
