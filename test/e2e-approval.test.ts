@@ -319,6 +319,10 @@ describe('a copy of a file that waits for approval', () => {
     const text = billsCsv([3_300]).text;
     await drop(ws, Buffer.from(text), 'bill-payments/original.csv');
     expect((await cli(ws, 'run')).code).toBe(3);
+    // Its rows were never sent: pending, not uncertain ("cannot tell whether the bank acted"), as retry said.
+    const retry = await cli(ws, 'retry');
+    expect(retry.stdout).toMatch(/original\.csv .*: pending 1/);
+    expect(retry.stdout).not.toMatch(/uncertain/);
     await drop(ws, Buffer.from(text), 'bill-payments/copia.csv');
     const copy = await cli(ws, 'run', path.join(ws.inbox, 'bill-payments', 'copia.csv'));
     expect(copy.stdout).toMatch(/copia\.csv: duplicate 1/);

@@ -118,8 +118,11 @@ export {
 } from './status.js';
 export { kindOfGivenFile, type ValidationReport, validateBatchFile, validateFile } from './validate.js';
 
-/** Counts of row outcomes of one batch, as the engine reports them. */
-export type OutcomeCounts = Partial<Record<RowOutcome, number>>;
+/**
+ * Counts of row outcomes of one batch, as a command prints them: the result file's statuses, and `pending` for rows
+ * not sent yet (a file that waits for approval, a run stopped before them), which a result file shows as uncertain.
+ */
+export type OutcomeCounts = Partial<Record<RowOutcome | 'pending', number>>;
 
 /** The answer given to one batch. */
 export interface BatchAnswer {
@@ -216,7 +219,8 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
   const o: OutcomeCounts = {};
   for (const [state, n] of Object.entries(counts) as Array<[RowState, number]>) {
     if (n === 0) continue;
-    const outcome = rowOutcome(state);
+    // Certainly not sent: not `uncertain` ("cannot tell whether the bank acted"), which rows in flight stay.
+    const outcome = state === 'pending' ? 'pending' : rowOutcome(state);
     o[outcome] = (o[outcome] ?? 0) + n;
   }
   return o;
@@ -731,7 +735,8 @@ export function allSucceeded(counts: OutcomeCounts): boolean {
     (counts.rejected ?? 0) === 0 &&
     (counts.failed ?? 0) === 0 &&
     (counts.uncertain ?? 0) === 0 &&
-    (counts.waiting ?? 0) === 0
+    (counts.waiting ?? 0) === 0 &&
+    (counts.pending ?? 0) === 0
   );
 }
 
