@@ -102,6 +102,20 @@ describe('config', () => {
     expect(error.message).toContain('bank.apiKeyFile');
   });
 
+  it('credentials in the bank URL are refused without showing them (doctor printed the URL, password and all)', () => {
+    const env = { REMESSA_API_KEY: 'k-123456789', REMESSA_ACCOUNT_ID: '123456' };
+    for (const url of ['https://ana:s3cr3t-pw@bank.example', 'https://token-only@bank.example/v1']) {
+      const error = errorOf(() => buildConfig({ bank: { url } }, { env }));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('bank.url: credentials do not belong in the URL');
+      expect(error.message).not.toMatch(/s3cr3t-pw|token-only/);
+    }
+    // Also for a command that needs no bank secrets (status, validate).
+    expect(
+      errorOf(() => buildConfig({ bank: { url: 'https://a:b@bank.example' } }, { env: {}, bankSecrets: false })).code,
+    ).toBe('CONFIG_INVALID');
+  });
+
   it('a real bank URL needs an API key, and must be http(s)', () => {
     expect(errorOf(() => buildConfig({ bank: { url: 'https://bank.example' } }, { env: {} })).code).toBe(
       'CONFIG_MISSING_SECRET',
