@@ -521,7 +521,8 @@ export async function openPipeline(
           locale: options.locale,
         });
         log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
-        // A team that approves by file may have dropped the marker already.
+        // A team that approves by file may have dropped the marker already, after an earlier run's preview (one older
+        // than the first preview is refused: src/store/approvals.ts rule 4).
         const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
         if (await applyApprovalMarker(store, batchId, meta, folders, rules, log, options.locale))
           result = await run(undefined);
