@@ -88,6 +88,19 @@ async function previewFile(ws: Workspace, kind: string, stem: string): Promise<s
   return mine.length > 0 ? path.join(ws.outbox, kind, mine.at(-1)!) : undefined;
 }
 
+/** The refusal note of a marker of `<stem>.csv`, beside its preview (`.v2` and on: the later refusals). */
+async function refusalOf(ws: Workspace, stem: string, version = 1): Promise<string> {
+  return waitFor(
+    `the refusal${version === 1 ? '' : ` v${version}`}`,
+    async () => {
+      const preview = await previewFile(ws, 'bill-payments', stem);
+      const note = preview?.replace(/\.preview\.csv$/, `.approval-refused${version === 1 ? '' : `.v${version}`}.txt`);
+      return note ? fs.readFile(note, 'utf8').catch(() => undefined) : undefined;
+    },
+    30_000,
+  );
+}
+
 async function previewOf(ws: Workspace, stem: string): Promise<Array<Record<string, string>>> {
   const text = await waitFor(
     'the preview',
@@ -226,16 +239,15 @@ describe('a bill-payments file that waits for approval', () => {
     await previewOf(ws, 'lote');
 
     await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.csv.approved'), 'joao.faturista\n');
-    const refusal = await waitFor(
-      'the refusal',
-      () =>
-        fs.readFile(path.join(ws.outbox, 'bill-payments', 'lote.approval-refused.txt'), 'utf8').catch(() => undefined),
-      30_000,
-    );
+    const refusal = await refusalOf(ws, 'lote');
     expect(refusal).toBe(
       'lote.csv.approved não aprovou lote.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
         'APPROVAL_REFUSED: joao.faturista consta em approval.makers (prepara arquivos): outra pessoa deve aprová-lo\n',
     );
+    // A second refused marker leaves its own note: the first is never overwritten.
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.approved'), 'JOAO.FATURISTA\n');
+    expect(await refusalOf(ws, 'lote', 2)).toContain('APPROVAL_REFUSED: JOAO.FATURISTA consta em approval.makers');
+    expect(await refusalOf(ws, 'lote')).toBe(refusal);
     expect(await paidCount()).toBe(paidBefore);
     expect(batchRow(ws, 'lote.csv').status).toBe('awaiting_approval');
 
@@ -245,7 +257,7 @@ describe('a bill-payments file that waits for approval', () => {
     expect(await paidCount()).toBe(paidBefore + 1);
     // The marker is not taken as a batch: it is archived with the decision.
     expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual([]);
-    expect((await fs.readdir(path.join(ws.archive, 'approvals'))).length).toBe(2);
+    expect((await fs.readdir(path.join(ws.archive, 'approvals'))).length).toBe(3);
     await expect(fs.stat(path.join(ws.outbox, 'bill-payments', 'lote.approved.rejected.txt'))).rejects.toThrow();
   }, 120_000);
 });
@@ -260,12 +272,7 @@ describe('an .approved marker older than the preview', () => {
     await drop(ws, Buffer.from(billsCsv([1_234]).text), 'bill-payments/cedo.csv');
     await daemonOn(ws);
     await previewOf(ws, 'cedo');
-    const refusal = await waitFor(
-      'the refusal',
-      () =>
-        fs.readFile(path.join(ws.outbox, 'bill-payments', 'cedo.approval-refused.txt'), 'utf8').catch(() => undefined),
-      30_000,
-    );
+    const refusal = await refusalOf(ws, 'cedo');
     expect(refusal).toMatch(/APPROVAL_BEFORE_PREVIEW: Lote .* esperava uma decisão tomada depois da prévia/);
     expect(await paidCount()).toBe(paidBefore);
     expect(batchRow(ws, 'cedo.csv').status).toBe('awaiting_approval');

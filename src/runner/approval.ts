@@ -47,6 +47,7 @@ import {
   saoPauloDay,
   unfinishedAmount,
 } from '../store/approvals.js';
+import { intakeForBatch } from '../store/intakes.js';
 import type { StorePlace } from '../store/place.js';
 import type { BatchRecord, Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
@@ -348,7 +349,8 @@ export async function findApprovalMarker(inboxDir: string, meta: WorkMeta): Prom
 /**
  * Applies the `.approved` marker of a batch that waits, if there is one: its first non-empty line is the approver's
  * name. A marker still empty (being written) is left for the next look. Once used (approved, or refused: a refusal
- * is written to `<outbox>/<kind>/<name>.approval-refused.txt`), the marker is moved to `<archive>/approvals/`.
+ * is written beside the file's preview, `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...:
+ * never overwritten), the marker is moved to `<archive>/approvals/`.
  * Returns whether the batch was decided.
  */
 export async function applyApprovalMarker(
@@ -389,10 +391,23 @@ export async function applyApprovalMarker(
     log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
     const kind = meta.kind ?? meta.folder ?? '_unknown';
     await mkdir(path.join(folders.outbox, kind), { recursive: true });
-    await writeFileAtomic(
-      path.join(folders.outbox, kind, `${stemOf(meta.name)}.approval-refused.txt`),
-      `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${err.code}: ${err.message}\n`,
-    );
+    // Named as the preview is (its answer name), so two files of one name keep theirs apart; a later refusal of the
+    // same file is its next version (each says why that marker was refused).
+    const name = (await intakeForBatch(store, batchId))?.answerName ?? stemOf(meta.name);
+    const text = `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${err.code}: ${err.message}\n`;
+    for (let version = 1; ; version++) {
+      const file = path.join(
+        folders.outbox,
+        kind,
+        `${name}.approval-refused${version === 1 ? '' : `.v${version}`}.txt`,
+      );
+      try {
+        await writeFileAtomic(file, text, { noClobber: true });
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
   }
   const archived = path.join(
     folders.archive,
