@@ -133,7 +133,7 @@ export interface BatchAnswer {
   counts: OutcomeCounts;
   /** Path of the answer file. */
   file: string;
-  /** Its `duplicate` rows whose original has not succeeded (nothing of theirs done yet): `run` exits 1. */
+  /** Its `duplicate` rows whose original has not succeeded (nothing of theirs done yet: `allSucceeded`). */
   duplicatesNotSucceeded?: number;
 }
 
@@ -148,6 +148,8 @@ export interface ResumedBatch {
   state: 'done' | 'parked' | 'needs-file' | 'error';
   /** The result file written. */
   answer: string | null;
+  /** Done: its `duplicate` rows whose original has not succeeded (`allSucceeded`). */
+  duplicatesNotSucceeded?: number;
   error: unknown;
 }
 
@@ -616,6 +618,7 @@ export async function openPipeline(
         if (intake && intake.answerVersion > 0) {
           r.answer = answerPaths(folders.outbox, intake.folder, intake.answerName, intake.answerVersion).resultPath;
         }
+        if (r.counts.duplicate) r.duplicatesNotSucceeded = await store.duplicatesNotSucceeded(r.batch.id);
       }
       return resumed;
     },
@@ -728,11 +731,18 @@ async function checkUnchanged(batch: TakenBatch): Promise<void> {
 }
 
 /**
- * Whether the counts mean every row succeeded, duplicates apart: a duplicate is done only when its original
- * succeeded, which the counts do not say (`BatchAnswer.duplicatesNotSucceeded`).
+ * Whether every row of a batch answered succeeded (`run` and `retry` exit 0; README: "or are duplicates of rows that
+ * did"): its counts, and its duplicates, each done only when its original succeeded, which the counts do not say.
  */
-export function allSucceeded(counts: OutcomeCounts): boolean {
+export function allSucceeded({
+  counts,
+  duplicatesNotSucceeded = 0,
+}: {
+  counts: OutcomeCounts;
+  duplicatesNotSucceeded?: number | undefined;
+}): boolean {
   return (
+    duplicatesNotSucceeded === 0 &&
     (counts.rejected ?? 0) === 0 &&
     (counts.failed ?? 0) === 0 &&
     (counts.uncertain ?? 0) === 0 &&
@@ -798,8 +808,7 @@ export async function runOnce(
   let missing = false;
   const report = (name: string, answer: BatchAnswer) => {
     if (answer.answer === 'rejected') ok = false;
-    // A duplicate is done only when its original succeeded (README: exit 0, "or are duplicates of rows that did").
-    if (!allSucceeded(answer.counts) || (answer.duplicatesNotSucceeded ?? 0) > 0) ok = false;
+    if (!allSucceeded(answer)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     if (answer.answer === 'preview') {
       unsettled = true;

@@ -198,7 +198,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       switch (r.state) {
         case 'done':
           if (hasUnsettled(r.counts)) unsettled = true;
-          if (!allSucceeded(r.counts)) ok = false;
+          if (!allSucceeded(r)) ok = false;
           out(options).write(`${name}: ${counts || t(locale, 'STATUS.noRows')} -> ${r.answer}\n`);
           break;
         case 'parked':
