@@ -68,12 +68,14 @@ export function cutToBytes(text: string, maxBytes: number): string {
 export function answerFileNames(
   answerName: string,
   version = 1,
-): { result: string; summary: string; rejected: string; files: string } {
+): { result: string; summary: string; rejected: string; approvalRefused: string; files: string } {
   const v = version === 1 ? '' : `.v${version}`;
   return {
     result: `${answerName}.result${v}.csv`,
     summary: `${answerName}.summary${v}.json`,
     rejected: `${answerName}.rejected.txt`,
+    // Why an `.approved` marker was refused (src/runner/approval.ts); the Nth refusal of one file is version N.
+    approvalRefused: `${answerName}.approval-refused${v}.txt`,
     files: answerName,
   };
 }

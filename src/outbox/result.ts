@@ -114,13 +114,14 @@ export function answerPaths(
   folder: string,
   name: string,
   version = 1,
-): { resultPath: string; summaryPath: string; rejectedPath: string; filesDir: string } {
+): { resultPath: string; summaryPath: string; rejectedPath: string; approvalRefusedPath: string; filesDir: string } {
   const dir = path.join(outboxDir, safeName(folder, 'kind'));
   const names = answerFileNames(safeName(name, 'name'), version);
   return {
     resultPath: path.join(dir, names.result),
     summaryPath: path.join(dir, names.summary),
     rejectedPath: path.join(dir, names.rejected),
+    approvalRefusedPath: path.join(dir, names.approvalRefused),
     filesDir: path.join(dir, names.files),
   };
 }

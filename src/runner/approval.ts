@@ -28,7 +28,7 @@ import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
 import type { WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
-import { writeFileAtomic } from '../outbox/result.js';
+import { answerPaths, writeFileAtomic } from '../outbox/result.js';
 import {
   APPROVAL_CODES,
   ApprovalError,
@@ -390,17 +390,14 @@ export async function applyApprovalMarker(
     if (err.code === APPROVAL_CODES.noPreview) return false;
     log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
     const kind = meta.kind ?? meta.folder ?? '_unknown';
-    await mkdir(path.join(folders.outbox, kind), { recursive: true });
     // Named as the preview is (its answer name), so two files of one name keep theirs apart; a later refusal of the
     // same file is its next version (each says why that marker was refused).
     const name = (await intakeForBatch(store, batchId))?.answerName ?? stemOf(meta.name);
     const text = `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${err.code}: ${err.message}\n`;
+    const noteOf = (version: number) => answerPaths(folders.outbox, kind, name, version).approvalRefusedPath;
+    await mkdir(path.dirname(noteOf(1)), { recursive: true });
     for (let version = 1; ; version++) {
-      const file = path.join(
-        folders.outbox,
-        kind,
-        `${name}.approval-refused${version === 1 ? '' : `.v${version}`}.txt`,
-      );
+      const file = noteOf(version);
       try {
         await writeFileAtomic(file, text, { noClobber: true });
         break;
