@@ -431,8 +431,8 @@ export function buildConfig(
       throw new ConfigError(`${where}: bank.url: Expected "${EMBEDDED}" or an http(s):// URL, got "${bank.url}"`);
     }
     // A URL is printed (doctor, logs, errors): what would be secret in it is refused, never shown (as store.url).
-    const userinfo = URL.canParse(bank.url) ? new URL(bank.url) : undefined;
-    if (userinfo && (userinfo.username || userinfo.password)) {
+    const url = URL.canParse(bank.url) ? new URL(bank.url) : undefined;
+    if (url && (url.username || url.password)) {
       throw new ConfigError(
         `${where}: bank.url: credentials do not belong in the URL: the API key goes by REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key`,
         { code: 'CONFIG_INVALID' },
