@@ -635,13 +635,7 @@ function storeSize(dataDir: string): StoreSize {
   if (bytes === 0) throw new Error(`no store (remessa.sqlite) in ${dataDir}`);
   const db = new Database(path.join(dataDir, 'remessa.sqlite'), { readonly: true, fileMustExist: true });
   try {
-    const tables = db
-      .prepare(
-        `SELECT COALESCE(m.tbl_name, d.name) AS name, SUM(d.pgsize) AS bytes FROM dbstat d
-           LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
-      )
-      .all() as Array<{ name: string; bytes: number }>;
-    return { ...storeSizeOf(tables), bytes };
+    return { ...sqliteTablesSize(db), bytes };
   } finally {
     db.close();
   }
@@ -655,16 +649,21 @@ function compactedStoreSize(dataDir: string): StoreSize {
   const db = new Database(path.join(dataDir, 'remessa.sqlite'), { fileMustExist: true });
   try {
     db.exec('VACUUM');
-    const tables = db
-      .prepare(
-        `SELECT COALESCE(m.tbl_name, d.name) AS name, SUM(d.pgsize) AS bytes FROM dbstat d
-           LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
-      )
-      .all() as Array<{ name: string; bytes: number }>;
-    return storeSizeOf(tables);
+    return sqliteTablesSize(db);
   } finally {
     db.close();
   }
+}
+
+/** A SQLite store's size by table (each with its indexes): the pages dbstat counts, free pages and header apart. */
+function sqliteTablesSize(db: Database.Database): StoreSize {
+  const tables = db
+    .prepare(
+      `SELECT COALESCE(m.tbl_name, d.name) AS name, SUM(d.pgsize) AS bytes FROM dbstat d
+         LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1`,
+    )
+    .all() as Array<{ name: string; bytes: number }>;
+  return storeSizeOf(tables);
 }
 
 /** A store's size from its tables' (each with its indexes). */
