@@ -8,29 +8,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('BankGate', () => {
   it('a row waiting for the probe keeps the process alive until it goes (retry exited 13, silent)', () => {
-    // A process whose only pending work is that wait: it must end by the wait's 'go', not by an empty event loop.
+    // A process whose only pending work is one wait at a gate: what the wait says, once the process ends by itself.
+    // Killed (and the test failed) if it is still alive at 20 s.
     const gate = fileURLToPath(new URL('../src/runner/bank-gate.ts', import.meta.url));
-    const script = `
-      const { BankGate } = await import(${JSON.stringify(gate)});
-      const g = new BankGate([50]);
-      g.failed();
-      console.log(await g.wait(undefined));`;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-    });
-    expect(out.trim()).toBe('go');
-    // Its row stopped, a gate with a long probe ahead keeps the process no longer.
-    const stopped = `
-      const { BankGate } = await import(${JSON.stringify(gate)});
-      const g = new BankGate([60000]);
-      g.failed();
-      console.log(await g.wait(AbortSignal.timeout(50)));`;
-    // Killed (and the test failed) if it is still alive at 20 s, long before the 60 s probe.
-    const said = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', stopped], {
-      encoding: 'utf8',
-      timeout: 20_000,
-    });
-    expect(said.trim()).toBe('stopped');
+    const waitAlone = (probeMs: number, signal: string) =>
+      execFileSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `const { BankGate } = await import(${JSON.stringify(gate)});
+           const g = new BankGate([${probeMs}]);
+           g.failed();
+           console.log(await g.wait(${signal}));`,
+        ],
+        { encoding: 'utf8', timeout: 20_000 },
+      ).trim();
+    // It ends by the wait's 'go', not by an empty event loop.
+    expect(waitAlone(50, 'undefined')).toBe('go');
+    // Its row stopped, a gate with a long probe ahead (60 s) keeps the process no longer.
+    expect(waitAlone(60_000, 'AbortSignal.timeout(50)')).toBe('stopped');
   });
 
   it('up: nobody waits', async () => {
