@@ -13,11 +13,22 @@ import { type Message, msg, render } from './i18n/index.js';
 export class RemessaError extends Error {
   /** Stable machine-readable code, e.g. `CONFIG_UNKNOWN_KEY`, `ROW_INVALID`, `SERVICE_RATE_LIMITED`. */
   readonly code: string;
+  /**
+   * The sentence for a person, as catalogue key and values (src/i18n), when the error has one. `message` stays the
+   * English text for the log and for code that reads it; what a person reads (a result file, a note) is `describe`.
+   */
+  readonly detail: Message | undefined;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: string, message: string, options?: { cause?: unknown; detail?: Message }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
+    this.detail = options?.detail;
+  }
+
+  /** The message for a person reading `locale`: the catalogue's sentence when there is one, else `message`. */
+  describe(locale: 'pt-BR' | 'en'): string {
+    return this.detail === undefined ? this.message : render(locale, this.detail);
   }
 }
 
@@ -55,17 +66,13 @@ export class InputError extends RemessaError {
     super(code, `${formatLocation(location)}: ${message}`, options);
     this.location = location;
     this.values = options?.values;
-    this.detail = options?.detail;
   }
-
-  /** The sentence as catalogue key and values (src/i18n), when it has one: then `describe` says it in a locale. */
-  readonly detail: Message | undefined;
 
   /**
    * The message for a person reading `locale`: the catalogue's sentence (`detail`) after the place in the locale's
    * words; in English, the message as raised (which may carry a library's own text after the sentence).
    */
-  describe(locale: 'pt-BR' | 'en'): string {
+  override describe(locale: 'pt-BR' | 'en'): string {
     if (this.detail === undefined || locale === 'en') return this.message;
     return `${formatLocationIn(locale, this.location)}: ${render(locale, this.detail)}`;
   }

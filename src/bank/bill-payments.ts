@@ -12,6 +12,8 @@
  * A resend of a payment whose outcome is unknown (`resendOfUnknownOutcome`, same IdempotencyKey) skips the status
  * and range checks: the first attempt may be what paid the bill, and the bank answers the key with that first outcome.
  */
+
+import { money, msg } from '../i18n/index.js';
 import { billAnswer, billPaymentAnswer } from './answer-readers.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
@@ -79,7 +81,7 @@ export function checkBillPayment(bill: LookedUpBill, amountCents: Cents): void {
   if (bill.status !== 'PENDING_PAYMENT') {
     throw new RequestValidationError(
       'BANK_BILL_NOT_PAYABLE',
-      `bill ${bill.identifier}: expected status PENDING_PAYMENT, got ${bill.status}`,
+      msg('BANK_BILL_NOT_PAYABLE', { status: bill.status }),
       'status',
     );
   }
@@ -91,14 +93,14 @@ export function checkBillPayment(bill: LookedUpBill, amountCents: Cents): void {
     if (amountCents < min || amountCents > max) {
       throw new RequestValidationError(
         'BANK_AMOUNT_OUT_OF_RANGE',
-        `amountCents: expected ${min}..${max} cents (partial payment range of bill ${bill.identifier}), got ${amountCents}`,
+        msg('BANK_AMOUNT_OUT_OF_RANGE.range', { min: money(min), max: money(max), got: money(amountCents) }),
         'amountCents',
       );
     }
   } else if (amountCents !== bill.chargedAmountCents) {
     throw new RequestValidationError(
       'BANK_AMOUNT_OUT_OF_RANGE',
-      `amountCents: expected the charged amount ${bill.chargedAmountCents} cents (bill ${bill.identifier} does not allow partial payment), got ${amountCents}`,
+      msg('BANK_AMOUNT_OUT_OF_RANGE.charged', { charged: money(bill.chargedAmountCents), got: money(amountCents) }),
       'amountCents',
     );
   }
@@ -108,7 +110,7 @@ function checkAmount(amountCents: Cents): void {
   if (!Number.isSafeInteger(amountCents) || amountCents <= 0) {
     throw new RequestValidationError(
       'BANK_AMOUNT_OUT_OF_RANGE',
-      `amountCents: expected a whole number of cents > 0, got ${amountCents}`,
+      msg('BANK_AMOUNT_NOT_WHOLE_CENTS', { got: amountCents }),
       'amountCents',
     );
   }

@@ -33,6 +33,7 @@
  *   scrubber's `scrubSecrets` before they are stored.
  */
 import { RemessaError } from '../errors.js';
+import { type Message, render } from '../i18n/index.js';
 import { scrubSecrets } from '../log.js';
 
 /** What the factory needs to know about the request that failed. */
@@ -188,8 +189,14 @@ export class RequestValidationError extends RemessaError {
   /** The input field at fault, e.g. `limit`, `endDate`, `amountCents`. */
   readonly field: string | undefined;
 
-  constructor(code: string, message: string, field?: string) {
-    super(code, message);
+  /**
+   * `message` is the developer's English; or, for a refusal a person reads (a row's result), a catalogue message
+   * (src/i18n): then `message` is its English and `describe(locale)` says it in the reader's words.
+   */
+  constructor(code: string, message: string | Message, field?: string) {
+    super(code, typeof message === 'string' ? message : render('en', message), {
+      ...(typeof message === 'string' ? {} : { detail: message }),
+    });
     this.field = field;
   }
 }

@@ -14,6 +14,7 @@
  * clients send none), which is safe because an initialization moves no money (a resend hands out a new endToEndId).
  */
 import { initiationTypeFor } from '../formats/pix.js';
+import { money, msg } from '../i18n/index.js';
 import { RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
@@ -34,14 +35,14 @@ export function toPixPaymentRequest(
     if (!Number.isSafeInteger(overrides.amountCents) || overrides.amountCents <= 0) {
       throw new RequestValidationError(
         'BANK_PIX_AMOUNT_INVALID',
-        `amountCents: expected a whole number of cents > 0, got ${overrides.amountCents}`,
+        msg('BANK_AMOUNT_NOT_WHOLE_CENTS', { got: overrides.amountCents }),
         'amountCents',
       );
     }
     if (!init.allowChangeAmount && fixed !== undefined && overrides.amountCents !== fixed) {
       throw new RequestValidationError(
         'BANK_PIX_AMOUNT_FIXED',
-        `amountCents: expected ${fixed} (the QR code's amount; it does not allow a change), got ${overrides.amountCents}`,
+        msg('BANK_PIX_AMOUNT_FIXED', { amount: money(fixed), got: money(overrides.amountCents) }),
         'amountCents',
       );
     }
@@ -50,11 +51,7 @@ export function toPixPaymentRequest(
     amountCents = fixed;
   }
   if (amountCents === undefined) {
-    throw new RequestValidationError(
-      'BANK_PIX_AMOUNT_REQUIRED',
-      'amountCents: expected an amount (the QR code carries none), got nothing',
-      'amountCents',
-    );
+    throw new RequestValidationError('BANK_PIX_AMOUNT_REQUIRED', msg('BANK_PIX_AMOUNT_REQUIRED'), 'amountCents');
   }
   const request: PixPaymentRequest = {
     amountCents,

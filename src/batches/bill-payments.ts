@@ -141,7 +141,7 @@ async function checkOrFail(bill: LookedUpBill, amountCents: Cents): Promise<void
     checkBillPayment(bill, amountCents);
   } catch (err) {
     if (err instanceof RequestValidationError) {
-      throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
+      throw new StepOutcomeError('failed', err.code, err.message, { cause: err, detail: err.detail });
     }
     throw err;
   }

@@ -87,8 +87,13 @@ export interface StepContext<Row> {
 export class StepOutcomeError extends RemessaError {
   readonly outcome: 'failed' | 'uncertain';
 
-  constructor(outcome: 'failed' | 'uncertain', code: string, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
+  constructor(
+    outcome: 'failed' | 'uncertain',
+    code: string,
+    message: string,
+    options?: { cause?: unknown; detail?: Message | undefined },
+  ) {
+    super(code, message, options?.detail === undefined ? { cause: options?.cause } : options);
     this.outcome = outcome;
   }
 }

@@ -141,7 +141,7 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
           });
         } catch (err) {
           if (err instanceof RequestValidationError)
-            throw new StepOutcomeError('failed', err.code, err.message, { cause: err });
+            throw new StepOutcomeError('failed', err.code, err.message, { cause: err, detail: err.detail });
           throw err;
         }
         const payment = await ctx.client.pixPayments.pay(request, pixPayKey(ctx.idempotencyKey), ctx.request);

@@ -39,11 +39,10 @@ export type FormatErrorCode =
 export class FormatError extends RemessaError {
   declare readonly code: FormatErrorCode;
   /** The sentence as catalogue key and values (src/i18n), for a person in their locale; `message` is its English. */
-  readonly detail: Message;
+  declare readonly detail: Message;
 
   constructor(code: FormatErrorCode, detail: Message, options?: { cause?: unknown }) {
-    super(code, t('en', detail.key, detail.params), options);
-    this.detail = detail;
+    super(code, t('en', detail.key, detail.params), { ...options, detail });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { MessageKey, Params } from '../i18n/index.js';
+import { type MessageKey, moneyIn, type Params } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { formatError } from './errors.js';
 
@@ -141,10 +141,7 @@ export function wireToCents(value: number): Cents {
  */
 export function formatBrl(cents: Cents): string {
   requireCents(cents);
-  const whole = Math.floor(cents / 100)
-    .toString()
-    .replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-  return `R$ ${whole},${String(cents % 100).padStart(2, '0')}`;
+  return moneyIn('pt-BR', cents);
 }
 
 /** A percentage as a person in Brazil reads it: 2 -> `2%`, 2.5 -> `2,5%`, 0.033 -> `0,033%` (decimal comma). */
@@ -160,10 +157,6 @@ export function formatPercentBr(percent: number): string {
  * `R$14,325.21` in English. Negative amounts never reach here (totals of rows).
  */
 export function formatMoney(locale: 'pt-BR' | 'en', cents: Cents): string {
-  if (locale === 'pt-BR') return formatBrl(cents);
   requireCents(cents);
-  const whole = Math.floor(cents / 100)
-    .toString()
-    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `R$${whole}.${String(cents % 100).padStart(2, '0')}`;
+  return moneyIn(locale, cents);
 }

@@ -190,6 +190,16 @@ export const EN = {
   'CONFLICT.claimDocument': "Expected empty or the holder's document {document}, got {got}",
   AMOUNT_MISMATCH:
     "Expected the QR code's own amount {amount} (a static code with an amount does not allow another), got {got}",
+  // remessa's own checks before a payment leaves (src/bank/bill-payments.ts, src/bank/pix-payments.ts): nothing sent
+  BANK_BILL_NOT_PAYABLE:
+    "Expected an open bill, to be paid (PENDING_PAYMENT); the bank's lookup says {status}: nothing was sent",
+  'BANK_AMOUNT_OUT_OF_RANGE.charged':
+    'Expected the charged amount of the bill, {charged} (this bill does not allow partial payment), got {got}',
+  'BANK_AMOUNT_OUT_OF_RANGE.range':
+    'Expected an amount from {min} to {max} (the partial payment range of this bill), got {got}',
+  BANK_AMOUNT_NOT_WHOLE_CENTS: 'Expected a whole number of cents greater than 0, got {got}',
+  BANK_PIX_AMOUNT_FIXED: "Expected the QR code's own amount, {amount} (it does not accept another), got {got}",
+  BANK_PIX_AMOUNT_REQUIRED: 'Expected an amount in the row: the QR code carries none',
   INVALID_PIX_KEY: 'Expected a Pix key: CPF, CNPJ, +55 phone, e-mail or random key (EVP), got {got}',
   'WHY.dynamicOnly': 'PIX_DYNAMIC only',
   'WHY.staticOnly': 'PIX_STATIC only',

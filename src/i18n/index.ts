@@ -16,7 +16,11 @@ export type Locale = (typeof LOCALES)[number];
 export const DEFAULT_LOCALE: Locale = 'pt-BR';
 
 export type MessageKey = keyof typeof EN;
-export type ParamValue = string | number | Message | undefined;
+/** An amount of money as a value: said as the locale reads money (`R$ 10,01`, `R$10.01`), never as cents. */
+export interface MoneyValue {
+  cents: number;
+}
+export type ParamValue = string | number | Message | MoneyValue | undefined;
 export type Params = Readonly<Record<string, ParamValue>>;
 /** A sentence to be: its catalogue key and the values to put in it. */
 export interface Message {
@@ -43,7 +47,14 @@ export function t(locale: Locale, key: MessageKey, params: Params = {}): string 
   const values: Record<string, string | undefined> = {};
   for (const name in params) {
     const v = params[name];
-    values[name] = v === undefined ? undefined : typeof v === 'object' ? t(locale, v.key, v.params) : String(v);
+    values[name] =
+      v === undefined
+        ? undefined
+        : typeof v !== 'object'
+          ? String(v)
+          : 'cents' in v
+            ? moneyIn(locale, v.cents)
+            : t(locale, v.key, v.params);
   }
   if (typeof entry === 'function') return entry(values);
   // A placeholder without a value is left as it is (`{eta_formatted}` is filled by the progress bar itself).
@@ -53,6 +64,23 @@ export function t(locale: Locale, key: MessageKey, params: Params = {}): string 
 /** `t` of a message. */
 export function render(locale: Locale, message: Message): string {
   return t(locale, message.key, message.params);
+}
+
+/**
+ * Whole cents as a person reading `locale` reads money: `R$ 1.234,56` in pt-BR (thousands grouped with ".", decimal
+ * comma, always 2 decimals), `R$1,234.56` in English. Not checked here: src/formats/money.ts `formatMoney` checks first.
+ */
+export function moneyIn(locale: Locale, cents: number): string {
+  const [group, mark, space] = locale === 'pt-BR' ? ['.', ',', ' '] : [',', '.', ''];
+  const whole = Math.floor(cents / 100)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, group);
+  return `R$${space}${whole}${mark}${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** A money value: `msg('X', { amount: money(1001) })` reads `R$ 10,01` in pt-BR. */
+export function money(cents: number): MoneyValue {
+  return { cents };
 }
 
 /** A message value: `msg('WHEN.with', { column: 'payer.name' })`. */

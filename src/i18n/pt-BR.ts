@@ -191,6 +191,15 @@ export const PT_BR: Catalogue = {
   'CONFLICT.claimDocument': 'Esperava vazio ou o documento do titular {document}, veio {got}',
   AMOUNT_MISMATCH:
     'Esperava o próprio valor do QR code, {amount} (um código estático com valor não aceita outro), veio {got}',
+  BANK_BILL_NOT_PAYABLE:
+    'Esperava um boleto em aberto, a pagar (PENDING_PAYMENT); a consulta ao banco diz {status}: nada foi enviado',
+  'BANK_AMOUNT_OUT_OF_RANGE.charged':
+    'Esperava o valor cobrado do boleto, {charged} (este boleto não aceita pagamento parcial), veio {got}',
+  'BANK_AMOUNT_OUT_OF_RANGE.range':
+    'Esperava um valor de {min} a {max} (a faixa de pagamento parcial deste boleto), veio {got}',
+  BANK_AMOUNT_NOT_WHOLE_CENTS: 'Esperava um número inteiro de centavos maior que 0, veio {got}',
+  BANK_PIX_AMOUNT_FIXED: 'Esperava o valor do próprio QR code, {amount} (ele não aceita outro valor), veio {got}',
+  BANK_PIX_AMOUNT_REQUIRED: 'Esperava um valor na linha: o QR code não traz valor',
   INVALID_PIX_KEY: 'Esperava uma chave Pix: CPF, CNPJ, telefone +55, e-mail ou chave aleatória (EVP), veio {got}',
   'WHY.dynamicOnly': 'só para PIX_DYNAMIC',
   'WHY.staticOnly': 'só para PIX_STATIC',

@@ -664,7 +664,7 @@ class BatchRun {
               if (cur && (cur.state === 'pending' || cur.state === 'in_flight' || cur.state === 'uncertain')) {
                 await s.recordRowUncertain(this.o.batchId, row.line, cur.currentStep, {
                   code: ENGINE_CODES.stepError,
-                  message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error) }),
+                  message: t(this.locale, 'STEP_ERROR.internal', { reason: errorMessage(error, this.locale) }),
                 });
               }
             }).catch(() => undefined);
@@ -987,7 +987,7 @@ class BatchRun {
         if (sent && isCertainlyNotSent(error)) {
           // The bank is unreachable; nothing of this attempt was sent. Not an outcome: the row waits for the bank
           // (rows.ts `waiting`), its step's unknown outcome, if any, kept (rule 6). No attempt is used up.
-          const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+          const rowError: RowError = { code: errorCode(error), message: errorMessage(error, this.locale) };
           if (hasEffect)
             await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
           attempt--;
@@ -1007,14 +1007,14 @@ class BatchRun {
                   code: ENGINE_CODES.stoppedBeforeSend,
                   message: t(this.locale, 'STOPPED_BEFORE_SEND', { step: step.name }),
                 }
-              : { code: errorCode(error), message: errorMessage(error) };
+              : { code: errorCode(error), message: errorMessage(error, this.locale) };
             await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, notSent, unknown, lastUnknown));
           }
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
           throw error; // the intent could not be written: a store failure, not the bank's
         }
-        const rowError: RowError = { code: errorCode(error), message: errorMessage(error) };
+        const rowError: RowError = { code: errorCode(error), message: errorMessage(error, this.locale) };
         if (error instanceof StepOutcomeError) {
           // The step decided the row's outcome itself (a check said no; or it cannot tell whether an earlier attempt
           // took effect and must not guess): no retry. A check's no after an unknown outcome: rule 5 of rows.ts.
@@ -1221,7 +1221,10 @@ class BatchRun {
         if (this.signal?.aborted) {
           return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);
         }
-        evidence = { kind: 'unclear', evidence: msg('EVIDENCE.lookupFailed', { reason: errorMessage(lookupError) }) };
+        evidence = {
+          kind: 'unclear',
+          evidence: msg('EVIDENCE.lookupFailed', { reason: errorMessage(lookupError, this.locale) }),
+        };
       }
     }
     this.log.info(
@@ -1297,7 +1300,11 @@ class BatchRun {
         return output === undefined ? { kind: 'absent' } : { kind: 'found', output };
       } catch (error) {
         if (error instanceof StepOutcomeError) {
-          return { kind: 'decided', outcome: error.outcome, error: { code: error.code, message: error.message } };
+          return {
+            kind: 'decided',
+            outcome: error.outcome,
+            error: { code: error.code, message: error.describe(this.locale) },
+          };
         }
         if (this.signal?.aborted) return { kind: 'stopped' };
         if (error instanceof RateLimitedError) {
@@ -1310,14 +1317,15 @@ class BatchRun {
           const waited = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
           if (waited === 'stopped') return { kind: 'stopped' };
           if (waited === 'timeout') {
-            return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
+            return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error, this.locale) } };
           }
           attempt--;
           continue;
         }
         if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         const decision = this.retryDecision(attempt, 'GET', false, error);
-        if (!decision.retry) return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error) } };
+        if (!decision.retry)
+          return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error, this.locale) } };
         try {
           await this.sleep(decision.delayMs, this.signal);
         } catch {
@@ -1369,13 +1377,18 @@ function errorCode(error: unknown): string {
   return ENGINE_CODES.stepError;
 }
 
-/** The message stored on the row and written to the result file: never a secret (scrubbed like a log line). */
-function errorMessage(error: unknown): string {
+/**
+ * The message stored on the row and written to the result file, for a person reading `locale`: never a secret
+ * (scrubbed like a log line). The bank's refusals keep the bank's own words; remessa's own errors say their catalogue
+ * sentence in the reader's words when they have one (`RemessaError.describe`).
+ */
+function errorMessage(error: unknown, locale: Locale): string {
   if (error instanceof ServiceError) {
     const detail = error.messages.length > 0 ? error.messages.join('; ') : error.message;
     return scrubSecrets(
       error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail,
     );
   }
+  if (error instanceof RemessaError) return scrubSecrets(error.describe(locale));
   return scrubSecrets(error instanceof Error ? error.message : String(error));
 }

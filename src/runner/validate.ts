@@ -9,7 +9,7 @@ import { columnLabeller, readableAmount } from '../batches/fields.js';
 import type { CellError } from '../batches/kind.js';
 import { KINDS } from '../batches/registry.js';
 import { readBatch } from '../csv/reader.js';
-import { clip, InputError, RemessaError } from '../errors.js';
+import { clip, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
@@ -128,7 +128,7 @@ export async function validateFile(options: RunnerOptions, file: string, kind?: 
   } catch (err) {
     progress.stop();
     if (err instanceof RemessaError) {
-      o.write(`${err instanceof InputError ? err.describe(locale) : err.message} [${err.code}]\n`);
+      o.write(`${err.describe(locale)} [${err.code}]\n`);
       o.write(`${t(locale, 'VALIDATE.cannotProcess', { file: path.basename(abs) })}\n`);
       return EXIT_NOT_ALL_SUCCEEDED;
     }
