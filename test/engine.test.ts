@@ -8,11 +8,12 @@ import { errorFromResponse, RateLimitedError, ServiceTimeoutError } from '../src
 import { chargesKind } from '../src/batches/charges.js';
 import type { BatchKind, StepContext } from '../src/batches/kind.js';
 import { qrCodesKind } from '../src/batches/qr-codes.js';
-import { readBatch } from '../src/csv/reader.js';
+import { type ReadBatchOptions, readBatch } from '../src/csv/reader.js';
 import { InputError } from '../src/errors.js';
 import { filesDirFor, writeResult } from '../src/outbox/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { BatchRejectedError, ENGINE_CODES, type ProcessBatchOptions, processBatch } from '../src/runner/engine.js';
+import { readOptions } from '../src/runner/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { BATCH_HAS_INVALID_ROWS, type Store } from '../src/store/index.js';
 import { type IdRow, type IdRowStep, idRowKind } from './helpers/fake-kind.js';
@@ -124,8 +125,13 @@ function counting(inner: BankClient, hooks: Record<string, Hook> = {}) {
   return { client: wrapped, calls, total: () => Object.values(calls).reduce((a, b) => a + b, 0) };
 }
 
-async function run(store: Store, csv: { file: string; batchId: string }, extra: Partial<ProcessBatchOptions> = {}) {
-  const reader = await readBatch(csv.file, { columns: chargesKind.columns });
+/** `read`: how the file is read (by default by the kind's own column names, no header names, nothing supplied). */
+async function run(
+  store: Store,
+  csv: { file: string; batchId: string },
+  { read, ...extra }: Partial<ProcessBatchOptions> & { read?: ReadBatchOptions } = {},
+) {
+  const reader = await readBatch(csv.file, read ?? { columns: chargesKind.columns });
   const name = path.basename(csv.file, '.csv');
   try {
     return await processBatch({
@@ -258,6 +264,53 @@ describeOnEachEngine('engine against the sandbox: charges', () => {
     expect(col(2, 'qrCode')).toMatch(/^000201/); // repeats the original outcome
     expect(created()).toHaveLength(3);
     expect(created().every((c) => c.count === 1)).toBe(true);
+  });
+
+  it("a Seu número reused for another charge (other amount, payer): refused, never answered with the other row's slip", async () => {
+    // A sheet as finance staff write it: Portuguese headers, no correlationId (derived from Seu número), no type.
+    const header = 'Seu número,Valor,Vencimento,Nome do pagador,CPF/CNPJ,CEP,Logradouro,Cidade,UF';
+    const address = '01310-100,Av Paulista 1000,Sao Paulo,SP';
+    const maria = `123,10.00,2027-01-15,Maria da Silva,529.982.247-25,${address}`;
+    const joao = `123,999.00,2027-01-15,Joao Souza,111.444.777-35,${address}`;
+    const read = (file: string) =>
+      readOptions({ mappings: {}, defaults: {}, csv: {} }, 'charges', path.basename(file)) as ReadBatchOptions;
+    const store = await open();
+    // In one file: line 3 reuses line 2's Seu número with another amount and payer.
+    const a = writeCsv('a.csv', [header, maria, joao, `124,50.00,2027-01-15,Ana Lima,529.982.247-25,${address}`]);
+    const first = await run(store, a, { read: read(a.file) });
+    expect(first.counts).toMatchObject({ succeeded: 2, rejected: 1, duplicate: 0 });
+    const one = await result(store, a);
+    expect(one.col(3, 'status')).toBe('rejected');
+    expect(one.col(3, 'errorCode')).toBe('NATURAL_KEY_REUSED');
+    const inFile = one.col(3, 'errorMessage')!;
+    expect(inFile).toContain('Seu número');
+    expect(inFile).toContain('linha 2 deste arquivo');
+    expect(inFile).toMatch(/R\$ 10,00 .*R\$ 999,00 aqui/);
+    expect(inFile).toContain('52998224725');
+    expect(inFile).toContain('11144477735');
+    expect(one.col(3, 'barCode')).toBe('');
+    expect(one.col(3, 'pdfFile')).toBe('');
+    expect(one.col(2, 'barCode')).toMatch(/^\d{44}$/);
+
+    // In a later file: João's row again is refused the same way, naming a.csv; an honest copy of Maria's row (the
+    // same charge, written otherwise: due date and CPF formatted differently) is still a duplicate, sent nothing.
+    const mariaAgain = `123,10.00,15/01/2027,Maria da Silva,52998224725,${address}`;
+    const b = writeCsv('b.csv', [header, joao, mariaAgain]);
+    const again = counting(client);
+    const second = await run(store, b, { read: read(b.file), client: again.client });
+    expect(again.total()).toBe(0);
+    expect(second.counts).toMatchObject({ rejected: 1, duplicate: 1, succeeded: 0 });
+    const two = await result(store, b);
+    expect(two.col(2, 'status')).toBe('rejected');
+    expect(two.col(2, 'errorCode')).toBe('NATURAL_KEY_REUSED');
+    expect(two.col(2, 'errorMessage')).toContain('linha 2 de a.csv');
+    expect(two.col(2, 'errorMessage')).toMatch(/R\$ 10,00 .*R\$ 999,00 aqui/);
+    expect(two.col(2, 'barCode')).toBe('');
+    expect(two.col(2, 'pdfFile')).toBe('');
+    expect(two.col(3, 'status')).toBe('duplicate');
+    expect(two.col(3, 'barCode')).toBe(one.col(2, 'barCode'));
+    // One charge for Seu número 123: Maria's, created once.
+    expect(created('123')).toEqual([{ kind: 'charge_created', key: '123', count: 1 }]);
   });
 
   it('all-or-nothing: one invalid row and nothing is sent', async () => {

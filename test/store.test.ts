@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { chargesKind } from '../src/batches/charges.js';
 import type { Dialect } from '../src/batches/kind.js';
+import { NATURAL_KEY_REUSED, sameOperationCheck } from '../src/batches/same-operation.js';
 import { msg } from '../src/i18n/index.js';
 import {
   accountNamespace,
@@ -20,6 +22,7 @@ import {
   REMESSA_NAMESPACE,
   ROW_STATES,
   type Store,
+  type ValidIngestRow,
 } from '../src/store/index.js';
 import { naturalKeyDigest } from '../src/store/keys.js';
 import { openSqliteDriver } from '../src/store/sqlite-driver.js';
@@ -527,6 +530,67 @@ describe.each(engines)('on $name', (engine) => {
         line: 212,
       });
       expect(await store.countRows('b1')).toMatchObject({ pending: 257, duplicate: 3 });
+    });
+
+    it('a natural key reused for another operation: refused as an invalid row, never a duplicate; honest copies still are', async () => {
+      // The charges kind's own check (its `mustMatch`), as the engine hands it to the store.
+      const label = (column: string) => msg('WHERE.columnAbsent', { column });
+      const check = sameOperationCheck(chargesKind, [{ column: 'correlationId' }, { column: 'amount' }], label, 'en')!;
+      const charge = (line: number, id: string, amountCents: number, document = '52998224725'): IngestRow => ({
+        ...(validRow(line, id, amountCents) as ValidIngestRow),
+        parsed: {
+          input: {
+            type: 'BANKSLIP',
+            correlationId: id,
+            amountCents,
+            dueDate: '2027-01-15',
+            payer: { name: 'Maria', document, address: { zipCode: '01310100' } },
+          },
+        },
+      });
+      await newBatch('b1', 'charges', 'first.csv');
+      await store.ingest('b1', [charge(2, '123', 1000), charge(3, '124', 5000)], 'en', check);
+      // Another file: one key reused with another amount and payer, one honest copy, one reused with another amount.
+      await newBatch('b2', 'charges', 'second.csv');
+      await store.ingest('b2', [charge(2, '123', 99900, '11144477735'), charge(3, '124', 5000)], 'en', check);
+      // A later chunk of the same file: owners of this file read back from the table (line 4 owns 125).
+      await store.ingest('b2', [charge(4, '125', 700), charge(5, '124', 5001)], 'en', check);
+      await store.ingest('b2', [charge(6, '125', 800)], 'en', check);
+      const rows = new Map((await store.resultRowsAfter('b2', 0, 10)).map((r) => [r.line, r]));
+      expect([...rows.values()].map((r) => [r.line, r.state])).toEqual([
+        [2, 'rejected'],
+        [3, 'duplicate'],
+        [4, 'pending'],
+        [5, 'rejected'],
+        [6, 'rejected'],
+      ]);
+      const two = rows.get(2)!;
+      expect(two).toMatchObject({ errorCode: NATURAL_KEY_REUSED, owner: null, duplicateOf: null, amountCents: 99900 });
+      expect(two.errorMessage).toBe(
+        'Not sent: "123" in column correlationId already identifies line 2 of first.csv, another charges operation: ' +
+          'column amount: R$10.00 on line 2, R$999.00 here; column payer.document: "52998224725" on line 2, ' +
+          '"11144477735" here. One key is one operation at the bank: give this row a value of its own',
+      );
+      expect(rows.get(5)!.errorMessage).toContain('line 3 of first.csv');
+      expect(rows.get(6)!.errorMessage).toContain('line 4 of this file');
+      expect(rows.get(6)!.errorMessage).toContain('R$7.00 on line 4, R$8.00 here');
+      // The refused rows claim nothing: the keys stay their owners'.
+      for (const [key, owner] of [
+        ['123', { batch_id: 'b1', line: 2 }],
+        ['124', { batch_id: 'b1', line: 3 }],
+        ['125', { batch_id: 'b2', line: 4 }],
+      ] as const) {
+        expect(
+          await store.driver.get('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
+            naturalKeyDigest('charges', key),
+          ]),
+        ).toEqual(owner);
+      }
+      // They count as invalid rows: an all-or-nothing file sends nothing.
+      expect(await store.getBatch('b2')).toMatchObject({ invalidCount: 3 });
+      await store.finishIngest('b2', 'all-or-nothing', 'en');
+      expect(await store.countRows('b2')).toMatchObject({ rejected: 4, duplicate: 1, pending: 0 });
+      expect((await store.getRow('b2', 4))!.errorCode).toBe(BATCH_HAS_INVALID_ROWS);
     });
 
     it('keeps rejected rows with every cell error and resumes an interrupted ingestion after the last line', async () => {

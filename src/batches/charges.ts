@@ -9,7 +9,8 @@
  * was created but whose files were not written resumes at `pdf`.
  *
  * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge). A sheet
- * without the column gets it derived from the row's Seu número, else from its content (src/batches/supply.ts).
+ * without the column gets it derived from the row's Seu número, else from its content (src/batches/supply.ts). A row
+ * with an owned id and another type, amount, due date or payer is refused, not a duplicate (`mustMatch` below).
  * Rules beyond the spec's (the sandbox enforces the same): correlationId of 1..100 URL-safe characters; for bank
  * slips the payer's name, document and address (zip code, street, city, state) are required, ourNumber is 1..11
  * digits and only for BANKSLIP (express charge, wallet 121); up to 3 discount items and 3 additionalInfo entries.
@@ -35,6 +36,7 @@ import { CELL_ERROR_CODES, type CellReader, type DateRange, type Phrase, recordP
 import { brCodePng, writePng } from './images.js';
 import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
+import { centsField, textField } from './same-operation.js';
 
 /** How CORRELATION_ID_PATTERN (src/formats/charges.ts) reads to people. */
 export const CORRELATION_ID_FORMAT = '1 to 100 letters, digits or . _ ~ : - (it is used in URL paths)';
@@ -655,6 +657,18 @@ export const chargesKind: BatchKind<ChargeRow> = {
   columns: CHARGE_COLUMNS,
   parse: recordParser(parseCharge),
   naturalKey: (row) => row.input.correlationId,
+  // One correlationId is one charge at the bank: a row with an owned id is its duplicate only when it is the same
+  // charge: same type, amount, due date and payer (by document). A Seu número reused on another payer's charge, or for
+  // another amount, is refused (src/batches/same-operation.ts), never answered with the other charge's slip.
+  mustMatch: {
+    keyColumns: ['correlationId', 'yourNumber'],
+    fields: ({ input }) => ({
+      type: textField(input.type),
+      amount: centsField(input.amountCents),
+      dueDate: textField((input as { dueDate?: unknown }).dueDate),
+      'payer.document': textField((input as { payer?: { document?: unknown } }).payer?.document),
+    }),
+  },
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.input.amountCents,
   steps: [

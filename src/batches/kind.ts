@@ -147,6 +147,27 @@ export interface StepSpec<Row> {
   settleRefusal?(ctx: StepContext<Row>, refusal: StepRefusal): Promise<RefusalEvidence>;
 }
 
+/**
+ * A value of a field `MustMatch.fields` gives: canonical, so that equal operations written otherwise compare equal
+ * (`1.234,56` and `1234.56`, a CPF with or without dots); `{ cents }` an amount, shown as money; undefined: empty.
+ */
+export type MustMatchValue = string | { cents: Cents } | undefined;
+
+/** See `BatchKind.mustMatch`. */
+export interface MustMatch<Row> {
+  /**
+   * The columns that carry the natural key as the person wrote it, most direct first (charges: `correlationId`, else
+   * the `yourNumber` it is derived from): a refusal names the first one the file itself has and the row fills.
+   */
+  keyColumns: readonly string[];
+  /**
+   * The row's defining fields by column name, in the order a refusal lists what differs. Only what the row's cells
+   * say (parsed), never a value computed at parse time (today's date): an honest copy of a row must compare equal.
+   * Called on the owner's stored parsed row too, which an older version may have written: absent fields are empty.
+   */
+  fields(row: Row): Readonly<Record<string, MustMatchValue>>;
+}
+
 export interface BatchKind<Row = unknown> {
   name: KindName;
   /** Rate-limit group of its requests. */
@@ -158,6 +179,14 @@ export interface BatchKind<Row = unknown> {
   parse(record: Readonly<Record<string, string>>, dialect: Dialect): ParseResult<Row>;
   /** The business identity of the row (see the glossary in src/types.ts). */
   naturalKey(row: Row): string;
+  /**
+   * What else must match for a row bringing a natural key already owned by another row to be that row's `duplicate`
+   * (rule 4 of src/store/rows.ts): the fields that define the operation at the bank beyond its key. A row with the
+   * owner's key and other values here is another operation under a reused key (a charge's Seu número on another
+   * payer's charge): it is refused (`rejected`, NATURAL_KEY_REUSED, ./same-operation.ts), never answered with the
+   * owner's outcome. Absent when the natural key already holds every defining field (say so by the kind's key).
+   */
+  mustMatch?: MustMatch<Row>;
   /** Explicit key from an `idempotencyKey` column, if the row has one. */
   explicitIdempotencyKey?(row: Row): string | undefined;
   steps: readonly StepSpec<Row>[];

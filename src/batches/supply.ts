@@ -13,7 +13,7 @@
  * - charges with a Seu número (yourNumber): the Seu número itself, each character outside `A-Z a-z 0-9 . _ : -`
  *   written as `~` and its UTF-8 bytes in hex (`NF 12/A` -> `NF~2012~2FA`); when that is longer than 100 characters,
  *   the UUIDv5 of `yourNumber\n<Seu número>`. Seu número then identifies the charge: another row with the same Seu
- *   número is the same charge.
+ *   número is the same charge (a duplicate) when its content agrees, else it is refused (`mustMatch` of charges.ts).
  * - otherwise: the UUIDv5 of `<kind>\n<the row's request to the bank without its correlationId, as canonical JSON>`
  *   (amounts in cents, dates yyyy-mm-dd, documents bare), so formatting (`1.234,56` or `1234,56`, `15/03/2027` or
  *   `2027-03-15`, a CPF with or without dots) does not change it; any change of content does (a row corrected and

@@ -216,6 +216,12 @@ export const EN = {
   DUPLICATE_NATURAL_KEY: 'Same {kind} natural key as line {line} of this file: not sent again',
   'DUPLICATE_NATURAL_KEY.answeredIn': ' (answered in {answer})',
   'DUPLICATE_NATURAL_KEY.otherFile': 'Same {kind} natural key as line {line} of {file}{answered}: not sent again',
+  NATURAL_KEY_REUSED:
+    'Not sent: {key} in {column} already identifies line {line} {where}{answered}, another {kind} operation: {differences}. One key is one operation at the bank: give this row a value of its own',
+  'NATURAL_KEY_REUSED.difference': '{column}: {theirs} on line {line}, {ours} here',
+  'NATURAL_KEY_REUSED.thisFile': 'of this file',
+  'NATURAL_KEY_REUSED.otherFile': 'of {file}',
+  'NATURAL_KEY_REUSED.empty': '(empty)',
   'ROW_INVALID.invalid': 'The row is invalid',
   BATCH_HAS_INVALID_ROWS:
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',

@@ -215,6 +215,12 @@ export const PT_BR: Catalogue = {
   'DUPLICATE_NATURAL_KEY.answeredIn': ' (respondida em {answer})',
   'DUPLICATE_NATURAL_KEY.otherFile':
     'Mesma chave de negócio ({kind}) da linha {line} de {file}{answered}: não foi enviada de novo',
+  NATURAL_KEY_REUSED:
+    'Não enviada: {key} na {column} já identifica a linha {line} {where}{answered}, outra operação de {kind}: {differences}. Uma chave é uma só operação no banco: dê a esta linha um valor próprio',
+  'NATURAL_KEY_REUSED.difference': '{column}: {theirs} na linha {line}, {ours} aqui',
+  'NATURAL_KEY_REUSED.thisFile': 'deste arquivo',
+  'NATURAL_KEY_REUSED.otherFile': 'de {file}',
+  'NATURAL_KEY_REUSED.empty': '(vazio)',
   'ROW_INVALID.invalid': 'A linha é inválida',
   BATCH_HAS_INVALID_ROWS:
     'Não enviada: este arquivo de {kind} tem {count} linha(s) inválida(s), e um arquivo que movimenta dinheiro é enviado inteiro ou não é enviado',

@@ -92,6 +92,7 @@ import {
   type StepOutput,
   type StepSpec,
 } from '../batches/kind.js';
+import { sameOperationCheck } from '../batches/same-operation.js';
 import { InputError, RemessaError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
@@ -537,13 +538,17 @@ class BatchRun {
       );
     }
     const keys = new IdempotencyKeys(this.o.accountId);
-    this.label = columnLabeller(input.header.map((h) => (typeof h === 'string' ? { source: h, column: h } : h)));
+    const header = input.header.map((h) => (typeof h === 'string' ? { source: h, column: h } : h));
+    this.label = columnLabeller(header);
+    // A row whose natural key another row owns is its duplicate only when it is the same operation (the kind's
+    // `mustMatch`); a key reused for another operation is refused (src/batches/same-operation.ts).
+    const sameOperation = sameOperationCheck(this.kind, header, this.label, this.locale);
     const chunkSize = this.o.ingestChunkRows ?? 500;
     let chunk: IngestRow[] = [];
     let stored = batch.rowCount;
     const flush = async () => {
       if (chunk.length === 0) return;
-      stored += (await this.store.ingest(batch.id, chunk, this.locale)).stored;
+      stored += (await this.store.ingest(batch.id, chunk, this.locale, sameOperation)).stored;
       chunk = [];
       this.rowCount = stored;
       this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });

@@ -4,8 +4,9 @@
  * ROW STATES
  *
  *   (ingest) ──valid, key free──────────────► pending ──policy: batch has invalid rows──► rejected
- *      │  └──invalid cells─────────────────► rejected                (nothing was ever sent)
- *      └────natural key owned by another row► duplicate  (repeats the owner's outcome; nothing sent)
+ *      │  ├──invalid cells─────────────────► rejected                (nothing was ever sent)
+ *      │  └──key owned, other content──────► rejected  (NATURAL_KEY_REUSED, an invalid row: rule 4)
+ *      └────natural key owned by another row► duplicate  (same operation: repeats the owner's outcome; nothing sent)
  *
  *   pending ──intent of a step committed──► in_flight ──step done, more steps──► in_flight
  *      │                                      │  ├──last step done──────────────► succeeded
@@ -52,7 +53,14 @@
  * 3. A row leaves `succeeded`, `failed`, `rejected` or `duplicate` never. Any other move not drawn above is a bug and
  *    throws `IllegalTransitionError`.
  * 4. At most one row owns a natural key of a kind (the `natural_keys` table): the owner while it is pending, in flight,
- *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it.
+ *    uncertain or succeeded. A failed or rejected owner gives the key up to the next row that brings it. A row that
+ *    brings an owned key is the owner's `duplicate` only when it is the same operation: the fields its kind says define
+ *    it beyond the key (`mustMatch` in src/batches/kind.ts: a charge's type, amount, due date and payer) are equal,
+ *    as parsed (formatting aside). A key reused with other content (a Seu número put on another payer's charge, in
+ *    this file or an earlier one) is another operation: the row is `rejected` (NATURAL_KEY_REUSED, saying the key's
+ *    column, the owner's line and file, and what differs), counted as an invalid row (the batch's policy applies: an
+ *    all-or-nothing file sends nothing), claims nothing, and is never answered with the owner's outcome. Kinds whose
+ *    key holds every defining field (bill payments: bar code, amount, date) have no `mustMatch`.
  * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
  *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
  *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did

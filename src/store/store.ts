@@ -191,6 +191,29 @@ export type IngestRow =
       message?: string | undefined;
     };
 
+/** A valid row as the engine hands it to the store at ingestion. */
+export type ValidIngestRow = Extract<IngestRow, { valid: true }>;
+
+/** The row that owns a natural key, as `SameOperation` sees it. */
+export interface KeyOwner {
+  batchId: string;
+  line: number;
+  /** Whether the owner is a row of the batch being ingested (of this file). */
+  sameBatch: boolean;
+  /** The owner batch's file name, and the base name of its answers when it came through an intake. */
+  fileName: string | null;
+  answerName: string | null;
+  /** The owner's parsed row, as stored (JSON's values: what `IngestRow.parsed` was, read back). */
+  parsed: unknown;
+}
+
+/**
+ * Whether `row` is the same operation as the owner of its natural key (then it is its `duplicate`): undefined, else
+ * why not, and the row is refused (`rejected`, counted as an invalid row). Called inside the ingestion's transaction:
+ * it must not await nor throw (the engine builds it from the kind's `mustMatch`, src/batches/same-operation.ts).
+ */
+export type SameOperation = (row: ValidIngestRow, owner: KeyOwner) => RowError | undefined;
+
 export interface IngestResult {
   /** Rows stored by this call. */
   stored: number;
@@ -1108,9 +1131,10 @@ export class Store {
 
   /** The batch while its rows are being stored; STORE_BATCH_INGESTED, saying `why` that matters, once they are. */
   /**
-   * The owner of each of `keys` (natural keys of `kind`): its row's place and state, the owner batch's file and answer
-   * name (for a duplicate's message). Keys nobody owns are absent. A statement per 100 keys. `digests`: each key's
-   * digest, the table's key (`naturalKeyDigest`), computed once by the caller, whose claims use them too.
+   * The owner of each of `keys` (natural keys of `kind`): its row's place, state and parsed row (to tell a duplicate
+   * from a key reused for another operation), the owner batch's file and answer name (for a duplicate's message).
+   * Keys nobody owns are absent. A statement per 100 keys. `digests`: each key's digest, the table's key
+   * (`naturalKeyDigest`), computed once by the caller, whose claims use them too.
    */
   private async naturalKeyOwners(digests: ReadonlyMap<string, Buffer>): Promise<Map<string, NaturalKeyOwner>> {
     const owners = new Map<string, NaturalKeyOwner>();
@@ -1121,7 +1145,7 @@ export class Store {
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
       const found = await this.sql.all<NaturalKeyOwner & { key_digest: Uint8Array }>(
-        `SELECT k.key_digest, k.batch_id, k.line, r.state, b.file_name,
+        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.parsed, r.cells, b.file_name,
            (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
          FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
@@ -1182,9 +1206,17 @@ export class Store {
   /**
    * Stores a chunk of rows in one transaction. Lines at or below the batch's last stored line are skipped (the
    * ingestion of this batch was interrupted and is being redone from the file). A valid row whose natural key is
-   * owned by another row becomes `duplicate`; otherwise it takes the key (a failed or rejected owner gives it up).
+   * owned by another row becomes `duplicate`, unless `sameOperation` says it is another operation than its owner's
+   * (the key reused with other content): then it is `rejected` with its error, as an invalid row, and claims nothing.
+   * Otherwise it takes the key (a failed or rejected owner gives it up). Without `sameOperation`, every row with an
+   * owned key is a duplicate.
    */
-  ingest(batchId: string, rows: readonly IngestRow[], locale: Locale = DEFAULT_LOCALE): Promise<IngestResult> {
+  ingest(
+    batchId: string,
+    rows: readonly IngestRow[],
+    locale: Locale = DEFAULT_LOCALE,
+    sameOperation?: SameOperation,
+  ): Promise<IngestResult> {
     return this.transaction(async (s) => {
       // Who owns a natural key is read, then claimed: on PostgreSQL, another ingestion running side by side would
       // read the same "no owner" and both rows would own the key (sent twice). The table's lock, taken first, makes
@@ -1254,6 +1286,29 @@ export class Store {
         }
         const own = owners.get(row.naturalKey);
         const isDuplicate = own?.state != null && OWNING_ROW_STATES.includes(own.state);
+        const reused = isDuplicate && sameOperation ? sameOperation(row, keyOwner(own!, batchId)) : undefined;
+        if (reused !== undefined) {
+          // The key reused for another operation: refused as an invalid row (the batch's policy applies), its key
+          // left to its owner, and never answered with the owner's outcome.
+          invalid++;
+          inserts.push([
+            batchId,
+            row.line,
+            null,
+            null,
+            recordText(row),
+            row.cells ? JSON.stringify(row.cells) : null,
+            null,
+            'rejected',
+            reused.code,
+            reused.message,
+            row.amountCents ?? null,
+            null,
+            null,
+            now,
+          ]);
+          continue;
+        }
         inserts.push([
           batchId,
           row.line,
@@ -1287,8 +1342,11 @@ export class Store {
             batch_id: batchId,
             line: row.line,
             state: 'pending',
-            file_name: null,
+            file_name: batch.fileName,
             answer_name: null,
+            parsed: null,
+            cells: null,
+            fresh: { parsed: row.parsed },
           });
         }
       }
@@ -2721,6 +2779,23 @@ interface NaturalKeyOwner {
   state: RowState | null;
   file_name: string | null;
   answer_name: string | null;
+  /** The owner row's `parsed` and `cells` columns as stored. */
+  parsed: string | null;
+  cells: string | null;
+  /** An owner claimed by the ingestion under way (not read from the table): its parsed row as given. */
+  fresh?: { parsed: unknown };
+}
+
+/** `owner` as `SameOperation` sees it, for a row of batch `batchId`; its parsed row decoded. */
+function keyOwner(owner: NaturalKeyOwner, batchId: string): KeyOwner {
+  return {
+    batchId: owner.batch_id,
+    line: owner.line,
+    sameBatch: owner.batch_id === batchId,
+    fileName: owner.file_name,
+    answerName: owner.answer_name,
+    parsed: owner.fresh ? owner.fresh.parsed : decodeNullable(owner.parsed, parseJson<string[]>(owner.cells)),
+  };
 }
 
 /** Natural keys read per statement at ingestion; rows (and claims) inserted per statement. */
