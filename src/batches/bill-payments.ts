@@ -199,6 +199,8 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
   movesMoneyOut: true,
   columns: BILL_PAYMENT_COLUMNS,
   parse: recordParser(parseBillPayment),
+  // No `mustMatch`: the key holds every field that defines the payment (the bill, the amount, the date), so a row
+  // with an owned key is the same payment (the digitable line or bar code it was written with aside).
   naturalKey: (row) =>
     naturalKeyWithExplicit(`${row.barCode}|${row.amountCents}|${row.payAt ?? ''}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,

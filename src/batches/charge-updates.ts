@@ -106,6 +106,8 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
   movesMoneyOut: false,
   columns: CHARGE_UPDATE_COLUMNS,
   parse: recordParser(parseChargeUpdate),
+  // No `mustMatch`: the key holds the whole change (the charge and every changed value), so a row with an owned key
+  // asks for the same change.
   naturalKey: (row) => naturalKeyWithExplicit(`${row.correlationId}|${canonicalJson(row.patch)}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.patch.amountCents,

@@ -65,6 +65,7 @@ export const chargeVoidsKind: BatchKind<ChargeVoidRow> = {
   movesMoneyOut: false,
   columns: CHARGE_VOID_COLUMNS,
   parse: recordParser(parseChargeVoid),
+  // No `mustMatch`: a void is only its charge (the key); the Seu número beside a correlationId is informative.
   naturalKey: (row) => row.correlationId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

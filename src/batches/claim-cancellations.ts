@@ -48,6 +48,8 @@ export const claimCancellationsKind: BatchKind<ClaimCancellationRow> = {
   movesMoneyOut: false,
   columns: CLAIM_CANCELLATION_COLUMNS,
   parse: recordParser(parseClaimCancellation),
+  // No `mustMatch`: a cancellation is only its claim (the key); whatever reason or side a second row gives, the claim
+  // is cancelled once, and its answer is the first row's.
   naturalKey: (row) => row.claimId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

@@ -24,6 +24,7 @@ import { msg } from '../i18n/index.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
 import type { BatchKind, ColumnSpec } from './kind.js';
+import { textField } from './same-operation.js';
 import { bareDocument } from './validators.js';
 
 export const EMAIL_KEY_MAX_LENGTH = 77;
@@ -111,6 +112,16 @@ export const claimsKind: BatchKind<ClaimRow> = {
   columns: CLAIM_COLUMNS,
   parse: recordParser(parseClaim),
   naturalKey: (row) => naturalKeyWithExplicit(`${row.input.type}|${row.input.key}`, row.idempotencyKey),
+  // A key is claimed for one account: a row claiming an owned key for another account (branch, number or holder) is
+  // another claim, refused (src/batches/same-operation.ts), never answered with the other account's claim.
+  mustMatch: {
+    keyColumns: ['key', 'account.holder.document'],
+    fields: ({ input }) => ({
+      'account.branch': textField(input.account?.branch),
+      'account.number': textField(input.account?.number),
+      'account.holder.document': textField(input.account?.holder?.document),
+    }),
+  },
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [
     {

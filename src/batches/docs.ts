@@ -77,7 +77,9 @@ optional column must not silently drop a value.
   - charges with a Seu número (\`yourNumber\`): the Seu número itself, each character other than \`A-Z a-z 0-9 . _ : -\`
     written as \`~\` and its UTF-8 bytes in hexadecimal (\`NF 12/A\` -> \`NF~2012~2FA\`, \`~\` -> \`~7E\`); when that is
     longer than 100 characters, the UUIDv5 of \`yourNumber\\n<Seu número>\`. **Seu número then identifies the charge**:
-    a row with the Seu número of a charge already issued is a duplicate of it. Give each installment its own Seu
+    a row with the Seu número of a charge already issued is a duplicate of it when it is the same charge (type,
+    amount, due date, payer document); with another of these it is refused (\`rejected\`, NATURAL_KEY_REUSED,
+    saying what differs), never answered with the other charge's slip. Give each installment its own Seu
     número (\`NF-123/1\`, \`NF-123/2\`) or a correlationId column.
   - otherwise (and for qr-codes): the UUIDv5 of \`<kind>\\n<the request the row makes, without its correlationId, as
     canonical JSON>\`: amounts in cents, dates yyyy-mm-dd, documents and zip codes bare, defaults included. Formatting
@@ -137,16 +139,16 @@ Examples below are written for a \`;\` file with a decimal comma.
 /** What a row does and what identifies it (the natural key behind its idempotency key). */
 const SUMMARY: Record<(typeof KIND_NAMES)[number], string> = {
   charges:
-    'Issues a BANKSLIP, BANKSLIP_PIX, PIX_STATIC or PIX_DYNAMIC charge; for bank slips also saves the PDF as `<correlationId>.pdf`. Natural key: correlationId.',
+    'Issues a BANKSLIP, BANKSLIP_PIX, PIX_STATIC or PIX_DYNAMIC charge; for bank slips also saves the PDF as `<correlationId>.pdf`. Natural key: correlationId; a row with the correlationId of another row is its duplicate only with the same type, amount, dueDate and payer.document, else it is rejected (NATURAL_KEY_REUSED).',
   'bill-payments':
     "Pays a bank slip or utility/tax bill by bar code or digitable line, after looking it up (status PENDING_PAYMENT; amount equal to the charged amount, or within the partial payment range). Natural key: the 44-digit bar code (a line and its bar code are the same bill) + amount + payAt, and the row's own idempotencyKey when given.",
   'pix-payments':
     "Pays a Pix QR code from its copy-and-paste payload: initialization, then payment. Natural key: payload + amount, and the row's own idempotencyKey when given (to pay a reusable static QR code again, give the row a new key).",
   'qr-codes':
-    'Creates a dynamic (PIX_DYNAMIC) or static (PIX_STATIC) Pix QR code; with PAYLOAD_AND_QRCODE also saves `<correlationId>.png`. Natural key: correlationId.',
+    'Creates a dynamic (PIX_DYNAMIC) or static (PIX_STATIC) Pix QR code; with PAYLOAD_AND_QRCODE also saves `<correlationId>.png`. Natural key: correlationId; a row with the correlationId of another row is its duplicate only with the same type, amount, pixKey and payer.document, else it is rejected (NATURAL_KEY_REUSED).',
   'claim-cancellations': 'Cancels a Pix key claim. Natural key: claimId.',
   claims:
-    "Starts a Pix key claim (portability or ownership). Natural key: key type + key, and the row's own idempotencyKey when given.",
+    "Starts a Pix key claim (portability or ownership). Natural key: key type + key, and the row's own idempotencyKey when given; a row claiming the key of another row for another account (account.branch, account.number, account.holder.document) is rejected (NATURAL_KEY_REUSED), not a duplicate.",
   'charge-updates':
     "Changes a charge's due date or other fields (PATCH); at least one column besides correlationId. Natural key: correlationId + the changed values, and the row's own idempotencyKey when given.",
   'charge-voids':

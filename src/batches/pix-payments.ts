@@ -96,6 +96,8 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
   movesMoneyOut: true,
   columns: PIX_PAYMENT_COLUMNS,
   parse: recordParser(parsePixPayment),
+  // No `mustMatch`: the key holds what defines the payment (the code paid, the amount); the description sent with it
+  // does not make another payment.
   naturalKey: (row) => naturalKeyWithExplicit(`${row.payload}|${row.amountCents}`, row.idempotencyKey),
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.amountCents,

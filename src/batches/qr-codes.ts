@@ -28,6 +28,7 @@ import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, type Phrase, recordParser, shown } from './fields.js';
 import { writePng } from './images.js';
 import { type BatchKind, type ColumnSpec, type StepContext, StepOutcomeError, type StepOutput } from './kind.js';
+import { centsField, textField } from './same-operation.js';
 import * as v from './validators.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
@@ -215,6 +216,18 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
   columns: QR_CODE_COLUMNS,
   parse: recordParser(parseQrCode),
   naturalKey: (row) => row.input.correlationId,
+  // One correlationId is one code: a row with an owned id is its duplicate only when it is the same code (type,
+  // amount, the key a static code pays into, the payer of a dynamic one); else it is refused
+  // (src/batches/same-operation.ts), never answered with the other row's code.
+  mustMatch: {
+    keyColumns: ['correlationId'],
+    fields: ({ type, input }) => ({
+      type: textField(type),
+      amount: centsField(input.amountCents),
+      pixKey: textField((input as { pixKey?: unknown }).pixKey),
+      'payer.document': textField((input as { payer?: { document?: unknown } }).payer?.document),
+    }),
+  },
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.input.amountCents,
   steps: [

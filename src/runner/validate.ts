@@ -2,6 +2,10 @@
  * `remessa validate`: reads and checks every row of a file, sends nothing, stores nothing. Loads only the reader,
  * the batch kinds and the progress display (not the bank client, store or queue of ./commands.ts): a validation
  * starts in a fraction of the time a run needs.
+ * Each row is checked on its own: rows sharing a natural key are not looked for, neither duplicates nor a key reused
+ * with other content (NATURAL_KEY_REUSED, src/batches/same-operation.ts). The run finds those against every file the
+ * store holds, this file's earlier rows included; validate keeps nothing per row in memory (a file of a million rows
+ * within its memory target, docs/performance.md (a)).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
