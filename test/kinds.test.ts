@@ -8,6 +8,7 @@ import type { BatchKind, CellError, Dialect, ParseResult } from '../src/batches/
 import { pixPayKey } from '../src/batches/pix-payments.js';
 import type { QrCodeRow } from '../src/batches/qr-codes.js';
 import { KINDS } from '../src/batches/registry.js';
+import { differences } from '../src/batches/same-operation.js';
 import { arrecadacaoBarCodeToLine, buildArrecadacaoBarCode } from '../src/formats/arrecadacao.js';
 import { buildStaticBrCode } from '../src/formats/brcode.js';
 import { render } from '../src/i18n/index.js';
@@ -641,6 +642,72 @@ describe('any record (properties)', () => {
         ),
         { numRuns: 150 },
       );
+    }
+  });
+});
+
+describe('a natural key brought again: what must match for a duplicate (mustMatch, src/batches/same-operation.ts)', () => {
+  /** What differs between two rows of `kind`, the owner read back as the store reads it (JSON). */
+  function differing<Row>(kind: BatchKind<Row>, owner: Row, row: Row): string[] {
+    return differences(kind.mustMatch!, JSON.parse(JSON.stringify(owner)) as Row, row).map((d) => d.column);
+  }
+
+  it('charges: type, amount, due date and payer document; formatting aside', () => {
+    const owner = ok(charges, SLIP);
+    const copy = ok(
+      charges,
+      { ...SLIP, amount: '1234,56', dueDate: '2026-12-15', 'payer.document': '12345678909', 'payer.name': 'MARIA' },
+      BR,
+    );
+    expect(charges.naturalKey(copy)).toBe(charges.naturalKey(owner));
+    expect(differing(charges, owner, copy)).toEqual([]);
+    expect(differing(charges, owner, ok(charges, { ...SLIP, amount: '999,00' }))).toEqual(['amount']);
+    expect(differing(charges, owner, ok(charges, { ...SLIP, dueDate: '16/12/2026', 'payer.document': CNPJ }))).toEqual([
+      'dueDate',
+      'payer.document',
+    ]);
+    expect(differing(charges, owner, ok(charges, { ...SLIP, type: 'BANKSLIP_PIX' }))).toEqual(['type']);
+    const pix = ok(charges, { type: 'PIX_STATIC', correlationId: 'INV-1', amount: '1.234,56' });
+    expect(differing(charges, owner, pix)).toEqual(['type', 'dueDate', 'payer.document']);
+    // A stored owner the hook cannot read (another shape) is taken as the same operation: a duplicate, as before.
+    expect(differences(charges.mustMatch!, {} as ChargeRow, owner)).toEqual([]);
+  });
+
+  it('qr-codes: type, amount, the key a static code pays into, the payer of a dynamic one', () => {
+    const stat = { type: 'PIX_STATIC', correlationId: 'loja-1', amount: '10,00', pixKey: 'a@b.co' };
+    const owner = ok(qrCodes, stat);
+    expect(differing(qrCodes, owner, ok(qrCodes, { ...stat, amount: '10' }))).toEqual([]);
+    expect(differing(qrCodes, owner, ok(qrCodes, { ...stat, pixKey: 'c@d.co', description: 'x' }))).toEqual(['pixKey']);
+    const dyn = {
+      type: 'PIX_DYNAMIC',
+      correlationId: GUID,
+      amount: '150,00',
+      'payer.name': 'Ana',
+      'payer.document': CPF,
+    };
+    expect(differing(qrCodes, ok(qrCodes, dyn), ok(qrCodes, { ...dyn, amount: '15,00' }))).toEqual(['amount']);
+  });
+
+  it('claims: the account the key is claimed for', () => {
+    const account = {
+      'account.number': '123456-7',
+      'account.branch': '0001',
+      'account.type': 'CURRENT',
+      'account.holder.document': CPF,
+      'account.holder.name': 'Maria da Silva',
+      'account.holder.type': 'NATURAL',
+    };
+    const owner = ok(claims, { type: 'EMAIL', key: 'maria@example.com', ...account });
+    const again = ok(claims, { type: 'EMAIL', key: 'Maria@Example.com', ...account, 'account.holder.name': 'MARIA' });
+    expect(claims.naturalKey(again)).toBe(claims.naturalKey(owner));
+    expect(differing(claims, owner, again)).toEqual([]);
+    const other = ok(claims, { type: 'EMAIL', key: 'maria@example.com', ...account, 'account.number': '999-1' });
+    expect(differing(claims, owner, other)).toEqual(['account.number']);
+  });
+
+  it('the kinds whose natural key holds every defining field have none', () => {
+    for (const kind of [billPayments, pixPayments, updates, voids, cancellations]) {
+      expect(kind.mustMatch, kind.name).toBeUndefined();
     }
   });
 });
