@@ -2786,15 +2786,27 @@ interface NaturalKeyOwner {
   fresh?: { parsed: unknown };
 }
 
-/** `owner` as `SameOperation` sees it, for a row of batch `batchId`; its parsed row decoded. */
+/**
+ * `owner` as `SameOperation` sees it, for a row of batch `batchId`; its parsed row decoded (null when it cannot be:
+ * the kind's check then takes the row for the same operation, a duplicate, as every row was before the check).
+ */
 function keyOwner(owner: NaturalKeyOwner, batchId: string): KeyOwner {
+  let parsed: unknown = null;
+  if (owner.fresh) parsed = owner.fresh.parsed;
+  else {
+    try {
+      parsed = decodeNullable(owner.parsed, parseJson<string[]>(owner.cells));
+    } catch {
+      parsed = null;
+    }
+  }
   return {
     batchId: owner.batch_id,
     line: owner.line,
     sameBatch: owner.batch_id === batchId,
     fileName: owner.file_name,
     answerName: owner.answer_name,
-    parsed: owner.fresh ? owner.fresh.parsed : decodeNullable(owner.parsed, parseJson<string[]>(owner.cells)),
+    parsed,
   };
 }
 
