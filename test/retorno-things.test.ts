@@ -120,6 +120,37 @@ describe.each(engines)('on $name', (engine) => {
       ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
     });
 
+    it('a payment told late is a line even after an expiry or a void the retorno already has', async () => {
+      await succeededCharges(['c1', 'c2', 'c3']);
+      const t = await things();
+      const at = (h: number) => `2026-11-23T${String(h).padStart(2, '0')}:00:00.000Z`;
+      // Paid at 9 (a lottery house), expired at 10 (told first), the payment told at 11 with its own time, 9.
+      await t.observe({ kind: 'charge', key: 'c1', status: 'Expired', occurredAt: at(10), source: 'event' });
+      const late = { kind: 'charge' as const, status: 'Paid', occurredAt: at(9), paidCents: 1000 };
+      expect((await t.observe({ ...late, key: 'c1', source: 'event', eventId: 'ev-1' })).result).toBe('changed');
+      // Voided at 10 by a charge-voids row; a payment made before the void is not undone by it (spec 3).
+      await t.observe({ kind: 'charge', key: 'c2', status: 'Voided', occurredAt: at(10), source: 'row' });
+      expect((await t.observe({ ...late, key: 'c2', source: 'event', eventId: 'ev-2' })).result).toBe('changed');
+      // The same payment learnt again (reconciliation) only completes its line; a dynamic QR code paid late likewise.
+      expect((await t.observe({ ...late, key: 'c2', source: 'reconcile' })).result).toBe('same');
+      await t.observe({ kind: 'charge', key: 'c3', status: 'Voided', occurredAt: at(10), source: 'row' });
+      expect(
+        (await t.observe({ kind: 'charge', key: 'c3', status: 'Expired', occurredAt: at(11), source: 'event' })).result,
+      ).toBe('stale');
+      expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
+      expect(
+        (await t.changesOfDay(retornoDay(clock))).map(
+          (l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus} ${l.paidCents ?? ''}`,
+        ),
+      ).toEqual([
+        'c1 Pending->Expired ',
+        'c1 Expired->Paid 1000',
+        'c2 Pending->Voided ',
+        'c2 Voided->Paid 1000',
+        'c3 Pending->Voided ',
+      ]);
+    });
+
     it('an event about something remessa did not create is kept unapplied a while, then applied as foreign', async () => {
       await succeededCharges(['c1']);
       const insert = (...values: Array<string | null>) =>

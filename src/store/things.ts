@@ -19,6 +19,8 @@
  *                                                                              event ids and missing amounts added)
  *   S final ──any other observation──► S  (ignored: `stale`)
  *   S ──observation that happened before S began (out of order)──► S  (ignored: `stale`)
+ *   S ≠ payment ──observation of a payment (charge Paid, QR code CONCLUDED), whenever it happened──► payment
+ *      (money came in: a payment told after an expiry, or after a void that did not undo it, is never ignored)
  *
  *   Final statuses: charge Paid, Voided (and Canceled/Cancelled/WrittenOff); QR code CONCLUDED; Pix payment anything
  *   but PIX_PROCESSING/PROCESSING/PENDING/SCHEDULED; bill payment anything but SCHEDULED/PENDING/PROCESSING (PAID,
@@ -38,7 +40,8 @@
  * RULES THAT MUST ALWAYS HOLD
  * 1. One line per change of a thing, whichever source told it and however many events told it (a Pix charge paid
  *    sends CHARGE_PAID and PIX_RECEIVED: one line with both event ids).
- * 2. A final status is never left; an observation older than the current status never overrides it.
+ * 2. A final status is never left; an observation older than the current status never overrides it. The one
+ *    exception is a payment (`isPaymentStatus`): it leaves any other status, final (Voided) or newer (Expired).
  * 3. An event is marked applied in the same transaction as the change it made (so both land or neither does).
  * 4. A line's day is the Brasília day remessa learned the change: a day's retorno file only grows, and a past day's
  *    file changes only when a later source completes one of its lines (an event id or an amount).
@@ -164,6 +167,16 @@ export function isFinalStatus(kind: ThingKind, status: string): boolean {
     case 'pix-received':
       return s === 'received';
   }
+}
+
+/**
+ * Whether `status` says the payer paid a thing of `kind` (a charge Paid, a dynamic QR code CONCLUDED): money that
+ * came in. Such an observation is never stale (rule 2's exception): a payment the bank tells after the thing expired
+ * or was voided (a void does not undo a payment already made, spec 3) still makes its line.
+ */
+export function isPaymentStatus(kind: ThingKind, status: string): boolean {
+  const s = status.toLowerCase();
+  return (kind === 'charge' && s === 'paid') || (kind === 'qr-code' && s === 'concluded');
 }
 
 /** Whether the bank still owes a final outcome for a thing of `kind` in `status` (see "UNSETTLED" above). */
@@ -474,8 +487,10 @@ export class Things {
       await this.#touchDay(last.day);
       return { result: 'merged', day: last.day };
     }
-    if (thing.final) return { result: 'stale', day: undefined };
-    if (thing.statusAt !== null && Date.parse(obs.occurredAt) < Date.parse(thing.statusAt)) {
+    // A payment is money received: told late (after an expiry, or a void that does not undo it), it is still a line.
+    const payment = isPaymentStatus(thing.kind, obs.status);
+    if (thing.final && !payment) return { result: 'stale', day: undefined };
+    if (!payment && thing.statusAt !== null && Date.parse(obs.occurredAt) < Date.parse(thing.statusAt)) {
       return { result: 'stale', day: undefined };
     }
     const day = retornoDay(now);
