@@ -42,12 +42,13 @@ describe.each(engines)('on $name', (engine) => {
     ids: readonly string[],
     status = 'Pending',
     batchId = `b-${randomUUID()}`,
+    { encoding = 'utf8', payerName = 'Ana' }: { encoding?: 'utf8' | 'windows-1252'; payerName?: string } = {},
   ): Promise<void> {
     await store.createBatch({
       id: batchId,
       kind: 'charges',
       fileName: 'charges.csv',
-      dialect: { delimiter: ';', decimalMark: ',', encoding: 'utf8', bom: false, lineEnding: '\n' },
+      dialect: { delimiter: ';', decimalMark: ',', encoding, bom: false, lineEnding: '\n' },
       header: ['correlationId'],
     });
     await store.ingest(
@@ -56,7 +57,7 @@ describe.each(engines)('on $name', (engine) => {
         line: i + 2,
         record: { correlationId: id },
         valid: true as const,
-        parsed: { input: { correlationId: id, yourNumber: `YN ${i}`, payer: { name: 'Ana', document: '1' } } },
+        parsed: { input: { correlationId: id, yourNumber: `YN ${i}`, payer: { name: payerName, document: '1' } } },
         naturalKey: id,
         idempotencyKey: randomUUID(),
         amountCents: 1000,
@@ -189,6 +190,26 @@ describe.each(engines)('on $name', (engine) => {
       clock = new Date('2026-11-23T12:00:00.000Z');
       const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
       expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
+    });
+
+    it('a day begun by a Windows-1252 sheet keeps text it cannot carry: written in UTF-8, never as "?"', async () => {
+      await succeededCharges(['c1'], 'Pending', undefined, { encoding: 'windows-1252', payerName: 'José' });
+      await succeededCharges(['c2'], 'Pending', undefined, { payerName: 'Łukasz Nowak' });
+      const t = await things();
+      const at = '2026-11-23T10:00:00.000Z';
+      await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at, source: 'event', paidCents: 1000 });
+      let pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      // Only Windows-1252 text so far: the day is in the first sheet's encoding.
+      expect((await fs.readFile(pass.files[0]!)).includes(Buffer.from('Jos\xe9', 'latin1'))).toBe(true);
+      await t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at, source: 'event', paidCents: 2000 });
+      pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      const text = (await fs.readFile(pass.files[0]!)).toString('utf8');
+      expect(text.startsWith('\ufeffkind;')).toBe(true);
+      expect(text).toContain(';José;');
+      expect(text).toContain(';Łukasz Nowak;');
+      expect(text).toContain(';20,00;');
+      const summary = JSON.parse(await fs.readFile(pass.files[0]!.replace(/\.csv$/, '.summary.json'), 'utf8'));
+      expect(summary.dialect).toEqual({ encoding: 'utf8', delimiter: ';', decimalMark: ',' });
     });
 
     it('a change whose file was not written (a crash in between) is written by the next pass', async () => {

@@ -10,10 +10,12 @@
  *
  * Dialect: the one of the batch file that created the day's first line (its encoding, delimiter and decimal mark),
  * so a Brazilian sheet's things are reported with `;` and decimal comma. A day whose lines come from batches of
- * several dialects is written in that first one (amounts with its decimal mark). Cells are formula-safe.
+ * several dialects is written in that first one (amounts with its decimal mark), in UTF-8 with a BOM instead of
+ * Windows-1252 when a cell holds a character Windows-1252 cannot carry (`fitDialect`). Cells are formula-safe.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import iconv from 'iconv-lite';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
@@ -79,13 +81,14 @@ export async function writeRetornoDay(
   const dir = path.join(outboxDir, RETORNO_FOLDER);
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${day}.csv`);
-  const dialect = parseDialect(lines[0]!.dialect);
+  const rows = lines.map(lineCells);
+  const dialect = fitDialect(parseDialect(lines[0]!.dialect), rows);
   const writer = await createResultWriter(file, { dialect, header: [...RETORNO_COLUMNS] });
   const changes: RetornoSummary['changes'] = {};
   const paid: Record<string, number> = {};
   try {
-    for (const l of lines) {
-      await writer.write(lineCells(l));
+    for (const [i, l] of lines.entries()) {
+      await writer.write(rows[i]!);
       const byStatus = changes[l.kind] ?? {};
       changes[l.kind] = byStatus;
       byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
@@ -135,6 +138,18 @@ function lineCells(l: ThingChangeLine): ResultCell[] {
     l.eventIds.join(' '),
     l.source,
   ];
+}
+
+/**
+ * The day's dialect, unless a cell does not fit its encoding: a day begun by a Windows-1252 sheet may hold things of a
+ * UTF-8 file whose text Windows-1252 cannot carry (`Łukasz`), which would be written as `?`. The day is then written in
+ * UTF-8 with a BOM (Excel reads it as such), with the same delimiter and decimal mark.
+ */
+function fitDialect(dialect: Dialect, rows: readonly ResultCell[][]): Dialect {
+  if (dialect.encoding !== 'windows-1252') return dialect;
+  const fits = (c: ResultCell) =>
+    typeof c !== 'string' || iconv.decode(iconv.encode(c, 'windows-1252'), 'windows-1252') === c;
+  return rows.every((r) => r.every(fits)) ? dialect : { ...dialect, encoding: 'utf8', bom: true };
 }
 
 function parseDialect(text: string): Dialect {
