@@ -9,8 +9,10 @@ import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KINDS } from '../src/batches/registry.js';
 import { formatCellErrors, rejectionCode, resultCells, resultHeader, validateRecord } from '../src/batches/results.js';
+import { HeaderError } from '../src/csv/headers.js';
 import { dialectOverrides, readBatch } from '../src/csv/reader.js';
 import { createResultWriter } from '../src/csv/writer.js';
+import { readOptions } from '../src/runner/options.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -103,5 +105,36 @@ describe('a Brazilian spreadsheet batch of charges', () => {
     expect(result).toContain('"linha 1\r\nlinha 2"');
     expect(result).toContain(';€ 5;rejected;');
     expect(result).toContain("PIX_STATIC;NF-3;'=1+1;");
+  });
+});
+
+describe('a file dropped in the folder of another kind', () => {
+  it('is told which folder it belongs in, not mappings that would read it as this kind', async () => {
+    const file = join(dir, 'cobrancas.csv');
+    await writeFile(
+      file,
+      iconv.encode(
+        'Nome do pagador;CPF/CNPJ;CEP;Endereço;Número;Bairro;Cidade;UF;Vencimento;Valor (R$);Seu número\r\n' +
+          'José;123.456.789-09;01310-100;Av. São João;450;República;São Paulo;SP;15/03/2030;1.234,56;NF 1\r\n',
+        'windows-1252',
+      ),
+    );
+    const settings = { mappings: {}, defaults: {}, csv: {} };
+    const error = await readBatch(file, readOptions(settings, 'bill-payments', 'cobrancas.csv')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(HeaderError);
+    const note = (error as HeaderError).describe('pt-BR');
+    expect(note).toContain('cobrancas.csv linha 1');
+    expect(note).toContain('são os de um lote de charges, não de bill-payments');
+    expect(note).toContain('inbox/charges/');
+    expect(note).not.toContain('"mappings"');
+    expect((error as HeaderError).describe('en')).toContain('Put it in inbox/charges/');
+    // A header that fits no kind still gets the mappings that would read it.
+    await writeFile(file, 'Cod. barras;Valorr\n1;2\n');
+    const other = await readBatch(file, readOptions(settings, 'bill-payments', 'cobrancas.csv')).catch((e) => e);
+    expect((other as HeaderError).otherKinds).toEqual([]);
+    expect((other as HeaderError).describe('pt-BR')).toContain('"mappings"');
   });
 });

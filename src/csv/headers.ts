@@ -91,7 +91,7 @@ export class HeaderError extends InputError {
   constructor(
     problems: readonly HeaderProblem[],
     suggestion: Readonly<Record<string, string>>,
-    where: { file: string; line: number; kind?: string | undefined },
+    where: { file: string; line: number; kind?: string | undefined; otherKinds?: readonly string[] | undefined },
   ) {
     const first = problems[0]!;
     const location =
@@ -100,18 +100,30 @@ export class HeaderError extends InputError {
         : problems.length === 1 && first.code === HEADER_PROBLEM_CODES.missing
           ? { file: where.file, line: where.line, columnName: first.target }
           : { file: where.file, line: where.line };
-    super(first.code, headerAnswer('en', problems, suggestion, where.kind), location);
+    super(first.code, headerAnswer('en', problems, suggestion, where.kind, where.otherKinds), location);
     this.problems = problems;
     this.suggestion = suggestion;
     this.kind = where.kind;
+    this.otherKinds = where.otherKinds ?? [];
+    this.#where = where;
   }
 
   readonly kind: string | undefined;
+  /** Other kinds whose columns this header fits as it is: the file is in the wrong folder. */
+  readonly otherKinds: readonly string[];
+  readonly #where: { file: string; line: number; kind?: string | undefined };
+
+  /** The same error, saying that the header fits these other kinds (an empty list: this error). */
+  inWrongFolder(otherKinds: readonly string[]): HeaderError {
+    if (otherKinds.length === 0) return this;
+    return new HeaderError(this.problems, this.suggestion, { ...this.#where, otherKinds });
+  }
 
   /** The same answer in `locale` (a rejection note, `validate`): every problem, then the mappings to add. */
   override describe(locale: Locale): string {
     if (locale === 'en') return this.message;
-    return `${formatLocationIn(locale, this.location)}: ${headerAnswer(locale, this.problems, this.suggestion, this.kind)}`;
+    const answer = headerAnswer(locale, this.problems, this.suggestion, this.kind, this.otherKinds);
+    return `${formatLocationIn(locale, this.location)}: ${answer}`;
   }
 }
 
@@ -121,7 +133,13 @@ function headerAnswer(
   problems: readonly HeaderProblem[],
   suggestion: Readonly<Record<string, string>>,
   kind: string | undefined,
+  otherKinds: readonly string[] = [],
 ): string {
+  // A file of another kind dropped in this kind's folder: where it belongs, not mappings that would read it wrongly.
+  if (otherKinds.length > 0) {
+    const folders = otherKinds.map((k) => `inbox/${k}/`).join(t(locale, 'LIST.or'));
+    return t(locale, 'HEADER.otherKind', { kinds: otherKinds.join(t(locale, 'LIST.or')), kind: kind ?? '?', folders });
+  }
   const shownProblems = problems.slice(0, MAX_PROBLEMS_SHOWN);
   const more = problems.length - shownProblems.length;
   const body =

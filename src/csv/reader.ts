@@ -38,6 +38,7 @@ import {
   type ColumnSupply,
   type HeaderColumn,
   type HeaderColumnSpec,
+  HeaderError,
   recordCompleter,
   resolveHeader,
 } from './headers.js';
@@ -75,6 +76,11 @@ export interface ReadBatchOptions {
   displayName?: string;
   /** Read buffer size in bytes. @defaultValue 262144 */
   highWaterMarkBytes?: number;
+  /**
+   * The other kinds a header that does not fit this one is tried against (their columns, mappings and supply): a
+   * header one of them reads as it is makes the header error say the file is in the wrong folder. @defaultValue none
+   */
+  otherKinds?: () => ReadonlyArray<Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping'> & { kind: string }>;
 }
 
 /** The `csv` section of the configuration ('auto' = detect). */
@@ -374,18 +380,39 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     }
     const headerRecord = first[0]!;
     const headerLine = headerRecord.line;
-    const resolved = resolveHeader(
-      headerRecord.cells,
-      { file, line: headerLine },
-      {
-        columns: options.columns,
-        ...(options.mapping ? { mapping: options.mapping } : {}),
-        ...(options.unknownColumns ? { unknownColumns: options.unknownColumns } : {}),
-        ...(options.supply ? { supplied: options.supply.columns } : {}),
-        ...(options.supply?.needs ? { suppliedNeeds: options.supply.needs } : {}),
-        ...(options.kind ? { kind: options.kind } : {}),
-      },
-    );
+    const resolve = (o: Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'unknownColumns' | 'kind'>) =>
+      resolveHeader(
+        headerRecord.cells,
+        { file, line: headerLine },
+        {
+          columns: o.columns,
+          ...(o.mapping ? { mapping: o.mapping } : {}),
+          ...(o.unknownColumns ? { unknownColumns: o.unknownColumns } : {}),
+          ...(o.supply ? { supplied: o.supply.columns } : {}),
+          ...(o.supply?.needs ? { suppliedNeeds: o.supply.needs } : {}),
+          ...(o.kind ? { kind: o.kind } : {}),
+        },
+      );
+    let resolved: ReturnType<typeof resolveHeader>;
+    try {
+      resolved = resolve(options);
+    } catch (err) {
+      if (!(err instanceof HeaderError) || !options.otherKinds) throw err;
+      const fits = (o: Parameters<typeof resolve>[0]): boolean => {
+        try {
+          resolve(o);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      throw err.inWrongFolder(
+        options
+          .otherKinds()
+          .filter(fits)
+          .map((o) => o.kind),
+      );
+    }
     const { header, warnings } = resolved;
     const complete = recordCompleter(resolved, options.supply, dialect);
     first = first.length > 1 ? first.slice(1) : await records.next(rawRecord);

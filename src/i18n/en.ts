@@ -314,6 +314,9 @@ export const EN = {
   'HEADER.more': '... and {count} more',
   'HEADER.at': 'column {column} ({header})',
   'HEADER.empty': 'an empty header',
+  'LIST.or': ' or ',
+  'HEADER.otherKind':
+    'These headers are those of a {kinds} batch, not of {kind}: the file is in the wrong folder. Put it in {folders} (no mapping fixes this).',
   'HEADER.suggestion':
     'To read these headers, add these mappings to the configuration file (merged with any already there; a header mapped to "" is ignored), check each one, then reload (SIGHUP) or restart:',
   HEADER_UNKNOWN_COLUMN: 'Expected a column name of this kind (see docs/batches.md) or a mapped header, got {header}',

@@ -312,6 +312,9 @@ export const PT_BR: Catalogue = {
   'HEADER.more': '... e mais {count}',
   'HEADER.at': 'coluna {column} ({header})',
   'HEADER.empty': 'um cabeçalho vazio',
+  'LIST.or': ' ou ',
+  'HEADER.otherKind':
+    'Estes cabeçalhos são os de um lote de {kinds}, não de {kind}: o arquivo está na pasta errada. Coloque-o em {folders} (um mapping não resolve isto).',
   'HEADER.suggestion':
     'Para ler estes cabeçalhos, acrescente estes mappings ao arquivo de configuração (junto dos que já houver; um cabeçalho mapeado para "" é ignorado), confira cada um e recarregue (SIGHUP) ou reinicie:',
   HEADER_UNKNOWN_COLUMN:

@@ -327,6 +327,19 @@ export function readOptions(
     ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
     ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),
     ...(options.csv.decimalMark ? { decimalMark: options.csv.decimalMark } : {}),
+    // A file of another kind dropped in this kind's folder is told so (src/csv/headers.ts `inWrongFolder`).
+    otherKinds: () =>
+      (Object.keys(KINDS) as KindName[])
+        .filter((k) => k !== kind)
+        .map((k) => {
+          const s = columnSupply(k, options.defaults?.[k]);
+          return {
+            kind: k,
+            columns: headerColumns(KINDS[k]),
+            mapping: options.mappings[k] ?? {},
+            ...(s ? { supply: s } : {}),
+          };
+        }),
   };
 }
 
