@@ -210,6 +210,29 @@ describe.each(engines)('on $name', (engine) => {
       expect(text).toContain(';20,00;');
       const summary = JSON.parse(await fs.readFile(pass.files[0]!.replace(/\.csv$/, '.summary.json'), 'utf8'));
       expect(summary.dialect).toEqual({ encoding: 'utf8', delimiter: ';', decimalMark: ',' });
+      // Its amounts as a person reads them, as in a batch's summary.
+      expect(summary.paid.charge).toEqual({ cents: 3000, formatted: 'R$ 30,00' });
+    });
+
+    it("the retorno summary's amounts are in the locale, as a batch summary's", async () => {
+      await succeededCharges(['c1'], 'Pending', undefined, { encoding: 'windows-1252' });
+      const t = await things();
+      const at = '2026-11-23T10:00:00.000Z';
+      await t.observe({
+        kind: 'charge',
+        key: 'c1',
+        status: 'Paid',
+        occurredAt: at,
+        source: 'event',
+        paidCents: 123456,
+      });
+      const pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      const read = async () =>
+        JSON.parse(await fs.readFile(pass.files[0]!.replace(/\.csv$/, '.summary.json'), 'utf8')).paid.charge;
+      expect(await read()).toEqual({ cents: 123456, formatted: 'R$ 1.234,56' });
+      await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at, source: 'event', eventId: 'ev-9' });
+      await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock, locale: 'en' });
+      expect(await read()).toEqual({ cents: 123456, formatted: 'R$1,234.56' });
     });
 
     it('a change whose file was not written (a crash in between) is written by the next pass', async () => {

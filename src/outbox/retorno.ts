@@ -19,7 +19,8 @@ import iconv from 'iconv-lite';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
-import { formatAmount } from '../formats/money.js';
+import { formatMoney } from '../formats/money.js';
+import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { ThingChangeLine, Things } from '../store/things.js';
 
 /** The retorno's folder under the outbox. */
@@ -63,7 +64,7 @@ export interface RetornoSummary {
   lines: number;
   /** Lines by kind and new status. */
   changes: Record<string, Record<string, number>>;
-  /** Sum of the paid amounts of the day's lines, by kind. */
+  /** Sum of the paid amounts of the day's lines, by kind; `formatted` as a person reads it (`R$ 1.234,56`). */
   paid: Record<string, { cents: number; formatted: string }>;
   dialect: { encoding: string; delimiter: string; decimalMark: string };
   writtenAt: string;
@@ -75,6 +76,7 @@ export async function writeRetornoDay(
   outboxDir: string,
   day: string,
   now: () => Date = () => new Date(),
+  locale: Locale = DEFAULT_LOCALE,
 ): Promise<string | undefined> {
   const lines = await things.changesOfDay(day);
   if (lines.length === 0) return undefined;
@@ -105,7 +107,7 @@ export async function writeRetornoDay(
     lines: lines.length,
     changes,
     paid: Object.fromEntries(
-      Object.entries(paid).map(([k, cents]) => [k, { cents, formatted: formatAmount(cents, dialect.decimalMark) }]),
+      Object.entries(paid).map(([k, cents]) => [k, { cents, formatted: formatMoney(locale, cents) }]),
     ),
     dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter, decimalMark: dialect.decimalMark },
     writtenAt: now().toISOString(),

@@ -980,6 +980,7 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
       since: run.since,
       until: run.until,
       signal: abort.signal,
+      locale: options.locale,
     });
     out(options).write(
       `${t(options.locale, 'RECONCILE.summary', {

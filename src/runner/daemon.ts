@@ -228,6 +228,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
                   logger: log,
                   reconcile,
                   signal: current.signal,
+                  locale: options.locale,
                 })
                   .then((r) => {
                     if (r.changes > 0 || r.files.length > 0) log.info({ ...r, reconcile }, 'retorno updated');

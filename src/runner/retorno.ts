@@ -37,7 +37,7 @@ import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { BillPayment, Charge, ClaimSearchItem, RequestOptions } from '../bank/types.js';
 import { wireToCents } from '../formats/money.js';
-import { type Message, msg } from '../i18n/index.js';
+import { type Locale, type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { RequestQueue } from '../queue/request-queue.js';
@@ -75,6 +75,8 @@ export interface RetornoPassOptions {
   until?: string | undefined;
   signal?: AbortSignal | undefined;
   now?: () => Date;
+  /** The language of the summaries' amounts (`R$ 1.234,56`). @defaultValue pt-BR */
+  locale?: Locale | undefined;
 }
 
 export interface RetornoPassResult {
@@ -753,7 +755,7 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
   }
   // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
   for (const { day, version } of await things.daysToWrite()) {
-    const file = await writeRetornoDay(things, options.outboxDir, day, now);
+    const file = await writeRetornoDay(things, options.outboxDir, day, now, options.locale);
     await things.markDayWritten(day, version);
     if (file) result.files.push(file);
   }
