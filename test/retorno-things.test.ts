@@ -121,6 +121,32 @@ describe.each(engines)('on $name', (engine) => {
       ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
     });
 
+    it("the retorno's times are UTC instants, whatever zone a source wrote them in", async () => {
+      await succeededCharges(['c1']);
+      const t = await things();
+      // 07:30 in Brasília is 10:30 UTC: a later time than 10:00 UTC, though earlier as text.
+      await t.observe({
+        kind: 'charge',
+        key: 'c1',
+        status: 'Expired',
+        occurredAt: '2026-11-23T07:30:00-03:00',
+        source: 'event',
+      });
+      expect(
+        (
+          await t.observe({
+            kind: 'charge',
+            key: 'c1',
+            status: 'Pending',
+            occurredAt: '2026-11-23T10:00:00.000Z',
+            source: 'event',
+          })
+        ).result,
+      ).toBe('stale');
+      expect(await t.get('charge', 'c1')).toMatchObject({ status: 'Expired', statusAt: '2026-11-23T10:30:00.000Z' });
+      expect((await t.changesOfDay(retornoDay(clock))).map((l) => l.occurredAt)).toEqual(['2026-11-23T10:30:00.000Z']);
+    });
+
     it('a payment told late is a line even after an expiry or a void the retorno already has', async () => {
       await succeededCharges(['c1', 'c2', 'c3']);
       const t = await things();

@@ -55,6 +55,17 @@ describe.each(engines)('on $name', (engine) => {
       expect(await countWebhookEvents(store)).toEqual({ total: 1, unapplied: 1 });
     });
 
+    // Regression: the bank's times were stored as sent; ordered as text, 23:50 in Brasília (02:50 UTC the next day)
+    // came before 01:00 UTC, and an event applied out of order could lose an Expired line of the retorno.
+    it('stores when an event happened as a UTC instant, whatever zone the bank wrote it in, and orders by it', async () => {
+      await insertWebhookEvent(store, event('brasilia', '2026-11-27T23:50:00-03:00'));
+      await insertWebhookEvent(store, event('utc', '2026-11-28T01:00:00.000Z'));
+      await insertWebhookEvent(store, event('no-zone', '2026-11-28T02:00:00'));
+      expect((await getWebhookEvent(store, 'brasilia'))?.occurredAt).toBe('2026-11-28T02:50:00.000Z');
+      expect((await getWebhookEvent(store, 'no-zone'))?.occurredAt).toBe('2026-11-28T02:00:00.000Z');
+      expect((await listUnappliedWebhookEvents(store)).map((e) => e.id)).toEqual(['utc', 'no-zone', 'brasilia']);
+    });
+
     it('lists unapplied events in the order they happened, not the order they arrived', async () => {
       await insertWebhookEvent(store, event('late', '2026-11-23T10:00:02.000Z'));
       await insertWebhookEvent(store, event('early', '2026-11-23T10:00:00.000Z'));

@@ -119,6 +119,18 @@ export function daysBetween(from: string, to: string): number {
   return epochDay(to) - epochDay(from);
 }
 
+/**
+ * A bank's date-time as a UTC instant (`2026-11-27T23:50:00-03:00` -> `2026-11-28T02:50:00.000Z`); one without a zone
+ * is read as UTC (the spec's times are UTC), a date alone as its UTC midnight; undefined when it is not a date-time.
+ * Times are compared and ordered as text in the store: only this form orders as the instants do.
+ */
+export function utcInstant(text: string | null | undefined): string | undefined {
+  if (!text) return undefined;
+  const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(text) || !/T/.test(text) ? text : `${text}Z`;
+  const ms = Date.parse(zoned);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
 /** The UTC calendar date of an instant, as yyyy-mm-dd. */
 export function utcDate(at: Date = new Date()): string {
   return isoTimestamp(at).slice(0, 10);

@@ -36,6 +36,7 @@ import { z } from 'zod';
 import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { BillPayment, Charge, ClaimSearchItem, RequestOptions } from '../bank/types.js';
+import { utcInstant } from '../formats/dates.js';
 import { wireToCents } from '../formats/money.js';
 import { type Locale, type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
@@ -161,14 +162,14 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
       const status = str(out.paymentStatus) ?? 'PAID';
       // A scheduled payment is owed on its date (payAt without a zone is UTC, as the bank reads it).
       const payAt = str(parsed.payAt);
-      const dueAt = status.toUpperCase() === 'SCHEDULED' && payAt ? isoOrUndefined(payAt) : undefined;
+      const dueAt = status.toUpperCase() === 'SCHEDULED' && payAt ? utcInstant(payAt) : undefined;
       return { thing: { ...base, kind: 'bill-payment', key: id, status, dueAt } };
     }
     case 'claims': {
       const id = str(out.claimId);
       if (!id) return null;
       // A claim is owed its outcome by its resolutionDeadline.
-      const dueAt = isoOrUndefined(str(out.resolutionDeadline));
+      const dueAt = utcInstant(str(out.resolutionDeadline));
       return {
         thing: { ...base, kind: 'claim', key: id, claimId: id, status: str(out.claimStatus) ?? 'PENDING', dueAt },
       };
@@ -184,14 +185,6 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
     default:
       return null;
   }
-}
-
-/** An ISO 8601 UTC instant of a date-time (one without a zone read as UTC), or undefined. */
-function isoOrUndefined(text: string | undefined): string | undefined {
-  if (!text) return undefined;
-  const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(text) || !/T/.test(text) ? text : `${text}Z`;
-  const ms = Date.parse(zoned);
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
 // ------------------------------------------------------------------------------------------------ events
@@ -246,7 +239,7 @@ type Envelope = z.infer<typeof envelopeSchema>;
 export async function observationsOfEvent(envelope: Envelope, things: Things): Promise<ObservationOf[]> {
   const d = envelope.data;
   const when = (...candidates: Array<string | undefined>) =>
-    candidates.find((c) => c !== undefined && !Number.isNaN(Date.parse(c))) ?? new Date().toISOString();
+    candidates.map(utcInstant).find((c) => c !== undefined) ?? new Date().toISOString();
   const common = { source: 'event' as const, eventId: envelope.id };
   switch (envelope.event) {
     case 'CHARGE_PAID': {
@@ -432,7 +425,7 @@ async function observationsFor(e: StoredEvent, things: Things, logger: Logger): 
 /** The observations a charge record makes, in the order they happened (see the header). */
 export function observationsOfCharge(charge: Charge): Observation[] {
   const c = charge as Charge & Record<string, unknown>;
-  const t = (v: unknown): string | undefined => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : undefined);
+  const t = (v: unknown): string | undefined => utcInstant(typeof v === 'string' ? v : undefined);
   const key = charge.correlationId;
   const base = { kind: 'charge' as const, key, source: 'reconcile' as const };
   const out: Observation[] = [];
@@ -683,7 +676,7 @@ async function reconcile(
         key: thing.key,
         status,
         source: 'reconcile',
-        occurredAt: isoOrUndefined(item.updatedAt) ?? now().toISOString(),
+        occurredAt: utcInstant(item.updatedAt) ?? now().toISOString(),
       });
     }
   }
@@ -701,7 +694,7 @@ async function reconcile(
       const out: ObservationOf[] = [];
       for (const p of Array.isArray(qr.payments) ? (qr.payments as Array<Record<string, unknown>>) : []) {
         const e2e = typeof p.endToEndId === 'string' ? p.endToEndId : undefined;
-        const at = isoOrUndefined(typeof p.receivedAt === 'string' ? p.receivedAt : undefined);
+        const at = utcInstant(typeof p.receivedAt === 'string' ? p.receivedAt : undefined);
         if (!e2e || !at) continue;
         out.push({
           kind: 'pix-received',

@@ -49,6 +49,7 @@
  *    version is above the version last written is written again by the next pass, so a crash between a change and
  *    its file never leaves the file behind for good.
  */
+import { utcInstant } from '../formats/dates.js';
 import type { Cents } from '../types.js';
 import { decodeNullable } from './outputs-codec.js';
 import type { SqlParam } from './sql.js';
@@ -436,7 +437,9 @@ export class Things {
     }
   }
 
-  async #observe(obs: Observation): Promise<{ result: ObservationResult; day: string | undefined }> {
+  async #observe(told: Observation): Promise<{ result: ObservationResult; day: string | undefined }> {
+    // Times are compared and written as text: a source's zone (a bank writing -03:00) is made UTC first.
+    const obs = { ...told, occurredAt: utcInstant(told.occurredAt) ?? this.#now().toISOString() };
     // Locked until the change is written (PostgreSQL; ./store.ts `forUpdate`): an observation of the same thing
     // running side by side waits, then compares with what this one wrote.
     const locked = await this.store.sql.get<ThingSql>(

@@ -16,6 +16,7 @@
  *   listed in the order they happened (`occurred_at`), then by the time received, then by id (the tie-break both
  *   engines have: SQLite's rowid has no PostgreSQL twin), not in the order they arrived.
  */
+import { utcInstant } from '../formats/dates.js';
 import type { Store } from './store.js';
 
 /** What the receiver stores for one event. */
@@ -112,7 +113,8 @@ export async function insertWebhookEvent(store: Store, event: NewWebhookEvent): 
       event.ourNumber ?? null,
       event.paymentId ?? null,
       event.txid ?? null,
-      event.occurredAt ?? null,
+      // As a UTC instant: the order of events is the order of this text (WEBHOOK_EVENT_ORDER).
+      utcInstant(event.occurredAt) ?? null,
       event.receivedAt,
       event.webhookId ?? null,
       event.payload,
