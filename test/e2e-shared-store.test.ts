@@ -163,7 +163,9 @@ describe.skipIf(skipPostgres)('two daemons sharing one PostgreSQL store', () => 
       await waitFor('d1 ready', () => /remessa daemon ready/.test(d1!.stdout() + d1!.stderr()), 30_000, 100);
       const second = await runCli(['daemon', '--config', twinConfig]);
       expect(second.code).toBe(2);
-      expect(second.stdout + second.stderr).toMatch(/remessa-daemon-d1|DATA_FOLDER_LOCKED|held/);
+      expect(second.stderr).toMatch(
+        /Esperava ser o único processo com o nome de daemon "d1" nesta máquina, mas outro o está usando: pid \d+ /,
+      );
       // Frozen (SIGSTOP) for longer than its lease: on waking it finds the lease lost, stops, exit 1.
       d1!.child.kill('SIGSTOP');
       await new Promise((r) => setTimeout(r, 4500));

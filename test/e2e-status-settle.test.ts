@@ -221,10 +221,17 @@ describe('remessa resolve and retry', () => {
         { cwd: ELSEWHERE },
       );
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toContain('Expected to be the only process driving the data folder');
+      // In the locale (pt-BR by default), naming the daemon; not told of --wait-lock, which resolve and retry lack.
+      const refusal = (command: string) =>
+        new RegExp(
+          `^remessa: Esperava ser o único processo usando a pasta de dados ${ws.data}, mas outro a está usando: ` +
+            `pid ${daemon.child.pid} na máquina "[^"]+", comando "[^"]*daemon --config [^"]*", desde \\S+\\. ` +
+            `Pare-o antes e rode \`remessa ${command}\` de novo\\.\n$`,
+        );
+      expect(refused.stderr).toMatch(refusal('resolve'));
       const retryRefused = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
       expect(retryRefused.code).toBe(2);
-      expect(retryRefused.stderr).toContain('Expected to be the only process driving the data folder');
+      expect(retryRefused.stderr).toMatch(refusal('retry'));
     } finally {
       await stopDaemon(daemon);
     }

@@ -63,7 +63,7 @@ describe.each(engines)('a taken file that changes while it is read ($name)', (en
     const store = await engine.configured(folders.data, dir);
     await fs.writeFile(configFile, JSON.stringify({ folders, ...(store.section && { store: store.section }) }));
     const options = runnerOptionsFromConfig(loadConfig({ file: configFile, env: {} }), silentLogger());
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, {}, { command: 'run' });
     const inboxFile = path.join(folders.inbox, 'charges', 'open.csv');
     await fs.mkdir(path.dirname(inboxFile), { recursive: true });
     await fs.writeFile(inboxFile, HEADER + row(1) + row(2) + row(3));

@@ -36,20 +36,28 @@ describe('store.daemonName and store.leaseMs', () => {
 });
 
 describe('one process per daemon name and store on a machine', () => {
+  const daemon = { command: 'daemon', locale: 'pt-BR' } as const;
   it('refuses the same name on the same store, lets other names and other stores be', async () => {
     const store = `postgres://remessa@db:5432/test-${process.pid}-${Date.now()}`;
-    const first = await acquireDaemonNameLock(store, 'alpha');
+    const first = await acquireDaemonNameLock(store, 'alpha', daemon);
     try {
-      await expect(acquireDaemonNameLock(store, 'alpha')).rejects.toBeInstanceOf(DataFolderLockedError);
-      const other = await acquireDaemonNameLock(store, 'beta');
-      const elsewhere = await acquireDaemonNameLock(`${store}-2`, 'alpha');
+      const refused = await acquireDaemonNameLock(store, 'alpha', daemon).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(DataFolderLockedError);
+      // Named by the daemon's name, not the lock's temp folder; no --wait-lock, which waits for a data folder only.
+      expect((refused as Error).message).toBe(
+        'Esperava ser o único processo com o nome de daemon "alpha" nesta máquina, mas outro o está usando: ' +
+          `pid ${process.pid} na máquina ${JSON.stringify(os.hostname())}, comando ${JSON.stringify(first.holder.command)}, ` +
+          `desde ${first.holder.since}. Pare-o antes, ou dê a \`remessa daemon\` outro daemon.name.`,
+      );
+      const other = await acquireDaemonNameLock(store, 'beta', daemon);
+      const elsewhere = await acquireDaemonNameLock(`${store}-2`, 'alpha', daemon);
       await other.release();
       await elsewhere.release();
     } finally {
       await first.release();
     }
     // Released: taken again.
-    const again = await acquireDaemonNameLock(store, 'alpha');
+    const again = await acquireDaemonNameLock(store, 'alpha', daemon);
     await again.release();
   });
 });

@@ -443,6 +443,17 @@ export const EN = {
   'STATUS.filterState': 'state {states}',
   'STATUS.valid': 'valid',
   'STATUS.invalid': 'invalid',
+  // The lock of a data folder (src/runner/lock.ts): the refusal of a second process, in the command's locale.
+  DATA_FOLDER_LOCKED:
+    'Expected to be the only process driving the data folder {dir}, got another one holding it: {holder}{waited}. {advice}',
+  'DATA_FOLDER_LOCKED.waited': ' (waited {seconds} s)',
+  'DATA_FOLDER_LOCKED.wait':
+    'Stop it first, or give `remessa {command}` the flag --wait-lock[=SECONDS] to wait for it.',
+  'DATA_FOLDER_LOCKED.stop': 'Stop it first, then run `remessa {command}` again.',
+  'DATA_FOLDER_LOCKED.daemonName':
+    'Expected to be the only process of daemon name {name} on this machine, got another one holding it: {holder}. Stop it first, or give `remessa {command}` another daemon.name.',
+  LOCK_HOLDER: 'pid {pid} on host {host}, command {command}, since {since}',
+  'LOCK_HOLDER.unknown': 'a process that has not written its details yet',
 } as const;
 
 function plural(count: string | undefined, noun: string): string {

@@ -444,4 +444,15 @@ export const PT_BR: Catalogue = {
   'STATUS.filterState': 'estado {states}',
   'STATUS.valid': 'válidas',
   'STATUS.invalid': 'inválidas',
+  // O lock da pasta de dados (src/runner/lock.ts): a recusa de um segundo processo, no idioma do comando.
+  DATA_FOLDER_LOCKED:
+    'Esperava ser o único processo usando a pasta de dados {dir}, mas outro a está usando: {holder}{waited}. {advice}',
+  'DATA_FOLDER_LOCKED.waited': ' (esperou {seconds} s)',
+  'DATA_FOLDER_LOCKED.wait':
+    'Pare-o antes, ou dê a `remessa {command}` a opção --wait-lock[=SEGUNDOS] para esperar por ele.',
+  'DATA_FOLDER_LOCKED.stop': 'Pare-o antes e rode `remessa {command}` de novo.',
+  'DATA_FOLDER_LOCKED.daemonName':
+    'Esperava ser o único processo com o nome de daemon {name} nesta máquina, mas outro o está usando: {holder}. Pare-o antes, ou dê a `remessa {command}` outro daemon.name.',
+  LOCK_HOLDER: 'pid {pid} na máquina {host}, comando {command}, desde {since}',
+  'LOCK_HOLDER.unknown': 'um processo que ainda não escreveu seus dados',
 };

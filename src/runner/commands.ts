@@ -99,7 +99,13 @@ import {
   processBatch,
   resumeUnfinishedBatches,
 } from './engine.js';
-import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock, describeHolder } from './lock.js';
+import {
+  acquireDaemonNameLock,
+  acquireDataFolderLock,
+  type DataFolderLock,
+  describeHolder,
+  type LockingCommand,
+} from './lock.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { retornoPass } from './retorno.js';
@@ -244,8 +250,11 @@ export function commandWaitForBank(options: RunnerOptions): { maxWaitMs: number 
 export async function openPipeline(
   options: RunnerOptions,
   waitForBank: { maxWaitMs?: number } = {},
-  /** The daemon took the lock of its name itself (before anything else, to exit 2 when refused). */
-  shared: { nameLocked?: boolean } = {},
+  /**
+   * The command that opens it (the words of a refused daemon name's lock), and whether it took the lock of its name
+   * itself (the daemon does, before anything else, to exit 2 when refused).
+   */
+  shared: { command: LockingCommand; nameLocked?: boolean },
 ): Promise<Pipeline> {
   const log = options.logger;
   const { folders } = options;
@@ -337,7 +346,11 @@ export async function openPipeline(
     const name = options.daemon?.name ?? defaultDaemonName();
     const leaseMs = options.daemon?.leaseMs ?? DEFAULT_LEASE_MS;
     try {
-      if (!shared.nameLocked) nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name);
+      if (!shared.nameLocked)
+        nameLock = await acquireDaemonNameLock(runnerStorePlace(options).where, name, {
+          command: shared.command,
+          locale: options.locale,
+        });
       // The renewals on connections of their own (a pool busy with rows never delays them past the lease).
       leaseStore = await runnerStorePlace(options).open({ readonly: true });
       lease = await DaemonLease.register(store, {
@@ -782,13 +795,14 @@ export async function runOnce(
   const log = options.logger;
   // One writer per data folder (./lock.ts): refused at once (DataFolderLockedError, exit 2), or waited for.
   const lock = await acquireDataFolderLock(options.folders.data, {
+    taker: { command: 'run', locale: options.locale },
     waitMs: run.waitLockMs ?? 0,
     onWait: (holder) =>
       log.info({ holder: describeHolder(holder) }, 'waiting for the data folder: another process drives it'),
   });
   let pipeline: Pipeline;
   try {
-    pipeline = await openPipeline(options, commandWaitForBank(options));
+    pipeline = await openPipeline(options, commandWaitForBank(options), { command: 'run' });
   } catch (err) {
     log.error({ err }, 'cannot start');
     await lock.release();
@@ -953,13 +967,14 @@ export interface ReconcileCommandOptions extends RunOnceOptions {
 export async function runReconcile(options: RunnerOptions, run: ReconcileCommandOptions = {}): Promise<number> {
   const log = options.logger;
   const lock = await acquireDataFolderLock(options.folders.data, {
+    taker: { command: 'reconcile', locale: options.locale },
     waitMs: run.waitLockMs ?? 0,
     onWait: (holder) =>
       log.info({ holder: describeHolder(holder) }, 'waiting for the data folder: another process drives it'),
   });
   let pipeline: Pipeline;
   try {
-    pipeline = await openPipeline(options);
+    pipeline = await openPipeline(options, {}, { command: 'reconcile' });
   } catch (err) {
     log.error({ err }, 'cannot start');
     await lock.release();

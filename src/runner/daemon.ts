@@ -96,13 +96,14 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   const log = deps.logger ?? options.logger;
   const stop = deps.stopSignal ?? waitForTermination(log);
   // One writer per data folder (./lock.ts): a second daemon or run is refused here, before it touches the store.
-  const lock = await acquireDataFolderLock(options.folders.data);
+  const taker = { command: 'daemon', locale: options.locale } as const;
+  const lock = await acquireDataFolderLock(options.folders.data, { taker });
   // Several daemons on one PostgreSQL store: one process per daemon name on this machine (the same name twice is
   // refused here, exit 2, before it could take the first one's lease over).
   let nameLock: DataFolderLock | undefined;
   if (options.store?.engine === 'postgres') {
     try {
-      nameLock = await acquireDaemonNameLock(options.store.where, options.daemon?.name ?? defaultDaemonName());
+      nameLock = await acquireDaemonNameLock(options.store.where, options.daemon?.name ?? defaultDaemonName(), taker);
     } catch (err) {
       await lock.release();
       throw err;
@@ -133,7 +134,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   try {
     // The same options object, not a copy: a configuration reload (./reload.ts) updates it in place.
     if (metrics) options.metrics = metrics;
-    pipeline = await openPipeline(options, {}, { nameLocked: nameLock !== undefined });
+    pipeline = await openPipeline(options, {}, { command: 'daemon', nameLocked: nameLock !== undefined });
     const p = pipeline;
     // The receiver listens before the intake starts: events of rows sent from now on find it up.
     if (options.webhookReceiver) receiver = await startReceiver(options, p, metrics, log);

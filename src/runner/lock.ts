@@ -15,7 +15,9 @@
  *   taking the lock; that file is only information for the message of the one that is refused, never the lock
  *   itself (a stale one, left by a killed process, is simply overwritten by the next holder).
  * - A second process is refused at once with `DATA_FOLDER_LOCKED` naming the holder (the CLI exits 2), or, when asked
- *   to wait (`run --wait-lock[=SECONDS]`), polls until the lock is free, the time is up, or it is stopped.
+ *   to wait (`run` or `reconcile` with `--wait-lock[=SECONDS]`), polls until the lock is free, the time is up, or it
+ *   is stopped. The refusal is a sentence for the operator, in the command's locale (src/i18n); it tells how to wait
+ *   only to a command that can (`WAIT_LOCK_COMMANDS`): the caller says which command it is (`taker`).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -26,6 +28,7 @@ import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../atomic-file.js';
 import { defaultSleep } from '../bank/options.js';
 import { RemessaError } from '../errors.js';
+import { type Locale, t } from '../i18n/index.js';
 
 /** The lock file inside the data folder (a SQLite file: the lock is SQLite's EXCLUSIVE lock on it). */
 export const LOCK_FILE_NAME = 'remessa.lock';
@@ -42,29 +45,68 @@ export interface LockHolder {
   since: string;
 }
 
+/** The commands that take the lock of a data folder (src/cli.ts). */
+export type LockingCommand = 'daemon' | 'run' | 'reconcile' | 'retry' | 'resolve';
+
+/**
+ * The commands src/cli.ts gives `--wait-lock[=SECONDS]`: only these are told, when refused, that they may wait. A
+ * test checks the list against each command's --help.
+ */
+export const WAIT_LOCK_COMMANDS: ReadonlySet<LockingCommand> = new Set<LockingCommand>(['run', 'reconcile']);
+
+/** Who takes a lock, for the words of its refusal: the command (what it may do about it) and the person's locale. */
+export interface LockTaker {
+  command: LockingCommand;
+  locale: Locale;
+}
+
 /** Another process drives this data folder. `holder` is undefined when it has not said who it is (yet). */
 export class DataFolderLockedError extends RemessaError {
   constructor(
     readonly dataDir: string,
     readonly holder: LockHolder | undefined,
+    taker: LockTaker,
     waitedMs?: number,
+    /** The lock is the one of a daemon name on a shared store (`acquireDaemonNameLock`), not of a data folder. */
+    daemonName?: string,
   ) {
+    const { command, locale } = taker;
+    const waited =
+      waitedMs === undefined ? '' : t(locale, 'DATA_FOLDER_LOCKED.waited', { seconds: Math.round(waitedMs / 1000) });
+    const holderText = describeHolder(holder, locale);
     super(
       'DATA_FOLDER_LOCKED',
-      `Expected to be the only process driving the data folder ${dataDir}, got another one holding it: ${describeHolder(holder)}` +
-        `${waitedMs === undefined ? '' : ` (waited ${Math.round(waitedMs / 1000)} s)`}. ` +
-        'Stop it first, or give `run` the flag --wait-lock[=SECONDS] to wait for it.',
+      daemonName === undefined
+        ? t(locale, 'DATA_FOLDER_LOCKED', {
+            dir: dataDir,
+            holder: holderText,
+            waited,
+            advice: t(locale, WAIT_LOCK_COMMANDS.has(command) ? 'DATA_FOLDER_LOCKED.wait' : 'DATA_FOLDER_LOCKED.stop', {
+              command,
+            }),
+          })
+        : t(locale, 'DATA_FOLDER_LOCKED.daemonName', { name: JSON.stringify(daemonName), holder: holderText, command }),
     );
   }
 }
 
-/** `pid 1234 on host "build-01", command "remessa daemon", since 2026-11-23T10:00:00.000Z` */
-export function describeHolder(holder: LockHolder | undefined): string {
-  if (holder === undefined) return 'a process that has not written its details yet';
-  return `pid ${holder.pid} on host ${JSON.stringify(holder.host)}, command ${JSON.stringify(holder.command)}, since ${holder.since}`;
+/**
+ * `pid 1234 on host "build-01", command "remessa daemon", since 2026-11-23T10:00:00.000Z`, in `locale` (English for
+ * the log).
+ */
+export function describeHolder(holder: LockHolder | undefined, locale: Locale = 'en'): string {
+  if (holder === undefined) return t(locale, 'LOCK_HOLDER.unknown');
+  return t(locale, 'LOCK_HOLDER', {
+    pid: holder.pid,
+    host: JSON.stringify(holder.host),
+    command: JSON.stringify(holder.command),
+    since: holder.since,
+  });
 }
 
 export interface DataFolderLockOptions {
+  /** The command taking the lock and its locale: the refusal is worded for it. */
+  taker: LockTaker;
   /**
    * How long to wait for a lock held by another process, in milliseconds: 0 refuses at once, `Infinity` waits until
    * it is free. @defaultValue 0
@@ -76,8 +118,8 @@ export interface DataFolderLockOptions {
   onWait?: (holder: LockHolder | undefined) => void;
   /** Stops waiting (the promise rejects with the signal's reason). */
   signal?: AbortSignal;
-  /** What the holder file says the command is. @defaultValue this process's command line */
-  command?: string;
+  /** What the holder file says the command line is. @defaultValue this process's command line */
+  commandLine?: string;
 }
 
 /** A held lock; `release` closes the connection, which releases the OS lock. */
@@ -144,9 +186,14 @@ function tryLock(file: string): Database.Database | undefined {
  * Takes the lock of `dataDir` (created if needed). Throws `DataFolderLockedError` when another process holds it and
  * `waitMs` runs out (at once by default).
  */
-export async function acquireDataFolderLock(
+export async function acquireDataFolderLock(dataDir: string, options: DataFolderLockOptions): Promise<DataFolderLock> {
+  return acquireLock(dataDir, options);
+}
+
+async function acquireLock(
   dataDir: string,
-  options: DataFolderLockOptions = {},
+  options: DataFolderLockOptions,
+  daemonName?: string,
 ): Promise<DataFolderLock> {
   await fs.mkdir(dataDir, { recursive: true });
   const file = path.join(dataDir, LOCK_FILE_NAME);
@@ -157,7 +204,13 @@ export async function acquireDataFolderLock(
   while (db === undefined) {
     const waited = Date.now() - started;
     if (waited >= waitMs)
-      throw new DataFolderLockedError(dataDir, readLockHolder(dataDir), waitMs > 0 ? waited : undefined);
+      throw new DataFolderLockedError(
+        dataDir,
+        readLockHolder(dataDir),
+        options.taker,
+        waitMs > 0 ? waited : undefined,
+        daemonName,
+      );
     if (!waiting) {
       waiting = true;
       options.onWait?.(readLockHolder(dataDir));
@@ -169,7 +222,7 @@ export async function acquireDataFolderLock(
   const holder: LockHolder = {
     pid: process.pid,
     host: os.hostname(),
-    command: options.command ?? thisCommand(),
+    command: options.commandLine ?? thisCommand(),
     since: new Date().toISOString(),
   };
   try {
@@ -195,11 +248,15 @@ export async function acquireDataFolderLock(
 /**
  * Several daemons on one PostgreSQL store (src/store/leases.ts): on one machine, one process per daemon name and
  * store. Two daemons with different names (and data folders) run side by side; a second one with the same name is
- * refused here (DATA_FOLDER_LOCKED, naming the holder), before it could take the first one's lease over. The lock is
- * the same kind as the data folder's, on a folder in the machine's temp folder named by a hash of the store's URL and
- * the name.
+ * refused here (DATA_FOLDER_LOCKED, naming the holder and the name), before it could take the first one's lease over.
+ * The lock is the same kind as the data folder's, on a folder in the machine's temp folder named by a hash of the
+ * store's URL and the name; it is never waited for (`--wait-lock` waits for the data folder only).
  */
-export async function acquireDaemonNameLock(storeWhere: string, name: string): Promise<DataFolderLock> {
+export async function acquireDaemonNameLock(
+  storeWhere: string,
+  name: string,
+  taker: LockTaker,
+): Promise<DataFolderLock> {
   const tag = createHash('sha256').update(`${storeWhere}\0${name}`).digest('hex').slice(0, 16);
-  return acquireDataFolderLock(path.join(os.tmpdir(), `remessa-daemon-${name}-${tag}`));
+  return acquireLock(path.join(os.tmpdir(), `remessa-daemon-${name}-${tag}`), { taker }, name);
 }

@@ -105,7 +105,9 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
   }
   const by = (request.by ?? osUserName()).trim();
   if (by === '') throw new RemessaError('RESOLVE_BY_REQUIRED', 'Expected --by with a name, got nothing');
-  const lock = await acquireDataFolderLock(options.folders.data);
+  const lock = await acquireDataFolderLock(options.folders.data, {
+    taker: { command: 'resolve', locale: options.locale },
+  });
   let store: Store | undefined;
   try {
     store = await openExistingStore(options);
@@ -148,7 +150,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
 export async function retryBatches(options: RunnerOptions, ref?: string): Promise<number> {
   const log = options.logger;
   const locale = options.locale;
-  const lock = await acquireDataFolderLock(options.folders.data);
+  const lock = await acquireDataFolderLock(options.folders.data, { taker: { command: 'retry', locale } });
   let pipeline: Pipeline | undefined;
   const abort = new AbortController();
   setMaxListeners(0, abort.signal);
@@ -175,7 +177,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       }
     }
     try {
-      pipeline = await openPipeline(options, commandWaitForBank(options));
+      pipeline = await openPipeline(options, commandWaitForBank(options), { command: 'retry' });
     } catch (err) {
       log.error({ err }, 'cannot start');
       return EXIT_CANNOT_RUN;
