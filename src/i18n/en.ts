@@ -285,6 +285,10 @@ export const EN = {
   'APPROVAL.owner':
     '{by} owns the file (its maker) and approval.forbidSameAsOwner is on: another person must approve it',
   'APPROVAL.maker': '{by} is listed in approval.makers (prepares files): another person must approve it',
+  'APPROVAL.markerEmpty':
+    "Expected {marker} to hold the approver's name on its first line (e.g. Maria Silva), got {got}. Write it again with the name",
+  'APPROVAL.markerEmpty.nothing': 'an empty file',
+  'APPROVAL.markerEmpty.blanks': 'only spaces and blank lines',
   'APPROVAL.markerRefused': '{marker} did not approve {file}: nothing was sent, the file still waits.',
 
   // Answers: rejection notes, summaries, validate

@@ -284,6 +284,10 @@ export const PT_BR: Catalogue = {
   'APPROVAL.owner':
     '{by} é dono do arquivo (quem o preparou) e approval.forbidSameAsOwner está ligado: outra pessoa deve aprová-lo',
   'APPROVAL.maker': '{by} consta em approval.makers (prepara arquivos): outra pessoa deve aprová-lo',
+  'APPROVAL.markerEmpty':
+    'Esperava em {marker} o nome de quem aprova na primeira linha (ex.: Maria Silva), veio {got}. Escreva-o de novo com o nome',
+  'APPROVAL.markerEmpty.nothing': 'um arquivo vazio',
+  'APPROVAL.markerEmpty.blanks': 'só espaços e linhas em branco',
   'APPROVAL.markerRefused': '{marker} não aprovou {file}: nada foi enviado, o arquivo continua aguardando.',
 
   FILE_IS_LINK:

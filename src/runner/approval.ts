@@ -8,8 +8,8 @@
  *   beneficiary, due and charged amounts), every row is parked before its first effect step, and its preview
  *   `<outbox>/<kind>/<name>.preview.csv` is written. A Pix payment's `initialize` is an effect (it creates an
  *   endToEndId at the bank, which expires) and is held too: its preview shows what the BR Code itself says.
- * - Decisions: `remessa approve BATCH --by NAME`, or a `<name>.approved` marker (holding the approver's name) dropped
- *   beside where the file was in the inbox; `remessa reject BATCH --by NAME --note TEXT`. An approver may be required to
+ * - Decisions: `remessa approve BATCH --by NAME`, or a `<name>.approved` marker (holding the approver's name on its
+ *   first non-blank line; an empty one is refused with a note saying so) dropped beside where the file was in the inbox; `remessa reject BATCH --by NAME --note TEXT`. An approver may be required to
  *   differ from the file's OS owner (`approval.forbidSameAsOwner`, default on) and from `approval.makers`.
  * - Limits (`limits.<kind>.perRow`, `.perFile`, `.perDay`, reais in the config, cents here): a row over perRow is
  *   invalid (a cell error naming the limit, so all-or-nothing rejects the file, as for any invalid row); a file whose
@@ -348,9 +348,12 @@ export async function findApprovalMarker(inboxDir: string, meta: WorkMeta): Prom
 
 /**
  * Applies the `.approved` marker of a batch that waits, if there is one: its first non-empty line is the approver's
- * name. A marker still empty (being written) is left for the next look. Once used (approved, or refused: a refusal
- * is written beside the file's preview, `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...:
- * never overwritten), the marker is moved to `<archive>/approvals/`.
+ * name. A marker with no name (0 bytes, or only blanks) is left for the next look while it may still be being
+ * written (changed within `emptyAfterMs`, the intake's `stableMs`); once it stays so, it is refused like a marker
+ * naming the wrong person (`APPROVAL_MARKER_EMPTY`, its note saying what it must hold), not waited on forever without
+ * a word. Once used (approved, or refused: a refusal is written beside the file's preview,
+ * `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...: never overwritten), the marker is moved
+ * to `<archive>/approvals/`.
  * Returns whether the batch was decided.
  */
 export async function applyApprovalMarker(
@@ -361,49 +364,67 @@ export async function applyApprovalMarker(
   rules: ApproverRules,
   log: Logger,
   locale: Locale = DEFAULT_LOCALE,
+  emptyAfterMs = 0,
 ): Promise<boolean> {
   const marker = await findApprovalMarker(folders.inbox, meta);
   if (!marker) return false;
   const text = await readFile(marker, 'utf8').catch(() => '');
-  const by = text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .find((l) => l !== '');
-  if (!by) return false;
-  let decided = false;
   // The marker's time is when its author decided: one older than the preview (dropped with the file, or left from
   // an earlier file of the same name) is refused (rule 4 of src/store/approvals.ts).
   const madeAt = (await stat(marker).catch(() => undefined))?.mtime;
   if (!madeAt) return false; // gone meanwhile
-  try {
-    await decideApproval(
-      store,
-      batchId,
-      { approve: true, by: by.slice(0, 100), via: 'marker', locale, madeAt },
-      rules,
-      new Date(),
-    );
-    decided = true;
-    log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
-  } catch (err) {
-    if (!(err instanceof ApprovalError)) throw err;
-    if (err.code === APPROVAL_CODES.noPreview) return false;
-    log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
+  const by = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l !== '');
+  /** Writes why the marker did not approve the file beside its preview, as the next version of that note. */
+  const refuse = async (code: string, reason: string) => {
     const kind = meta.kind ?? meta.folder ?? '_unknown';
     // Named as the preview is (its answer name), so two files of one name keep theirs apart; a later refusal of the
     // same file is its next version (each says why that marker was refused).
     const name = (await intakeForBatch(store, batchId))?.answerName ?? stemOf(meta.name);
-    const text = `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${err.code}: ${err.message}\n`;
+    const note = `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${code}: ${reason}\n`;
     const noteOf = (version: number) => answerPaths(folders.outbox, kind, name, version).approvalRefusedPath;
     await mkdir(path.dirname(noteOf(1)), { recursive: true });
     for (let version = 1; ; version++) {
-      const file = noteOf(version);
       try {
-        await writeFileAtomic(file, text, { noClobber: true });
-        break;
+        await writeFileAtomic(noteOf(version), note, { noClobber: true });
+        return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
+    }
+  };
+  let decided = false;
+  if (!by) {
+    if (Date.now() - madeAt.getTime() < emptyAfterMs) return false; // perhaps still being written
+    log.warn(
+      { file: meta.relativePath, marker, code: APPROVAL_CODES.markerEmpty },
+      "approval marker refused: it is empty (the approver's name is expected on its first line)",
+    );
+    await refuse(
+      APPROVAL_CODES.markerEmpty,
+      t(locale, 'APPROVAL.markerEmpty', {
+        marker: path.basename(marker),
+        got: text === '' ? t(locale, 'APPROVAL.markerEmpty.nothing') : t(locale, 'APPROVAL.markerEmpty.blanks'),
+      }),
+    );
+  } else {
+    try {
+      await decideApproval(
+        store,
+        batchId,
+        { approve: true, by: by.slice(0, 100), via: 'marker', locale, madeAt },
+        rules,
+        new Date(),
+      );
+      decided = true;
+      log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
+    } catch (err) {
+      if (!(err instanceof ApprovalError)) throw err;
+      if (err.code === APPROVAL_CODES.noPreview) return false;
+      log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
+      await refuse(err.code, err.message);
     }
   }
   const archived = path.join(

@@ -539,7 +539,9 @@ export async function openPipeline(
         // A team that approves by file may have dropped the marker already, after an earlier run's preview (one older
         // than the first preview is refused: src/store/approvals.ts rule 4).
         const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
-        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log, options.locale))
+        // A marker without a name is refused once it has stayed so as long as a file must to be taken.
+        const emptyAfterMs = options.intake.stableMs;
+        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log, options.locale, emptyAfterMs))
           result = await run(undefined);
       }
     } catch (err) {

@@ -84,6 +84,8 @@ export const APPROVAL_CODES = {
   notAwaiting: 'APPROVAL_NOT_AWAITING',
   noPreview: 'APPROVAL_NO_PREVIEW',
   beforePreview: 'APPROVAL_BEFORE_PREVIEW',
+  /** An `.approved` marker without a name (src/runner/approval.ts): refused, nothing decided. */
+  markerEmpty: 'APPROVAL_MARKER_EMPTY',
 } as const;
 
 /** A decision that is not allowed (same person as the maker, not awaiting, no preview yet). Nothing was changed. */
