@@ -262,6 +262,45 @@ describe('a bill-payments file that waits for approval', () => {
   }, 120_000);
 });
 
+describe('an .approved marker without a name', () => {
+  it('empty or blank, it is refused with a note saying what it must hold (not waited on); with a name, it pays', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    const daemon = await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([2_222]).text), 'bill-payments/vazio.csv');
+    await previewOf(ws, 'vazio');
+
+    // 0 bytes: refused once it has stayed so for intake.stableMs (100 ms here), archived, the file still waits.
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.approved'), '');
+    expect(await refusalOf(ws, 'vazio')).toBe(
+      'vazio.approved não aprovou vazio.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
+        'APPROVAL_MARKER_EMPTY: Esperava em vazio.approved o nome de quem aprova na primeira linha (ex.: Maria Silva), ' +
+        'veio um arquivo vazio. Escreva-o de novo com o nome\n',
+    );
+    // Only blanks: the same, as the next note (the first one is kept).
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.csv.approved'), '  \n\t\n');
+    expect(await refusalOf(ws, 'vazio', 2)).toBe(
+      'vazio.csv.approved não aprovou vazio.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
+        'APPROVAL_MARKER_EMPTY: Esperava em vazio.csv.approved o nome de quem aprova na primeira linha ' +
+        '(ex.: Maria Silva), veio só espaços e linhas em branco. Escreva-o de novo com o nome\n',
+    );
+    await waitFor(
+      'the markers archived',
+      async () => (await fs.readdir(path.join(ws.inbox, 'bill-payments'))).length === 0,
+    );
+    expect(await fs.readdir(path.join(ws.archive, 'approvals'))).toHaveLength(2);
+    expect(batchRow(ws, 'vazio.csv').status).toBe('awaiting_approval');
+    expect(await paidCount()).toBe(paidBefore);
+    // The log says it too (in English, for operators).
+    expect(daemon.stdout() + daemon.stderr()).toMatch(/APPROVAL_MARKER_EMPTY.*approval marker refused: it is empty/);
+
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.approved'), '\n  Carla Tesouraria \n');
+    const answer = await waitForAnswer(ws, 'bill-payments', 'vazio');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+  }, 120_000);
+});
+
 describe('an .approved marker older than the preview', () => {
   it('dropped with its file, it approves nothing (refused, archived); written again after the preview, it pays', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
