@@ -358,6 +358,78 @@ describe('without a daemon: remessa run', () => {
   }, 120_000);
 });
 
+describe('remessa run FILE, the file outside the inbox', () => {
+  /** A bill file written outside the inbox (an ERP's export folder): `run` reads it where it is. */
+  async function outsideFile(ws: Workspace, name: string, cents: number[]): Promise<string> {
+    const file = path.join(ws.dir, 'exports', 'bill-payments', name);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, billsCsv(cents).text);
+    return file;
+  }
+
+  /** Every taking of `fileName` in the store: its batch's status and how many answer versions it has. */
+  function takings(ws: Workspace, fileName: string): Array<{ status: string; answer_version: number }> {
+    const db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+    try {
+      return db
+        .prepare(
+          'SELECT b.status, i.answer_version FROM intakes i JOIN batches b ON b.id = i.batch_id WHERE i.file_name = ?',
+        )
+        .all(fileName) as Array<{ status: string; answer_version: number }>;
+    } finally {
+      db.close();
+    }
+  }
+
+  it('once approved, the next plain run pays it and says so; the path given again is that answer, no second batch', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'] } });
+    const paidBefore = await paidCount();
+    const outside = await outsideFile(ws, 'fora.csv', [1_500, 2_500]);
+
+    const first = await cli(ws, 'run', outside);
+    expect(first.code).toBe(3);
+    expect(first.stdout).toMatch(/fora\.csv: aguarda aprovação .*fora\.\S+\.preview\.csv/);
+    expect((await cli(ws, 'approve', 'fora.csv', '--by', 'Carla')).code).toBe(0);
+
+    // As `approve` says: the next run pays it, though its file is not in the inbox, and names it with its answer.
+    const plain = await cli(ws, 'run');
+    const result = /-> (\S+fora\.\S+\.result\.csv)\n/.exec(plain.stdout)?.[1];
+    expect(plain.stdout).toBe(`${outside}: succeeded 2 -> ${result}\n`);
+    expect(plain.code).toBe(0);
+    expect(await paidCount()).toBe(paidBefore + 2);
+    expect(takings(ws, 'fora.csv')).toEqual([{ status: 'done', answer_version: 1 }]);
+
+    // The same file given again is the taking that was approved: its answer, not a second batch of duplicates.
+    const again = await cli(ws, 'run', outside);
+    expect(again.stdout).toBe(`${outside}: succeeded 2 -> ${result}\n`);
+    expect(again.code).toBe(0);
+    expect(await paidCount()).toBe(paidBefore + 2);
+    expect(takings(ws, 'fora.csv')).toEqual([{ status: 'done', answer_version: 1 }]);
+    for (const e of await sandbox.effects('bill_paid')) expect(e.count).toBe(1);
+  }, 120_000);
+
+  it('approved while a daemon runs, the daemon pays it within approval.pollMs; run FILE afterwards reports that answer', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    const paidBefore = await paidCount();
+    const outside = await outsideFile(ws, 'exportado.csv', [3_100]);
+    expect((await cli(ws, 'run', outside)).code).toBe(3);
+
+    const daemon = await daemonOn(ws);
+    expect((await cli(ws, 'approve', 'exportado.csv', '--by', 'Carla')).code).toBe(0);
+    const answer = await waitForAnswer(ws, 'bill-payments', 'exportado', 30_000);
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect(await stopDaemon(daemon)).toBe(0);
+    daemons.splice(daemons.indexOf(daemon), 1);
+
+    const again = await cli(ws, 'run', outside);
+    expect(again.stdout).toBe(`${outside}: succeeded 1 -> ${answer.file}\n`);
+    expect(again.code).toBe(0);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect(takings(ws, 'exportado.csv')).toEqual([{ status: 'done', answer_version: 1 }]);
+  }, 120_000);
+});
+
 describe('a copy of a file that waits for approval', () => {
   it('is answered duplicate, and run exits 1: nothing of it is paid (it exited 0, "all succeeded")', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'] } });

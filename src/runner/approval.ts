@@ -153,15 +153,24 @@ export function gateBatch(
 
 /**
  * The gate for batches resumed without their file (`resumeUncertain`): a batch that waits, was decided but not yet
- * run, or would be held, is left to its file's handling (which writes its preview and its answer): 'skip'.
+ * run, or would be held, is left to its file's handling (which writes its preview and its answer): 'skip'. Except an
+ * approved batch whose file was given to `run` from outside the inbox (`givenOutside`, by its taking's source): no
+ * handling waits for it, so it is released and driven here (src/store/approvals.ts, "Who drives an approved batch").
  */
 export function resumeGate(
   store: Store,
   controls: MoneyControlOptions | undefined,
   locale: Locale = DEFAULT_LOCALE,
+  givenOutside: (source: string) => boolean = () => false,
 ): (batch: BatchRecord) => Promise<'go' | 'hold' | 'skip'> {
   return async (batch) => {
-    if (batch.status === 'awaiting_approval' || (await getApproval(store, batch.id))) return 'skip';
+    if (batch.status === 'awaiting_approval') return 'skip';
+    const approval = await getApproval(store, batch.id);
+    if (approval) {
+      const source = (await intakeForBatch(store, batch.id))?.source;
+      if (approval.state !== 'approved' || source === undefined || !givenOutside(source)) return 'skip';
+      return gateBatch(store, batch.id, controls, null, new Date(), locale);
+    }
     if (controls?.approvalKinds.includes(batch.kind)) return 'skip';
     return gateBatch(store, batch.id, controls, null, new Date(), locale);
   };

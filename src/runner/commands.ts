@@ -55,6 +55,8 @@ import { SharedRateLimiter, sharedRateOptions } from '../queue/shared-rate.js';
 import type { RunningSandbox } from '../sandbox/server.js';
 import type { StoreError } from '../store/db.js';
 import {
+  approvedIntakeOf,
+  approvedNotRun,
   type BatchRecord,
   batchIdForIntake,
   type IntakeRecord,
@@ -180,6 +182,11 @@ export interface Pipeline {
    * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts).
    */
   takeDecided(): Promise<TakenBatch[]>;
+  /**
+   * Batches approved and not run yet whose file was given to `run` from outside the inbox: no file handling waits
+   * for them, so `resumeUncertain` drives them (src/store/approvals.ts, "Who drives an approved batch").
+   */
+  approvedGiven(): Promise<Array<{ batchId: string; intakeId: string; source: string }>>;
   /** The store, queue and client, for the operator's endpoint (metrics, readiness). */
   readonly store: Store;
   readonly queue: RequestQueue;
@@ -191,7 +198,7 @@ export interface Pipeline {
   probeBank(signal: AbortSignal): Promise<void>;
   /**
    * The intake id and take time for a file given to `run` outside the inbox: those of its earlier taking when that
-   * one was never answered (stopped or killed: resumed), else new ones.
+   * one was never answered (stopped or killed: resumed) or was approved (src/store/approvals.ts), else new ones.
    */
   givenIntake(source: string, sha256: string): Promise<{ id: string; takenAt: string }>;
   /**
@@ -407,6 +414,9 @@ export async function openPipeline(
     }
     return intake;
   }
+  /** Whether a taking's source is a file given to `run` from outside the inbox (its absolute path, as recorded). */
+  const givenOutside = (source: string) =>
+    path.isAbsolute(source) && path.relative(folders.inbox, source).startsWith('..');
   /** Files parked because they wait for approval, by batch id (handled again once decided: `takeDecided`). */
   const waiting = new Map<string, TakenBatch>();
 
@@ -611,7 +621,7 @@ export async function openPipeline(
         kindFor: (name) => kindByName(name),
         filesDirFor: (b) => filesDirOf(b.id, b.kind, b.fileName),
         policyFor: (b) => options.policy[b.kind],
-        gate: resumeGate(store, options.controls, options.locale),
+        gate: resumeGate(store, options.controls, options.locale, givenOutside),
         // Another live daemon holds the batch's file: it drives the batch (one approval gate, one driver per file).
         ...(claims ? { skip: (b: BatchRecord) => claims!.heldElsewhere(b.id) } : {}),
       });
@@ -638,10 +648,15 @@ export async function openPipeline(
       return resumed;
     },
     async givenIntake(source, sha256) {
-      const earlier = await unansweredIntakeOf(store, source, sha256);
+      // After an approval, the same file is the approved taking, answered or not (src/store/approvals.ts).
+      const earlier =
+        (await unansweredIntakeOf(store, source, sha256)) ?? (await approvedIntakeOf(store, source, sha256));
       return earlier
         ? { id: earlier.id, takenAt: earlier.takenAt }
         : { id: newWorkId(), takenAt: new Date().toISOString() };
+    },
+    async approvedGiven() {
+      return (await approvedNotRun(store)).filter((b) => givenOutside(b.source));
     },
     async takeDecided() {
       const decided: TakenBatch[] = [];
@@ -849,7 +864,29 @@ export async function runOnce(
       const sha256 = await sha256File(abs).catch(() => undefined);
       if (sha256 !== undefined) given.set(abs, { ...(await pipeline.givenIntake(abs, sha256)), sha256 });
     }
-    await pipeline.resumeUncertain(abort.signal);
+    // Approved files given to an earlier run from outside the inbox are paid by the resume below: said here, with
+    // their answers, as if given again (those given again now are said by their own turn below).
+    const givenTakings = new Set([...given.values()].map((g) => g.id));
+    const approved = new Map(
+      (await pipeline.approvedGiven()).filter((b) => !givenTakings.has(b.intakeId)).map((b) => [b.batchId, b.source]),
+    );
+    const resumed = await pipeline.resumeUncertain(abort.signal);
+    for (const r of resumed) {
+      const source = approved.get(r.batch.id);
+      if (source === undefined) continue;
+      if (r.state === 'done' || r.state === 'parked') {
+        report(source, {
+          state: r.state,
+          answer: 'result',
+          counts: r.counts,
+          file: r.answer ?? '',
+          ...(r.duplicatesNotSucceeded === undefined ? {} : { duplicatesNotSucceeded: r.duplicatesNotSucceeded }),
+        });
+      } else {
+        // Logged by the resume (error) or not driven (its rows not all stored): unsettled, the next run tries again.
+        unsettled = true;
+      }
+    }
     if (files.length > 0) {
       for (const file of files) {
         if (abort.signal.aborted) break;
@@ -936,7 +973,7 @@ export async function runOnce(
       await intake.drain();
       // A file that could not be handled stays in the work area, unanswered: the next run takes it again.
       if (intake.counts.failed > 0) unsettled = true;
-      if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0) {
+      if (intake.counts.done + intake.counts.parked + intake.counts.failed === 0 && approved.size === 0) {
         out(options).write(`${t(options.locale, 'RUN.nothingWaiting')}\n`);
       }
     }

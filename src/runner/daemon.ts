@@ -188,6 +188,10 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           }, everyMs)
         : undefined;
     // Files that wait for approval: once decided (remessa approve/reject, or an .approved marker), handled again.
+    // Approved files a `run` was given from outside the inbox have no file to handle again: their stored rows are
+    // driven by a retry pass for them alone, chained after the pass under way (src/store/approvals.ts, "Who drives an
+    // approved batch"); one such pass at a time.
+    let drivingApproved = false;
     const approvalTimer = setInterval(() => {
       void p
         .takeDecided()
@@ -195,6 +199,28 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           for (const b of decided) current.handleAgain(b.item);
         })
         .catch((err) => log.error({ err }, 'looking for approval decisions failed'));
+      if (drivingApproved) return;
+      drivingApproved = true;
+      void p
+        .approvedGiven()
+        .then((approved) => {
+          if (approved.length === 0) {
+            drivingApproved = false;
+            return;
+          }
+          log.info({ files: approved.map((b) => b.source) }, 'approved files given to run: driving them');
+          const ids = approved.map((b) => b.batchId);
+          resumed = resumed
+            .then(() => (current.signal.aborted ? undefined : p.resumeUncertain(current.signal, ids)))
+            .catch((err) => log.error({ err }, 'driving approved files failed; tried again'))
+            .finally(() => {
+              drivingApproved = false;
+            });
+        })
+        .catch((err) => {
+          drivingApproved = false;
+          log.error({ err }, 'looking for approval decisions failed');
+        });
     }, options.controls?.pollMs ?? 2_000).unref();
     await ready;
     // Several daemons on one store: rows of big files other daemons drive, not started yet, are shared out to this

@@ -43,6 +43,18 @@
  *    decision made before it (`Decision.madeAt`: an `.approved` marker's time, a marker dropped with its file or left
  *    from an earlier one) is refused, so the account that uploads files cannot approve what it uploads unseen.
  *
+ * WHO DRIVES AN APPROVED BATCH (ready (approved) ──gate──► running above)
+ * - A file taken from the inbox waits in the work area: its handling (the daemon's look for decisions, or the next
+ *   `run` resuming the work area) drives it, writes its answer and archives it. A resume without the file leaves it.
+ * - A file given to `run` from outside the inbox (its intake's `source` an absolute path outside it) has no such
+ *   handling: its rows are all stored, so the resume drives it like any stored batch (the next plain `run`, `retry`,
+ *   and the daemon within `approval.pollMs`), and its answer is written then. `approve` says "the daemon, or the next
+ *   run" for both kinds of file.
+ * - The same file given to `run` again (same path, same bytes) is the approved taking (`approvedIntakeOf`): driven if
+ *   it was not yet, else its answer is reported. It never becomes a second batch of the same rows (which would be
+ *   answered `duplicate` with nothing paid, and the approved one left behind); nothing is paid twice either way (the
+ *   rows' natural keys and idempotency keys, ./rows.ts).
+ *
  * The sentences a decision leaves (a refusal, the rejected rows' message in the answer) are in the decider's locale,
  * given in the Decision (the command's or the daemon's `locale`); the store never guesses one (default pt-BR).
  */
@@ -143,6 +155,22 @@ export async function awaitingApprovals(
 }
 
 /** The calendar day (yyyy-mm-dd) of `at` in America/Sao_Paulo: the day of the per-day limits. */
+/**
+ * Batches approved and not run yet (`ready` with an approved decision), each with where its file was taken from (the
+ * intake's `source`): whoever drives them (src/runner/approval.ts `resumeGate`) tells an inbox file from a file given
+ * to `run` from elsewhere by it.
+ */
+export async function approvedNotRun(
+  store: Store,
+): Promise<Array<{ batchId: string; intakeId: string; source: string }>> {
+  return store.sql.all<{ batchId: string; intakeId: string; source: string }>(
+    `SELECT b.id AS "batchId", i.id AS "intakeId", i.source AS source FROM approvals a JOIN batches b ON b.id = a.batch_id
+       JOIN intakes i ON i.batch_id = b.id
+     WHERE a.state = 'approved' AND b.status = 'ready'
+     ORDER BY i.taken_at, i.id`,
+  );
+}
+
 export function saoPauloDay(at: Date): string {
   return new Intl.DateTimeFormat('en-CA', {
     timeZone: 'America/Sao_Paulo',

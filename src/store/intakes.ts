@@ -7,7 +7,8 @@
  * it is the same across a crash and a restart (the work folder outlives both); a new batch's id is its intake's id.
  * The content's SHA-256 is kept: only to tell a person that a file repeats an earlier one. Rows that repeat earlier
  * rows are found by their natural keys (src/store/rows.ts rule 4): a byte-identical copy gets every row `duplicate`,
- * nothing sent, in its own answer.
+ * nothing sent, in its own answer. One exception: a file given to `run` from outside the inbox whose batch a person
+ * approved is, given again with the same bytes, that same taking (`approvedIntakeOf`; src/store/approvals.ts).
  *
  * Answer versions. `answer_version` counts the versions written: 1 is `<answer_name>.result.csv`, N > 1 is
  * `<answer_name>.result.vN.csv` (with its summary). No version is ever overwritten or removed: a person may have read
@@ -179,6 +180,25 @@ export async function unansweredIntakeOf(
   const r = await store.sql.get<IntakeSql>(
     `SELECT * FROM intakes WHERE source = ? AND content_sha256 = ? AND answer_version = 0
      ORDER BY taken_at DESC, id LIMIT 1`,
+    [source, contentSha256],
+  );
+  return r && toIntake(r);
+}
+
+/**
+ * The latest taking of `source` with this content whose batch a person approved (src/store/approvals.ts, "Who drives
+ * an approved batch"), answered or not: a file given to `run` again after its approval is that taking (driven, or
+ * its answer reported), never a second batch of the same rows.
+ */
+export async function approvedIntakeOf(
+  store: Store,
+  source: string,
+  contentSha256: string,
+): Promise<IntakeRecord | undefined> {
+  const r = await store.sql.get<IntakeSql>(
+    `SELECT i.* FROM intakes i JOIN approvals a ON a.batch_id = i.batch_id
+     WHERE i.source = ? AND i.content_sha256 = ? AND a.state = 'approved'
+     ORDER BY i.taken_at DESC, i.id LIMIT 1`,
     [source, contentSha256],
   );
   return r && toIntake(r);
