@@ -73,6 +73,10 @@ describe('toPixPaymentRequest', () => {
       expect((e as RequestValidationError).message).toBe(
         "Expected the QR code's own amount, R$10.50 (it does not accept another), got R$9.99",
       );
+      // What a person reads in a result file (src/runner/engine.ts): their language, money in reais.
+      expect((e as RequestValidationError).describe('pt-BR')).toBe(
+        'Esperava o valor do próprio QR code, R$ 10,50 (ele não aceita outro valor), veio R$ 9,99',
+      );
     }
     // The same amount is fine.
     expect(toPixPaymentRequest(init(), { amountCents: 1050 }).amountCents).toBe(1050);

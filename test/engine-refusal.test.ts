@@ -17,8 +17,10 @@ import type { BatchKind } from '../src/batches/kind.js';
 import { pixPaymentsKind } from '../src/batches/pix-payments.js';
 import { readBatch } from '../src/csv/reader.js';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
+import type { Locale } from '../src/i18n/index.js';
 import { RequestQueue } from '../src/queue/index.js';
 import { ENGINE_CODES, processBatch } from '../src/runner/engine.js';
+import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { faultsFor } from '../src/sandbox/faults.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
@@ -68,7 +70,12 @@ function payOneBill(between: () => Promise<void> = async () => undefined) {
 }
 
 /** One row of `kind` (the file `csv`) through the engine; `between` runs in the wait between two attempts. */
-async function runOne(kind: BatchKind<never>, csv: string, between: () => Promise<void> = async () => undefined) {
+async function runOne(
+  kind: BatchKind<never>,
+  csv: string,
+  between: () => Promise<void> = async () => undefined,
+  locale: Locale = 'en',
+) {
   const file = path.join(dir, `${kind.name}.csv`);
   writeFileSync(file, csv);
   const batchId = createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -87,8 +94,8 @@ async function runOne(kind: BatchKind<never>, csv: string, between: () => Promis
       retry: { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 10 },
       random: () => 0.5,
       sleep: async () => between(),
-      // The assertions read the English words (the rules are the point here; the catalogue test covers pt-BR).
-      locale: 'en',
+      // The refusal rules' assertions read the English words; remessa's own checks are read in both languages.
+      locale,
     });
     return { result, row: (await store.getRow(batchId, 2))! };
   } finally {
@@ -197,5 +204,42 @@ describe.each(engines)('a refusal after an attempt of unknown outcome ($name)', 
     const created = sandbox.ctx.ledger.counts({ kind: 'claim_created' });
     expect(created).toEqual([{ kind: 'claim_created', key: row.idempotencyKey, count: 1 }]);
     expect(typeof row.outputs.claimId).toBe('string');
+  });
+});
+
+/**
+ * What remessa's own checks before a payment tell a person (src/bank/bill-payments.ts `checkBillPayment`): said in the
+ * user's language, money as a person reads it. Regression: a bill row with the wrong amount was answered, under
+ * pt-BR, "amountCents: expected the charged amount 4321 cents (bill ... does not allow partial payment), got 123":
+ * English, an internal field name, and cents.
+ */
+describe.each(engines)("remessa's own checks before paying a bill ($name)", (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    store = await engine.open();
+  });
+  const bill = (barCode: string, amount: string, locale: Locale) =>
+    runOne(billPaymentsKind as BatchKind<never>, `barCode,amount\n${barCode},${amount}\n`, undefined, locale);
+
+  it('a wrong amount: the charged amount and the row amount in reais, in pt-BR and in English', async () => {
+    const { row } = await bill(BAR_CODE, '1.23', 'pt-BR');
+    expect(row.state).toBe('failed');
+    expect(row.errorCode).toBe('BANK_AMOUNT_OUT_OF_RANGE');
+    expect(row.errorMessage).toBe(
+      'Esperava o valor cobrado do boleto, R$ 43,21 (este boleto não aceita pagamento parcial), veio R$ 1,23',
+    );
+    const en = await bill(BAR_CODE, '1.24', 'en');
+    expect(en.row.errorMessage).toBe(
+      'Expected the charged amount of the bill, R$43.21 (this bill does not allow partial payment), got R$1.24',
+    );
+  });
+
+  it('a bill that is not payable: its status as the bank gave it, explained', async () => {
+    const { row } = await bill(SANDBOX_BILL_FIXTURES.BLOCKED_PAYMENT.barCode, '50.00', 'pt-BR');
+    expect(row.state).toBe('failed');
+    expect(row.errorCode).toBe('BANK_BILL_NOT_PAYABLE');
+    expect(row.errorMessage).toBe(
+      'Esperava um boleto em aberto, a pagar (PENDING_PAYMENT); a consulta ao banco diz BLOCKED_PAYMENT: nada foi enviado',
+    );
   });
 });

@@ -1259,6 +1259,23 @@ export class Store {
         }
       }
       const owners = await s.naturalKeyOwners(digests);
+      /** A row refused at ingestion (invalid cells, or its key reused for another operation): nothing of it is sent. */
+      const rejectedRow = (row: IngestRow, err: RowError): SqlParam[] => [
+        batchId,
+        row.line,
+        null,
+        null,
+        recordText(row),
+        row.cells ? JSON.stringify(row.cells) : null,
+        null,
+        'rejected',
+        err.code,
+        err.message,
+        row.amountCents ?? null,
+        null,
+        null,
+        now,
+      ];
       const inserts: SqlParam[][] = [];
       const claims: SqlParam[][] = [];
       for (const row of fresh) {
@@ -1266,22 +1283,7 @@ export class Store {
           invalid++;
           const err = describeCellErrors(row.errors, locale);
           if (row.message !== undefined) err.message = row.message;
-          inserts.push([
-            batchId,
-            row.line,
-            null,
-            null,
-            recordText(row),
-            row.cells ? JSON.stringify(row.cells) : null,
-            null,
-            'rejected',
-            err.code,
-            err.message,
-            row.amountCents ?? null,
-            null,
-            null,
-            now,
-          ]);
+          inserts.push(rejectedRow(row, err));
           continue;
         }
         const own = owners.get(row.naturalKey);
@@ -1291,22 +1293,7 @@ export class Store {
           // The key reused for another operation: refused as an invalid row (the batch's policy applies), its key
           // left to its owner, and never answered with the owner's outcome.
           invalid++;
-          inserts.push([
-            batchId,
-            row.line,
-            null,
-            null,
-            recordText(row),
-            row.cells ? JSON.stringify(row.cells) : null,
-            null,
-            'rejected',
-            reused.code,
-            reused.message,
-            row.amountCents ?? null,
-            null,
-            null,
-            now,
-          ]);
+          inserts.push(rejectedRow(row, reused));
           continue;
         }
         inserts.push([
