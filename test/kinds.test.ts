@@ -458,15 +458,18 @@ describe('qr-codes', () => {
   });
 });
 
+/** A claim's account columns, filled in. */
+const CLAIM_ACCOUNT = {
+  'account.number': '123456-7',
+  'account.branch': '0001',
+  'account.type': 'CURRENT',
+  'account.holder.document': CPF,
+  'account.holder.name': 'Maria da Silva',
+  'account.holder.type': 'NATURAL',
+};
+
 describe('claims and claim-cancellations', () => {
-  const account = {
-    'account.number': '123456-7',
-    'account.branch': '0001',
-    'account.type': 'CURRENT',
-    'account.holder.document': CPF,
-    'account.holder.name': 'Maria da Silva',
-    'account.holder.type': 'NATURAL',
-  };
+  const account = CLAIM_ACCOUNT;
 
   it('parses claims; the key is canonical', () => {
     const email = ok(claims, { type: 'EMAIL', key: 'Maria@Example.com', ...account });
@@ -689,14 +692,7 @@ describe('a natural key brought again: what must match for a duplicate (mustMatc
   });
 
   it('claims: the account the key is claimed for', () => {
-    const account = {
-      'account.number': '123456-7',
-      'account.branch': '0001',
-      'account.type': 'CURRENT',
-      'account.holder.document': CPF,
-      'account.holder.name': 'Maria da Silva',
-      'account.holder.type': 'NATURAL',
-    };
+    const account = CLAIM_ACCOUNT;
     const owner = ok(claims, { type: 'EMAIL', key: 'maria@example.com', ...account });
     const again = ok(claims, { type: 'EMAIL', key: 'Maria@Example.com', ...account, 'account.holder.name': 'MARIA' });
     expect(claims.naturalKey(again)).toBe(claims.naturalKey(owner));
