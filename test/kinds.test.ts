@@ -422,6 +422,26 @@ describe('qr-codes', () => {
     expect(qrCodes.naturalKey(stat)).toBe('loja-1');
   });
 
+  it("sends a static code's pixKey in its DICT form, however the sheet writes it (the code must be payable)", () => {
+    // The bank writes the key into the BR Code as sent: "(11) 98765-4321" there is a key no DICT lookup finds.
+    const key = (pixKey: string) => {
+      const row = ok(qrCodes, { type: 'PIX_STATIC', correlationId: 'loja-1', pixKey });
+      return row.type === 'PIX_STATIC' ? row.input.pixKey : undefined;
+    };
+    expect(key('(11) 98765-4321')).toBe('+5511987654321');
+    expect(key('+55 11 98765-4321')).toBe('+5511987654321');
+    expect(key('Fulano@Example.COM')).toBe('fulano@example.com');
+    expect(key(CPF)).toBe('12345678909');
+    expect(key(CNPJ)).toBe('11222333000181');
+    expect(key('71C7D9BE-4B85-4E43-9F1C-1F3B8B4E9A2D')).toBe('71c7d9be-4b85-4e43-9f1c-1f3b8b4e9a2d');
+    expect(key('+5511987654321')).toBe('+5511987654321');
+    expectError(qrCodes, { type: 'PIX_STATIC', correlationId: 'a', pixKey: 'not a key' }, 'pixKey', 'INVALID_PIX_KEY');
+    // The same key however written is the same code: a duplicate, not another operation.
+    const owner = ok(qrCodes, { type: 'PIX_STATIC', correlationId: 'loja-1', pixKey: '+5511987654321' });
+    const again = ok(qrCodes, { type: 'PIX_STATIC', correlationId: 'loja-1', pixKey: '(11) 98765-4321' });
+    expect(differences(qrCodes.mustMatch!, owner, again)).toEqual([]);
+  });
+
   it('reports invalid cells', () => {
     expectError(
       qrCodes,

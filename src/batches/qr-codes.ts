@@ -78,7 +78,11 @@ export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
       requiredWhen: `with additionalInfos.${i}.name`,
     }),
   ]),
-  column('pixKey', `Pix key to receive on, at most 77 characters; ${STATIC}`, 'maria@example.com'),
+  column(
+    'pixKey',
+    `Pix key to receive on (CPF, CNPJ, mobile phone, e-mail or random key), at most 77 characters; sent as the DICT writes it: (11) 98765-4321 as +5511987654321, Maria@Example.com as maria@example.com, 123.456.789-09 as 12345678909; ${STATIC}`,
+    'maria@example.com',
+  ),
   column(
     'additionalInformation',
     `text shown to the payer, at most ${STATIC_QR_ADDITIONAL_INFORMATION_MAX} characters; ${STATIC}`,
@@ -145,12 +149,15 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
       required: true,
     });
     const amountCents: Cents | undefined = r.amount('amount');
-    const pixKey = r.text('pixKey', { max: 77 });
-    if (pixKey !== undefined && !v.isPixKey(pixKey)) {
-      r.error('pixKey', 'INVALID_PIX_KEY', 'INVALID_PIX_KEY', { got: shown(pixKey) });
+    const pixKeyText = r.text('pixKey', { max: 77 });
+    // Sent in its DICT form: the bank writes the key into the code as sent, and "(11) 98765-4321" there is a key no
+    // payer's bank finds.
+    const pixKey = pixKeyText === undefined ? undefined : v.canonicalPixKey(pixKeyText);
+    if (pixKeyText !== undefined && pixKey === undefined) {
+      r.error('pixKey', 'INVALID_PIX_KEY', 'INVALID_PIX_KEY', { got: shown(pixKeyText) });
     }
     const additionalInformation = r.text('additionalInformation', { max: STATIC_QR_ADDITIONAL_INFORMATION_MAX });
-    if (correlationId === undefined) return undefined;
+    if (correlationId === undefined || (pixKeyText !== undefined && pixKey === undefined)) return undefined;
     const input: CreateStaticQrInput = { correlationId };
     if (amountCents !== undefined) input.amountCents = amountCents;
     if (description !== undefined) input.description = description;

@@ -6,14 +6,17 @@ import { parseBillIdentifier as parseBill } from '../formats/bill-identifier.js'
 import { isValidCep, isValidCnpj, isValidCpf, isValidPhone, isValidUf } from '../formats/documents.js';
 import { formatError } from '../formats/errors.js';
 import { isGuid, uuidV5 } from '../formats/ids.js';
-import { isValidPixKey } from '../formats/pix.js';
+import { canonicalPixKey as canonicalKey } from '../formats/pix.js';
 import { type Message, msg } from '../i18n/index.js';
 
 export { isGuid, isValidCep, isValidPhone, uuidV5 };
 
-/** Whether `value` is a Pix key (src/formats/pix.ts, the rule the bank applies). */
-export function isPixKey(value: string): boolean {
-  return isValidPixKey(value);
+/**
+ * `value` as the Pix key the DICT knows (src/formats/pix.ts), or undefined when it is not a Pix key (the rule the bank
+ * applies).
+ */
+export function canonicalPixKey(value: string): string | undefined {
+  return canonicalKey(value);
 }
 
 export function isUf(value: string): boolean {

@@ -3,6 +3,8 @@
  * 4.3), shared by the bank client (what it reads and sends), the batch kinds and the sandbox (what it answers and checks).
  */
 
+import { getPixKeyInfo } from '@brazilian-utils/brazilian-utils/get-pix-key-info';
+
 /** `type` of a payment initialization: what kind of QR code was read. */
 export const PIX_QR_TYPES = ['QR_CODE_STATIC', 'DYNAMIC_IMMEDIATE_PAYMENT', 'DYNAMIC_PAYMENT_WITH_EXPIRATION'] as const;
 export type PixQrType = (typeof PIX_QR_TYPES)[number];
@@ -38,3 +40,13 @@ export function initiationTypeFor(type: PixQrType): PixInitiationType {
  * loads every helper and their data (~20 MB resident, ~25 ms at every start), for one function.
  */
 export { isValidPixKey } from '@brazilian-utils/brazilian-utils/is-valid-pix-key';
+
+/**
+ * A Pix key in the DICT's canonical form, the one a BR Code must carry (CPF/CNPJ unmasked, phone +55DDDNNNNNNNNN,
+ * e-mail lower-cased, random key lower-case), or undefined when `key` is not a Pix key. A person writes
+ * `(11) 98765-4321` or `Fulano@Example.COM`; the bank writes the key into the code as sent, and a code whose key no
+ * DICT lookup finds cannot be paid.
+ */
+export function canonicalPixKey(key: string): string | undefined {
+  return getPixKeyInfo(key)?.value;
+}
