@@ -366,6 +366,17 @@ describe('pix-payments', () => {
     expect(ok(pixPayments, { payload: OPEN_PAYLOAD, amount: '99,99' }).amountCents).toBe(9999);
   });
 
+  it('reads a payload copied with line breaks (a wrapped code, a cell with Alt+Enter) as the code without them', () => {
+    const wrapped = `${PAYLOAD.slice(0, 50)}\r\n${PAYLOAD.slice(50, 100)}\n${PAYLOAD.slice(100)}\t`;
+    const row = ok(pixPayments, { payload: wrapped, amount: '100,00' });
+    expect(row.payload).toBe(PAYLOAD);
+    // The same code however wrapped is the same payment: one natural key.
+    expect(pixPayments.naturalKey(row)).toBe(`${PAYLOAD}|10000`);
+    // A break that replaced a character of the code still fails its CRC: nothing is guessed.
+    const damaged = `${PAYLOAD.slice(0, 50)}\n${PAYLOAD.slice(51)}`;
+    expectError(pixPayments, { payload: damaged, amount: '100,00' }, 'payload', 'INVALID_CRC');
+  });
+
   it('rejects a payload whose CRC does not match', () => {
     const broken = `${PAYLOAD.slice(0, -4)}0000`;
     expectError(pixPayments, { payload: broken, amount: '1,00' }, 'payload', 'INVALID_CRC');

@@ -134,12 +134,16 @@ export class CellReader {
     }
   }
 
-  /** Free text: no control characters, at most `max` characters. */
+  /**
+   * Free text: no control characters, at most `max` characters. With `dropLineBreaks`, line breaks and tabs are
+   * removed first (a code that is never written with them, copied wrapped or typed with Alt+Enter).
+   */
   text(
     column: string,
-    options: { required?: boolean; when?: Phrase; max?: number; min?: number } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; max?: number; min?: number; dropLineBreaks?: boolean } = NO_OPTIONS,
   ): string | undefined {
-    const value = this.record[column];
+    const cell = this.record[column];
+    const value = options.dropLineBreaks && cell !== undefined ? cell.replace(/[\r\n\t]/g, '') : cell;
     if (value === undefined || value === '') {
       if (options.required) this.require(column, options.when);
       return undefined;

@@ -57,7 +57,12 @@ const SAMPLE_PAYLOAD =
   '00020126360014br.gov.bcb.pix0114+55619999999995204000053039865406100.005802BR5913Fulano de Tal6008BRASILIA62070503***63041188';
 
 export const PIX_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
-  column('payload', 'Pix copy-and-paste code (BR Code) with a valid CRC', SAMPLE_PAYLOAD, { required: true }),
+  column(
+    'payload',
+    'Pix copy-and-paste code (BR Code) with a valid CRC; line breaks in it are ignored',
+    SAMPLE_PAYLOAD,
+    { required: true },
+  ),
   column('amount', `${FORMATS.amount}; must be the QR code's amount unless it allows a change`, '100,00', {
     required: true,
   }),
@@ -66,7 +71,9 @@ export const PIX_PAYMENT_COLUMNS: readonly ColumnSpec[] = [
 ];
 
 export function parsePixPayment(r: CellReader): PixPaymentRow | undefined {
-  const payload = r.text('payload', { required: true, max: 512 });
+  // A code copied from a banking app or a PDF may come wrapped (or a cell typed with Alt+Enter): a BR Code never holds
+  // a line break or a tab, so they are dropped; its CRC still proves the rest is the code as issued.
+  const payload = r.text('payload', { required: true, max: 512, dropLineBreaks: true });
   const code = payload === undefined ? undefined : r.format('payload', () => parseBrCode(payload));
   let amountCents = r.amount('amount', { required: true });
   // A static code with an amount does not let the payer change it (the bank answers allowChangeAmount false and
