@@ -45,6 +45,17 @@ export function naturalKeyDigest(kind: string, naturalKey: string): Buffer {
   return hash('sha256', `${kind}\n${naturalKey}`, 'buffer').subarray(0, 16);
 }
 
+/**
+ * The key of a row that takes its natural key over from a `failed` row (`ownerBatchId`, `ownerLine`) whose key was the
+ * derived `key`: the same row dropped again is a new request to the bank. `failed` means certainly not done, so a new
+ * key cannot do anything twice; the old one would not be heard: a bank that keeps every answer of a key (errors
+ * included) replays the first refusal to it forever, a refusal that may no longer be true (a claim then pending, a
+ * balance then short). Derived, so an ingestion redone after a crash gives the same key; another each failed owner.
+ */
+export function renewedIdempotencyKey(key: string, ownerBatchId: string, ownerLine: number): string {
+  return uuidV5(`again after failed\n${ownerBatchId}\n${ownerLine}`, key);
+}
+
 /** Derives keys for one account; caches the namespace. */
 export class IdempotencyKeys {
   readonly namespace: string;

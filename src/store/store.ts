@@ -105,7 +105,7 @@ import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
 import { GroupBatch, type GroupStatement } from './group-batch.js';
-import { deriveIdempotencyKey, naturalKeyDigest } from './keys.js';
+import { deriveIdempotencyKey, naturalKeyDigest, renewedIdempotencyKey } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
   assertRowTransition,
@@ -1145,7 +1145,7 @@ export class Store {
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
       const found = await this.sql.all<NaturalKeyOwner & { key_digest: Uint8Array }>(
-        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.parsed, r.cells, b.file_name,
+        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.error_code, r.parsed, r.cells, b.file_name,
            (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
          FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
@@ -1296,11 +1296,23 @@ export class Store {
           inserts.push(rejectedRow(row, reused));
           continue;
         }
+        // A failed owner gives its key up; the row sends under a key of its own (renewedIdempotencyKey says why),
+        // unless the key is the row's own explicit one, or a person settled the owner as failed (their word, not
+        // the bank's: should they be wrong, the old key makes the bank replay what it did, never do it twice).
+        const renew =
+          !isDuplicate &&
+          own?.state === 'failed' &&
+          own.error_code !== RESOLVED_AS_FAILED &&
+          own.batch_id !== batchId &&
+          keyText(row) === null;
+        const key = renew
+          ? keyText({ ...row, idempotencyKey: renewedIdempotencyKey(row.idempotencyKey, own!.batch_id, own!.line) })
+          : keyText(row);
         inserts.push([
           batchId,
           row.line,
           encodeKeyText(row.naturalKey, row.cells),
-          keyText(row),
+          key,
           recordText(row),
           row.cells ? JSON.stringify(row.cells) : null,
           encodeObject(row.parsed, row.cells),
@@ -2764,6 +2776,8 @@ interface NaturalKeyOwner {
   batch_id: string;
   line: number;
   state: RowState | null;
+  /** The owner row's error code (a `failed` owner settled by a person is RESOLVED_AS_FAILED). */
+  error_code?: string | null;
   file_name: string | null;
   answer_name: string | null;
   /** The owner row's `parsed` and `cells` columns as stored. */
