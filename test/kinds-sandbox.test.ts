@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { type BatchKind, type Dialect, StepOutcomeError, type StepOutput } from '../src/batches/kind.js';
 import { KINDS } from '../src/batches/registry.js';
+import { parseBrCode } from '../src/formats/brcode.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import {
   type RunningSandbox,
@@ -110,6 +111,18 @@ describe('charges', () => {
     const again = await KINDS.charges.steps[1]!.run(context(h.parsed, h.previous, h.key) as never);
     expect(again).toEqual(h.previous.pdf);
     expect(decodeQrPng(await readFile(join(dir, `${hybrid}.png`)))).toBe(h.previous.create!.qrCode);
+  });
+
+  it('a slip with Pix whose amount changes: the update answers the new Pix code too, not only the bar code', async () => {
+    const id = `UPDPIX-${randomUUID().slice(0, 8)}`;
+    const created = await runAll('charges', { ...SLIP, type: 'BANKSLIP_PIX', correlationId: id });
+    const updated = await runAll('charge-updates', { correlationId: id, amount: '1.500,00' });
+    const qrCode = updated.previous.confirm!.qrCode;
+    // Before: no qrCode column; the person had only the first code, which still asks the payer for R$ 1.234,56.
+    expect(typeof qrCode).toBe('string');
+    expect(qrCode).not.toBe(created.previous.create!.qrCode);
+    expect(parseBrCode(qrCode as string).amountCents).toBe(150_000);
+    expect(KINDS['charge-updates'].resultColumns).toContain('qrCode');
   });
 
   it('updates the due date (the bar code follows) and voids; void recovery sees Voided', async () => {

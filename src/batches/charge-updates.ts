@@ -4,8 +4,8 @@
  * Steps:
  * - `patch` (create, no IdempotencyKey: PATCH takes none). A PATCH is idempotent by nature: sending the same values
  *   twice leaves the charge in the same state. So after an unknown outcome `recover` simply sends it again.
- * - `confirm` (read): GET the charge, to report its status and, after a due date change, its new bar code and
- *   digitable line (the due-date factor is part of them).
+ * - `confirm` (read): GET the charge, to report its status and, after a due date or amount change, its new bar code
+ *   and digitable line (the due-date factor and the amount are part of them) and, for a slip with Pix, its Pix code.
  *
  * Natural key: correlationId + the changed values in canonical form (keys sorted, amounts in cents, dates
  * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another.
@@ -132,9 +132,12 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
           chargeDueDate: charge.dueDate ?? null,
           barCode: out.barCode ?? null,
           digitableLine: out.digitableLine ?? null,
+          // A slip with Pix carries the amount in its Pix code too: after an amount change the first code asks the
+          // payer for the old amount, so the new one is answered beside the new bar code.
+          qrCode: out.qrCode ?? null,
         };
       },
     },
   ],
-  resultColumns: ['chargeStatus', 'chargeDueDate', 'barCode', 'digitableLine'],
+  resultColumns: ['chargeStatus', 'chargeDueDate', 'barCode', 'digitableLine', 'qrCode'],
 };
