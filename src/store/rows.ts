@@ -60,7 +60,12 @@
  *    this file or an earlier one) is another operation: the row is `rejected` (NATURAL_KEY_REUSED, saying the key's
  *    column, the owner's line and file, and what differs), counted as an invalid row (the batch's policy applies: an
  *    all-or-nothing file sends nothing), claims nothing, and is never answered with the owner's outcome. Kinds whose
- *    key holds every defining field (bill payments: bar code, amount, date) have no `mustMatch`.
+ *    key holds every defining field (bill payments: bar code, amount, date) have no `mustMatch`. A row that takes the
+ *    key over from a `failed` row of an earlier file is sent under an idempotency key of its own
+ *    (`renewedIdempotencyKey`, src/store/keys.ts): the failed one certainly did nothing (rule 5), and a bank that
+ *    keeps every answer of a key would replay its old refusal forever. It keeps the old key when the key is the
+ *    row's own explicit one, or when a person settled the owner `failed` (rule 7: should they be wrong, the old key
+ *    makes the bank replay what it did, never do it twice).
  * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
  *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
  *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did
