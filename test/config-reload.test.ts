@@ -89,6 +89,41 @@ describe('reloadConfig', () => {
     ]);
   });
 
+  it('says metrics, reconcile, log.format, log.progressIntervalMs and approval.pollMs need a restart', async () => {
+    // These are read once at start (the metrics socket, the reconcile timers, the log's stream, the progress and
+    // approval timers): a reload that changed them said "configuration reloaded" with nothing about them.
+    const { log, options, reloader } = await setup('{}');
+    await writeFile(
+      file,
+      `{
+        "metrics": { "port": 47399 },
+        "reconcile": { "everyMinutes": 5 },
+        "log": { "format": "text", "progressIntervalMs": 5000 },
+        "approval": { "pollMs": 9000 }
+      }`,
+    );
+    expect(reloadConfig(reloader, options, log, 'test')).toBe(true);
+    const reloaded = lines.find((l) => l.includes('configuration reloaded'));
+    expect(reloaded).toContain('"applied":[]');
+    const warning = lines.find((l) => l.includes('take effect only after a restart'));
+    for (const setting of [
+      'metrics.port',
+      'reconcile.everyMinutes',
+      'log.format',
+      'log.progressIntervalMs',
+      'approval.pollMs',
+    ])
+      expect(warning, setting).toContain(setting);
+    // Still said on the next reload: they are still not applied.
+    expect(restartOnlyChanges(reloader.current, loadConfig({ file, env: {}, cwd: dir }))).toEqual([
+      'reconcile.everyMinutes',
+      'metrics.port',
+      'approval.pollMs',
+      'log.format',
+      'log.progressIntervalMs',
+    ]);
+  });
+
   it('refuses a configuration that does not load, whole, and keeps the running one', async () => {
     const { log, options, reloader } = await setup('{ "mappings": { "charges": { "COD": "correlationId" } } }');
     const before = JSON.stringify({ m: options.mappings, d: options.defaults, p: options.policy, c: options.csv });

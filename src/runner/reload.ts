@@ -7,8 +7,9 @@
  *
  * Need a restart (a reload logs which of them changed and keeps the running values): `folders`, `bank` (URL,
  * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`, `webhooks` (the receiver's port and
- * credential). They hold open resources (the store, the watched inbox, the client's connections, the queue's limits,
- * the receiver's socket) that cannot be swapped under rows in flight.
+ * credential), `metrics`, `reconcile`, `log.format`, `log.progressIntervalMs` and `approval.pollMs`. They hold open
+ * resources (the store, the watched inbox, the client's connections, the queue's limits, the receiver's and the
+ * metrics' sockets, the log's stream, the timers) that cannot be swapped under rows in flight.
  *
  * What must hold: a configuration that does not load (syntax, unknown key, a mapping to a column that does not exist)
  * is refused whole, with its error logged, and the running one is kept; nothing is half-applied.
@@ -18,7 +19,24 @@ import type { Logger } from '../log.js';
 import type { RunnerOptions } from './options.js';
 
 /** The top-level settings that take effect only after a restart. */
-export const RESTART_SETTINGS = ['folders', 'store', 'bank', 'sandbox', 'intake', 'queue', 'webhooks'] as const;
+export const RESTART_SETTINGS = [
+  'folders',
+  'store',
+  'bank',
+  'sandbox',
+  'intake',
+  'queue',
+  'webhooks',
+  'reconcile',
+  'metrics',
+] as const;
+
+/** Single settings of a live section that are read once at start (their timers and streams are made then). */
+export const RESTART_KEYS = [
+  ['approval', 'pollMs'],
+  ['log', 'format'],
+  ['log', 'progressIntervalMs'],
+] as const;
 
 /** The settings applied live on a reload. */
 export const LIVE_SETTINGS = [
@@ -42,15 +60,24 @@ export function restartOnlyChanges(before: Config, after: Config): string[] {
       if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) changed.push(`${section}.${key}`);
     }
   }
+  for (const [section, key] of RESTART_KEYS) {
+    const a = before[section] as Record<string, unknown>;
+    const b = after[section] as Record<string, unknown>;
+    if (a[key] !== b[key]) changed.push(`${section}.${key}`);
+  }
   return changed;
 }
 
 /** Which live settings differ (for the log line). */
 export function liveChanges(before: Config, after: Config): string[] {
   const changed: string[] = [];
-  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits', 'locale'] as const) {
+  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'limits', 'locale'] as const) {
     if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed.push(key);
   }
+  // approval.pollMs is not applied live (RESTART_KEYS): only the rest of approval counts here.
+  const { pollMs: _before, ...approvalBefore } = before.approval;
+  const { pollMs: _after, ...approvalAfter } = after.approval;
+  if (JSON.stringify(approvalBefore) !== JSON.stringify(approvalAfter)) changed.push('approval');
   if (before.log.level !== after.log.level) changed.push('log.level');
   return changed;
 }
@@ -99,7 +126,13 @@ export function reloadConfig(reloader: ConfigReloader, running: RunnerOptions, l
   const changed = liveChanges(reloader.current, next);
   applyLiveSettings(running, options, log, next.log.level);
   // What needs a restart stays as it runs: compare the next reload with what runs, so it is said again.
-  reloader.current = { ...next, ...pick(reloader.current, RESTART_SETTINGS) };
+  const was = reloader.current;
+  reloader.current = {
+    ...next,
+    ...pick(was, RESTART_SETTINGS),
+    approval: { ...next.approval, pollMs: was.approval.pollMs },
+    log: { ...next.log, format: was.log.format, progressIntervalMs: was.log.progressIntervalMs },
+  };
   log.info({ reason: why, applied: changed }, 'configuration reloaded');
   if (needRestart.length > 0) {
     log.warn({ settings: needRestart }, 'these settings changed but take effect only after a restart; kept as running');
