@@ -94,6 +94,7 @@ import {
 import { DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
 import {
   type BatchInput,
+  type BatchProgress,
   BatchRejectedError,
   DEFAULT_ENGINE_RETRY,
   helpWithBatch,
@@ -176,7 +177,12 @@ export interface Pipeline {
    * `batchIds` when given), then writes a new version of every answer whose rows changed (src/store/intakes.ts).
    * Returns what became of each batch it took up.
    */
-  resumeUncertain(signal: AbortSignal, batchIds?: readonly string[]): Promise<ResumedBatch[]>;
+  resumeUncertain(
+    signal: AbortSignal,
+    batchIds?: readonly string[],
+    /** A progress display for each batch driven (the daemon's `batch progress` lines). */
+    progressFor?: (batch: BatchRecord) => Progress | undefined,
+  ): Promise<ResumedBatch[]>;
   /**
    * The files that waited for approval and are now decided (by `remessa approve`/`reject`) or have an `.approved`
    * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts).
@@ -610,7 +616,7 @@ export async function openPipeline(
     },
     processBatch: processTaken,
     handleBatch: async (batch, opts) => (await processTaken(batch, opts)).state,
-    async resumeUncertain(signal, batchIds) {
+    async resumeUncertain(signal, batchIds, progressFor) {
       // First what a crash left stale (a bank that stays down must not keep those answers wrong), then the retries.
       await answerPending();
       const resumed: ResumedBatch[] = [];
@@ -624,6 +630,17 @@ export async function openPipeline(
         gate: resumeGate(store, options.controls, options.locale, givenOutside),
         // Another live daemon holds the batch's file: it drives the batch (one approval gate, one driver per file).
         ...(claims ? { skip: (b: BatchRecord) => claims!.heldElsewhere(b.id) } : {}),
+        ...(progressFor
+          ? {
+              progressFor: (b: BatchRecord) => {
+                const progress = progressFor(b);
+                return progress
+                  ? (p: BatchProgress) =>
+                      progress.update(p.phase === 'run' ? p.finished : 0, p.phase === 'run' ? p.toRun : undefined, b.id)
+                  : undefined;
+              },
+            }
+          : {}),
       });
       for (const r of results) {
         const counts = describeOutcomeCounts(r.counts);

@@ -35,6 +35,7 @@ import { BankClient } from '../bank/client.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
+import type { BatchRecord } from '../store/index.js';
 import { defaultDaemonName, listDaemons } from '../store/leases.js';
 import { runnerStorePlace } from '../store/place.js';
 import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
@@ -139,6 +140,14 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     // The receiver listens before the intake starts: events of rows sent from now on find it up.
     if (options.webhookReceiver) receiver = await startReceiver(options, p, metrics, log);
     const progressIntervalMs = options.progressIntervalMs ?? 30_000;
+    // Batches driven by a resume pass (parked by a stop or a crash, retried, approved) log their progress too.
+    const resumedProgress = (b: BatchRecord) =>
+      new LogProgress({
+        logger: log,
+        intervalMs: progressIntervalMs,
+        countsOf: (batchId) => p.store.countRows(batchId),
+        fields: { file: `${b.kind}/${b.fileName}`, kind: b.kind },
+      });
     intake = new Intake(
       {
         inboxDir: options.folders.inbox,
@@ -171,7 +180,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     // must not keep new files waiting.
     const current = intake;
     let resumed = p
-      .resumeUncertain(current.signal)
+      .resumeUncertain(current.signal, undefined, resumedProgress)
       .catch((err) => log.error({ err }, 'resuming uncertain rows failed'));
     const everyMs = deps.retryUncertainEveryMs ?? DEFAULT_RETRY_UNCERTAIN_EVERY_MS;
     // One retry pass at a time: a pass that outlasts the interval is not stacked with another.
@@ -182,7 +191,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
               current.signal.aborted
                 ? undefined
                 : p
-                    .resumeUncertain(current.signal)
+                    .resumeUncertain(current.signal, undefined, resumedProgress)
                     .catch((err) => log.error({ err }, 'retrying uncertain rows failed')),
             );
           }, everyMs)
@@ -211,7 +220,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           log.info({ files: approved.map((b) => b.source) }, 'approved files given to run: driving them');
           const ids = approved.map((b) => b.batchId);
           resumed = resumed
-            .then(() => (current.signal.aborted ? undefined : p.resumeUncertain(current.signal, ids)))
+            .then(() => (current.signal.aborted ? undefined : p.resumeUncertain(current.signal, ids, resumedProgress)))
             .catch((err) => log.error({ err }, 'driving approved files failed; tried again'))
             .finally(() => {
               drivingApproved = false;

@@ -328,6 +328,8 @@ export interface ResumeUnfinishedOptions
   batchIds?: readonly string[];
   /** Batches to leave alone (another daemon drives them: src/store/leases.ts). @defaultValue none */
   skip?(batch: BatchRecord): Promise<boolean>;
+  /** The progress reports of one batch resumed (the daemon's `batch progress` lines). @defaultValue `onProgress` */
+  progressFor?(batch: BatchRecord): ((progress: BatchProgress) => void) | undefined;
 }
 
 /**
@@ -365,6 +367,7 @@ export async function resumeUnfinishedBatches(options: ResumeUnfinishedOptions):
           fileName: batch.fileName,
           filesDir: await options.filesDirFor(batch),
           policy: options.policyFor?.(batch),
+          onProgress: options.progressFor?.(batch) ?? options.onProgress,
         }),
       );
     } catch (error) {
