@@ -80,6 +80,29 @@ describe.each(BANK_PROFILES)('doctor against the sandbox serving %s', (profile) 
   });
 });
 
+describe('doctor with an API key the bank does not know', () => {
+  it('says the key was refused under every header name, not that no profile fits', async () => {
+    // Every header answered 401: the answers say nothing about the profile. "No known profile fits these answers"
+    // sent the operator to docs/providers.md to change a profile that was right; the key was what was wrong.
+    const sandbox = await sandboxOf('interface');
+    const client = new BankClient({
+      baseUrl: sandbox.url,
+      apiKey: 'not-the-key-0000',
+      accountId: '1234567',
+      profile: 'interface',
+      maxAttempts: 1,
+    });
+    cleanups.push(() => client.close());
+    const report = await diagnose(client, sandbox.url, 'not-the-key-0000', '1234567');
+    expect(report.ok).toBe(false);
+    expect(report.headers.every((p) => p.status === 401)).toBe(true);
+    const text = renderDoctorReport(report);
+    expect(text).not.toContain('no known profile fits');
+    expect(text).toContain('Verdict: the bank refused the API key under every header name');
+    expect(text).not.toContain('not-the-key-0000');
+  });
+});
+
 describe('remessa doctor (the command)', () => {
   it('runs against the embedded sandbox in the configured profile and exits 0; unreachable bank exits 2', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-doctor-'));

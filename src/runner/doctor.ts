@@ -194,7 +194,14 @@ export function renderDoctorReport(report: DoctorReport): string {
   text += '\nWhich charges path answers:\n';
   for (const p of report.chargesPaths) text += line(p);
   text += '\n';
+  const refusedEverywhere = report.headers.length > 0 && report.headers.every((p) => p.status === 401);
   if (report.unreachable) text += 'Verdict: the bank did not answer at all (URL, network, TLS?).\n';
+  else if (refusedEverywhere)
+    // Nothing was learnt about the profile: every answer was the key's refusal (a wrong key, or the account id).
+    text +=
+      `Verdict: the bank refused the API key under every header name (${report.headers.map((p) => p.header).join(', ')}` +
+      '): the key (or the account id) is wrong or not for this environment; nothing could be learnt about the ' +
+      'profile.\n';
   else if (report.fits.length === 0) text += 'Verdict: no known profile fits these answers; see docs/providers.md.\n';
   else
     text += `Verdict: the answers fit the profile${report.fits.length > 1 ? 's' : ''} ${report.fits.map((f) => `"${f}"`).join(', ')}.\n`;
