@@ -180,7 +180,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'remessa_last_batch_answered_timestamp_seconds',
-      help: 'When the last batch was answered (Unix time); absent before the first answer.',
+      help: 'When the last batch (or a file rejected as a whole) was answered (Unix time); absent before the first.',
       registers,
       collect() {
         this.reset();

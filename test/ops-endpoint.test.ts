@@ -127,6 +127,20 @@ describe('the operator endpoint', () => {
     }
   });
 
+  it('counts a file answered only by its rejection as the last batch answered', async () => {
+    // A file whose headers cannot be read is answered (a .rejected.txt) without a stored batch: the metric read only
+    // stored batches, so an ERP whose every file was refused looked like one that had stopped sending.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const before = Date.now() / 1000;
+    await drop(ws, Buffer.from('nada,que,sirva\n1,2,3\n'), 'charges/cabecalho-errado.csv');
+    const answer = await waitForAnswer(ws, 'charges', 'cabecalho-errado');
+    expect(answer.type).toBe('rejected');
+    const line = (await get('/metrics')).text
+      .split('\n')
+      .find((l) => l.startsWith('remessa_last_batch_answered_timestamp_seconds '));
+    expect(Number(line?.split(' ')[1])).toBeGreaterThanOrEqual(before);
+  });
+
   it('is not ready, and says why, when the bank is gone', async () => {
     await sandbox.stop();
     const ready = await get('/readyz');

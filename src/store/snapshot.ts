@@ -1,6 +1,6 @@
 /**
  * What the metrics read from the store at scrape time (src/metrics.ts): rows by kind and state, batches by state, the
- * time the last batch was answered. Read-only queries through the store's driver (queued behind a transaction under way, never inside one).
+ * time the last batch (or file rejected as a whole) was answered. Read-only queries through the store's driver (queued behind a transaction under way, never inside one).
  */
 import type { RetornoSnapshot, StoreSnapshot } from '../metrics.js';
 import type { Store } from './store.js';
@@ -13,8 +13,13 @@ export async function storeSnapshot(store: Store): Promise<StoreSnapshot> {
   const batches = await store.sql.all<StoreSnapshot['batches'][number]>(
     'SELECT status AS state, COUNT(*) AS count FROM batches GROUP BY status',
   );
+  // Answered: a batch finished, or a file answered by its rejection alone (headers unreadable, cut off, ...), which
+  // has no stored batch. Both are ISO 8601 UTC texts of one format: their order is their time's.
   const last = await store.sql.get<{ at: string | null }>(
-    `SELECT MAX(finished_at) AS at FROM batches WHERE status IN ('done', 'rejected')`,
+    `SELECT MAX(at) AS at FROM (
+       SELECT MAX(finished_at) AS at FROM batches WHERE status IN ('done', 'rejected')
+       UNION ALL SELECT MAX(answered_at) AS at FROM intakes WHERE answer_type IS NOT NULL
+     ) AS answered`,
   );
   return { rows, batches, lastAnsweredAtMs: last?.at ? Date.parse(last.at) : undefined };
 }
