@@ -175,7 +175,7 @@ describe('a bill-payments file that waits for approval', () => {
     expect(approved.stderr).toBe('');
     expect(approved.code).toBe(0);
     expect(approved.stdout).toMatch(
-      /^fornecedores\.csv \([0-9A-Za-z-]{12}\): aprovado por Maria Conferente em \S+; o daemon o paga em instantes/,
+      /^fornecedores\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): aprovado por Maria Conferente em \S+; o daemon o paga em instantes/,
     );
 
     const answer = await waitForAnswer(ws, 'bill-payments', 'fornecedores');
@@ -219,7 +219,7 @@ describe('a bill-payments file that waits for approval', () => {
     const r = await cli(ws, 'reject', 'errado.csv', '--by', 'Ana Gerente', '--note', 'fornecedor errado');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^errado\.csv \([0-9A-Za-z-]{12}\): rejeitado por Ana Gerente em \S+; toda linha é respondida `rejected`, nada foi enviado\n$/,
+      /^errado\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): rejeitado por Ana Gerente em \S+; toda linha é respondida `rejected`, nada foi enviado\n$/,
     );
     const answer = await waitForAnswer(ws, 'bill-payments', 'errado');
     const rows = parseResultCsv(answer.text);

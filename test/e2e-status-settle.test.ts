@@ -183,7 +183,7 @@ describe('remessa status', () => {
     // retry names the batch by its file name and finishes it; its answer is written.
     const retry = await runCli(['retry', '--config', ws.config, 'slow.csv', '--locale', 'en'], { cwd: ELSEWHERE });
     expect(retry.code, retry.stderr).toBe(0);
-    expect(retry.stdout).toMatch(/^slow\.csv \(batch [0-9A-Za-z-]{12}\): succeeded 24 -> /m);
+    expect(retry.stdout).toMatch(/^slow\.csv \(batch \d{8}T\d{6}Z-[0-9a-f]{8}\): succeeded 24 -> /m);
     const result = parseResultCsv(await fs.readFile((await answersOf(ws, 'charges', 'slow')).at(-1)!.results.at(-1)!));
     expect(result.map((r) => r.status)).toEqual(Array(24).fill('succeeded'));
     const after = await statusJson(ws.config, '--kind', 'charges', '--state', 'done');
@@ -256,7 +256,7 @@ describe('remessa resolve and retry', () => {
     // In Portuguese by default; in English with --locale en.
     expect(failed.stdout).toMatch(
       new RegExp(
-        `^charges\\.csv linha ${lines[0]} \\(lote [0-9A-Za-z-]{12}\\): uncertain -> failed, resolvida por Ana Souza em \\S+; resposta escrita de novo: \\S+\\.csv\\n$`,
+        `^charges\\.csv linha ${lines[0]} \\(lote \\d{8}T\\d{6}Z-[0-9a-f]{8}\\): uncertain -> failed, resolvida por Ana Souza em \\S+; resposta escrita de novo: \\S+\\.csv\\n$`,
       ),
     );
     const paid = await runCli(
@@ -336,7 +336,7 @@ describe('remessa resolve and retry', () => {
     const retry = await runCli(['retry', '--config', ws.config], { cwd: ELSEWHERE });
     expect(retry.code, retry.stderr).toBe(1);
     expect(retry.stdout).toMatch(
-      /charges\.csv \(lote [0-9A-Za-z-]{12}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
+      /charges\.csv \(lote \d{8}T\d{6}Z-[0-9a-f]{8}\): succeeded 4, failed 1 -> .*charges\.\S+\.result(\.v\d+)?\.csv/,
     );
     const lastResult = (await answersOf(ws, 'charges', 'charges')).at(-1)!.results.at(-1)!;
     // The path it prints is the answer it just wrote, the newest version (it printed the first one, still uncertain).
@@ -357,7 +357,7 @@ describe('remessa resolve and retry', () => {
     );
     const settledAlready = await runCli(['retry', '--config', ws.config, 'charges.csv'], { cwd: ELSEWHERE });
     expect(settledAlready.stdout).toMatch(
-      /^charges\.csv \(lote [0-9A-Za-z-]{12}\): nada a tentar de novo, toda linha está resolvida\n$/,
+      /^charges\.csv \(lote \d{8}T\d{6}Z-[0-9a-f]{8}\): nada a tentar de novo, toda linha está resolvida\n$/,
     );
   }, 180_000);
 });

@@ -47,7 +47,7 @@ import {
   saoPauloDay,
   unfinishedAmount,
 } from '../store/approvals.js';
-import { intakeForBatch } from '../store/intakes.js';
+import { intakeForBatch, shortBatchId } from '../store/intakes.js';
 import type { StorePlace } from '../store/place.js';
 import type { BatchRecord, Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
@@ -428,7 +428,7 @@ export async function applyApprovalMarker(
         new Date(),
       );
       decided = true;
-      log.info({ file: meta.relativePath, by, batch: batchId.slice(0, 12) }, 'batch approved by marker file');
+      log.info({ file: meta.relativePath, by, batch: shortBatchId(batchId) }, 'batch approved by marker file');
     } catch (err) {
       if (!(err instanceof ApprovalError)) throw err;
       if (err.code === APPROVAL_CODES.noPreview) return false;
@@ -499,7 +499,7 @@ export async function decideCommand(c: DecideCommand): Promise<number> {
     const approval = await decideApproval(store, batch.id, { ...c.decision, locale }, c.rules, new Date());
     const said = {
       file: batch.fileName,
-      batch: batch.id.slice(0, 12),
+      batch: shortBatchId(batch.id),
       by: approval.decidedBy ?? '?',
       at: approval.decidedAt ?? '?',
     };

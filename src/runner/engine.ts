@@ -97,6 +97,7 @@ import { InputError, RemessaError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale, msg, t } from '../i18n/index.js';
 import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { QueueTask, RequestQueue } from '../queue/request-queue.js';
+import { shortBatchId } from '../store/intakes.js';
 import { accountNamespace, IdempotencyKeys } from '../store/keys.js';
 import { claimRows, rowsWorkedElsewhere } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
@@ -421,7 +422,7 @@ class BatchRun {
     this.store = options.store;
     this.kind = options.kind;
     this.log = (options.logger ?? silentLogger()).child({
-      batch: options.batchId.slice(0, 12),
+      batch: shortBatchId(options.batchId),
       kind: options.kind.name,
     });
     this.retry = options.retry ?? DEFAULT_ENGINE_RETRY;

@@ -42,6 +42,7 @@ import { type Locale, type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { RequestQueue } from '../queue/request-queue.js';
+import { shortBatchId } from '../store/intakes.js';
 import type { Store } from '../store/store.js';
 import {
   isUnsettled,
@@ -805,7 +806,7 @@ export async function describeUnsettled(store: Store, limit = 50): Promise<Unset
   for (const t of rows.slice(0, limit)) {
     let file = files.get(t.batchId);
     if (file === undefined) {
-      file = (await store.getBatch(t.batchId))?.fileName ?? t.batchId.slice(0, 12);
+      file = (await store.getBatch(t.batchId))?.fileName ?? shortBatchId(t.batchId);
       files.set(t.batchId, file);
     }
     const thing = { kind: t.kind, key: t.key, status: t.status, since: t.createdAt, file, line: t.line };

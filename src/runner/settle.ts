@@ -16,6 +16,7 @@ import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Store } from '../store/index.js';
+import { shortBatchId } from '../store/intakes.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
 import {
@@ -55,7 +56,7 @@ export async function findOneBatch(store: Store, ref: string, locale: Locale = D
     t(locale, 'BATCH.ambiguous', {
       ref: JSON.stringify(ref),
       count: found.length,
-      batches: found.map((b) => `${b.id.slice(0, 12)} (${b.fileName}, ${b.createdAt})`).join(', '),
+      batches: found.map((b) => `${shortBatchId(b.id)} (${b.fileName}, ${b.createdAt})`).join(', '),
     }),
   );
 }
@@ -71,9 +72,9 @@ async function openExistingStore(options: RunnerOptions): Promise<Store> {
   return place.open();
 }
 
-/** `fatura.csv (lote 0123456789ab)`. */
+/** `fatura.csv (lote 20261128T044444Z-3dc83e68)`. */
 function batchName(locale: Locale, batch: BatchRecord): string {
-  return t(locale, 'RETRY.batch', { file: batch.fileName, batch: batch.id.slice(0, 12) });
+  return t(locale, 'RETRY.batch', { file: batch.fileName, batch: shortBatchId(batch.id) });
 }
 
 /** Whether the batch has an answer to write: rows all stored, none pending or in flight. */
@@ -131,7 +132,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
       `${t(options.locale, 'RESOLVE.done', {
         file: batch.fileName,
         line: request.line,
-        batch: batch.id.slice(0, 12),
+        batch: shortBatchId(batch.id),
         from: resolution.from,
         to: resolution.to,
         by,

@@ -61,6 +61,7 @@
 import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
+import { shortBatchId } from './intakes.js';
 import type { BatchRecord, RowError, Store } from './store.js';
 
 export type ApprovalState = 'awaiting' | 'approved' | 'rejected';
@@ -341,7 +342,7 @@ export function decideApproval(
   return immediate(store, async (s) => {
     const batch = await s.getBatch(batchId);
     const approval = await getApproval(s, batchId);
-    const named = { batch: batchId.slice(0, 12), file: batch?.fileName ?? '?' };
+    const named = { batch: shortBatchId(batchId), file: batch?.fileName ?? '?' };
     if (!batch || !approval || batch.status !== 'awaiting_approval' || approval.state !== 'awaiting') {
       throw new ApprovalError(
         APPROVAL_CODES.notAwaiting,
@@ -427,7 +428,7 @@ export async function assertEffectAllowed(store: Store, batchId: string): Promis
   if (r && Number(r.blocked) === 1) {
     throw new StoreError(
       APPROVAL_CODES.awaiting,
-      `Batch ${batchId.slice(0, 12)} is not approved (${r.approval ?? r.status}): no request with an effect may start`,
+      `Batch ${shortBatchId(batchId)} is not approved (${r.approval ?? r.status}): no request with an effect may start`,
     );
   }
 }

@@ -127,6 +127,15 @@ export async function intakeForBatch(store: Store, batchId: string): Promise<Int
 }
 
 /**
+ * A batch id as a person is shown it (commands' output, errors, log lines): a taking id
+ * (`20261128T044444Z-3dc83e68`, maybe `~2`) whole, since its first characters are only the time it was taken and
+ * every file taken in the same minutes shares them; a legacy SHA-256 id (stored before migration 003) by its first 12.
+ */
+export function shortBatchId(id: string): string {
+  return /^[0-9a-f]{64}$/.test(id) ? id.slice(0, 12) : id;
+}
+
+/**
  * The batch an intake's rows go to: its own id, except for a batch stored before migration 003 (id = the content's
  * SHA-256) that was still unfinished and never answered: the new intake of its file (the work area resumed after an
  * upgrade) takes it over, so its stored rows are sent, not answered as duplicates of themselves.

@@ -105,6 +105,7 @@ import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.js';
 import { type OpenDatabaseOptions, StoreError } from './db.js';
 import { GroupBatch, type GroupStatement } from './group-batch.js';
+import { shortBatchId } from './intakes.js';
 import { deriveIdempotencyKey, naturalKeyDigest, renewedIdempotencyKey } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
@@ -2407,7 +2408,7 @@ export class Store {
       if (!row) {
         throw new StoreError(
           'STORE_NO_ROW',
-          t(locale, 'RESOLVE.noLine', { file: batch.fileName, batch: batchId.slice(0, 12), line }),
+          t(locale, 'RESOLVE.noLine', { file: batch.fileName, batch: shortBatchId(batchId), line }),
         );
       }
       if (row.state !== 'uncertain') {
