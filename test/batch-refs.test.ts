@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { RemessaError } from '../src/errors.js';
+import { batchForDecision } from '../src/runner/approval.js';
 import { findOneBatch } from '../src/runner/settle.js';
 import { shortBatchId } from '../src/store/intakes.js';
 import { openStore, type Store } from '../src/store/store.js';
@@ -46,5 +47,23 @@ describe('naming a batch to a person', () => {
     const message = (err as RemessaError).message;
     expect(message).toContain('20261128T044444Z-3dc83e68 (contas.csv');
     expect(message).toContain('20261128T044444Z-a137d3eb (pix.csv');
+  });
+
+  it('approve: a reference naming several files is refused, even when only one of them waits', async () => {
+    // "Preferring one that waits" is for one file dropped several times; a prefix of two different files' ids
+    // (taken in the same minute) approved the one that waited, which may not be the file the person meant.
+    for (const [id, fileName, status] of [
+      ['20261128T044444Z-3dc83e68', 'contas.csv', 'done'],
+      ['20261128T044444Z-a137d3eb', 'pix.csv', 'awaiting_approval'],
+      ['20261128T050000Z-0badcafe', 'pix.csv', 'done'],
+    ] as const) {
+      await store.createBatch({ id, kind: 'bill-payments', fileName, dialect: DIALECT, header: ['n'] });
+      await store.sql.run('UPDATE batches SET status = ? WHERE id = ?', [status, id]);
+    }
+    const err = await batchForDecision(store, '20261128T044444Z', 'en').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RemessaError);
+    expect((err as RemessaError).code).toBe('APPROVAL_AMBIGUOUS');
+    // The same file dropped twice: its name names the taking that waits.
+    expect((await batchForDecision(store, 'pix.csv', 'en')).id).toBe('20261128T044444Z-a137d3eb');
   });
 });

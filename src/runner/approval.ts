@@ -448,14 +448,19 @@ export async function applyApprovalMarker(
 
 // ------------------------------------------------------------------------------------------------ the commands
 
-/** The one batch `ref` names, preferring one that waits; throws a RemessaError (exit 2) when none or several. */
+/**
+ * The one batch `ref` names, preferring one that waits among takings of one file; throws a RemessaError (exit 2) when
+ * none or several.
+ */
 export async function batchForDecision(
   store: Store,
   ref: string,
   locale: Locale = DEFAULT_LOCALE,
 ): Promise<BatchRecord> {
   let found = await findBatches(store, ref);
-  if (found.length > 1) {
+  // One file dropped several times: the taking that waits. Never across files (a prefix of ids taken in the same
+  // minute): that would approve a file the person did not name.
+  if (found.length > 1 && new Set(found.map((b) => b.fileName)).size === 1) {
     const waiting = found.filter((b) => b.status === 'awaiting_approval');
     if (waiting.length > 0) found = waiting;
   }
