@@ -188,6 +188,11 @@ describe('remessa status', () => {
     expect(result.map((r) => r.status)).toEqual(Array(24).fill('succeeded'));
     const after = await statusJson(ws.config, '--kind', 'charges', '--state', 'done');
     expect(after.batches.map((b) => [b.fileName, b.counts.succeeded])).toEqual([['slow.csv', 24]]);
+    // answerFile is the answer as a file (docs/operations.md): the latest result CSV, there to be read. It was the
+    // answer's base name ("slow.<taking>", "... v2" for a second version): no such file.
+    const answered = after.batches[0]!.answerFile!;
+    expect(answered).toBe((await answersOf(ws, 'charges', 'slow')).at(-1)!.results.at(-1));
+    expect((await fs.stat(answered)).isFile()).toBe(true);
   }, 180_000);
 });
 

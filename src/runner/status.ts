@@ -26,6 +26,7 @@ import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
+import { answerPaths } from '../outbox/index.js';
 import { isProcessRunning } from '../process-running.js';
 import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
 import { type DaemonView, isSharedStore, listDaemons } from '../store/leases.js';
@@ -72,7 +73,7 @@ export interface BatchProgressStatus {
 }
 
 export interface BatchStatusEntry {
-  /** SHA-256 of the file (the batch id); null for a file answered by a rejection without ever being stored. */
+  /** The batch id (the taking); null for a file answered by a rejection without ever being stored. */
   id: string | null;
   /** The batch kind, or the answer's folder for a file of no known kind (`_unknown` at the inbox root). */
   kind: string;
@@ -91,7 +92,7 @@ export interface BatchStatusEntry {
   counts: Partial<Record<RowState, number>>;
   /** Why the file as a whole was rejected. */
   error: { code: string; message: string } | null;
-  /** For a file known only by its answer: the `.rejected.txt` file. */
+  /** The latest answer as a file: the result CSV, or the `.rejected.txt` (a file known only by it too). */
   answerFile: string | null;
   /** Running batches only. */
   progress: BatchProgressStatus | null;
@@ -233,10 +234,12 @@ interface OutboxRejection {
  * file as dropped, their third `CODE: message` (src/outbox/result.ts writeRejected).
  */
 /** The current answer of a stored batch (its name, and its version after the first), or null before its answer. */
-async function answerNameOf(store: Store, batchId: string): Promise<string | null> {
+/** The batch's latest answer as a file: its result CSV (version N's), or its `.rejected.txt`; null before any. */
+async function answerFileOf(store: Store, outboxDir: string, batchId: string): Promise<string | null> {
   const intake = await intakeForBatch(store, batchId);
   if (!intake || intake.answerVersion === 0) return null;
-  return `${intake.answerName}${intake.answerVersion > 1 ? ` v${intake.answerVersion}` : ''}`;
+  const paths = answerPaths(outboxDir, intake.folder, intake.answerName, intake.answerVersion);
+  return intake.answerType === 'rejected' ? paths.rejectedPath : paths.resultPath;
 }
 
 function outboxRejections(outboxDir: string): OutboxRejection[] {
@@ -342,7 +345,7 @@ export async function buildStatusReport(
       rows: b.rowCount,
       counts,
       error: b.error,
-      answerFile: await answerNameOf(store!, b.id),
+      answerFile: await answerFileOf(store!, options.folders.outbox, b.id),
       progress,
     });
   }
@@ -505,7 +508,7 @@ export function renderStatusReport(
     }
     lines.push(
       `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ?? b.answerFile})` +
-        (b.id && b.answerFile ? `  -> ${b.answerFile}` : ''),
+        (b.id && b.answerFile ? `  -> ${path.basename(b.answerFile)}` : ''),
     );
   }
   if (report.batches.length > limit) {
