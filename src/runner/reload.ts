@@ -68,18 +68,32 @@ export function restartOnlyChanges(before: Config, after: Config): string[] {
   return changed;
 }
 
+/** A live section of `config` without its single settings that need a restart (`RESTART_KEYS`). */
+function liveSection(config: Config, section: keyof Config): unknown {
+  const value = config[section];
+  if (typeof value !== 'object' || value === null) return value;
+  const live: Record<string, unknown> = { ...value };
+  for (const [s, key] of RESTART_KEYS) if (s === section) delete live[key];
+  return live;
+}
+
 /** Which live settings differ (for the log line). */
 export function liveChanges(before: Config, after: Config): string[] {
   const changed: string[] = [];
-  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'limits', 'locale'] as const) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed.push(key);
+  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits', 'locale'] as const) {
+    if (JSON.stringify(liveSection(before, key)) !== JSON.stringify(liveSection(after, key))) changed.push(key);
   }
-  // approval.pollMs is not applied live (RESTART_KEYS): only the rest of approval counts here.
-  const { pollMs: _before, ...approvalBefore } = before.approval;
-  const { pollMs: _after, ...approvalAfter } = after.approval;
-  if (JSON.stringify(approvalBefore) !== JSON.stringify(approvalAfter)) changed.push('approval');
   if (before.log.level !== after.log.level) changed.push('log.level');
   return changed;
+}
+
+/** `next` with every setting that needs a restart (`RESTART_SETTINGS`, `RESTART_KEYS`) as it runs in `running`. */
+function keepRunning(next: Config, running: Config): Config {
+  const kept: Record<string, unknown> = { ...next, ...pick(running, RESTART_SETTINGS) };
+  for (const [section, key] of RESTART_KEYS) {
+    kept[section] = { ...(kept[section] as object), [key]: (running[section] as Record<string, unknown>)[key] };
+  }
+  return kept as Config;
 }
 
 /**
@@ -126,13 +140,7 @@ export function reloadConfig(reloader: ConfigReloader, running: RunnerOptions, l
   const changed = liveChanges(reloader.current, next);
   applyLiveSettings(running, options, log, next.log.level);
   // What needs a restart stays as it runs: compare the next reload with what runs, so it is said again.
-  const was = reloader.current;
-  reloader.current = {
-    ...next,
-    ...pick(was, RESTART_SETTINGS),
-    approval: { ...next.approval, pollMs: was.approval.pollMs },
-    log: { ...next.log, format: was.log.format, progressIntervalMs: was.log.progressIntervalMs },
-  };
+  reloader.current = keepRunning(next, reloader.current);
   log.info({ reason: why, applied: changed }, 'configuration reloaded');
   if (needRestart.length > 0) {
     log.warn({ settings: needRestart }, 'these settings changed but take effect only after a restart; kept as running');
