@@ -1300,15 +1300,15 @@ export class Store {
         // A failed owner gives its key up; the row sends under a key of its own (renewedIdempotencyKey says why),
         // unless the key is the row's own explicit one, or a person settled the owner as failed (their word, not
         // the bank's: should they be wrong, the old key makes the bank replay what it did, never do it twice).
+        const stored = keyText(row);
         const renew =
+          stored === null &&
           !isDuplicate &&
           own?.state === 'failed' &&
           own.error_code !== RESOLVED_AS_FAILED &&
-          own.batch_id !== batchId &&
-          keyText(row) === null;
-        const key = renew
-          ? keyText({ ...row, idempotencyKey: renewedIdempotencyKey(row.idempotencyKey, own!.batch_id, own!.line) })
-          : keyText(row);
+          own.batch_id !== batchId;
+        // Never the derived key (keyText's null): stored as it is.
+        const key = renew ? renewedIdempotencyKey(row.idempotencyKey, own!.batch_id, own!.line) : stored;
         inserts.push([
           batchId,
           row.line,
