@@ -308,6 +308,12 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
 // biome-ignore lint/suspicious/noExplicitAny: kinds of every row type
 const KINDS = REGISTERED_KINDS as Readonly<Record<KindName, BatchKind<any>>>;
 
+/** How the header of a file of `kind` is read: its columns, the configured mapping, what the kind supplies. */
+function headerOptionsOf(options: Pick<RunnerOptions, 'mappings' | 'defaults'>, kind: KindName) {
+  const supply = columnSupply(kind, options.defaults?.[kind]);
+  return { columns: headerColumns(KINDS[kind]), mapping: options.mappings[kind] ?? {}, ...(supply ? { supply } : {}) };
+}
+
 /**
  * The reader's options for a file of `kind`: the kind's columns with their built-in header names, the configured
  * header mapping, what the kind fills for absent columns (defaults, derived ids), and the dialect.
@@ -317,12 +323,9 @@ export function readOptions(
   kind: KindName,
   displayName: string,
 ): ReadBatchOptions {
-  const supply = columnSupply(kind, options.defaults?.[kind]);
   return {
-    columns: headerColumns(KINDS[kind]),
-    mapping: options.mappings[kind] ?? {},
+    ...headerOptionsOf(options, kind),
     kind,
-    ...(supply ? { supply } : {}),
     displayName,
     ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
     ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),
@@ -331,15 +334,7 @@ export function readOptions(
     otherKinds: () =>
       (Object.keys(KINDS) as KindName[])
         .filter((k) => k !== kind)
-        .map((k) => {
-          const s = columnSupply(k, options.defaults?.[k]);
-          return {
-            kind: k,
-            columns: headerColumns(KINDS[k]),
-            mapping: options.mappings[k] ?? {},
-            ...(s ? { supply: s } : {}),
-          };
-        }),
+        .map((k) => ({ kind: k, ...headerOptionsOf(options, k) })),
   };
 }
 
