@@ -8,7 +8,9 @@
  *   and digitable line (the due-date factor and the amount are part of them) and, for a slip with Pix, its Pix code.
  *
  * Natural key: correlationId + the changed values in canonical form (keys sorted, amounts in cents, dates
- * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another.
+ * yyyy-mm-dd): the same change asked twice is one intent; a different change of the same charge is another. A change
+ * asked again after another change of its charge is not a repeat: the bank holds the other (`changes`, rule 4 of
+ * src/store/rows.ts), so it is sent again (20/12, then 27/12, then 20/12 again: three changes).
  */
 
 import type { ChargePatchInput } from '../bank/client.js';
@@ -109,6 +111,8 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
   // No `mustMatch`: the key holds the whole change (the charge and every changed value), so a row with an owned key
   // asks for the same change.
   naturalKey: (row) => naturalKeyWithExplicit(`${row.correlationId}|${canonicalJson(row.patch)}`, row.idempotencyKey),
+  // Each row sets values of its charge: a change asked again after another change of it is sent again.
+  changes: (row) => row.correlationId,
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   amountCents: (row) => row.patch.amountCents,
   steps: [

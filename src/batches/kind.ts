@@ -187,6 +187,14 @@ export interface BatchKind<Row = unknown> {
    * owner's outcome. Absent when the natural key already holds every defining field (say so by the kind's key).
    */
   mustMatch?: MustMatch<Row>;
+  /**
+   * The thing a row changes, for kinds whose rows are successive settings of one thing at the bank (charge-updates:
+   * the charge). A row bringing an owned natural key is its owner's `duplicate` only while the owner is the last row
+   * that may have changed that thing: after another change of it (the due date set to 20/12, then 27/12), the same
+   * change asked again (20/12) is sent again, under a key of its own (rule 4 of src/store/rows.ts). Absent: a repeat
+   * is always a duplicate.
+   */
+  changes?(row: Row): string;
   /** Explicit key from an `idempotencyKey` column, if the row has one. */
   explicitIdempotencyKey?(row: Row): string | undefined;
   steps: readonly StepSpec<Row>[];

@@ -614,6 +614,7 @@ class BatchRun {
       naturalKey,
       idempotencyKey: keys.forRow(this.kind.name, naturalKey, this.kind.explicitIdempotencyKey?.(row)),
       amountCents: this.kind.amountCents?.(row),
+      changes: this.kind.changes?.(row),
     };
   }
 
@@ -657,6 +658,11 @@ class BatchRun {
           taken++;
         }
         total++;
+        // A change of a thing another row of the batch is still changing waits for it (`BatchKind.changes`): the
+        // bank applies a file's changes of one charge in its line order.
+        const thing = this.kind.changes?.(row.parsed);
+        await (thing === undefined ? undefined : this.changing.get(thing));
+        if (this.signal?.aborted) break outer;
         try {
           await queue.acquireRow(this.kind.group, this.signal);
         } catch {
@@ -685,6 +691,10 @@ class BatchRun {
             this.rowEnded();
           });
         active.add(p);
+        if (thing !== undefined) {
+          this.changing.set(thing, p);
+          void p.then(() => this.changing.get(thing) === p && this.changing.delete(thing));
+        }
       }
     }
     await Promise.all(active);
@@ -708,6 +718,9 @@ class BatchRun {
    * waiting, failed or uncertain), and at the latest when the row's drive ends.
    */
   private readonly unsaved = new Map<number, ReadAnswer>();
+
+  /** The drive of the last row taken of each thing the kind's rows change (`BatchKind.changes`), until it ends. */
+  private readonly changing = new Map<string, Promise<void>>();
 
   /** Rows being driven (`run`), and how many of them wait for a write of theirs to commit. */
   private driving = 0;

@@ -46,11 +46,22 @@ export function naturalKeyDigest(kind: string, naturalKey: string): Buffer {
 }
 
 /**
+ * The store's key of the last change of `thing` by a row of `kind` (`BatchKind.changes`), in `natural_keys` beside the
+ * natural keys: the digest of a name no natural key can have (natural keys are made of cells, which never hold a
+ * control character).
+ */
+export function lastChangeDigest(kind: string, thing: string): Buffer {
+  return naturalKeyDigest(kind, `\u0000changes\n${thing}`);
+}
+
+/**
  * The key of a row that takes its natural key over from a `failed` row (`ownerBatchId`, `ownerLine`) whose key was the
  * derived `key`: the same row dropped again is a new request to the bank. `failed` means certainly not done, so a new
  * key cannot do anything twice; the old one would not be heard: a bank that keeps every answer of a key (errors
  * included) replays the first refusal to it forever, a refusal that may no longer be true (a claim then pending, a
  * balance then short). Derived, so an ingestion redone after a crash gives the same key; another each failed owner.
+ * The same for a row that takes its key over from an owner another change of its thing has overtaken (rule 4 of
+ * ./rows.ts): the old key would get the bank's first answer replayed, not the change made again.
  */
 export function renewedIdempotencyKey(key: string, ownerBatchId: string, ownerLine: number): string {
   return uuidV5(`again after failed\n${ownerBatchId}\n${ownerLine}`, key);

@@ -66,6 +66,15 @@
  *    keeps every answer of a key would replay its old refusal forever. It keeps the old key when the key is the
  *    row's own explicit one, or when a person settled the owner `failed` (rule 7: should they be wrong, the old key
  *    makes the bank replay what it did, never do it twice).
+ *    Changes of one thing (`BatchKind.changes`: charge-updates, of a charge): the owner answers a repeat only while
+ *    it is the last row that claimed a key changing that thing (the thing's entry in `natural_keys`). After another
+ *    change of it (20/12, then 27/12), the owner's outcome no longer says what the bank holds: the same change asked
+ *    again (20/12) takes the key over and is sent, under a renewed key, and never answered `duplicate` with the old
+ *    result. Even after a later change that failed: which change the thing then holds is not kept. Not with the
+ *    row's own explicit key (the bank would replay the owner's answer to it), and rows stored before the thing's
+ *    entry existed keep the old rule. The engine drives a file's changes of one thing one after the other, in line
+ *    order (src/runner/engine.ts, `changing`), so that the bank applies them in the file's order (on a store shared
+ *    by several daemons, among the rows each one holds).
  * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
  *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
  *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did

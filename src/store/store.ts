@@ -106,7 +106,7 @@ import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.
 import { type OpenDatabaseOptions, StoreError } from './db.js';
 import { GroupBatch, type GroupStatement } from './group-batch.js';
 import { shortBatchId } from './intakes.js';
-import { deriveIdempotencyKey, naturalKeyDigest, renewedIdempotencyKey } from './keys.js';
+import { deriveIdempotencyKey, lastChangeDigest, naturalKeyDigest, renewedIdempotencyKey } from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
   assertRowTransition,
@@ -179,6 +179,8 @@ export type IngestRow =
       naturalKey: string;
       idempotencyKey: string;
       amountCents?: Cents | undefined;
+      /** The thing the row changes (`BatchKind.changes`): its last change decides what a repeat is (rule 4). */
+      changes?: string | undefined;
     }
   | {
       line: number;
@@ -1260,6 +1262,14 @@ export class Store {
         }
       }
       const owners = await s.naturalKeyOwners(digests);
+      // The last row that claimed each thing the chunk's rows change (`BatchKind.changes`), read and kept the same way.
+      const things = new Map<string, Buffer>();
+      for (const row of fresh) {
+        if (row.valid && row.changes !== undefined && !things.has(row.changes)) {
+          things.set(row.changes, lastChangeDigest(batch.kind, row.changes));
+        }
+      }
+      const lastChanges = things.size > 0 ? await s.naturalKeyOwners(things) : new Map<string, NaturalKeyOwner>();
       /** A row refused at ingestion (invalid cells, or its key reused for another operation): nothing of it is sent. */
       const rejectedRow = (row: IngestRow, err: RowError): SqlParam[] => [
         batchId,
@@ -1278,7 +1288,9 @@ export class Store {
         now,
       ];
       const inserts: SqlParam[][] = [];
-      const claims: SqlParam[][] = [];
+      /** The keys and things claimed, by digest: a later row of the chunk claiming one again replaces the claim. */
+      const claims = new Map<string, SqlParam[]>();
+      const claim = (digest: Buffer, line: number) => claims.set(digest.toString('hex'), [digest, batchId, line]);
       for (const row of fresh) {
         if (!row.valid) {
           invalid++;
@@ -1288,7 +1300,18 @@ export class Store {
           continue;
         }
         const own = owners.get(row.naturalKey);
-        const isDuplicate = own?.state != null && OWNING_ROW_STATES.includes(own.state);
+        const owning = own?.state != null && OWNING_ROW_STATES.includes(own.state);
+        const stored = keyText(row);
+        // Another row claimed the owner's thing since (a later change of the charge): the owner is no longer what
+        // the bank holds, and the row is sent again, not answered with the owner's outcome. Not with the row's own
+        // explicit key (the bank would replay the owner's answer to it), nor before the last change was recorded.
+        const last = row.changes === undefined ? undefined : lastChanges.get(row.changes);
+        const overtaken =
+          owning &&
+          stored === null &&
+          last !== undefined &&
+          (last.batch_id !== own!.batch_id || last.line !== own!.line);
+        const isDuplicate = owning && !overtaken;
         const reused = isDuplicate && sameOperation ? sameOperation(row, keyOwner(own!, batchId)) : undefined;
         if (reused !== undefined) {
           // The key reused for another operation: refused as an invalid row (the batch's policy applies), its key
@@ -1300,13 +1323,13 @@ export class Store {
         // A failed owner gives its key up; the row sends under a key of its own (renewedIdempotencyKey says why),
         // unless the key is the row's own explicit one, or a person settled the owner as failed (their word, not
         // the bank's: should they be wrong, the old key makes the bank replay what it did, never do it twice).
-        const stored = keyText(row);
         const renew =
-          stored === null &&
-          !isDuplicate &&
-          own?.state === 'failed' &&
-          own.error_code !== RESOLVED_AS_FAILED &&
-          own.batch_id !== batchId;
+          overtaken ||
+          (stored === null &&
+            !isDuplicate &&
+            own?.state === 'failed' &&
+            own.error_code !== RESOLVED_AS_FAILED &&
+            own.batch_id !== batchId);
         // Never the derived key (keyText's null): stored as it is.
         const key = renew ? renewedIdempotencyKey(row.idempotencyKey, own!.batch_id, own!.line) : stored;
         inserts.push([
@@ -1337,8 +1360,7 @@ export class Store {
           now,
         ]);
         if (!isDuplicate) {
-          claims.push([digests.get(row.naturalKey)!, batchId, row.line]);
-          owners.set(row.naturalKey, {
+          const owner: NaturalKeyOwner = {
             batch_id: batchId,
             line: row.line,
             state: 'pending',
@@ -1347,7 +1369,13 @@ export class Store {
             parsed: null,
             cells: null,
             fresh: { parsed: row.parsed },
-          });
+          };
+          claim(digests.get(row.naturalKey)!, row.line);
+          owners.set(row.naturalKey, owner);
+          if (row.changes !== undefined) {
+            claim(things.get(row.changes)!, row.line);
+            lastChanges.set(row.changes, owner);
+          }
         }
       }
       // Several rows a statement (the rows before their keys' claims: a claim names its row).
@@ -1360,7 +1388,7 @@ export class Store {
       await insertMany(
         s.sql,
         'INSERT INTO natural_keys (key_digest, batch_id, line)',
-        claims,
+        [...claims.values()],
         ' ON CONFLICT (key_digest) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line',
       );
       await s.sql.run(
