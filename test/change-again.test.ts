@@ -2,13 +2,18 @@
  * A change asked again after another change of the same thing (a slip's due date set to 20/12, then to 27/12, then
  * to 20/12 again) is not a repeat of the first: the bank holds the second. Before, the third row was answered
  * `duplicate` with the first's result ("due 20/12") while the slip was due 27/12, and nothing was sent. Rule 4 of
- * src/store/rows.ts (`BatchKind.changes`). The sandbox runs in process.
+ * src/store/rows.ts (`BatchKind.changes`). The same for a Pix key claim asked again after remessa cancelled it: it was
+ * answered `duplicate` with the cancelled claim's id and status (`BatchKind.undoneBy`). The sandbox runs in process.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { chargeUpdatesKind } from '../src/batches/charge-updates.js';
 import { chargesKind } from '../src/batches/charges.js';
+import { claimCancellationsKind } from '../src/batches/claim-cancellations.js';
+import { claimsKind } from '../src/batches/claims.js';
 import type { BatchKind } from '../src/batches/kind.js';
+import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import { engineFilePerTest } from './helpers/engine-file.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
@@ -92,5 +97,52 @@ describe.each(engines)('a change asked again after another change ($name)', (eng
     expect(await dueDateAtBank(id)).toBe('2030-12-27');
     // The last line repeats the change just before it: nothing to send.
     expect((await ef.store.getRow(batchId, dates.length + 2))!.state).toBe('duplicate');
+  });
+});
+
+const CLAIM_HEADER =
+  'type,key,account.number,account.branch,account.type,account.holder.document,account.holder.name,account.holder.type';
+const claimFile = (email: string) =>
+  `${CLAIM_HEADER}\nEMAIL,${email},123456-7,0001,CURRENT,12345678909,Maria da Silva,NATURAL\n${'\n'.repeat(++files)}`;
+const cancelFile = (claimId: string) =>
+  `claimId,participationFlowType,reason\n${claimId},CLAIMANT,USER_REQUESTED\n${'\n'.repeat(++files)}`;
+
+async function moveClaim(claimId: string, status: string): Promise<void> {
+  const res = await request(`${ef.sandbox.url}/__sandbox/claims/${claimId}`, {
+    method: 'PATCH',
+    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ status }),
+  });
+  expect(res.statusCode).toBe(200);
+  await res.body.dump();
+}
+
+describe.each(engines)('a claim asked again after remessa cancelled it ($name)', (engine) => {
+  skipIfAsked(engine);
+  beforeEach(async () => {
+    ef.useStore(await engine.open());
+  });
+  const claims = claimsKind as unknown as BatchKind<never>;
+  const cancellations = claimCancellationsKind as unknown as BatchKind<never>;
+
+  it('starts a new claim; while the cancellation was refused, a repeat is still the duplicate', async () => {
+    const email = `again-${randomUUID().slice(0, 8)}@example.com`;
+    const first = (await ef.runFile(claims, claimFile(email))).row;
+    expect(first.state).toBe('succeeded');
+    const firstId = first.outputs.claimId as string;
+
+    // Refused while pending: the claim stands, and a repeat is its duplicate.
+    expect((await ef.runFile(cancellations, cancelFile(firstId), { maxAttempts: 2 })).row.state).toBe('failed');
+    expect((await ef.runFile(claims, claimFile(email))).row.state).toBe('duplicate');
+
+    await moveClaim(firstId, 'AWAITING_RESOLUTION');
+    expect((await ef.runFile(cancellations, cancelFile(firstId))).row.state).toBe('succeeded');
+    const again = (await ef.runFile(claims, claimFile(email))).row;
+    // Before: `duplicate`, answered with the cancelled claim's id; no claim was open at the bank.
+    expect(again.state).toBe('succeeded');
+    expect(again.outputs.claimId).not.toBe(firstId);
+    expect(again.idempotencyKey).not.toBe(first.idempotencyKey);
+    // And the new claim's repeat is its duplicate.
+    expect((await ef.runFile(claims, claimFile(email))).row.state).toBe('duplicate');
   });
 });

@@ -7,6 +7,8 @@
  * (src/store/rows.ts rule 5): an open claim of the row's key for the row's account, searched, is the row's claim;
  * none found leaves the row `uncertain`.
  * Natural key: key type + key (for DOCUMENT the key is the holder's document): one open claim per key is the intent.
+ * Once a claim-cancellations row cancels (or is cancelling) the claim, the same claim asked again is a new claim, not
+ * its duplicate (`undoneBy`).
  * Keys are read in their DICT canonical form: e-mail lower-cased (at most 77 characters), phone as +55 + DDD + 9
  * digits, document unmasked; a NATURAL holder has a CPF, a LEGAL holder a CNPJ.
  */
@@ -121,6 +123,12 @@ export const claimsKind: BatchKind<ClaimRow> = {
       'account.number': textField(input.account?.number),
       'account.holder.document': textField(input.account?.holder?.document),
     }),
+  },
+  // A claim cancelled by a claim-cancellations row (its natural key is the claim's id) is no longer the open claim a
+  // repeat would ask for: the same claim asked again after it is started anew.
+  undoneBy: {
+    kind: 'claim-cancellations',
+    naturalKey: (outputs) => (typeof outputs.claimId === 'string' ? outputs.claimId.toLowerCase() : undefined),
   },
   explicitIdempotencyKey: (row) => row.idempotencyKey,
   steps: [

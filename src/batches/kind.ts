@@ -153,6 +153,13 @@ export interface StepSpec<Row> {
  */
 export type MustMatchValue = string | { cents: Cents } | undefined;
 
+/** See `BatchKind.undoneBy`. */
+export interface UndoneBy {
+  kind: KindName;
+  /** The undoing row's natural key, from the undone row's outputs; undefined when they do not give it. */
+  naturalKey(outputs: Readonly<Record<string, unknown>>): string | undefined;
+}
+
 /** See `BatchKind.mustMatch`. */
 export interface MustMatch<Row> {
   /**
@@ -195,6 +202,13 @@ export interface BatchKind<Row = unknown> {
    * is always a duplicate.
    */
   changes?(row: Row): string;
+  /**
+   * The kind whose row undoes a row of this kind, and that row's natural key as the undone row's outputs give it
+   * (claims: a claim-cancellations row, by the claim's id the claim's answer holds). A row bringing an owned natural
+   * key is not its owner's `duplicate` once such a row owns that key (pending, in flight, waiting, uncertain or done):
+   * the owner's operation is undone, or being undone, and the row asks for it anew (rule 4 of src/store/rows.ts).
+   */
+  undoneBy?: UndoneBy;
   /** Explicit key from an `idempotencyKey` column, if the row has one. */
   explicitIdempotencyKey?(row: Row): string | undefined;
   steps: readonly StepSpec<Row>[];

@@ -552,7 +552,7 @@ class BatchRun {
     let stored = batch.rowCount;
     const flush = async () => {
       if (chunk.length === 0) return;
-      stored += (await this.store.ingest(batch.id, chunk, this.locale, sameOperation)).stored;
+      stored += (await this.store.ingest(batch.id, chunk, this.locale, sameOperation, this.kind.undoneBy)).stored;
       chunk = [];
       this.rowCount = stored;
       this.o.onProgress?.({ batchId: batch.id, phase: 'ingest', rows: stored, finished: 0, toRun: 0 });

@@ -75,6 +75,10 @@
  *    entry existed keep the old rule. The engine drives a file's changes of one thing one after the other, in line
  *    order (src/runner/engine.ts, `changing`), so that the bank applies them in the file's order (on a store shared
  *    by several daemons, among the rows each one holds).
+ *    Undone operations (`BatchKind.undoneBy`: a claim, by its claim-cancellations row): an owner whose operation a row
+ *    of the undoing kind owns the key of (the claim's id, from the owner's outputs; that row not failed or rejected)
+ *    answers no repeat either: the same claim asked again is started anew, under a renewed key. A cancellation the
+ *    bank refused undoes nothing: the claim stands, and a repeat is its duplicate.
  * 5. `failed` means certainly not done. After an attempt of a step whose outcome is unknown, a refusal of a later
  *    attempt (bill already PAID, endToEndId already used, claim already open, ...) may be the trace of that first
  *    attempt, so it never makes the row `failed` by itself. The row fails only on proof that the first attempt did

@@ -98,7 +98,7 @@
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CellError, Dialect, StepOutput } from '../batches/kind.js';
+import type { CellError, Dialect, StepOutput, UndoneBy } from '../batches/kind.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
@@ -1148,7 +1148,7 @@ export class Store {
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
       const found = await this.sql.all<NaturalKeyOwner & { key_digest: Uint8Array }>(
-        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.error_code, r.parsed, r.cells, b.file_name,
+        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.error_code, r.parsed, r.cells, r.outputs, b.file_name,
            (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
          FROM natural_keys k
            LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
@@ -1163,6 +1163,32 @@ export class Store {
     }
     if (this.driver.dialect === 'postgres') await this.lockOwners(owners);
     return owners;
+  }
+
+  /**
+   * The owners (of `owners`, read from the table) whose operation a row of `undoneBy.kind` undoes: that row's natural
+   * key, as the owner's outputs give it, is owned by a row that is not failed or rejected (`BatchKind.undoneBy`).
+   */
+  private async undoneOwners(owners: Map<string, NaturalKeyOwner>, undoneBy: UndoneBy): Promise<Set<NaturalKeyOwner>> {
+    const byKey = new Map<string, NaturalKeyOwner[]>();
+    for (const owner of owners.values()) {
+      if (owner.outputs == null) continue;
+      let key: string | undefined;
+      try {
+        key = undoneBy.naturalKey(decodeObject(owner.outputs));
+      } catch {
+        key = undefined; // outputs this version cannot read: the owner stands, as before the rule
+      }
+      if (key !== undefined) byKey.set(key, [...(byKey.get(key) ?? []), owner]);
+    }
+    const undone = new Set<NaturalKeyOwner>();
+    if (byKey.size === 0) return undone;
+    const digests = new Map([...byKey.keys()].map((k) => [k, naturalKeyDigest(undoneBy.kind, k)]));
+    for (const [key, undoer] of await this.naturalKeyOwners(digests)) {
+      if (undoer.state == null || !OWNING_ROW_STATES.includes(undoer.state)) continue;
+      for (const owner of byKey.get(key)!) undone.add(owner);
+    }
+    return undone;
   }
 
   /**
@@ -1219,6 +1245,7 @@ export class Store {
     rows: readonly IngestRow[],
     locale: Locale = DEFAULT_LOCALE,
     sameOperation?: SameOperation,
+    undoneBy?: UndoneBy,
   ): Promise<IngestResult> {
     return this.transaction(async (s) => {
       // Who owns a natural key is read, then claimed: on PostgreSQL, another ingestion running side by side would
@@ -1270,6 +1297,7 @@ export class Store {
         }
       }
       const lastChanges = things.size > 0 ? await s.naturalKeyOwners(things) : new Map<string, NaturalKeyOwner>();
+      const undone = undoneBy === undefined ? new Set<NaturalKeyOwner>() : await s.undoneOwners(owners, undoneBy);
       /** A row refused at ingestion (invalid cells, or its key reused for another operation): nothing of it is sent. */
       const rejectedRow = (row: IngestRow, err: RowError): SqlParam[] => [
         batchId,
@@ -1309,8 +1337,7 @@ export class Store {
         const overtaken =
           owning &&
           stored === null &&
-          last !== undefined &&
-          (last.batch_id !== own!.batch_id || last.line !== own!.line);
+          ((last !== undefined && (last.batch_id !== own!.batch_id || last.line !== own!.line)) || undone.has(own!));
         const isDuplicate = owning && !overtaken;
         const reused = isDuplicate && sameOperation ? sameOperation(row, keyOwner(own!, batchId)) : undefined;
         if (reused !== undefined) {
@@ -2809,9 +2836,10 @@ interface NaturalKeyOwner {
   error_code?: string | null;
   file_name: string | null;
   answer_name: string | null;
-  /** The owner row's `parsed` and `cells` columns as stored. */
+  /** The owner row's `parsed`, `cells` and `outputs` columns as stored. */
   parsed: string | null;
   cells: string | null;
+  outputs?: string | null;
   /** An owner claimed by the ingestion under way (not read from the table): its parsed row as given. */
   fresh?: { parsed: unknown };
 }
