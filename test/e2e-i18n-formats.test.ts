@@ -174,3 +174,26 @@ describe('what the reader and the inbox say, in Portuguese', () => {
     expect(pt.stdout).not.toMatch(/Waiting|Batches|Rows|Uncertain|no rows|since|Driven/);
   }, 60_000);
 });
+
+// After the status test: these files would change its counts.
+describe('a file of no known kind, told what it looks like', () => {
+  it('a sheet of a known kind at the inbox root, or in a folder named in Portuguese, is told where it goes', async () => {
+    // Before: only "expected a kind folder or a <kind>-*.csv name", with no word on what the sheet is.
+    const sheet = await fs.readFile(path.join(import.meta.dirname, '..', 'examples', 'charges-planilha-pt.csv'));
+    await drop(ws, sheet, 'Cobranças Novembro.csv');
+    await drop(ws, sheet, 'boletos/dezembro.csv');
+    const root = await answer('_unknown', 'Cobranças Novembro');
+    expect(root.type).toBe('rejected');
+    expect(root.text).toContain(
+      'O cabeçalho pode ser lido como o de um lote de charges: caso seja, coloque o arquivo em inbox/charges/, ou dê a ele um nome que comece pelo tipo (charges-Cobranças Novembro.csv)',
+    );
+    const folder = await answer('boletos', 'dezembro');
+    expect(folder.text).toMatch(
+      /veio "boletos"\. O cabeçalho pode ser lido como o de um lote de charges: caso seja, coloque o arquivo em inbox\/charges\//,
+    );
+    expect(folder.text).not.toMatch(ENGLISH);
+    // A sheet no kind reads gets no guess.
+    await drop(ws, Buffer.from('Fornecedor;Observação\r\nAna;pago\r\n'), 'boletos/notas.csv');
+    expect((await answer('boletos', 'notas')).text).not.toContain('O cabeçalho');
+  }, 90_000);
+});

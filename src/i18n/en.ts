@@ -358,6 +358,8 @@ export const EN = {
   'UNKNOWN_KIND.folder': 'Expected the inbox folder to be a batch kind ({kinds}), got {got}',
   'UNKNOWN_KIND.name':
     'Expected a file in a kind folder (inbox/<kind>/) or named <kind>-*.csv or <kind>_*.csv with kind one of {kinds}, got {got}',
+  'UNKNOWN_KIND.headerOf':
+    '{said}. The header reads as that of a {kinds} batch: if it is one, put the file in {folders}, or give it a name that begins with the kind ({names})',
   'UNKNOWN_KIND.given': 'Expected the file to be in a kind folder or named <kind>-*.csv (or --kind given), got {got}',
   'REJECTED.header': '{file} was not processed: nothing was sent to the bank.',
   'VALIDATE.summary': (p: P) =>

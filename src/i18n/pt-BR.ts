@@ -359,6 +359,8 @@ export const PT_BR: Catalogue = {
   'UNKNOWN_KIND.folder': 'Esperava que a pasta da caixa de entrada fosse um tipo de lote ({kinds}), veio {got}',
   'UNKNOWN_KIND.name':
     'Esperava um arquivo numa pasta de tipo (inbox/<tipo>/) ou com nome <tipo>-*.csv ou <tipo>_*.csv, sendo o tipo um destes: {kinds}; veio {got}',
+  'UNKNOWN_KIND.headerOf':
+    '{said}. O cabeçalho pode ser lido como o de um lote de {kinds}: caso seja, coloque o arquivo em {folders}, ou dê a ele um nome que comece pelo tipo ({names})',
   'UNKNOWN_KIND.given': 'Esperava o arquivo numa pasta de tipo ou com nome <tipo>-*.csv (ou --kind), veio {got}',
   'REJECTED.header': '{file} não foi processado: nada foi enviado ao banco.',
   'VALIDATE.summary': (p: P) =>

@@ -109,7 +109,7 @@ import {
   describeHolder,
   type LockingCommand,
 } from './lock.js';
-import { out, type RunnerOptions, readOptions } from './options.js';
+import { kindsReading, out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive, type Progress } from './progress.js';
 import { retornoPass } from './retorno.js';
 import { kindOfGivenFile } from './validate.js';
@@ -494,11 +494,23 @@ export async function openPipeline(
     if (meta.rejection) return reject(batch, intake, meta.rejection);
     if (meta.kind === null) {
       // A meta written before the detail existed (a file taken by an older version) still has its English reason.
-      const detail = meta.unknownKindDetail ?? msg('UNKNOWN_KIND', { got: JSON.stringify(meta.name) });
+      const said = meta.unknownKindDetail ?? msg('UNKNOWN_KIND', { got: JSON.stringify(meta.name) });
+      // A sheet whose header a kind reads is told which kind it is, and where it goes.
+      const fits = await kindsReading(options, batch.item.file, meta.name);
+      const detail =
+        fits.length === 0
+          ? said
+          : msg('UNKNOWN_KIND.headerOf', {
+              said,
+              kinds: fits.join(t(options.locale, 'LIST.or')),
+              folders: fits.map((k) => `inbox/${k}/`).join(t(options.locale, 'LIST.or')),
+              names: fits.map((k) => `${k}-${meta.name}`).join(t(options.locale, 'LIST.or')),
+            });
       return reject(batch, intake, {
         code: 'UNKNOWN_KIND',
-        message: meta.unknownKindReason ?? t('en', detail.key, detail.params),
-        ...(meta.unknownKindDetail || !meta.unknownKindReason ? { detail } : {}),
+        message:
+          fits.length === 0 && meta.unknownKindReason ? meta.unknownKindReason : t('en', detail.key, detail.params),
+        ...(meta.unknownKindDetail || !meta.unknownKindReason || fits.length > 0 ? { detail } : {}),
       });
     }
     const kindName = meta.kind;

@@ -7,7 +7,7 @@ import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config, SandboxTls } from '../config.js';
-import type { ReadBatchOptions } from '../csv/reader.js';
+import { type ReadBatchOptions, readBatch } from '../csv/reader.js';
 import { parseAmount } from '../formats/money.js';
 import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
 import type { Locale } from '../i18n/index.js';
@@ -336,6 +336,29 @@ export function readOptions(
         .filter((k) => k !== kind)
         .map((k) => ({ kind: k, ...headerOptionsOf(options, k) })),
   };
+}
+
+/**
+ * The kinds whose header `file` (shown as `displayName`) fits: read as each kind would read it, without its hints
+ * of other kinds. For a file of no known kind (at the inbox root without a kind's name, in a folder of no kind), so
+ * that its answer can say where it goes. Empty when none reads it, or the file cannot be read at all.
+ */
+export async function kindsReading(
+  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'>,
+  file: string,
+  displayName: string,
+): Promise<KindName[]> {
+  const fits: KindName[] = [];
+  for (const kind of Object.keys(KINDS) as KindName[]) {
+    const { otherKinds: _, ...read } = readOptions(options, kind, displayName);
+    try {
+      (await readBatch(file, read)).close();
+      fits.push(kind);
+    } catch {
+      // Not this kind's header (or not readable as any): no hint from it.
+    }
+  }
+  return fits;
 }
 
 /** Where command output goes. */
