@@ -81,7 +81,10 @@ describe.each(engines)('a change asked again after another change ($name)', (eng
     expect((await dueOn(a, '2030-12-27')).state).toBe('failed');
     const again = await dueOn(a, '2030-12-20');
     expect(again.state).toBe('failed');
-    expect(again.errorMessage).toMatch(/Voided|cancel/i);
+    expect(again.errorMessage).toMatch(/^The bank refused \(HTTP 409\): .*voided/);
+    // Said in the reader's words: who refused, then the bank's own words (here the sandbox's English).
+    const pt = await ef.runFile(updates, `correlationId,dueDate\n${a},2030-12-29\n`, { locale: 'pt-BR' });
+    expect(pt.row.errorMessage).toMatch(/^O banco recusou \(HTTP 409\): .*voided/);
   });
 
   it('in one file: each change after another change of the charge is sent, one after the other', async () => {

@@ -225,6 +225,8 @@ export const EN = {
   'ROW_INVALID.invalid': 'The row is invalid',
   BATCH_HAS_INVALID_ROWS:
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
+  'BANK_ANSWER.refused': 'The bank refused (HTTP {status}): {said}',
+  'BANK_ANSWER.error': 'The bank answered with an error (HTTP {status}): {said}',
   'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',
   ROW_UNPARSABLE: 'The stored row no longer parses: {errors}',
   STOPPED_BEFORE_SEND: 'Stopped before step {step} was sent: nothing was sent; sent by the next run',

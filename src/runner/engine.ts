@@ -1401,15 +1401,20 @@ function errorCode(error: unknown): string {
 
 /**
  * The message stored on the row and written to the result file, for a person reading `locale`: never a secret
- * (scrubbed like a log line). The bank's refusals keep the bank's own words; remessa's own errors say their catalogue
+ * (scrubbed like a log line). The bank's answers keep the bank's own words, after a lead-in in the reader's words
+ * that says who said them (a refusal, HTTP 4xx, or an error of the bank); remessa's own errors say their catalogue
  * sentence in the reader's words when they have one (`RemessaError.describe`).
  */
 function errorMessage(error: unknown, locale: Locale): string {
   if (error instanceof ServiceError) {
     const detail = error.messages.length > 0 ? error.messages.join('; ') : error.message;
-    return scrubSecrets(
+    const said = scrubSecrets(
       error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail,
     );
+    const status = error.status;
+    if (status === undefined) return said;
+    const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
+    return t(locale, refused ? 'BANK_ANSWER.refused' : 'BANK_ANSWER.error', { status, said });
   }
   if (error instanceof RemessaError) return scrubSecrets(error.describe(locale));
   return scrubSecrets(error instanceof Error ? error.message : String(error));
