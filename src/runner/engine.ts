@@ -1413,7 +1413,13 @@ function errorMessage(error: unknown, locale: Locale): string {
     );
     const status = error.status;
     if (status === undefined) return said;
-    const refused = status >= 400 && status < 500 && status !== 408 && status !== 429;
+    // Not a refusal: a timeout, a rate limit, or a key whose first request the bank is still working on (classify).
+    const refused =
+      status >= 400 &&
+      status < 500 &&
+      status !== 408 &&
+      status !== 429 &&
+      !(error instanceof IdempotencyError && status === 409);
     return t(locale, refused ? 'BANK_ANSWER.refused' : 'BANK_ANSWER.error', { status, said });
   }
   if (error instanceof RemessaError) return scrubSecrets(error.describe(locale));
