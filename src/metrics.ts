@@ -170,7 +170,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'remessa_batches',
-      help: 'Batches (taken files) in the store, by state.',
+      help: 'Batches (taken files) in the store, by state; a file rejected as a whole, no row of it stored, counts as rejected.',
       labelNames: ['state'],
       registers,
       collect() {

@@ -139,6 +139,10 @@ describe('the operator endpoint', () => {
       .split('\n')
       .find((l) => l.startsWith('remessa_last_batch_answered_timestamp_seconds '));
     expect(Number(line?.split(' ')[1])).toBeGreaterThanOrEqual(before);
+    // And it counts among the batches, rejected, as `remessa status` counts it (before: only stored batches).
+    const batches = samples((await get('/metrics')).text).filter((s) => s.name === 'remessa_batches');
+    expect(batches.find((s) => s.labels.state === 'rejected')?.value).toBe(1);
+    expect(batches.find((s) => s.labels.state === 'done')?.value).toBe(1);
   });
 
   it('is not ready, and says why, when the bank is gone', async () => {

@@ -13,6 +13,18 @@ export async function storeSnapshot(store: Store): Promise<StoreSnapshot> {
   const batches = await store.sql.all<StoreSnapshot['batches'][number]>(
     'SELECT status AS state, COUNT(*) AS count FROM batches GROUP BY status',
   );
+  // A file answered by its rejection alone, no batch of it stored, counts among the batches as `rejected`, as
+  // `remessa status` counts it (an ERP whose every file is refused shows its files, not an empty store).
+  const refused = await store.sql.get<{ count: number | string }>(
+    `SELECT COUNT(*) AS count FROM intakes i
+     WHERE i.answer_type = 'rejected' AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.id = i.batch_id)`,
+  );
+  const alone = Number(refused?.count ?? 0);
+  if (alone > 0) {
+    const rejected = batches.find((b) => b.state === 'rejected');
+    if (rejected) rejected.count = Number(rejected.count) + alone;
+    else batches.push({ state: 'rejected', count: alone });
+  }
   // Answered: a batch finished, or a file answered by its rejection alone (headers unreadable, cut off, ...), which
   // has no stored batch. Both are ISO 8601 UTC texts of one format: their order is their time's.
   const last = await store.sql.get<{ at: string | null }>(
