@@ -99,6 +99,22 @@ describe('the daemon log of a running batch', () => {
     });
     expect(events[0]?.ratePerSecond).toBeCloseTo(1.33, 2);
   });
+
+  it("a resumed batch's last line counts every row of the answer, but its rate only the rows this run moved", () => {
+    // 10,000 rows, 9,900 ended before (at ingestion, or before a restart): this run drives 100 rows in 50 s.
+    const { stream, lines } = sink();
+    const logger = createLogger({ destination: stream, format: 'json' });
+    const p = new LogProgress({ logger, intervalMs: 30_000 });
+    p.update(0, 100, 'b1');
+    vi.advanceTimersByTime(50_000);
+    p.update(100, 100, 'b1');
+    vi.advanceTimersByTime(30_000);
+    p.settle(10_000);
+    const last = JSON.parse(lines().at(-1)!) as Record<string, unknown>;
+    // Before: done 10,000 of total 100, at 125 rows a second.
+    expect(last).toMatchObject({ done: 10_000, total: 10_000 });
+    expect(last.ratePerSecond).toBeCloseTo(100 / 80, 2);
+  });
 });
 
 describe('formatDuration', () => {

@@ -601,7 +601,7 @@ export async function openPipeline(
     if (written.written) log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     // The last progress line counts every row the answer holds: those ended at ingestion (rejected, duplicate) too,
     // not only the rows this run drove.
-    opts.progress?.update(Object.values(result.counts).reduce((sum, n) => sum + n, 0));
+    opts.progress?.settle(Object.values(result.counts).reduce((sum, n) => sum + n, 0));
     // Rows of this batch that other files' answers show as their originals (duplicates answered while these were
     // not finished): those answers get their new version now, not at the next retry pass.
     await answerPending();

@@ -34,6 +34,11 @@ export interface Progress {
    * the batch being run, for a display that reads its counts from the store.
    */
   update(done: number, total?: number, batchId?: string): void;
+  /**
+   * Sets the rows done to `all`, the answer's every row (those ended at ingestion or before a restart too), as the
+   * total: the count of the last line, not a rate (the rate counts only the rows `update` and `tick` moved).
+   */
+  settle(all: number): void;
   /** Ends the bar or writes the final line. */
   stop(): void;
 }
@@ -58,6 +63,8 @@ abstract class CountingProgress implements Progress {
   protected label = '';
   protected total: number | undefined;
   protected done = 0;
+  /** The rows the rate counts: those moved since the start (`settle` adds none). */
+  private moved = 0;
   protected startedAt = Date.now();
   private renderedAt = this.startedAt;
   protected readonly counts: Record<string, number> = {};
@@ -75,13 +82,21 @@ abstract class CountingProgress implements Progress {
 
   tick(status?: string): void {
     this.done++;
+    this.moved++;
     if (status !== undefined) this.counts[status] = (this.counts[status] ?? 0) + 1;
     this.maybeRender();
   }
 
   update(done: number, total?: number): void {
     this.done = done;
+    this.moved = done;
     if (total !== undefined && total > 0 && total !== this.total) this.total = total;
+    this.maybeRender();
+  }
+
+  settle(all: number): void {
+    this.done = all;
+    this.total = all;
     this.maybeRender();
   }
 
@@ -104,10 +119,10 @@ abstract class CountingProgress implements Progress {
       .join(', ');
   }
 
-  /** Rows per second since the start, and the seconds left at that rate when the total is known. */
+  /** Rows moved per second since the start, and the seconds left at that rate when the total is known. */
   protected pace(): { ratePerSecond: number; etaSeconds: number | undefined } {
     const seconds = Math.max((Date.now() - this.startedAt) / 1000, 0.001);
-    const ratePerSecond = this.done / seconds;
+    const ratePerSecond = this.moved / seconds;
     const left = this.total !== undefined ? Math.max(this.total - this.done, 0) : undefined;
     const etaSeconds = left !== undefined && ratePerSecond > 0 ? Math.round(left / ratePerSecond) : undefined;
     return { ratePerSecond, etaSeconds };
