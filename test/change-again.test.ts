@@ -6,14 +6,12 @@
  * answered `duplicate` with the cancelled claim's id and status (`BatchKind.undoneBy`). The sandbox runs in process.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { chargeUpdatesKind } from '../src/batches/charge-updates.js';
 import { chargesKind } from '../src/batches/charges.js';
 import { claimCancellationsKind } from '../src/batches/claim-cancellations.js';
 import { claimsKind } from '../src/batches/claims.js';
 import type { BatchKind } from '../src/batches/kind.js';
-import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import { engineFilePerTest } from './helpers/engine-file.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
@@ -110,16 +108,6 @@ const claimFile = (email: string) =>
 const cancelFile = (claimId: string) =>
   `claimId,participationFlowType,reason\n${claimId},CLAIMANT,USER_REQUESTED\n${'\n'.repeat(++files)}`;
 
-async function moveClaim(claimId: string, status: string): Promise<void> {
-  const res = await request(`${ef.sandbox.url}/__sandbox/claims/${claimId}`, {
-    method: 'PATCH',
-    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ status }),
-  });
-  expect(res.statusCode).toBe(200);
-  await res.body.dump();
-}
-
 describe.each(engines)('a claim asked again after remessa cancelled it ($name)', (engine) => {
   skipIfAsked(engine);
   beforeEach(async () => {
@@ -138,7 +126,7 @@ describe.each(engines)('a claim asked again after remessa cancelled it ($name)',
     expect((await ef.runFile(cancellations, cancelFile(firstId), { maxAttempts: 2 })).row.state).toBe('failed');
     expect((await ef.runFile(claims, claimFile(email))).row.state).toBe('duplicate');
 
-    await moveClaim(firstId, 'AWAITING_RESOLUTION');
+    await ef.moveClaim(firstId, 'AWAITING_RESOLUTION');
     expect((await ef.runFile(cancellations, cancelFile(firstId))).row.state).toBe('succeeded');
     const again = (await ef.runFile(claims, claimFile(email))).row;
     // Before: `duplicate`, answered with the cancelled claim's id; no claim was open at the bank.

@@ -5,11 +5,9 @@
  * still PENDIG") however often it is dropped. The sandbox runs in process.
  */
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { claimCancellationsKind } from '../src/batches/claim-cancellations.js';
 import type { BatchKind } from '../src/batches/kind.js';
-import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import { engineFilePerTest } from './helpers/engine-file.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
@@ -18,16 +16,6 @@ const engines = storeEngines();
 const ef = engineFilePerTest('failed-again');
 /** One file of `kind` through the engine (two attempts a step); its row of line 2. */
 const runFile = async (kind: BatchKind<never>, csv: string) => (await ef.runFile(kind, csv, { maxAttempts: 2 })).row;
-
-async function moveClaim(claimId: string, status: string): Promise<void> {
-  const res = await request(`${ef.sandbox.url}/__sandbox/claims/${claimId}`, {
-    method: 'PATCH',
-    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ status }),
-  });
-  expect(res.statusCode).toBe(200);
-  await res.body.dump();
-}
 
 describe.each(engines)('a failed row dropped again ($name)', (engine) => {
   skipIfAsked(engine);
@@ -54,7 +42,7 @@ describe.each(engines)('a failed row dropped again ($name)', (engine) => {
     expect(first.state).toBe('failed');
     expect(first.errorMessage).toContain('CLAIM_CANCELLATION_IS_NOT_ALLOWED');
 
-    await moveClaim(claim.id, 'AWAITING_RESOLUTION');
+    await ef.moveClaim(claim.id, 'AWAITING_RESOLUTION');
     // The same cancellation, dropped again the next day (another file: the reason written otherwise).
     const again = await runFile(kind, `claimId,participationFlowType,reason\n${claim.id},CLAIMANT,user_requested\n`);
     // Before: failed again with the first day's refusal, replayed by the bank to the same key ("still PENDIG").

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { request } from 'undici';
 import { afterEach, beforeEach } from 'vitest';
 import type { BankClient } from '../../src/bank/client.js';
 import type { BatchKind } from '../../src/batches/kind.js';
@@ -58,6 +59,16 @@ export function engineFilePerTest(prefix: string) {
     get store(): Store {
       if (store === undefined) throw new Error('engineFilePerTest: no store given (useStore) in this test');
       return store;
+    },
+    /** Moves a key claim to `status` through the sandbox's admin route (a claim's life at the bank, as a test needs). */
+    async moveClaim(claimId: string, status: string): Promise<void> {
+      const res = await request(`${sandbox.url}/__sandbox/claims/${claimId}`, {
+        method: 'PATCH',
+        headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ status }),
+      });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`moveClaim ${claimId} ${status}: HTTP ${res.statusCode}`);
     },
     /** The store of this test (closed after it). */
     useStore(s: Store): void {
