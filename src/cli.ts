@@ -112,7 +112,7 @@ function parseDate(value: string, edge: 'start' | 'end'): Date {
   const at = parseStatusDate(value, edge);
   if (!at) {
     throw new InvalidArgumentError(
-      `Expected a date YYYY-MM-DD or an ISO 8601 time with its offset (2026-11-23T14:00:00Z), got "${value}"`,
+      `Expected a date YYYY-MM-DD or DD/MM/YYYY, or an ISO 8601 time with its offset (2026-11-23T14:00:00Z), got "${value}"`,
     );
   }
   return at;
@@ -315,10 +315,10 @@ function buildProgram(): Command {
     .option('--json', 'print one JSON document (its shape: docs/operations.md, "remessa status --json")')
     .option(
       '--since <date>',
-      'only batches taken at or after DATE (YYYY-MM-DD, a whole UTC day, or ISO 8601 time)',
+      "only batches taken at or after DATE (YYYY-MM-DD or DD/MM/YYYY, Brasília's whole day, or ISO 8601 time)",
       (v) => parseDate(v, 'start'),
     )
-    .option('--until <date>', 'only batches taken at or before DATE (YYYY-MM-DD includes that whole UTC day)', (v) =>
+    .option('--until <date>', "only batches taken at or before DATE (a day includes Brasília's whole day)", (v) =>
       parseDate(v, 'end'),
     )
     .option('-k, --kind <kind>', 'only this kind (repeatable)', (v: string, prev: string[] = []) => [

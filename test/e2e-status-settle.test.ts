@@ -149,6 +149,9 @@ describe('remessa status', () => {
     const text = await runCli(['status', '--config', ws.config, '--locale', 'en'], { cwd: ELSEWHERE });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/charges\s+slow\.csv\s+\[parked\]/);
+    // Times as read in Brazil, and said so (before: UTC instants, 2026-11-28T07:48:01.766Z).
+    expect(text.stdout).toMatch(/^Times in Brasília time \(America\/Sao_Paulo\)$/m);
+    expect(text.stdout).toMatch(/^ {2}\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} {2}charges\s+slow\.csv/m);
     expect(text.stdout).toMatch(/_unknown\s+notes\.csv\s+\[rejected\]\s+rejected as a whole: UNKNOWN_KIND/);
     expect(text.stdout).not.toContain('[running]');
 
@@ -158,7 +161,9 @@ describe('remessa status', () => {
     const store = await openStore(path.join(ws.data, 'remessa.sqlite'));
     try {
       const report = (filters: StatusFilters) => buildStatusReport(store, { folders: ws }, { filters });
-      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      // Days are Brasília's (UTC-3), as status shows its times.
+      const day = (offset: number) =>
+        new Date(Date.now() - 3 * 3_600_000 + offset * 86_400_000).toISOString().slice(0, 10);
       expect(names(await report({ kinds: ['charges'] }))).toEqual(['empty.csv', 'slow.csv']);
       expect(names(await report({ kinds: ['_unknown'] }))).toEqual(['notes.csv']);
       expect(names(await report({ states: ['rejected'] }))).toEqual(['empty.csv', 'notes.csv']);
@@ -166,8 +171,8 @@ describe('remessa status', () => {
       expect((await report({ until: parseStatusDate(day(-1), 'end') })).batches).toEqual([]);
       const dated = await report({ since: parseStatusDate(day(-1), 'start'), until: parseStatusDate(day(0), 'end') });
       expect(names(dated)).toEqual(['empty.csv', 'notes.csv', 'slow.csv']);
-      expect(dated.filters.since).toBe(`${day(-1)}T00:00:00.000Z`);
-      expect(dated.filters.until).toBe(`${day(0)}T23:59:59.999Z`);
+      expect(dated.filters.since).toBe(new Date(`${day(-1)}T00:00:00.000-03:00`).toISOString());
+      expect(dated.filters.until).toBe(new Date(`${day(0)}T23:59:59.999-03:00`).toISOString());
     } finally {
       await store.close();
     }

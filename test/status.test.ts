@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { brasiliaTime } from '../src/formats/dates.js';
 import { msg } from '../src/i18n/index.js';
 import { batchState, currentDriver, parseStatusDate, renderUnsettled } from '../src/runner/status.js';
 
@@ -35,12 +36,15 @@ describe('batchState', () => {
 });
 
 describe('parseStatusDate', () => {
-  it('a day is the whole UTC day; a time needs its offset; nonsense is refused', () => {
-    expect(parseStatusDate('2026-11-23', 'start')?.toISOString()).toBe('2026-11-23T00:00:00.000Z');
-    expect(parseStatusDate('2026-11-23', 'end')?.toISOString()).toBe('2026-11-23T23:59:59.999Z');
+  it("a day is Brasília's whole day, written as ISO or as a sheet does; a time needs its offset; nonsense is refused", () => {
+    // Before: the whole UTC day, while status shows Brasília's times: a file of 22:30 on the 23rd was on the 24th.
+    expect(parseStatusDate('2026-11-23', 'start')?.toISOString()).toBe('2026-11-23T03:00:00.000Z');
+    expect(parseStatusDate('2026-11-23', 'end')?.toISOString()).toBe('2026-11-24T02:59:59.999Z');
+    expect(parseStatusDate('23/11/2026', 'start')?.toISOString()).toBe('2026-11-23T03:00:00.000Z');
+    expect(parseStatusDate('31/02/2026', 'start')).toBeUndefined();
     expect(parseStatusDate('2026-11-23T14:00:00-03:00', 'start')?.toISOString()).toBe('2026-11-23T17:00:00.000Z');
     expect(parseStatusDate('2026-11-23T14:00Z', 'end')?.toISOString()).toBe('2026-11-23T14:00:00.000Z');
-    for (const bad of ['2026-02-30', '23/11/2026', '2026-11-23T14:00:00', 'yesterday', '']) {
+    for (const bad of ['2026-02-30', '23/11/26', '2026-11-23T14:00:00', 'yesterday', '']) {
       expect(parseStatusDate(bad, 'start')).toBeUndefined();
     }
   });
@@ -76,5 +80,13 @@ describe("the retorno's lines", () => {
       'Waiting for a final status from the bank: 1',
       '  pix-payment E123: PIX_PROCESSING since 2026-11-23T10:00:00.000Z (pix.csv line 2)',
     ]);
+  });
+});
+
+describe('brasiliaTime', () => {
+  it('says an instant in Brasília time, day first in pt-BR; leaves what is not an instant as it is', () => {
+    expect(brasiliaTime('2026-11-28T07:48:01.766Z', true)).toBe('28/11/2026 04:48:01');
+    expect(brasiliaTime('2026-11-28T02:30:00Z', false)).toBe('2026-11-27 23:30:00');
+    expect(brasiliaTime('-', true)).toBe('-');
   });
 });

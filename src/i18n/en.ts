@@ -381,6 +381,7 @@ export const EN = {
     `${p.label}: ${p.done} ${p.done === '1' ? 'row' : 'rows'} done${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} rows | {duration_formatted} | ETA {eta_formatted}',
   'STATUS.store': 'Store: {store}',
+  'STATUS.timeZone': 'Times in Brasília time ({zone})',
   'STATUS.driver': 'Driven now by pid {pid} on {host} since {since}',
   'STATUS.driverNobody': 'Driven now by: nobody (no daemon or run holds the data folder)',
   'STATUS.daemons': 'Daemons sharing the store: {count} ({alive} alive)',

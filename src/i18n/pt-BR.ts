@@ -382,6 +382,7 @@ export const PT_BR: Catalogue = {
     `${p.label}: ${plural(p.done, 'linha processada', 'linhas processadas')}${p.counts ? ` (${p.counts})` : ''}`,
   'PROGRESS.bar': '{label} [{bar}] {value}/{total} linhas | {duration_formatted} | faltam {eta_formatted}',
   'STATUS.store': 'Store: {store}',
+  'STATUS.timeZone': 'Horários de Brasília ({zone})',
   'STATUS.driver': 'Em uso agora pelo processo {pid} em {host} desde {since}',
   'STATUS.driverNobody': 'Em uso agora por: ninguém (nenhum daemon ou run usa a pasta de dados)',
   'STATUS.daemons': 'Daemons compartilhando o store: {count} ({alive} vivos)',

@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
+import { BRASILIA_TIME_ZONE, brasiliaTime } from '../formats/dates.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { answerPaths } from '../outbox/index.js';
@@ -450,12 +451,19 @@ export function renderStatusReport(
   const locale = show.locale ?? DEFAULT_LOCALE;
   const lines: string[] = [];
   const limit = show.textBatchLimit ?? 50;
+  // Times as a person in Brazil reads them (the JSON keeps UTC instants).
+  const when = (iso: string) => brasiliaTime(iso, locale === 'pt-BR');
   lines.push(
     t(locale, 'STATUS.store', { store: describeStorePlace({ engine: report.storeEngine, where: report.store }) }),
   );
+  lines.push(t(locale, 'STATUS.timeZone', { zone: BRASILIA_TIME_ZONE }));
   if (report.driver) {
     lines.push(
-      t(locale, 'STATUS.driver', { pid: report.driver.pid, host: report.driver.host, since: report.driver.since }),
+      t(locale, 'STATUS.driver', {
+        pid: report.driver.pid,
+        host: report.driver.host,
+        since: when(report.driver.since),
+      }),
     );
   } else {
     lines.push(t(locale, 'STATUS.driverNobody'));
@@ -473,7 +481,7 @@ export function renderStatusReport(
         `  ${d.name}  ${d.alive ? 'alive' : 'dead'}  ${t(locale, 'STATUS.daemon', {
           host: d.host ?? '?',
           pid: d.pid ?? '?',
-          seen: d.lastSeen,
+          seen: when(d.lastSeen),
           rows: d.rows,
           files: d.files,
           answers: d.answers,
@@ -483,8 +491,8 @@ export function renderStatusReport(
   }
   const f = report.filters;
   const shownFilters = [
-    f.since && t(locale, 'STATUS.filterSince', { at: f.since }),
-    f.until && t(locale, 'STATUS.filterUntil', { at: f.until }),
+    f.since && t(locale, 'STATUS.filterSince', { at: when(f.since) }),
+    f.until && t(locale, 'STATUS.filterUntil', { at: when(f.until) }),
     f.kinds.length > 0 && t(locale, 'STATUS.filterKind', { kinds: f.kinds.join('|') }),
     f.states.length > 0 && t(locale, 'STATUS.filterState', { states: f.states.join('|') }),
   ].filter(Boolean);
@@ -507,7 +515,7 @@ export function renderStatusReport(
           : `, ${t(locale, 'STATUS.rate', { rate: p.ratePerSecond, eta: describeSeconds(p.etaSeconds ?? 0) })}`);
     }
     lines.push(
-      `  ${b.createdAt}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ?? b.answerFile})` +
+      `  ${when(b.createdAt)}  ${b.kind.padEnd(19)} ${b.fileName}  [${b.state}]  ${detail}  (${b.id ?? b.answerFile})` +
         (b.id && b.answerFile ? `  -> ${path.basename(b.answerFile)}` : ''),
     );
   }

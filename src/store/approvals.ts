@@ -155,7 +155,6 @@ export async function awaitingApprovals(
   return out;
 }
 
-/** The calendar day (yyyy-mm-dd) of `at` in America/Sao_Paulo: the day of the per-day limits. */
 /**
  * Batches approved and not run yet (`ready` with an approved decision), each with where its file was taken from (the
  * intake's `source`): whoever drives them (src/runner/approval.ts `resumeGate`) tells an inbox file from a file given
@@ -172,6 +171,7 @@ export async function approvedNotRun(
   );
 }
 
+/** The calendar day (yyyy-mm-dd) of `at` in America/Sao_Paulo: the day of the per-day limits. */
 export function saoPauloDay(at: Date): string {
   return new Intl.DateTimeFormat('en-CA', {
     timeZone: 'America/Sao_Paulo',
