@@ -175,7 +175,7 @@ describe('a bill-payments file that waits for approval', () => {
     expect(approved.stderr).toBe('');
     expect(approved.code).toBe(0);
     expect(approved.stdout).toMatch(
-      /^fornecedores\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): aprovado por Maria Conferente em \S+; o daemon o paga em instantes/,
+      /^fornecedores\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): aprovado por Maria Conferente em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; o daemon o paga em instantes/,
     );
 
     const answer = await waitForAnswer(ws, 'bill-payments', 'fornecedores');
@@ -219,13 +219,15 @@ describe('a bill-payments file that waits for approval', () => {
     const r = await cli(ws, 'reject', 'errado.csv', '--by', 'Ana Gerente', '--note', 'fornecedor errado');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^errado\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): rejeitado por Ana Gerente em \S+; toda linha é respondida `rejected`, nada foi enviado\n$/,
+      /^errado\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): rejeitado por Ana Gerente em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; toda linha é respondida `rejected`, nada foi enviado\n$/,
     );
     const answer = await waitForAnswer(ws, 'bill-payments', 'errado');
     const rows = parseResultCsv(answer.text);
     expect(rows.map((x) => [x.status, x.errorCode])).toEqual(Array(3).fill(['rejected', 'APPROVAL_REJECTED']));
     for (const x of rows)
-      expect(x.errorMessage).toMatch(/^Rejeitado por Ana Gerente em \S+: fornecedor errado; nada foi enviado$/);
+      expect(x.errorMessage).toMatch(
+        /^Rejeitado por Ana Gerente em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d: fornecedor errado; nada foi enviado$/,
+      );
     expect(await paidCount()).toBe(paidBefore);
   }, 120_000);
 

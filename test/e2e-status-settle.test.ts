@@ -151,7 +151,7 @@ describe('remessa status', () => {
     expect(text.stdout).toMatch(/charges\s+slow\.csv\s+\[parked\]/);
     // Times as read in Brazil, and said so (before: UTC instants, 2026-11-28T07:48:01.766Z).
     expect(text.stdout).toMatch(/^Times in Brasília time \(America\/Sao_Paulo\)$/m);
-    expect(text.stdout).toMatch(/^ {2}\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} {2}charges\s+slow\.csv/m);
+    expect(text.stdout).toMatch(/^ {2}\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} BRT {2}charges\s+slow\.csv/m);
     expect(text.stdout).toMatch(/_unknown\s+notes\.csv\s+\[rejected\]\s+rejected as a whole: UNKNOWN_KIND/);
     expect(text.stdout).not.toContain('[running]');
 
@@ -235,7 +235,7 @@ describe('remessa resolve and retry', () => {
       const refusal = (command: string) =>
         new RegExp(
           `^remessa: Esperava ser o único processo usando a pasta de dados ${ws.data}, mas outro a está usando: ` +
-            `pid ${daemon.child.pid} na máquina "[^"]+", comando "[^"]*daemon --config [^"]*", desde \\S+\\. ` +
+            `pid ${daemon.child.pid} na máquina "[^"]+", comando "[^"]*daemon --config [^"]*", desde \\d\\d/\\d\\d/\\d{4} \\d\\d:\\d\\d:\\d\\d\\. ` +
             `Pare-o antes e rode \`remessa ${command}\` de novo\\.\n$`,
         );
       expect(refused.stderr).toMatch(refusal('resolve'));
@@ -266,7 +266,7 @@ describe('remessa resolve and retry', () => {
     // In Portuguese by default; in English with --locale en.
     expect(failed.stdout).toMatch(
       new RegExp(
-        `^charges\\.csv linha ${lines[0]} \\(lote \\d{8}T\\d{6}Z-[0-9a-f]{8}\\): uncertain -> failed, resolvida por Ana Souza em \\S+; resposta escrita de novo: \\S+\\.csv\\n$`,
+        `^charges\\.csv linha ${lines[0]} \\(lote \\d{8}T\\d{6}Z-[0-9a-f]{8}\\): uncertain -> failed, resolvida por Ana Souza em \\d\\d/\\d\\d/\\d{4} \\d\\d:\\d\\d:\\d\\d; resposta escrita de novo: \\S+\\.csv\\n$`,
       ),
     );
     const paid = await runCli(
@@ -287,7 +287,7 @@ describe('remessa resolve and retry', () => {
     );
     expect(paid.code, paid.stderr).toBe(0);
     expect(paid.stdout).toContain(`charges.csv line ${lines[1]}`);
-    expect(paid.stdout).toMatch(/uncertain -> succeeded, settled by \S+ at \S+; answer written again: /);
+    expect(paid.stdout).toMatch(/uncertain -> succeeded, settled by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d BRT; answer written again: /);
 
     // Only an uncertain row; a line the file does not have; a wrong outcome: refused, nothing changed.
     const again = await runCli(
@@ -338,7 +338,7 @@ describe('remessa resolve and retry', () => {
     );
     expect(rewritten[0]!.errorCode).toBe(RESOLVED_AS_FAILED);
     expect(rewritten[0]!.errorMessage).toMatch(
-      /^Dado como falho por Ana Souza em \d{4}-\d\d-\d\dT\S+: not in the bank statement of 2026-11-23$/,
+      /^Dado como falho por Ana Souza em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d: not in the bank statement of 2026-11-23$/,
     );
 
     // The bank answers again: retry settles the rest (exit 1: one row failed, by a person's word).

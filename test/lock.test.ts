@@ -3,10 +3,12 @@
  * processes. A second daemon or a `run` beside a daemon is refused with exit 2 and a message naming the holder (pid,
  * host, command, since when); `run --wait-lock` waits instead; a SIGKILLed holder leaves no lock behind.
  */
+
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { instantIn } from '../src/i18n/index.js';
 import {
   acquireDataFolderLock,
   DataFolderLockedError,
@@ -54,7 +56,8 @@ const asDaemon = { command: 'daemon', locale: 'en' } as const;
 function holderText(h: LockHolder, locale: 'en' | 'pt-BR'): string {
   const [onHost, command, since] =
     locale === 'en' ? ['on host', 'command', 'since'] : ['na máquina', 'comando', 'desde'];
-  return `pid ${h.pid} ${onHost} ${JSON.stringify(h.host)}, ${command} ${JSON.stringify(h.command)}, ${since} ${h.since}`;
+  // The time as the reader reads it: Brasília time (src/i18n `instantIn`).
+  return `pid ${h.pid} ${onHost} ${JSON.stringify(h.host)}, ${command} ${JSON.stringify(h.command)}, ${since} ${instantIn(locale, h.since)}`;
 }
 
 describe('the data folder lock, in one process', () => {
@@ -166,7 +169,7 @@ describe('one writer per data folder, between processes', () => {
   it('a second daemon and a run beside it exit 2 naming the holder; run --wait-lock waits; a SIGKILL frees the lock', async () => {
     const daemon = await startHolder();
     // The holder as the refusals name it, in the default locale (pt-BR): pid, host, command line, since when.
-    const holderLine = `pid ${daemon.child.pid} na máquina "[^"]+", comando "[^"]*daemon --config [^"]*", desde \\S+`;
+    const holderLine = `pid ${daemon.child.pid} na máquina "[^"]+", comando "[^"]*daemon --config [^"]*", desde \\d\\d/\\d\\d/\\d{4} \\d\\d:\\d\\d:\\d\\d`;
     const refusal = (command: string, advice: string) =>
       new RegExp(
         `^remessa: Esperava ser o único processo usando a pasta de dados ${data}, mas outro a está usando: ` +
@@ -188,7 +191,7 @@ describe('one writer per data folder, between processes', () => {
     expect(runEn.stderr).toMatch(
       new RegExp(
         `^remessa: Expected to be the only process driving the data folder ${data}, got another one holding it: ` +
-          `pid ${daemon.child.pid} on host "[^"]+", command "[^"]*daemon --config [^"]*", since \\S+\\. ` +
+          `pid ${daemon.child.pid} on host "[^"]+", command "[^"]*daemon --config [^"]*", since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d BRT\\. ` +
           'Stop it first, or give `remessa run` the flag --wait-lock\\[=SECONDS\\] to wait for it\\.\n$',
       ),
     );

@@ -6,6 +6,7 @@
  * real store on both engines (a SQLite file, a PostgreSQL database), the sandbox over HTTP on port 0 with a clock of
  * the test's, rows stored as the engine stores them.
  */
+
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import type { StepOutput } from '../src/batches/kind.js';
+import { instantIn } from '../src/i18n/index.js';
 import { createLogger } from '../src/log.js';
 import { describeUnsettled, retornoPass } from '../src/runner/retorno.js';
 import { renderUnsettled } from '../src/runner/status.js';
@@ -129,7 +131,7 @@ describe.each(engines)('on $name', (engine) => {
       let r = await pass();
       expect(r.lookedUp).toBe(0);
       expect(await unsettledText(store)).toContain(
-        `bill-payment ${payment.id}: SCHEDULED since 2026-11-23T12:00:00.000Z, due 2026-11-25T10:00:00.000Z`,
+        `bill-payment ${payment.id}: SCHEDULED since 2026-11-23 09:00:00 BRT, due 2026-11-25 07:00:00 BRT`,
       );
       expect(await owedSeconds()).toBe(0);
 
@@ -204,7 +206,7 @@ describe.each(engines)('on $name', (engine) => {
       expect(r.lookupErrors).toBe(0);
       expect(await lines()).toEqual([]);
       expect(await unsettledText(store)).toMatch(
-        new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${started.resolutionDeadline}`),
+        new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${instantIn('en', started.resolutionDeadline!)}`),
       );
       expect(await owedSeconds()).toBe(0);
 

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brasiliaTime } from '../src/formats/dates.js';
+import { brasiliaTime } from '../src/formats/brasilia-time.js';
 import { msg } from '../src/i18n/index.js';
 import { batchState, currentDriver, parseStatusDate, renderUnsettled } from '../src/runner/status.js';
 

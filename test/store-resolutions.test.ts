@@ -76,7 +76,8 @@ describe.each(engines)('on $name', (engine) => {
       expect(settled.errorCode).toBe(RESOLVED_AS_FAILED);
       // The answer's message is in the person's language: Portuguese unless the command says otherwise.
       expect(settled.errorMessage).toBe(
-        'Dado como falho por Ana em 2026-11-23T11:00:00.000Z: not in the bank statement',
+        // Its time as read in Brazil (2026-11-23T11:00:00Z).
+        'Dado como falho por Ana em 23/11/2026 08:00:00: not in the bank statement',
       );
       // The counts kept with the finished batch follow.
       expect((await store.getBatch(id))!.counts).toMatchObject({ succeeded: 1, failed: 1, uncertain: 0 });
@@ -93,7 +94,7 @@ describe.each(engines)('on $name', (engine) => {
       await batchWithUncertainRow(id, 'charges.csv');
       await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not in the statement', locale: 'en' });
       expect((await store.getRow(id, 3))!.errorMessage).toBe(
-        'Settled as failed by Ana at 2026-11-23T10:00:00.000Z: not in the statement',
+        'Settled as failed by Ana at 2026-11-23 07:00:00 BRT: not in the statement',
       );
     });
 
@@ -127,7 +128,7 @@ describe.each(engines)('on $name', (engine) => {
       }
       expect(error).toMatchObject({ code: 'ROW_NOT_UNCERTAIN' });
       expect((error as Error).message).toMatch(
-        /^Expected an uncertain row, got line 3 of charges\.csv succeeded \(settled by Ana at 2026-11-23T10:00:00\.000Z\)/,
+        /^Expected an uncertain row, got line 3 of charges\.csv succeeded \(settled by Ana at 2026-11-23 07:00:00 BRT\)/,
       );
       expect(await store.resolutions()).toHaveLength(1);
       await expect(store.resolveRow(id, 9, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(

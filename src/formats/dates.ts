@@ -141,30 +141,3 @@ export function isoTimestamp(at: Date): string {
   if (Number.isNaN(at.getTime())) throw formatError('INVALID_DATE', 'INVALID_DATE.instant');
   return at.toISOString();
 }
-
-/** Brasília's zone: the times a person in Brazil reads (and the retorno's and the per-day limits' days). */
-export const BRASILIA_TIME_ZONE = 'America/Sao_Paulo';
-
-const BRASILIA_PARTS = new Intl.DateTimeFormat('en-CA', {
-  timeZone: BRASILIA_TIME_ZONE,
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hourCycle: 'h23',
-});
-
-/**
- * An instant (ISO 8601) as a person in Brazil reads it, in Brasília time: `28/11/2026 04:48:01` (`dayFirst`, pt-BR),
- * else `2026-11-28 04:48:01`. The text as given when it is not an instant.
- */
-export function brasiliaTime(iso: string, dayFirst: boolean): string {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return iso;
-  const p: Record<string, string> = {};
-  for (const part of BRASILIA_PARTS.formatToParts(ms)) p[part.type] = part.value;
-  const time = `${p.hour}:${p.minute}:${p.second}`;
-  return dayFirst ? `${p.day}/${p.month}/${p.year} ${time}` : `${p.year}-${p.month}-${p.day} ${time}`;
-}

@@ -5,8 +5,10 @@
  * command line (`--locale`). Stable codes (`INVALID_CPF`, ...) and row statuses never change with the locale: ERPs
  * read them. Log lines for operators stay in English.
  *
- * A value may itself be a message (a `when`, a `why`): it is rendered in the same locale first.
+ * A value may itself be a message (a `when`, a `why`): it is rendered in the same locale first; an amount of money
+ * (`money`) and an instant (`instant`) are said as the locale says them.
  */
+import { brasiliaTime } from '../formats/brasilia-time.js';
 import { EN } from './en.js';
 import { PT_BR } from './pt-BR.js';
 
@@ -20,7 +22,11 @@ export type MessageKey = keyof typeof EN;
 export interface MoneyValue {
   cents: number;
 }
-export type ParamValue = string | number | Message | MoneyValue | undefined;
+/** An instant (ISO 8601) as a value: said in Brasília time as the locale writes it (`28/11/2026 04:48:01`). */
+export interface InstantValue {
+  instant: string;
+}
+export type ParamValue = string | number | Message | MoneyValue | InstantValue | undefined;
 export type Params = Readonly<Record<string, ParamValue>>;
 /** A sentence to be: its catalogue key and the values to put in it. */
 export interface Message {
@@ -54,7 +60,9 @@ export function t(locale: Locale, key: MessageKey, params: Params = {}): string 
           ? String(v)
           : 'cents' in v
             ? moneyIn(locale, v.cents)
-            : t(locale, v.key, v.params);
+            : 'instant' in v
+              ? instantIn(locale, v.instant)
+              : t(locale, v.key, v.params);
   }
   if (typeof entry === 'function') return entry(values);
   // A placeholder without a value is left as it is (`{eta_formatted}` is filled by the progress bar itself).
@@ -81,6 +89,21 @@ export function moneyIn(locale: Locale, cents: number): string {
 /** A money value: `msg('X', { amount: money(1001) })` reads `R$ 10,01` in pt-BR. */
 export function money(cents: number): MoneyValue {
   return { cents };
+}
+
+/**
+ * An instant as a person reading `locale` reads it, in Brasília time (the time a finance team in Brazil lives by; the
+ * retorno's days): `28/11/2026 04:48:01` in pt-BR, `2026-11-28 04:48:01 BRT` in English (whose reader may live by
+ * another clock). Text that is not an instant is said as it is.
+ */
+export function instantIn(locale: Locale, iso: string): string {
+  const shown = brasiliaTime(iso, locale === 'pt-BR');
+  return locale === 'pt-BR' || shown === iso ? shown : `${shown} BRT`;
+}
+
+/** An instant value: `msg('X', { at: instant('2026-11-28T07:48:01Z') })` (see `instantIn`). */
+export function instant(iso: string): InstantValue {
+  return { instant: iso };
 }
 
 /** A message value: `msg('WHEN.with', { column: 'payer.name' })`. */

@@ -24,7 +24,7 @@ import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import { formatMoney } from '../formats/money.js';
-import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
 import type { WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
@@ -506,7 +506,7 @@ export async function decideCommand(c: DecideCommand): Promise<number> {
       file: batch.fileName,
       batch: shortBatchId(batch.id),
       by: approval.decidedBy ?? '?',
-      at: approval.decidedAt ?? '?',
+      at: approval.decidedAt ? instant(approval.decidedAt) : '?',
     };
     c.out.write(`${t(locale, approval.state === 'approved' ? 'DECIDE.approved' : 'DECIDE.rejected', said)}\n`);
     return EXIT_DECIDED;

@@ -28,7 +28,7 @@ import Database from 'better-sqlite3';
 import { writeFileAtomic } from '../atomic-file.js';
 import { defaultSleep } from '../bank/options.js';
 import { RemessaError } from '../errors.js';
-import { type Locale, t } from '../i18n/index.js';
+import { instant, type Locale, t } from '../i18n/index.js';
 
 /** The lock file inside the data folder (a SQLite file: the lock is SQLite's EXCLUSIVE lock on it). */
 export const LOCK_FILE_NAME = 'remessa.lock';
@@ -100,7 +100,7 @@ export function describeHolder(holder: LockHolder | undefined, locale: Locale = 
     pid: holder.pid,
     host: JSON.stringify(holder.host),
     command: JSON.stringify(holder.command),
-    since: holder.since,
+    since: instant(holder.since),
   });
 }
 

@@ -38,7 +38,7 @@ import { NotFoundError } from '../bank/errors.js';
 import type { BillPayment, Charge, ClaimSearchItem, RequestOptions } from '../bank/types.js';
 import { utcInstant } from '../formats/dates.js';
 import { wireToCents } from '../formats/money.js';
-import { type Locale, type Message, msg } from '../i18n/index.js';
+import { instant, type Locale, type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { RequestQueue } from '../queue/request-queue.js';
@@ -809,9 +809,9 @@ export async function describeUnsettled(store: Store, limit = 50): Promise<Unset
       file = (await store.getBatch(t.batchId))?.fileName ?? shortBatchId(t.batchId);
       files.set(t.batchId, file);
     }
-    const thing = { kind: t.kind, key: t.key, status: t.status, since: t.createdAt, file, line: t.line };
+    const thing = { kind: t.kind, key: t.key, status: t.status, since: instant(t.createdAt), file, line: t.line };
     const message = t.dueAt
-      ? msg('STATUS.waitingThingDue', { ...thing, due: t.dueAt })
+      ? msg('STATUS.waitingThingDue', { ...thing, due: instant(t.dueAt) })
       : msg('STATUS.waitingThing', thing);
     lines.push({ message, item: true });
   }

@@ -14,7 +14,7 @@ import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
-import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import type { Store } from '../store/index.js';
 import { shortBatchId } from '../store/intakes.js';
 import { runnerStorePlace } from '../store/place.js';
@@ -136,7 +136,7 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
         from: resolution.from,
         to: resolution.to,
         by,
-        at: resolution.at,
+        at: instant(resolution.at),
         then,
       })}\n`,
     );

@@ -24,8 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_OK } from '../exit-codes.js';
-import { BRASILIA_TIME_ZONE, brasiliaTime } from '../formats/dates.js';
-import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
+import { BRASILIA_TIME_ZONE } from '../formats/brasilia-time.js';
+import { DEFAULT_LOCALE, instantIn, type Locale, render, t } from '../i18n/index.js';
 import { stemOf } from '../intake/index.js';
 import { answerPaths } from '../outbox/index.js';
 import { isProcessRunning } from '../process-running.js';
@@ -452,7 +452,7 @@ export function renderStatusReport(
   const lines: string[] = [];
   const limit = show.textBatchLimit ?? 50;
   // Times as a person in Brazil reads them (the JSON keeps UTC instants).
-  const when = (iso: string) => brasiliaTime(iso, locale === 'pt-BR');
+  const when = (iso: string) => instantIn(locale, iso);
   lines.push(
     t(locale, 'STATUS.store', { store: describeStorePlace({ engine: report.storeEngine, where: report.store }) }),
   );

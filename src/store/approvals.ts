@@ -58,7 +58,7 @@
  * The sentences a decision leaves (a refusal, the rejected rows' message in the answer) are in the decider's locale,
  * given in the Decision (the command's or the daemon's `locale`); the store never guesses one (default pt-BR).
  */
-import { DEFAULT_LOCALE, type Locale, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
 import { shortBatchId } from './intakes.js';
@@ -354,7 +354,7 @@ export function decideApproval(
                 ...named,
                 state: approval.state,
                 by: approval.decidedBy ?? '?',
-                at: approval.decidedAt ?? '?',
+                at: approval.decidedAt ? instant(approval.decidedAt) : '?',
               }),
       );
     }
@@ -392,7 +392,11 @@ export function decideApproval(
     } else {
       await rejectUnsentBatch(s, batchId, {
         code: APPROVAL_CODES.rejected,
-        message: t(locale, APPROVAL_CODES.rejected, { by, at: now.toISOString(), note: decision.note || undefined }),
+        message: t(locale, APPROVAL_CODES.rejected, {
+          by,
+          at: instant(now.toISOString()),
+          note: decision.note || undefined,
+        }),
       });
     }
     return (await getApproval(s, batchId))!;

@@ -99,7 +99,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CellError, Dialect, StepOutput, UndoneBy } from '../batches/kind.js';
-import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
+import { DEFAULT_LOCALE, instant, type Locale, render, t } from '../i18n/index.js';
 import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.js';
@@ -2475,7 +2475,7 @@ export class Store {
             file: batch.fileName,
             state: row.state,
             by: settled?.by,
-            at: settled?.at,
+            at: settled ? instant(settled.at) : undefined,
           }),
         );
       }
@@ -2515,7 +2515,7 @@ export class Store {
                 code: RESOLVED_AS_FAILED,
                 message: t(locale, RESOLVED_AS_FAILED, {
                   by: settlement.by,
-                  at,
+                  at: instant(at),
                   note: settlement.note,
                 }),
               }
