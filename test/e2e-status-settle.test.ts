@@ -287,7 +287,9 @@ describe('remessa resolve and retry', () => {
     );
     expect(paid.code, paid.stderr).toBe(0);
     expect(paid.stdout).toContain(`charges.csv line ${lines[1]}`);
-    expect(paid.stdout).toMatch(/uncertain -> succeeded, settled by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d BRT; answer written again: /);
+    expect(paid.stdout).toMatch(
+      /uncertain -> succeeded, settled by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d BRT; answer written again: /,
+    );
 
     // Only an uncertain row; a line the file does not have; a wrong outcome: refused, nothing changed.
     const again = await runCli(
