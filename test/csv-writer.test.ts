@@ -54,6 +54,31 @@ describe('cellText', () => {
 });
 
 describe('createResultWriter', () => {
+  it('writes a Windows-1252 file in UTF-8 with a BOM when a cell, however late, holds what Windows-1252 cannot carry', async () => {
+    // Before: the bank's `Łukasz` or a payer's emoji, 300 rows down a sheet saved by Excel, was written as `?`.
+    const path = join(dir, 'late.result.csv');
+    const w = await createResultWriter(path, { dialect: BR, header: ['payer.name', 'amount', 'note'] });
+    const names = Array.from({ length: 300 }, (_, i) => (i === 299 ? 'Łukasz 🙂' : `Conceição ${i} €`));
+    for (const name of names) await w.write([name, { cents: 150 }, 'Avenida São João? sim']);
+    await w.close();
+    expect(w.dialect).toMatchObject({ encoding: 'utf8', bom: true, delimiter: ';', decimalMark: ',' });
+    const bytes = await readFile(path);
+    expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    const lines = bytes.subarray(3).toString('utf8').split('\r\n');
+    expect(lines[0]).toBe('payer.name;amount;note');
+    expect(lines.slice(1, -1)).toEqual(names.map((n) => `${n};1,50;Avenida São João? sim`));
+    expect(await readdir(dir)).toEqual(['late.result.csv']);
+  });
+
+  it('keeps Windows-1252 when every cell fits it, a question mark of its own included', async () => {
+    const path = join(dir, 'fits.result.csv');
+    const w = await createResultWriter(path, { dialect: BR, header: ['note'] });
+    await w.write(['Pagou? Sim, R$ 10,00 — “ok” €']);
+    await w.close();
+    expect(w.dialect).toEqual(BR);
+    expect(iconv.decode(await readFile(path), 'windows-1252')).toBe('note\r\nPagou? Sim, R$ 10,00 — “ok” €\r\n');
+  });
+
   it('writes Windows-1252 with ; and decimal comma, renames only on close, neutralises formulas', async () => {
     const path = join(dir, 'out.result.csv');
     const w = await createResultWriter(path, { dialect: BR, header: ['payer.name', 'amount', 'status', 'note'] });

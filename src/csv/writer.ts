@@ -9,6 +9,10 @@
  *   prefixing a leading '-' loses nothing.
  * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
  *
+ * - A Windows-1252 file never loses a character: when a row holds one Windows-1252 cannot carry (the bank's `Łukasz`,
+ *   a payer's emoji), however far down, the file is written in UTF-8 with a BOM instead (what was written so far is
+ *   read back and written again; nothing is visible until `close`). `dialect` then says so. Excel reads either.
+ *
  * Rows are turned into text a page at a time: `write` keeps up to ROWS_PER_CHUNK rows, then csv-stringify's sync API
  * makes one string of them, encoded once and handed to the file in one write. A stream stringifier cost a Transform
  * write a row, with its callbacks and chunks (docs/performance.md (d), twelfth pass); the text is the same, since the
@@ -17,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { finished as streamFinished } from 'node:stream/promises';
 import { type Options as StringifyOptions, stringify } from 'csv-stringify/sync';
@@ -76,6 +80,8 @@ export interface ResultWriter {
   abort(): Promise<void>;
   /** The final path. */
   readonly path: string;
+  /** The dialect the file is written in: the one asked for, or UTF-8 with a BOM once a cell needed it. */
+  readonly dialect: Dialect;
 }
 
 export interface ResultWriterOptions {
@@ -87,17 +93,25 @@ export interface ResultWriterOptions {
 
 /** Opens a result file for streaming: `path` appears only when `close()` resolves. */
 export async function createResultWriter(path: string, options: ResultWriterOptions): Promise<ResultWriter> {
-  const { dialect } = options;
+  let dialect = options.dialect;
   // A random part, not pid + counter: after a crash a restarted daemon often has the same pid (pid 1 in a container)
   // and would find its own leftover temp file. Leftovers are dot files ending in .tmp: intake ignores them.
-  const tempPath = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const out: WriteStream = createWriteStream(tempPath, { flags: 'wx' });
-  await once(out, 'open');
+  const tempName = () => join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let failure: Error | undefined;
   const fail = (err: Error): void => {
     failure ??= err;
   };
-  out.on('error', fail);
+  /** A new temp file, open; `finished` settles once it is closed or destroyed. */
+  const openTemp = async () => {
+    const p = tempName();
+    const stream: WriteStream = createWriteStream(p, { flags: 'wx' });
+    await once(stream, 'open');
+    stream.on('error', fail);
+    const done = streamFinished(stream);
+    done.catch(fail);
+    return { p, stream, done };
+  };
+  let { p: tempPath, stream: out, done: finished } = await openTemp();
 
   const stringifyOptions: StringifyOptions = {
     delimiter: dialect.delimiter,
@@ -107,9 +121,22 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
     quoted_match: /[\r\n]|^\s|\s$/,
   };
   if (dialect.encoding === 'utf8' && dialect.bom) out.write(UTF8_BOM);
-  // Settles once the file is closed (after `end`) or destroyed; rejects with the first error of the stream.
-  const finished = streamFinished(out);
-  finished.catch(fail);
+
+  /**
+   * The file so far, written again in UTF-8 with a BOM: a row holds text Windows-1252 cannot carry. Everything
+   * written before fitted Windows-1252, so reading it back loses nothing.
+   */
+  const toUtf8 = async (): Promise<void> => {
+    out.end();
+    await finished;
+    if (failure) throw failure;
+    const before = iconv.decode(await readFile(tempPath), 'windows-1252');
+    await rm(tempPath, { force: true });
+    ({ p: tempPath, stream: out, done: finished } = await openTemp());
+    dialect = { ...dialect, encoding: 'utf8', bom: true };
+    out.write(UTF8_BOM);
+    if (!out.write(before)) await once(out, 'drain');
+  };
 
   let rows: string[][] = [];
   /** The rows kept, as text in the dialect's encoding, in one write; waits while the file lags behind. */
@@ -118,7 +145,13 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
     if (rows.length === 0) return;
     const text = stringify(rows, stringifyOptions);
     rows = [];
-    const chunk = dialect.encoding === 'utf8' ? text : iconv.encode(text, 'windows-1252');
+    let chunk: string | Buffer = text;
+    if (dialect.encoding !== 'utf8') {
+      const encoded = iconv.encode(text, 'windows-1252');
+      // iconv writes `?` for what the encoding lacks: only a chunk with a `?` byte can have lost a character.
+      if (encoded.includes(0x3f) && iconv.decode(encoded, 'windows-1252') !== text) await toUtf8();
+      else chunk = encoded;
+    }
     if (!out.write(chunk)) await once(out, 'drain');
   };
   rows.push(uniqueHeader(options.header).map(neutraliseFormula));
@@ -127,6 +160,9 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
 
   return {
     path,
+    get dialect() {
+      return dialect;
+    },
     async write(cells) {
       if (closed) throw new Error('result writer already closed');
       if (failure) throw failure;

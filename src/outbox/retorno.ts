@@ -11,11 +11,11 @@
  * Dialect: the one of the batch file that created the day's first line (its encoding, delimiter and decimal mark),
  * so a Brazilian sheet's things are reported with `;` and decimal comma. A day whose lines come from batches of
  * several dialects is written in that first one (amounts with its decimal mark), in UTF-8 with a BOM instead of
- * Windows-1252 when a cell holds a character Windows-1252 cannot carry (`fitDialect`). Cells are formula-safe.
+ * Windows-1252 when a cell holds a character Windows-1252 cannot carry (src/csv/writer.ts, as every result file).
+ * Cells are formula-safe.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import iconv from 'iconv-lite';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
@@ -83,14 +83,15 @@ export async function writeRetornoDay(
   const dir = path.join(outboxDir, RETORNO_FOLDER);
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${day}.csv`);
-  const rows = lines.map(lineCells);
-  const dialect = fitDialect(parseDialect(lines[0]!.dialect), rows);
-  const writer = await createResultWriter(file, { dialect, header: [...RETORNO_COLUMNS] });
+  const writer = await createResultWriter(file, {
+    dialect: parseDialect(lines[0]!.dialect),
+    header: [...RETORNO_COLUMNS],
+  });
   const changes: RetornoSummary['changes'] = {};
   const paid: Record<string, number> = {};
   try {
-    for (const [i, l] of lines.entries()) {
-      await writer.write(rows[i]!);
+    for (const l of lines) {
+      await writer.write(lineCells(l));
       const byStatus = changes[l.kind] ?? {};
       changes[l.kind] = byStatus;
       byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
@@ -109,7 +110,11 @@ export async function writeRetornoDay(
     paid: Object.fromEntries(
       Object.entries(paid).map(([k, cents]) => [k, { cents, formatted: formatMoney(locale, cents) }]),
     ),
-    dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter, decimalMark: dialect.decimalMark },
+    dialect: {
+      encoding: writer.dialect.encoding,
+      delimiter: writer.dialect.delimiter,
+      decimalMark: writer.dialect.decimalMark,
+    },
     writtenAt: now().toISOString(),
   };
   await writeFileAtomic(path.join(dir, `${day}.summary.json`), `${JSON.stringify(summary, null, 2)}\n`);
@@ -140,18 +145,6 @@ function lineCells(l: ThingChangeLine): ResultCell[] {
     l.eventIds.join(' '),
     l.source,
   ];
-}
-
-/**
- * The day's dialect, unless a cell does not fit its encoding: a day begun by a Windows-1252 sheet may hold things of a
- * UTF-8 file whose text Windows-1252 cannot carry (`Łukasz`), which would be written as `?`. The day is then written in
- * UTF-8 with a BOM (Excel reads it as such), with the same delimiter and decimal mark.
- */
-function fitDialect(dialect: Dialect, rows: readonly ResultCell[][]): Dialect {
-  if (dialect.encoding !== 'windows-1252') return dialect;
-  const fits = (c: ResultCell) =>
-    typeof c !== 'string' || iconv.decode(iconv.encode(c, 'windows-1252'), 'windows-1252') === c;
-  return rows.every((r) => r.every(fits)) ? dialect : { ...dialect, encoding: 'utf8', bom: true };
 }
 
 function parseDialect(text: string): Dialect {
