@@ -16,12 +16,14 @@
  *   (c) both, with a delivery of a wrong authorization refused (401) and not stored, and /metrics scraped.
  * The sandbox's webhook retries and the daemon's retorno schedule are shortened by config, to keep the file quick.
  */
+
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BANK_PROFILE_DEFINITIONS, type BankOperation, fillPath } from '../src/formats/profiles.js';
+import { instantIn } from '../src/i18n/index.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { openDatabase } from '../src/store/db.js';
 import {
@@ -368,7 +370,7 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     expect(waiting.stdout).toContain('Waiting for a final status from the bank: 4');
     for (const id of e2e) expect(waiting.stdout).toContain(`pix-payment ${id}: PIX_PROCESSING`);
     expect(waiting.stdout).toContain(`bill-payment ${billRow.paymentId}: SCHEDULED since`);
-    expect(waiting.stdout).toContain(`due ${new Date(`${payAtText}Z`).toISOString()}`);
+    expect(waiting.stdout).toContain(`due ${instantIn('en', new Date(`${payAtText}Z`).toISOString())}`);
     expect(waiting.stdout).toContain(`claim ${claimRow.claimId}: ${claimRow.claimStatus} since`);
 
     // Once the payment's date has passed (the bank runs it then).

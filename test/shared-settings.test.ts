@@ -3,9 +3,11 @@
  * src/runner/lock.ts `acquireDaemonNameLock`): `store.daemonName` (default: the host's name, checked) and
  * `store.leaseMs` (3000..600000), and one process per daemon name and store on a machine.
  */
+
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config.js';
+import { instantIn } from '../src/i18n/index.js';
 import { Metrics } from '../src/metrics.js';
 import { acquireDaemonNameLock, DataFolderLockedError } from '../src/runner/lock.js';
 import { defaultDaemonName } from '../src/store/daemon-name.js';
@@ -47,7 +49,7 @@ describe('one process per daemon name and store on a machine', () => {
       expect((refused as Error).message).toBe(
         'Esperava ser o único processo com o nome de daemon "alpha" nesta máquina, mas outro o está usando: ' +
           `pid ${process.pid} na máquina ${JSON.stringify(os.hostname())}, comando ${JSON.stringify(first.holder.command)}, ` +
-          `desde ${first.holder.since}. Pare-o antes, ou dê a \`remessa daemon\` outro daemon.name.`,
+          `desde ${instantIn('pt-BR', first.holder.since)}. Pare-o antes, ou dê a \`remessa daemon\` outro daemon.name.`,
       );
       const other = await acquireDaemonNameLock(store, 'beta', daemon);
       const elsewhere = await acquireDaemonNameLock(`${store}-2`, 'alpha', daemon);
