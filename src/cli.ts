@@ -15,7 +15,7 @@ import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
-import { isLocale, LOCALES, type Locale } from './i18n/index.js';
+import { instantIn, isLocale, LOCALES, type Locale } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { BATCH_STATES, type BatchState } from './runner/batch-states.js';
 import { parseStatusDate } from './runner/status-dates.js';
@@ -330,8 +330,16 @@ function buildProgram(): Command {
       `only batches in this state: ${BATCH_STATES.join(', ')} (repeatable, or comma-separated)`,
       (v: string, prev: string[] = []) => [...prev, ...parseStates(v)],
     )
-    .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) =>
-      guard(async () => {
+    .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) => {
+      // A window that ends before it begins lists nothing: said, not answered with an empty report.
+      if (flags.since && flags.until && flags.since > flags.until) {
+        const [since, until] = [flags.since, flags.until].map((d) => instantIn('en', d.toISOString()));
+        process.stderr.write(
+          `remessa: --since (${since}) is after --until (${until}): no file is taken between them\n`,
+        );
+        process.exit(EXIT_CANNOT_RUN);
+      }
+      return guard(async () => {
         const { config, log } = setup(program, { bankSecrets: false });
         const [{ showStatus }, { runnerOptionsFromConfig }] = await Promise.all([
           import('./runner/status.js'),
@@ -347,8 +355,8 @@ function buildProgram(): Command {
             states: (flags.state ?? []) as BatchState[],
           },
         });
-      }),
-    );
+      });
+    });
 
   program
     .command('resolve')

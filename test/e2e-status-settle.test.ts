@@ -181,6 +181,17 @@ describe('remessa status', () => {
     expect(bad.stderr).toContain(
       'Expected a batch state (ingesting, running, parked, done, rejected, awaiting_approval), got "sleeping"',
     );
+    // A window that ends before it begins is refused, not answered with an empty list (before: exit 0, no batch).
+    const backwards = await runCli(
+      ['status', '--config', ws.config, '--since', '28/11/2026', '--until', '2026-11-27'],
+      {
+        cwd: ELSEWHERE,
+      },
+    );
+    expect(backwards.code).toBe(2);
+    expect(backwards.stderr).toBe(
+      'remessa: --since (2026-11-28 00:00:00 BRT) is after --until (2026-11-27 23:59:59 BRT): no file is taken between them\n',
+    );
     // Every state status shows can be asked for (awaiting_approval was refused).
     const waiting = await runCli(['status', '--config', ws.config, '--state', 'awaiting_approval'], { cwd: ELSEWHERE });
     expect(waiting.code, waiting.stderr).toBe(0);
