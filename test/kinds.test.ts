@@ -509,11 +509,20 @@ describe('claims and claim-cancellations', () => {
     const doc = ok(claims, { type: 'DOCUMENT', ...account });
     expect(claims.naturalKey(doc)).toBe('DOCUMENT|12345678909');
     expect(ok(claims, { type: 'PHONE', key: '+5511987654321', ...account }).input.key).toBe('+5511987654321');
+    // A phone as a sheet writes it is read into its DICT form (before: refused, only +55... was read).
+    for (const written of ['(11) 98765-4321', '+55 (11) 98765-4321', '11987654321', '5511987654321', '11 98765 4321']) {
+      const phone = ok(claims, { type: 'PHONE', key: written, ...account });
+      expect(phone.input.key, written).toBe('+5511987654321');
+      expect(claims.naturalKey(phone)).toBe('PHONE|+5511987654321');
+    }
   });
 
   it('reports invalid claim cells', () => {
     expectError(claims, { type: 'EMAIL', ...account }, 'key', 'REQUIRED');
-    expectError(claims, { type: 'PHONE', key: '11987654321', ...account }, 'key', 'INVALID_TEXT');
+    // Not a mobile phone: a landline, too few digits, another country.
+    for (const key of ['(11) 3333-4444', '98765-4321', '+1 415 555 0100', '+55 11 98765-4321 ramal 2']) {
+      expectError(claims, { type: 'PHONE', key, ...account }, 'key', 'INVALID_TEXT');
+    }
     expectError(claims, { type: 'DOCUMENT', key: CNPJ, ...account }, 'key', 'CONFLICT');
     expectError(
       claims,

@@ -10,7 +10,8 @@
  * Once a claim-cancellations row cancels (or is cancelling) the claim, the same claim asked again is a new claim, not
  * its duplicate (`undoneBy`).
  * Keys are read in their DICT canonical form: e-mail lower-cased (at most 77 characters), phone as +55 + DDD + 9
- * digits, document unmasked; a NATURAL holder has a CPF, a LEGAL holder a CNPJ.
+ * digits (from any usual writing of it: `(11) 98765-4321`, `11987654321`), document unmasked; a NATURAL holder has
+ * a CPF, a LEGAL holder a CNPJ.
  */
 import { randomUUID } from 'node:crypto';
 import type { ClaimStatus, StartClaimInput } from '../bank/client.js';
@@ -22,6 +23,7 @@ import {
   HOLDER_TYPES,
   type HolderType,
 } from '../formats/claims.js';
+import { DICT_PHONE_KEY, dictPhoneKey } from '../formats/pix.js';
 import { msg } from '../i18n/index.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
@@ -34,7 +36,6 @@ export const EMAIL_KEY_MAX_LENGTH = 77;
 const SEARCHED_OPEN_STATUSES: readonly ClaimStatus[] = ['PENDIG', 'AWAITING_RESOLUTION', 'CONFIRMED'];
 const ACCOUNT_NUMBER = /^\d{1,20}(-[\dXx])?$/;
 const BRANCH = /^\d{1,5}(-[\dXx])?$/;
-const PHONE_KEY = /^\+55\d{2}9\d{8}$/;
 
 export interface ClaimRow {
   input: StartClaimInput & { key: string };
@@ -45,7 +46,7 @@ export const CLAIM_COLUMNS: readonly ColumnSpec[] = [
   column('type', 'DOCUMENT, EMAIL or PHONE (the kind of key claimed)', 'EMAIL', { required: true }),
   column(
     'key',
-    `e-mail (at most ${EMAIL_KEY_MAX_LENGTH} characters) or mobile phone +55DDD9NNNNNNNN; for DOCUMENT empty or the holder's document`,
+    `e-mail (at most ${EMAIL_KEY_MAX_LENGTH} characters) or mobile phone (+5511987654321, or as written: (11) 98765-4321); for DOCUMENT empty or the holder's document`,
     'maria@example.com',
     { requiredWhen: 'when type is EMAIL or PHONE' },
   ),
@@ -83,10 +84,14 @@ export function parseClaim(r: CellReader): ClaimRow | undefined {
     });
     key = email?.toLowerCase();
   } else if (type === 'PHONE') {
-    key = r.pattern('key', PHONE_KEY, msg('EXPECT.phoneKey'), {
-      required: true,
-      when: msg('WHEN.typeIs', { type: 'PHONE' }),
-    });
+    // As the sheet writes it ((11) 98765-4321), read into the DICT form; else refused as the DICT form's pattern.
+    const raw = r.record.key;
+    key =
+      (raw ? dictPhoneKey(raw) : undefined) ??
+      r.pattern('key', DICT_PHONE_KEY, msg('EXPECT.phoneKey'), {
+        required: true,
+        when: msg('WHEN.typeIs', { type: 'PHONE' }),
+      });
   } else if (type === 'DOCUMENT' && document !== undefined) {
     if (r.has('key') && bareDocument(r.record.key!) !== document) {
       r.error('key', CELL_ERROR_CODES.conflict, 'CONFLICT.claimDocument', { document, got: shown(r.record.key!) });

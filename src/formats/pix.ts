@@ -50,3 +50,19 @@ export { isValidPixKey } from '@brazilian-utils/brazilian-utils/is-valid-pix-key
 export function canonicalPixKey(key: string): string | undefined {
   return getPixKeyInfo(key)?.value;
 }
+
+/** A Pix phone key as the DICT holds it: +55, the area code, and a mobile number of 9 digits beginning with 9. */
+export const DICT_PHONE_KEY = /^\+55\d{2}9\d{8}$/;
+
+/**
+ * A cell known to hold a phone key (a claim of type PHONE), in its DICT form: `(11) 98765-4321`, `11987654321`,
+ * `+55 11 98765-4321` and `5511987654321` are all `+5511987654321`; undefined when it is not a Brazilian mobile
+ * number. Not `canonicalPixKey`: told it is a phone, 11 digits are never taken for a CPF.
+ */
+export function dictPhoneKey(cell: string): string | undefined {
+  const bare = cell.replace(/[\s().-]/g, '');
+  const digits = bare.startsWith('+') ? bare.slice(1) : bare;
+  if (!/^\d+$/.test(digits)) return undefined;
+  const key = `+${digits.length === 11 && !bare.startsWith('+') ? `55${digits}` : digits}`;
+  return DICT_PHONE_KEY.test(key) ? key : undefined;
+}
