@@ -176,7 +176,17 @@ describe('what the reader and the inbox say, in Portuguese', () => {
 });
 
 // After the status test: these files would change its counts.
-describe('a file of no known kind, told what it looks like', () => {
+describe('what the inbox answers in Portuguese, after the status test', () => {
+  it("a file of one column is answered in the columns of a Portuguese spreadsheet, ';'", async () => {
+    // Before: a header with no delimiter to detect was read as ',', so Excel pt-BR showed the whole answer in column A.
+    await drop(ws, iconv.encode('correlationId\r\nNAO-EXISTE-1\r\n', 'windows-1252'), 'charge-voids/baixas.csv');
+    const a = await answer('charge-voids', 'baixas');
+    expect(a.type).toBe('result');
+    const text = iconv.decode(await fs.readFile(a.file), 'windows-1252');
+    expect(text.split('\r\n')[0]).toBe('correlationId;status;errorCode;errorMessage;chargeStatus');
+    expect(text.split('\r\n')[1]).toMatch(/^NAO-EXISTE-1;failed;/);
+  }, 90_000);
+
   it('a sheet of a known kind at the inbox root, or in a folder named in Portuguese, is told where it goes', async () => {
     // Before: only "expected a kind folder or a <kind>-*.csv name", with no word on what the sheet is.
     const sheet = await fs.readFile(path.join(import.meta.dirname, '..', 'examples', 'charges-planilha-pt.csv'));

@@ -29,7 +29,8 @@ How files are read:
 - Limits the bank applies are checked here, by \`validate\` and by the run alike: text lengths count UTF-16 code units
   (an emoji counts 2), due dates run from today (UTC) to 10 years ahead, a bank slip carries at most 99.999.999,99.
 - Messages quote at most 60 characters of a cell and 200 of a header; a record may hold at most 1 MiB.
-- Delimiter: \`,\`, \`;\` or tab, detected from the header line (\`csv.delimiter\`).
+- Delimiter: \`,\`, \`;\` or tab, detected from the header line (\`csv.delimiter\`). A header of one column has
+  none: the answer adds its columns with \`;\` in pt-BR (Excel's in Portuguese), \`,\` in English.
 - Decimal mark: \`,\` when the delimiter is \`;\`, else \`.\` (\`csv.decimalMark\`). Amounts are read exactly into cents:
   \`1.234,56\`, \`1234,56\` and (in a \`.\` file) \`1234.56\` or \`1,234.56\`. An amount that could mean two values
   (\`1.234\` or \`1,234\`: thousands or decimals?) is an error, never a guess.

@@ -19,7 +19,8 @@
  *   the first valid UTF-8 sequence does. Nothing is sent before the whole file is read, so a late contradiction still
  *   sends nothing. A configured encoding wins and is not second-guessed (except that UTF-8 must be valid UTF-8).
  * - Not text: a NUL byte in the first block, or a UTF-16/UTF-32 byte order mark, makes the whole file unusable.
- * - Delimiter: from the header line, the most frequent of ';', tab and ',' outside quotes. A configured one wins.
+ * - Delimiter: from the header line, the most frequent of ';', tab and ',' outside quotes. A configured one wins. A
+ *   header of one column has none: the one of the reader's spreadsheet (`delimiterWhenNone`: ';' for pt-BR).
  * - Decimal mark: ',' when the delimiter is ';', else '.'; a configured one wins.
  */
 import type { FileHandle } from 'node:fs/promises';
@@ -212,8 +213,11 @@ export async function detectEncoding(handle: FileHandle): Promise<DetectedEncodi
   return { kind: 'text', encoding: 'utf8', bom: false };
 }
 
-/** Counts delimiter candidates outside double quotes in one header line. */
-export function detectDelimiter(headerLine: string): Dialect['delimiter'] {
+/**
+ * Counts delimiter candidates outside double quotes in one header line; `none` when it has none (a header of one
+ * column: any delimiter reads it, and the answer's columns use this one).
+ */
+export function detectDelimiter(headerLine: string, none: Dialect['delimiter'] = ','): Dialect['delimiter'] {
   const counts = { ';': 0, '\t': 0, ',': 0 };
   let quoted = false;
   for (const ch of headerLine) {
@@ -221,7 +225,7 @@ export function detectDelimiter(headerLine: string): Dialect['delimiter'] {
     else if (!quoted && (ch === ';' || ch === '\t' || ch === ',')) counts[ch]++;
   }
   // Ties go to ';' then tab: a Brazilian header with both usually uses ';' between and ',' inside names.
-  let best: Dialect['delimiter'] = ',';
+  let best: Dialect['delimiter'] = none;
   let bestCount = 0;
   for (const d of [';', '\t', ','] as const) {
     if (counts[d] > bestCount) {

@@ -70,6 +70,11 @@ export interface ReadBatchOptions {
   encoding?: Dialect['encoding'];
   /** Force the delimiter instead of detecting it from the header line. @defaultValue detected */
   delimiter?: Dialect['delimiter'];
+  /**
+   * The delimiter of a file whose header names one column (none to detect), which its answer adds columns with: the
+   * reader's spreadsheet's (';' for Excel in Portuguese). @defaultValue ','
+   */
+  delimiterWhenNone?: Dialect['delimiter'];
   /** Force the decimal mark. @defaultValue ',' when the delimiter is ';', else '.' */
   decimalMark?: Dialect['decimalMark'];
   /** File name used in error messages. @defaultValue the file's base name */
@@ -323,7 +328,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
         { detail: msg('FILE_EMPTY.blank') },
       );
     }
-    const delimiter = options.delimiter ?? detectDelimiter(line);
+    const delimiter = options.delimiter ?? detectDelimiter(line, options.delimiterWhenNone);
     dialect = {
       encoding,
       bom,

@@ -10,7 +10,7 @@ import type { Config, SandboxTls } from '../config.js';
 import { type ReadBatchOptions, readBatch } from '../csv/reader.js';
 import { parseAmount } from '../formats/money.js';
 import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
-import type { Locale } from '../i18n/index.js';
+import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { type StorePlace, storePlace } from '../store/place.js';
@@ -319,7 +319,7 @@ function headerOptionsOf(options: Pick<RunnerOptions, 'mappings' | 'defaults'>, 
  * header mapping, what the kind fills for absent columns (defaults, derived ids), and the dialect.
  */
 export function readOptions(
-  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'>,
+  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'> & Partial<Pick<RunnerOptions, 'locale'>>,
   kind: KindName,
   displayName: string,
 ): ReadBatchOptions {
@@ -329,6 +329,8 @@ export function readOptions(
     displayName,
     ...(options.csv.encoding ? { encoding: options.csv.encoding } : {}),
     ...(options.csv.delimiter ? { delimiter: options.csv.delimiter } : {}),
+    // A one-column file's answer, in the columns of the spreadsheet of the language it speaks (Excel pt-BR: ';').
+    delimiterWhenNone: (options.locale ?? DEFAULT_LOCALE) === 'pt-BR' ? ';' : ',',
     ...(options.csv.decimalMark ? { decimalMark: options.csv.decimalMark } : {}),
     // A file of another kind dropped in this kind's folder is told so (src/csv/headers.ts `inWrongFolder`).
     otherKinds: () =>
@@ -344,7 +346,7 @@ export function readOptions(
  * that its answer can say where it goes. Empty when none reads it, or the file cannot be read at all.
  */
 export async function kindsReading(
-  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'>,
+  options: Pick<RunnerOptions, 'mappings' | 'defaults' | 'csv'> & Partial<Pick<RunnerOptions, 'locale'>>,
   file: string,
   displayName: string,
 ): Promise<KindName[]> {
