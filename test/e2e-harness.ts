@@ -482,6 +482,8 @@ export async function waitForAnswer(
         ? (['rejected', latest.rejected] as const)
         : (['result', latest.results.at(-1)] as const);
       if (!file) return undefined;
+      // A result is answered once its summary is written too (it is renamed into place just after the result).
+      if (type === 'result' && latest.summaries.length < latest.results.length) return undefined;
       const text = await fs.readFile(file, 'utf8').catch(() => undefined);
       return text === undefined ? undefined : { type, file, text };
     },
