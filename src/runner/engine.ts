@@ -661,8 +661,11 @@ class BatchRun {
         // A change of a thing another row of the batch is still changing waits for it (`BatchKind.changes`): the
         // bank applies a file's changes of one charge in its line order.
         const thing = this.kind.changes?.(row.parsed);
-        await (thing === undefined ? undefined : this.changing.get(thing));
-        if (this.signal?.aborted) break outer;
+        const before = thing === undefined ? undefined : this.changing.get(thing);
+        if (before !== undefined) {
+          await before; // not a tick of its own for the rows of other kinds (the hot path)
+          if (this.signal?.aborted) break outer;
+        }
         try {
           await queue.acquireRow(this.kind.group, this.signal);
         } catch {
