@@ -238,6 +238,8 @@ export const EN = {
     'Step {step} may have been carried out at the bank ({reason}); it is never resent blind: check at the bank',
   'UNKNOWN_OUTCOME.lookupFailed':
     'Step {step} may have been carried out at the bank, and looking it up failed: {reason}',
+  'RATE_LIMITED.waiting':
+    'The bank answered 429 (too many requests) {attempts} times; nothing of this row was sent: it waits, and the next run or the daemon sends it',
   'RATE_LIMITED.stillLimited': 'Still rate limited after {attempts} attempts: {reason}',
   UNKNOWN_OUTCOME: 'Step {step}: outcome unknown after {attempts} attempt(s): {reason}; retried by the next run',
   'UNKNOWN_OUTCOME.notCompleted':

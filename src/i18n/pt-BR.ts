@@ -236,6 +236,8 @@ export const PT_BR: Catalogue = {
   UNKNOWN_OUTCOME_NOT_RESENT:
     'A etapa {step} pode ter sido feita no banco ({reason}); nunca é reenviada às cegas: confira no banco',
   'UNKNOWN_OUTCOME.lookupFailed': 'A etapa {step} pode ter sido feita no banco, e a consulta falhou: {reason}',
+  'RATE_LIMITED.waiting':
+    'O banco respondeu 429 (requisições demais) {attempts} vezes; nada desta linha foi enviado: ela espera, e a próxima execução ou o daemon a envia',
   'RATE_LIMITED.stillLimited': 'Ainda limitado pelo banco (429) depois de {attempts} tentativas: {reason}',
   UNKNOWN_OUTCOME:
     'Etapa {step}: resultado desconhecido depois de {attempts} tentativa(s): {reason}; tentada de novo na próxima execução',

@@ -26,7 +26,9 @@
  *   after a crash its row would be left `uncertain` for a person to check.
  * - answer: done (output stored, merged into the row) | the bank said no (4xx) -> failed. A read step's answer that
  *   is not the row's last is stored with the row's next write, its next intent above all (rule 9 of rows.ts).
- * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes.
+ * - 429: the queue pauses the group; the step is `not_sent` and goes again when the group resumes. Still 429 after
+ *   `maxRateLimitedAttempts` (20): the row is `waiting` (nothing was processed), sent by the next run or the daemon's
+ *   next pass; `uncertain` only when an earlier attempt's outcome is unknown.
  * - no answer or 5xx, may have reached the bank: the step is `unknown`. Then:
  *     read step, or a step that sends the IdempotencyKey -> sent again (same key) per the retry policy;
  *     a step without key that has `recover` -> looked up first; created only if certainly absent;
@@ -1060,10 +1062,29 @@ class BatchRun {
           rateLimited++;
           attempt--;
           if (rateLimited >= (this.o.maxRateLimitedAttempts ?? 20)) {
-            return end('uncertain', {
-              code: rowError.code,
-              message: t(this.locale, 'RATE_LIMITED.stillLimited', { attempts: rateLimited, reason: rowError.message }),
-            });
+            if (unknown) {
+              // An earlier attempt may have acted (rule 6): a person, or the next run's recovery, must tell.
+              return end('uncertain', {
+                code: rowError.code,
+                message: t(this.locale, 'RATE_LIMITED.stillLimited', {
+                  attempts: rateLimited,
+                  reason: rowError.message,
+                }),
+              });
+            }
+            // Certainly nothing of this step was processed: the row waits (rows.ts `waiting`), its file unanswered,
+            // and the next run (or the daemon's next pass) sends it. Never `uncertain`: nothing is left to check.
+            await this.writeRow(line, (s) =>
+              s.recordRowWaiting(batchId, line, step.name, {
+                code: rowError.code,
+                message: t(this.locale, 'RATE_LIMITED.waiting', { attempts: rateLimited }),
+              }),
+            );
+            this.log.warn(
+              { line, step: step.name, attempts: rateLimited },
+              'bank still rate limiting: row left waiting',
+            );
+            return { kind: 'stopped' };
           }
           continue;
         }

@@ -17,6 +17,7 @@
  *      └──could not be driven (a bug)────────► uncertain
  *
  *   pending | in_flight | uncertain ──the bank unreachable, certainly nothing sent──► waiting
+ *   pending | in_flight ──still answered 429 after the step's 429 attempts, certainly nothing sent──► waiting
  *   waiting ──the bank is back: sent──► in_flight | succeeded | failed       waiting ──still unreachable──► waiting
  *   waiting ──a lookup said no──► failed     waiting ──gave up waiting (`run`'s limit) or stopped──► waiting (stays)
  *
