@@ -157,3 +157,29 @@ describe('the operator endpoint', () => {
     expect((await get('/healthz')).status).toBe(200);
   });
 });
+
+describe('a metrics port another process holds', () => {
+  it('is refused at start, naming the setting, before any file is taken (exit 2)', async () => {
+    // Before: the daemon took the inbox's files, called the bank, then died with a listen EADDRINUSE stack (exit 1).
+    const other = (await import('node:net')).createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as { port: number }).port;
+    try {
+      const busy = await makeWorkspace(sandbox.url);
+      const config = JSON.parse(await fs.readFile(busy.config, 'utf8')) as Record<string, unknown>;
+      config.metrics = { host: '127.0.0.1', port };
+      await fs.writeFile(busy.config, JSON.stringify(config));
+      await drop(busy, path.join(EXAMPLES, 'charges.csv'), 'charges/cedo.csv');
+      const started = startDaemon(busy);
+      const code = await new Promise<number | null>((resolve) => started.child.on('exit', resolve));
+      expect(code).toBe(2);
+      expect(started.stderr()).toContain(
+        `metrics.port ${port} on 127.0.0.1 is used by another process: stop it, or set metrics.port to a free port`,
+      );
+      expect(started.stderr()).not.toContain('took file from the inbox');
+      expect(await fs.readdir(path.join(busy.inbox, 'charges'))).toContain('cedo.csv');
+    } finally {
+      other.close();
+    }
+  });
+});

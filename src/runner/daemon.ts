@@ -32,6 +32,7 @@ import { randomBytes } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
 import path from 'node:path';
 import { BankClient } from '../bank/client.js';
+import { RemessaError } from '../errors.js';
 import { Intake } from '../intake/index.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
@@ -116,6 +117,31 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   let receiver: RunningWebhookReceiver | undefined;
   let exitCode = 0;
   const metrics = options.metricsEndpoint ? new Metrics() : undefined;
+  // The operator's endpoint listens before anything else starts: a port in use is refused at once (exit 2), before
+  // a file is taken or the bank is called. Until the pipeline and the intake are up, /readyz says not ready.
+  if (metrics && options.metricsEndpoint) {
+    const endpoint = options.metricsEndpoint;
+    try {
+      ops = await startOpsServer({
+        ...endpoint,
+        metrics,
+        checks: {
+          store: () => (pipeline ? checkStoreWritable(pipeline.store) : Promise.reject(new Error('starting'))),
+          inbox: () => intake !== undefined && !intake.signal.aborted,
+          bank: (signal) => (pipeline ? pipeline.probeBank(signal) : Promise.reject(new Error('starting'))),
+        },
+      });
+    } catch (err) {
+      await nameLock?.release();
+      await lock.release();
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      throw new RemessaError(
+        'METRICS_PORT_IN_USE',
+        `metrics.port ${endpoint.port} on ${endpoint.host} is used by another process: stop it, or set metrics.port ` +
+          'to a free port (0 turns the endpoint off)',
+      );
+    }
+  }
   // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
   const reloader = deps.reload;
   const onHangup = () => {
@@ -276,7 +302,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
     };
     schedule(options.reconcile?.applyEventsEveryMs ?? 0, false);
     schedule(options.reconcile?.everyMs ?? 0, true);
-    if (metrics && options.metricsEndpoint) {
+    if (metrics && ops) {
       const takenFrom = intake;
       metrics.attach({
         storeSnapshot: () => storeSnapshot(p.store),
@@ -285,15 +311,6 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         queueStats: () => p.queue.stats,
         isPaused: (group) => p.queue.isPaused(group),
         intakeErrors: () => takenFrom.counts.failed,
-      });
-      ops = await startOpsServer({
-        ...options.metricsEndpoint,
-        metrics,
-        checks: {
-          store: () => checkStoreWritable(p.store),
-          inbox: () => !takenFrom.signal.aborted,
-          bank: (signal) => p.probeBank(signal),
-        },
       });
       log.info({ url: ops.url }, 'metrics, /healthz and /readyz served');
     }
