@@ -35,6 +35,7 @@ import { AUTHORIZATION_SCHEMES, authorizationProblem } from './formats/webhook-a
 import { DEFAULT_LOCALE, LOCALES } from './i18n/index.js';
 import { LOG_FORMATS, registerSecret } from './log.js';
 import { DAEMON_NAME, DEFAULT_LEASE_MS, defaultDaemonName, MAX_LEASE_MS, MIN_LEASE_MS } from './store/daemon-name.js';
+import { parsePgUrl } from './store/pg-url.js';
 import { KIND_NAMES } from './types.js';
 import { REGISTRABLE_EVENT_TYPES } from './webhooks/events.js';
 
@@ -519,17 +520,12 @@ function resolveStorePassword(
     }
     return undefined;
   }
-  let url: URL;
+  // Read as the driver reads it (parsePgUrl): a socket URL (`postgres://remessa@/remessa?host=/var/run/postgresql`)
+  // is no WHATWG URL, and an option the driver refuses is refused here, at load, not at the first connection.
   try {
-    url = new URL(store.url);
-  } catch {
-    throw new ConfigError(`${where}: store.url: Expected a URL postgres://user@host:port/database`);
-  }
-  if (url.password) {
-    throw new ConfigError(
-      `${where}: store.url: the password does not belong in the URL: give it by store.passwordFile or the systemd credential remessa-store-password`,
-      { code: 'CONFIG_INVALID' },
-    );
+    parsePgUrl(store.url);
+  } catch (error) {
+    throw new ConfigError(`${where}: ${(error as Error).message}`, { code: 'CONFIG_INVALID' });
   }
   const password =
     readSecretFile(store.passwordFile, base, 'store.passwordFile') ||

@@ -146,6 +146,23 @@ describe('store settings', () => {
     expect(buildConfig({ store: { url } }, { cwd: dir, env: {} }).storePassword).toBeUndefined();
   });
 
+  it("store.url naming a unix socket folder (the README's two-daemon recipe) loads, and reads as the driver reads it", () => {
+    // postgres://remessa@/remessa?host=... is no WHATWG URL: the config's own check refused it at every start.
+    const url = 'postgres://remessa@/remessa?host=/var/run/postgresql';
+    const config = buildConfig({ store: { url, daemonName: 'remessa-a' } }, { cwd: dir, env: {} });
+    expect(storeTarget(config)).toMatchObject({ engine: 'postgres', url });
+    expect(parsePgUrl(url)).toMatchObject({
+      host: '/var/run/postgresql',
+      port: 5432,
+      user: 'remessa',
+      database: 'remessa',
+    });
+    // An option the driver refuses is refused at load, with the setting named, not at the first connection.
+    expect(() => buildConfig({ store: { url: `${url}&connect_timeout=5` } }, { cwd: dir, env: {} })).toThrow(
+      /store\.url: Expected only sslmode/,
+    );
+  });
+
   it('refuses a password in store.url (never quoting it), a missing password file, and a non-postgres URL', () => {
     const errorOf = (raw: unknown) => {
       try {
