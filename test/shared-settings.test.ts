@@ -49,7 +49,7 @@ describe('one process per daemon name and store on a machine', () => {
       expect((refused as Error).message).toBe(
         'Esperava ser o único processo com o nome de daemon "alpha" nesta máquina, mas outro o está usando: ' +
           `pid ${process.pid} na máquina ${JSON.stringify(os.hostname())}, comando ${JSON.stringify(first.holder.command)}, ` +
-          `desde ${instantIn('pt-BR', first.holder.since)}. Pare-o antes, ou dê a \`remessa daemon\` outro daemon.name.`,
+          `desde ${instantIn('pt-BR', first.holder.since)}. Pare-o antes, ou dê a este daemon outro store.daemonName no seu arquivo de configuração.`,
       );
       const other = await acquireDaemonNameLock(store, 'beta', daemon);
       const elsewhere = await acquireDaemonNameLock(`${store}-2`, 'alpha', daemon);

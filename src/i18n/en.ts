@@ -462,7 +462,7 @@ export const EN = {
     'Stop it first, or give `remessa {command}` the flag --wait-lock[=SECONDS] to wait for it.',
   'DATA_FOLDER_LOCKED.stop': 'Stop it first, then run `remessa {command}` again.',
   'DATA_FOLDER_LOCKED.daemonName':
-    'Expected to be the only process of daemon name {name} on this machine, got another one holding it: {holder}. Stop it first, or give `remessa {command}` another daemon.name.',
+    'Expected to be the only process of daemon name {name} on this machine, got another one holding it: {holder}. Stop it first, or give this daemon another store.daemonName in its config file.',
   LOCK_HOLDER: 'pid {pid} on host {host}, command {command}, since {since}',
   'LOCK_HOLDER.unknown': 'a process that has not written its details yet',
 } as const;

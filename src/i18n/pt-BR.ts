@@ -463,7 +463,7 @@ export const PT_BR: Catalogue = {
     'Pare-o antes, ou dê a `remessa {command}` a opção --wait-lock[=SEGUNDOS] para esperar por ele.',
   'DATA_FOLDER_LOCKED.stop': 'Pare-o antes e rode `remessa {command}` de novo.',
   'DATA_FOLDER_LOCKED.daemonName':
-    'Esperava ser o único processo com o nome de daemon {name} nesta máquina, mas outro o está usando: {holder}. Pare-o antes, ou dê a `remessa {command}` outro daemon.name.',
+    'Esperava ser o único processo com o nome de daemon {name} nesta máquina, mas outro o está usando: {holder}. Pare-o antes, ou dê a este daemon outro store.daemonName no seu arquivo de configuração.',
   LOCK_HOLDER: 'pid {pid} na máquina {host}, comando {command}, desde {since}',
   'LOCK_HOLDER.unknown': 'um processo que ainda não escreveu seus dados',
 };
