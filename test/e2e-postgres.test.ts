@@ -86,4 +86,54 @@ describe.skipIf(skipPostgres)('the daemon on a PostgreSQL store', () => {
     for (const out of [text.stdout, text.stderr, json.stdout, json.stderr]) expect(out).not.toContain(c.password);
     await fs.rm(ws.dir, { recursive: true, force: true });
   }, 180_000);
+
+  it('a daemon or run with a SQLite store (no store.url, by mistake) on the inbox the PostgreSQL daemons serve is refused', async () => {
+    // Before: it started and took files from the shared inbox into a store of its own, where a row the others had
+    // paid, dropped again, was no duplicate and status on either side missed the other's files.
+    const c = cluster!();
+    const { url } = await c.createDatabase();
+    const ws = await makeWorkspace(sandbox!.url);
+    const passwordFile = path.join(ws.dir, 'store-password');
+    await fs.writeFile(passwordFile, `${c.password}\n`, { mode: 0o600 });
+    const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as Record<string, unknown>;
+    await fs.writeFile(ws.config, JSON.stringify({ ...config, store: { url, passwordFile } }, null, 2));
+    const sqliteConfig = path.join(ws.dir, 'sqlite.jsonc');
+    const folders = config.folders as Record<string, string>;
+    const sqliteData = path.join(ws.dir, 'data-sqlite');
+    await fs.writeFile(sqliteConfig, JSON.stringify({ ...config, folders: { ...folders, data: sqliteData } }, null, 2));
+
+    const daemon = startDaemon(ws);
+    try {
+      // Not the charges of the test above: the sandbox is theirs too.
+      await drop(ws, path.join(EXAMPLES, 'qr-codes.csv'), 'qr-codes/qr.csv');
+      await waitForAnswer(ws, 'qr-codes', 'qr');
+    } finally {
+      expect(await stopDaemon(daemon)).toBe(0);
+    }
+
+    await drop(ws, path.join(EXAMPLES, 'qr-codes.csv'), 'qr-codes/again.csv');
+    const cwd = path.join(ROOT, 'test');
+    for (const command of ['run', 'daemon']) {
+      const refused = await runCli([command, '--config', sqliteConfig], { cwd });
+      expect(refused.code, refused.stdout).toBe(2);
+      expect(refused.stderr).toContain(
+        `Esperava uma inbox deste store SQLite, mas ${ws.inbox} é atendida pelos daemons do store PostgreSQL ${url}`,
+      );
+      expect(refused.stderr).toContain(`rode \`remessa ${command}\` de novo`);
+    }
+    // Nothing taken, no SQLite store made.
+    expect(existsSync(path.join(ws.inbox, 'qr-codes', 'again.csv'))).toBe(true);
+    expect(existsSync(path.join(sqliteData, 'remessa.sqlite'))).toBe(false);
+    // The PostgreSQL daemons themselves start again on it, and take the file.
+    const again = startDaemon(ws);
+    try {
+      const answer = await waitForAnswer(ws, 'qr-codes', 'again');
+      const statuses = parseResultCsv(answer.text).map((r) => r.status);
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(new Set(statuses)).toEqual(new Set(['duplicate']));
+    } finally {
+      expect(await stopDaemon(again)).toBe(0);
+    }
+    await fs.rm(ws.dir, { recursive: true, force: true });
+  }, 180_000);
 });

@@ -460,6 +460,8 @@ export const EN = {
   'DATA_FOLDER_LOCKED.waited': ' (waited {seconds} s)',
   'DATA_FOLDER_LOCKED.wait':
     'Stop it first, or give `remessa {command}` the flag --wait-lock[=SECONDS] to wait for it.',
+  INBOX_SERVED_BY_OTHER_STORE:
+    'Expected an inbox of this SQLite store, got {inbox}, served by the daemons of the store {store}: set store.url as they do (a SQLite store beside them would not see the files and rows they took). If no daemon serves it from that store any more, delete {file}, then run `remessa {command}` again.',
   'DATA_FOLDER_LOCKED.stop': 'Stop it first, then run `remessa {command}` again.',
   'DATA_FOLDER_LOCKED.daemonName':
     'Expected to be the only process of daemon name {name} on this machine, got another one holding it: {holder}. Stop it first, or give this daemon another store.daemonName in its config file.',

@@ -461,6 +461,8 @@ export const PT_BR: Catalogue = {
   'DATA_FOLDER_LOCKED.waited': ' (esperou {seconds} s)',
   'DATA_FOLDER_LOCKED.wait':
     'Pare-o antes, ou dê a `remessa {command}` a opção --wait-lock[=SEGUNDOS] para esperar por ele.',
+  INBOX_SERVED_BY_OTHER_STORE:
+    'Esperava uma inbox deste store SQLite, mas {inbox} é atendida pelos daemons do store {store}: defina store.url como eles (um store SQLite ao lado deles não veria os arquivos e linhas que eles tomaram). Se nenhum daemon a atende mais por aquele store, apague {file} e rode `remessa {command}` de novo.',
   'DATA_FOLDER_LOCKED.stop': 'Pare-o antes e rode `remessa {command}` de novo.',
   'DATA_FOLDER_LOCKED.daemonName':
     'Esperava ser o único processo com o nome de daemon {name} nesta máquina, mas outro o está usando: {holder}. Pare-o antes, ou dê a este daemon outro store.daemonName no seu arquivo de configuração.',

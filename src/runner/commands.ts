@@ -102,6 +102,7 @@ import {
   processBatch,
   resumeUnfinishedBatches,
 } from './engine.js';
+import { claimInboxForStore } from './inbox-store.js';
 import {
   acquireDaemonNameLock,
   acquireDataFolderLock,
@@ -846,6 +847,13 @@ export async function runOnce(
     onWait: (holder) =>
       log.info({ holder: describeHolder(holder) }, 'waiting for the data folder: another process drives it'),
   });
+  try {
+    // One inbox, one store (./inbox-store.ts): a SQLite run beside the daemons of a PostgreSQL store is refused.
+    claimInboxForStore(options.folders.inbox, runnerStorePlace(options), { command: 'run', locale: options.locale });
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
   let pipeline: Pipeline;
   try {
     pipeline = await openPipeline(options, commandWaitForBank(options), { command: 'run' });

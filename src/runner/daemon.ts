@@ -43,6 +43,7 @@ import { checkStoreWritable, storeSnapshot } from '../store/snapshot.js';
 import { type RunningWebhookReceiver, startWebhookReceiver } from '../webhooks/receiver.js';
 import { ensureRegistered } from '../webhooks/registration.js';
 import { EMBEDDED_WEBHOOK_API_KEY, openPipeline, type Pipeline, type RunnerOptions } from './commands.js';
+import { claimInboxForStore, SHARED_WORK_DIR } from './inbox-store.js';
 import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
@@ -91,8 +92,7 @@ export const DEFAULT_RETRY_UNCERTAIN_EVERY_MS = 300_000;
 /** Several daemons on one store: how often a daemon looks for rows of other daemons' files to help with. */
 const HELP_EVERY_MS = 1_000;
 
-/** The work area of a shared inbox, inside it (same file system: atomic renames; a dot name: never taken). */
-export const SHARED_WORK_DIR = '.remessa-work';
+export { SHARED_WORK_DIR };
 
 export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): Promise<number> {
   const log = deps.logger ?? options.logger;
@@ -110,6 +110,14 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
       await lock.release();
       throw err;
     }
+  }
+  // One inbox, one store (./inbox-store.ts): a SQLite daemon beside the daemons of a PostgreSQL store is refused.
+  try {
+    claimInboxForStore(options.folders.inbox, runnerStorePlace(options), taker);
+  } catch (err) {
+    await nameLock?.release();
+    await lock.release();
+    throw err;
   }
   let pipeline: Pipeline | undefined;
   let intake: Intake | undefined;
