@@ -136,4 +136,31 @@ describe.skipIf(skipPostgres)('the daemon on a PostgreSQL store', () => {
     }
     await fs.rm(ws.dir, { recursive: true, force: true });
   }, 180_000);
+
+  it('doctor opens the PostgreSQL store: a wrong password file fails it, never printing the password', async () => {
+    // Before: doctor checked the bank only and said the configuration worked, exit 0, whatever the store's password.
+    const c = cluster!();
+    const { url } = await c.createDatabase();
+    const ws = await makeWorkspace(sandbox!.url);
+    const config = JSON.parse(await fs.readFile(ws.config, 'utf8')) as Record<string, unknown>;
+    const cwd = path.join(ROOT, 'test');
+    const doctor = async (password: string) => {
+      const passwordFile = path.join(ws.dir, 'store-password');
+      await fs.writeFile(passwordFile, password, { mode: 0o600 });
+      await fs.writeFile(ws.config, JSON.stringify({ ...config, store: { url, passwordFile } }, null, 2));
+      return runCli(['doctor', '--config', ws.config], { cwd });
+    };
+    const wrong = await doctor('not-the-password-42\n');
+    expect(wrong.code, wrong.stderr).toBe(1);
+    expect(wrong.stdout).toMatch(
+      new RegExp(`^Store: PostgreSQL ${url.replace(/[.?]/g, '\\$&')}: FAIL .*password authentication failed`, 'm'),
+    );
+    expect(wrong.stdout + wrong.stderr).not.toContain('not-the-password-42');
+    // The right one, written as Windows' Notepad does (CRLF): the store opens, exit 0.
+    const right = await doctor(`${c.password}\r\n`);
+    expect(right.code, right.stdout + right.stderr).toBe(0);
+    expect(right.stdout).toContain(`Store: PostgreSQL ${url}: connected (read-only).`);
+    expect(right.stdout + right.stderr).not.toContain(c.password);
+    await fs.rm(ws.dir, { recursive: true, force: true });
+  }, 120_000);
 });

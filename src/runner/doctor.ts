@@ -10,8 +10,11 @@
  * 1. every read of the configured profile (with the user's overrides): method, path, status, what that means;
  * 2. which API key header the bank accepts: the same GET (webhook list) once per known header name;
  * 3. which charges path answers: the charges list under each profile's path.
- * and a verdict: which profile the answers fit. Exit code 0 when the configured profile's API key header is accepted
- * and its list calls answer 2xx; 1 otherwise; 2 when the bank cannot be reached at all.
+ * and a verdict: which profile the answers fit. With a PostgreSQL store (`store.url`), a fourth: whether the store
+ * opens with the configured role and password (read-only: nothing written, no migration applied), so that a wrong
+ * password file or a server that is down is told here, not at the daemon's start. Exit code 0 when the configured
+ * profile's API key header is accepted, its list calls answer 2xx and the store (if PostgreSQL) opens; 1 otherwise;
+ * 2 when the bank cannot be reached at all.
  */
 import { randomUUID } from 'node:crypto';
 import { BankClient, type BankClientOptions } from '../bank/client.js';
@@ -22,6 +25,7 @@ import {
   type BankOperation,
   type BankProfileName,
 } from '../formats/profiles.js';
+import { describeStorePlace, runnerStorePlace } from '../store/place.js';
 import { out, type RunnerOptions } from './options.js';
 
 /** One GET doctor made and what came back. */
@@ -233,10 +237,34 @@ export async function runDoctor(options: RunnerOptions): Promise<number> {
   try {
     const report = await diagnose(client, clientOptions.baseUrl, clientOptions.apiKey, accountId);
     out(options).write(renderDoctorReport(report));
+    const storeOk = await checkStore(options);
     if (report.unreachable) return EXIT_CANNOT_RUN;
-    return report.ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
+    return report.ok && storeOk ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
   } finally {
     await client.close();
     await sandbox?.close();
+  }
+}
+
+/**
+ * A PostgreSQL store: opened read-only once (connection, role, password, schema not newer than this remessa), its
+ * line printed. The error's text is the driver's, which never holds the password (src/store/pg-driver.ts).
+ */
+async function checkStore(options: RunnerOptions): Promise<boolean> {
+  const place = runnerStorePlace(options);
+  if (place.engine !== 'postgres') return true;
+  try {
+    const store = await place.open({ readonly: true });
+    try {
+      // The pool connects lazily: one statement makes it log in.
+      await store.sql.get('SELECT 1 AS one');
+    } finally {
+      await store.close();
+    }
+    out(options).write(`Store: ${describeStorePlace(place)}: connected (read-only).\n`);
+    return true;
+  } catch (error) {
+    out(options).write(`Store: ${describeStorePlace(place)}: FAIL ${(error as Error).message}\n`);
+    return false;
   }
 }
