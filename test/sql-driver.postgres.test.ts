@@ -175,6 +175,10 @@ describe('store settings', () => {
     const inUrl = errorOf({ store: { url: 'postgres://remessa:hunter22@db/remessa' } });
     expect(inUrl.message).toContain('store.url');
     expect(inUrl.message).not.toContain('hunter22');
+    // libpq's other way (?password=): told where the password goes, as above, not only that the option is unknown.
+    const inQuery = errorOf({ store: { url: 'postgres://remessa@db/remessa?sslmode=require&password=hunter22' } });
+    expect(inQuery.message).toContain('store.url: the password does not belong in the URL');
+    expect(inQuery.message).not.toContain('hunter22');
     const missing = errorOf({ store: { url: 'postgres://remessa@db/remessa', passwordFile: 'nope' } });
     expect(missing.message).toContain('store.passwordFile');
     expect(missing.code).toBe('CONFIG_NOT_FOUND');

@@ -49,12 +49,13 @@ export function parsePgUrl(text: string): PgTarget {
       `store.url: Expected postgres:// or postgresql://, got ${url.protocol}//`,
     );
   }
-  if (url.password) {
-    throw new RemessaError(
+  const passwordInUrl = () =>
+    new RemessaError(
       'STORE_URL_INVALID',
       'store.url: the password does not belong in the URL: give it by store.passwordFile or the systemd credential remessa-store-password',
     );
-  }
+  // libpq takes it after the user (user:password@) and as an option (?password=): neither, and neither is quoted.
+  if (url.password || url.searchParams.has('password')) throw passwordInUrl();
   let ssl: PgTarget['ssl'] = false;
   let socketDir: string | undefined;
   let queryPort: number | undefined;
