@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
 import { registerIntake } from '../src/store/intakes.js';
 import {
@@ -113,6 +113,26 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
     );
     expect(holders.reduce((n, h) => n + h.n, 0)).toBe(40);
     expect(holders.every((h) => h.holder === 'alpha' || h.holder === 'beta')).toBe(true);
+  });
+
+  it("shows a daemon's start and last renewal on the database's clock, not on its machine's skewed one", async () => {
+    // Before: last_seen was the daemon's own clock: one 10 minutes behind, alive and renewing, read "last seen 10
+    // minutes ago" in status beside a lease the database counts live.
+    const a = await daemon('alpha');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() - 10 * 60_000);
+      const skewed = await daemon('skewed');
+      await skewed.lease.renew();
+    } finally {
+      vi.useRealTimers();
+    }
+    const [{ db }] = (await a.store.sql.all<{ db: number }>(
+      'SELECT extract(epoch FROM clock_timestamp()) * 1000 AS db',
+    )) as [{ db: number }];
+    const view = (await listDaemons(a.store)).find((d) => d.name === 'skewed')!;
+    expect(view.alive).toBe(true);
+    for (const t of [view.startedAt, view.lastSeen]) expect(Math.abs(Date.parse(t) - Number(db))).toBeLessThan(5_000);
   });
 
   it('skips a row locked by another transaction instead of waiting for it (SKIP LOCKED)', async () => {

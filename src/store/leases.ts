@@ -22,7 +22,8 @@
  * Times: `lease_until_ms` is written and compared on the DATABASE's clock (clock_timestamp()), so daemons whose
  * machines' clocks disagree agree on who is dead. A daemon also keeps a local deadline (its monotonic clock at the
  * start of the last successful renewal + leaseMs - a tenth): past it, it counts its lease lost without asking, so a
- * daemon cut off from the database stops sending before the others may take its rows over.
+ * daemon cut off from the database stops sending before the others may take its rows over. What `remessa status`
+ * shows of a daemon (started, last seen, stopped) is on the database's clock too.
  *
  * WHAT A DAEMON HOLDS
  * - Rows (`rows.holder`): claimed in pages (`claimRows`) by one statement `SELECT ... FOR UPDATE OF r SKIP LOCKED`
@@ -79,6 +80,17 @@ function clock(store: Store): { sql: string; params: SqlParam[] } {
   return store.driver.dialect === 'postgres'
     ? { sql: '(extract(epoch FROM clock_timestamp()) * 1000)', params: [] }
     : { sql: '?', params: [Date.now()] };
+}
+
+/**
+ * The database's clock as an ISO 8601 instant (`2026-11-28T08:43:05.123Z`), as SQL (PostgreSQL), or this process's
+ * (SQLite). The times a daemon's row shows (started, last seen, stopped) are the database's, as its lease is: with the
+ * machines' clocks apart, a live daemon's own clock would show it "last seen" minutes ago, or in the future.
+ */
+function clockIso(store: Store): { sql: string; params: SqlParam[] } {
+  return store.driver.dialect === 'postgres'
+    ? { sql: `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, params: [] }
+    : { sql: '?', params: [new Date().toISOString()] };
 }
 
 /** SQL true when the daemon named by the expression `holder` has no live lease (dead, stopped or never seen). */
@@ -166,7 +178,7 @@ export class DaemonLease implements RowHolder {
     const host = os.hostname();
     const started = this.monotonic();
     const now = clock(store);
-    const at = new Date().toISOString();
+    const at = clockIso(store);
     // A live lease under this name from this host is this daemon's previous life (restarted before its lease passed)
     // unless the process it names still runs: then it is a second process given the same name (one whose temp folder
     // differs, where the name's lock lives: systemd's PrivateTmp), refused as one on another host is.
@@ -180,7 +192,7 @@ export class DaemonLease implements RowHolder {
     const registered = await store.transaction(async (s) => {
       const r = await s.sql.get<{ name: string }>(
         `INSERT INTO daemons AS d (name, lease_until_ms, started_at, last_seen, host, pid, stopped_at)
-         VALUES (?, ${now.sql} + ?, ?, ?, ?, ?, NULL)
+         VALUES (?, ${now.sql} + ?, ${at.sql}, ${at.sql}, ?, ?, NULL)
          ON CONFLICT (name) DO UPDATE SET lease_until_ms = excluded.lease_until_ms, started_at = excluded.started_at,
            last_seen = excluded.last_seen, host = excluded.host, pid = excluded.pid, stopped_at = NULL
          WHERE d.lease_until_ms < excluded.lease_until_ms - ? OR d.stopped_at IS NOT NULL
@@ -190,8 +202,8 @@ export class DaemonLease implements RowHolder {
           options.name,
           ...now.params,
           this.leaseMs,
-          at,
-          at,
+          ...at.params,
+          ...at.params,
           host,
           process.pid,
           this.leaseMs,
@@ -243,11 +255,12 @@ export class DaemonLease implements RowHolder {
     }
     const on = this.options.renewOn ?? this.store;
     const now = clock(on);
+    const at = clockIso(on);
     try {
       const r = await on.sql.run(
-        `UPDATE daemons SET lease_until_ms = ${now.sql} + ?, last_seen = ?
+        `UPDATE daemons SET lease_until_ms = ${now.sql} + ?, last_seen = ${at.sql}
          WHERE name = ? AND lease_until_ms >= ${now.sql} AND stopped_at IS NULL AND pid = ?`,
-        [...now.params, this.leaseMs, new Date().toISOString(), this.name, ...now.params, process.pid],
+        [...now.params, this.leaseMs, ...at.params, this.name, ...now.params, process.pid],
       );
       if (r.changes === 0) {
         this.lose('the database says it passed (another daemon may have taken over what it held)');
@@ -310,9 +323,11 @@ export class DaemonLease implements RowHolder {
     this.released = true;
     await this.renewing?.catch(() => undefined);
     if (this.lostError) return;
-    await (this.options.renewOn ?? this.store).sql.run(
-      'UPDATE daemons SET lease_until_ms = 0, stopped_at = ?, last_seen = ? WHERE name = ? AND pid = ?',
-      [new Date().toISOString(), new Date().toISOString(), this.name, process.pid],
+    const on = this.options.renewOn ?? this.store;
+    const at = clockIso(on);
+    await on.sql.run(
+      `UPDATE daemons SET lease_until_ms = 0, stopped_at = ${at.sql}, last_seen = ${at.sql} WHERE name = ? AND pid = ?`,
+      [...at.params, ...at.params, this.name, process.pid],
     );
   }
 
