@@ -16,11 +16,13 @@
  * the config refuses those keys: `multiDaemonUnsupported()` says so (the suites skip their multi-daemon parts with
  * that message and turn on by themselves once the keys are accepted).
  */
+
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { configSchema } from '../../src/config.js';
 import { buildBankSlipBarCode } from '../../src/formats/index.js';
+import { INBOX_STORE_FILE, SHARED_WORK_DIR } from '../../src/runner/inbox-store.js';
 import { createPrng, type FaultRuleInput } from '../../src/sandbox/faults.js';
 import {
   answersOf,
@@ -315,9 +317,14 @@ function readPaidBills(file: string): Map<string, string> {
   }
 }
 
+/** The files under `dir`, but the name of the store that serves a shared inbox (src/runner/inbox-store.ts). */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+  const storeMark = path.join(SHARED_WORK_DIR, INBOX_STORE_FILE);
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .filter((f) => f !== storeMark);
 }
 
 /** A bill-payments file of `n` distinct payable bills (by bar code), set `set` (0-9) apart from other sets. */
