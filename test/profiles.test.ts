@@ -19,6 +19,7 @@ import {
   pixPaymentSchema,
   staticQrSchema,
 } from '../src/bank/schemas.js';
+import { parseBrCode } from '../src/formats/brcode.js';
 import { BANK_PROFILE_DEFINITIONS, BANK_PROFILES, type BankProfileName } from '../src/formats/profiles.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { rewriteUrlFor } from '../src/sandbox/profiles.js';
@@ -111,7 +112,7 @@ describe('what the client sends, per profile', () => {
     expect(init.expiresAt).toBe('2030-01-01T00:00:00.000Z');
     await client.pixPayments.pay(PIX_REQUEST, key);
     await client.qrCodes.createDynamic({ correlationId: randomUUID(), amountCents: 100, expiresInSeconds: 86_400 });
-    await client.qrCodes.createStatic({ correlationId: 'abc' }, key);
+    await client.qrCodes.createStatic({ correlationId: 'abc', additionalInformation: 'Obrigado' }, key);
     await client.charges.get('order-1');
 
     expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
@@ -140,6 +141,13 @@ describe('what the client sends, per profile', () => {
       splitInstructions: [],
     });
     expect(JSON.parse(seen[2]!.body).expiresIn).toBe('86400');
+    // The static QR as the clients send it: the payer's text as additionalInfo, and source.
+    expect(JSON.parse(seen[3]!.body)).toEqual({
+      type: 'PIX_STATIC',
+      correlationId: 'abc',
+      additionalInfo: 'Obrigado',
+      source: 'QR_CODE_API',
+    });
   });
 
   it('interface: the spec names and paths, the account id on webhooks only, keys where the spec asks', async () => {
@@ -332,6 +340,17 @@ describe.each(BANK_PROFILES)('the sandbox serving the %s profile', (profile) => 
       expect((await client.qrCodes.getStatic(created.transactionId!)).payloadPix).toBe(created.payloadPix);
     }
     expect(await client.webhooks.list()).toEqual([]);
+  });
+
+  it('a static QR code carries the text for the payer under the name the dialect reads (additionalInfo in delbank)', async () => {
+    const sandbox = await sandboxOf(profile);
+    const client = clientOf(sandbox.url, { profile });
+    const created = await client.qrCodes.createStatic(
+      { correlationId: `msg-${randomUUID().slice(0, 8)}`, amountCents: 1500, additionalInformation: 'Obrigado' },
+      randomUUID(),
+    );
+    expect(created.additionalInfo).toBe('Obrigado');
+    expect(parseBrCode(created.payloadPix).description).toBe('Obrigado');
   });
 
   it('refuses a client of the other dialect as a bank would: 401 for its API key header, 404 for its paths', async () => {

@@ -91,7 +91,7 @@ export class QrCodesResource {
         method: 'POST',
         path: this.#http.path('staticQr'),
         idempotencyKey: this.#http.idempotencyKeyFor('staticQr', idempotencyKey),
-        body: staticQrBody(input),
+        body: staticQrBody(input, this.#http.profile.staticQrBody),
         signal: options.signal,
         task: options.task,
       },

@@ -206,15 +206,25 @@ export function dynamicQrBody(
   });
 }
 
-/** Body of POST /baas/api/v2/pix/qrcode/static (spec 2.10). */
-export function staticQrBody(input: CreateStaticQrInput): Record<string, unknown> {
+/**
+ * Body of POST /baas/api/v2/pix/qrcode/static (spec 2.10). The text shown to the payer is `additionalInformation` in
+ * the spec; the provider's clients send it as `additionalInfo`, with `source: "QR_CODE_API"` (`dialect` 'sdk'): under
+ * the spec's name the provider would not read it, and the payer would see no message.
+ */
+export function staticQrBody(
+  input: CreateStaticQrInput,
+  dialect: 'interface' | 'sdk' = 'interface',
+): Record<string, unknown> {
+  const sdk = dialect === 'sdk';
   return compact({
     type: 'PIX_STATIC',
     correlationId: input.correlationId,
     description: input.description,
     amount: input.amountCents === undefined ? undefined : moneyToWire(input.amountCents),
     pixKey: input.pixKey,
-    additionalInformation: input.additionalInformation,
+    additionalInformation: sdk ? undefined : input.additionalInformation,
+    additionalInfo: sdk ? input.additionalInformation : undefined,
+    source: sdk ? 'QR_CODE_API' : undefined,
     formatResponse: input.formatResponse,
   });
 }

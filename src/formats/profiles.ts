@@ -6,8 +6,9 @@
  * - `interface`: shared/spec/service-interface.md, as written (the default).
  * - `delbank`: what the provider's official clients send (shared/spec/provider-delbank.md, the PHP SDK's source):
  *   `x-delbank-api-key` and `x-delfinance-account-id` on every request, charges under `/baas/v1/charges`, dynamic QR
- *   v2, the QR payment as a transfer (`POST /baas/api/v2/transfers`), and no IdempotencyKey on the payment
- *   initialization, the dynamic QR and the static QR. docs/providers.md tells where each fact comes from.
+ *   v2, the QR payment as a transfer (`POST /baas/api/v2/transfers`), the static QR body with `additionalInfo` and
+ *   `source`, and no IdempotencyKey on the payment initialization, the dynamic QR and the static QR.
+ *   docs/providers.md tells where each fact comes from.
  *
  * Every path and header can be overridden one by one (config `bank.paths.<operation>`, `bank.headers.<name>`).
  *
@@ -87,6 +88,11 @@ export interface BankProfile {
   pixPaymentBody: 'interface' | 'transfer';
   /** Dynamic QR `expiresIn` as a JSON number (spec) or a string of digits (the SDK sends "86400"). */
   dynamicQrExpiresIn: 'number' | 'string';
+  /**
+   * Body of the static QR creation: the spec's (`type`, `description`, the payer's message as `additionalInformation`)
+   * or the SDK's (the message as `additionalInfo`, `source: "QR_CODE_API"`, no `type` nor internal `description`).
+   */
+  staticQrBody: 'interface' | 'sdk';
 }
 
 const INTERFACE_PATHS: Record<BankOperation, string> = {
@@ -138,6 +144,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     keyless: new Set(),
     pixPaymentBody: 'interface',
     dynamicQrExpiresIn: 'number',
+    staticQrBody: 'interface',
   },
   delbank: {
     name: 'delbank',
@@ -151,6 +158,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     keyless: new Set<KeyedOperation>(['pixPaymentInitialization', 'staticQr']),
     pixPaymentBody: 'transfer',
     dynamicQrExpiresIn: 'string',
+    staticQrBody: 'sdk',
   },
 };
 

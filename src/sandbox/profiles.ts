@@ -10,6 +10,8 @@
  *   request headers  x-delbank-api-key                   checked by auth.ts (the profile's `apiKeyHeader`)
  *                    x-delfinance-account-id             -> x-service-account-id (the spec's name is dropped)
  *   request body     dynamic QR `expiresIn` "86400"      -> 86400 (the provider's clients send a string)
+ *                    static QR `additionalInformation`   dropped: the provider reads the payer's text as
+ *                                                        `additionalInfo` (its clients' name), not the spec's
  *   response body    dynamic QR `qrCodePayload`          -> `payloadPix`, plus `transactionId` (the txid)
  *                    initialization `expiresAt`          -> `expirationTime`
  *
@@ -132,6 +134,7 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
   const interfaceAccountHeader = INTERFACE.headers.accountId.toLowerCase();
   const dynamicPrefix = prefixOf(DELBANK.paths.dynamicQr);
   const initializationPath = DELBANK.paths.pixPaymentInitialization;
+  const staticPath = DELBANK.paths.staticQr;
 
   app.addHook('onRequest', async (request) => {
     // Only the profile's own header names count: the spec's account header from a wrong-dialect client is dropped.
@@ -141,8 +144,14 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
   });
 
   app.addHook('preValidation', async (request) => {
-    if (request.method !== 'POST' || originalPath(request) !== dynamicPrefix) return;
+    if (request.method !== 'POST') return;
+    const path = originalPath(request);
     const body = request.body as Record<string, unknown> | undefined;
+    if (path === staticPath) {
+      if (body && typeof body === 'object') delete body.additionalInformation;
+      return;
+    }
+    if (path !== dynamicPrefix) return;
     if (body && typeof body === 'object' && typeof body.expiresIn === 'string' && /^\d+$/.test(body.expiresIn)) {
       body.expiresIn = Number(body.expiresIn);
     }
