@@ -199,10 +199,12 @@ async function expectedLines(w: World, endToEndIds: string[]): Promise<string[]>
   out.push(`qr-code ${DYNAMIC_QR} PENDING>CONCLUDED 40.00 - - - ${dyn.paidAt}`);
   // A static code stays ACTIVE: the Pix received on it is a line of its own, keyed by the payment's endToEndId.
   const stat = (await bank(w, 'GET', 'staticQrGet', [STATIC_QR])) as {
-    payments: Array<{ endToEndId: string; receivedAt: string }>;
+    payments: Array<{ endToEndId: string; receivedAt?: string; createdAt?: string }>;
   };
   expect(stat.payments.map((p) => p.endToEndId)).toEqual([endToEndIds[1]]);
-  out.push(`pix-received ${endToEndIds[1]} ACTIVE>RECEIVED 25.00 - - - ${stat.payments[0]!.receivedAt}`);
+  // The time of receipt: `receivedAt` in the interface dialect, `createdAt` in delbank's (the provider's name).
+  const received = TEST_PROFILE === 'delbank' ? stat.payments[0]!.createdAt : stat.payments[0]!.receivedAt;
+  out.push(`pix-received ${endToEndIds[1]} ACTIVE>RECEIVED 25.00 - - - ${received}`);
   for (const [i, e2e] of endToEndIds.entries()) {
     const p = (await bank(w, 'GET', 'pixPaymentGet', [e2e])) as Record<string, string>;
     out.push(`pix-payment ${e2e} PIX_PROCESSING>${p.status} ${i === 0 ? '40.00' : '25.00'} - - - ${p.createdAt}`);

@@ -288,6 +288,48 @@ describe.each(engines)('on $name', (engine) => {
     });
   });
 
+  describe('Pix received on a static QR code, delbank dialect', () => {
+    it('reconciliation reads each payment of the code as the provider writes it (createdAt, not receivedAt)', async () => {
+      const delbank = await startSandbox({ port: 0, now: () => clock, claimFixtures: false, profile: 'delbank' });
+      const own = new BankClient({
+        baseUrl: delbank.url,
+        apiKey: SANDBOX_PUBLIC_API_KEY,
+        maxAttempts: 1,
+        profile: 'delbank',
+      });
+      try {
+        const qr = await own.qrCodes.createStatic({ correlationId: 'ST-D', amountCents: 1_200 }, randomUUID());
+        await succeeded(
+          'qr-codes',
+          { type: 'PIX_STATIC', input: { correlationId: 'ST-D' } },
+          { qrCodePayload: qr.payloadPix },
+        );
+        const paidAt: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          const init = await own.pixPayments.initialize(qr.payloadPix, randomUUID());
+          await own.pixPayments.pay(own.pixPayments.toPaymentRequest(init), randomUUID());
+          paidAt.push(clock.toISOString());
+          clock = new Date(clock.getTime() + 60_000);
+        }
+        await retornoPass({
+          store,
+          client: own,
+          outboxDir: path.join(dir, 'outbox'),
+          logger: silent,
+          reconcile: true,
+          now: () => clock,
+        });
+        expect((await lines()).map((l) => [l.kind, l.newStatus, l.paidCents, l.occurredAt, l.source])).toEqual([
+          ['pix-received', 'RECEIVED', 1_200, paidAt[0], 'reconcile'],
+          ['pix-received', 'RECEIVED', 1_200, paidAt[1], 'reconcile'],
+        ]);
+      } finally {
+        await own.close();
+        await delbank.close();
+      }
+    });
+  });
+
   describe('Pix QR payments', () => {
     it('a failed payment ends its wait with a line that shows no paid amount; a settled one shows it', async () => {
       const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;

@@ -682,7 +682,7 @@ async function reconcile(
     }
   }
   // Static QR codes created in the window (or the last STATIC_QR_LOOKBACK_DAYS days): the Pix received on each, by
-  // its look-up by correlationId (`qrCodes.getStatic`; its `payments` are a sandbox addition, docs/service-gaps.md).
+  // its look-up by correlationId (`qrCodes.getStatic`; its `payments`, docs/service-gaps.md).
   const staticSince = options.since ?? dayBefore(daysAgo(now(), STATIC_QR_LOOKBACK_DAYS));
   for (const thing of await things.open(['static-qr-code'])) {
     if (thing.createdAt.slice(0, 10) < staticSince) continue;
@@ -695,7 +695,10 @@ async function reconcile(
       const out: ObservationOf[] = [];
       for (const p of Array.isArray(qr.payments) ? (qr.payments as Array<Record<string, unknown>>) : []) {
         const e2e = typeof p.endToEndId === 'string' ? p.endToEndId : undefined;
-        const at = utcInstant(typeof p.receivedAt === 'string' ? p.receivedAt : undefined);
+        // When it was received: `receivedAt` (the sandbox's interface dialect) or `createdAt` (the provider's
+        // QrCodePaymentDTO, provider-delbank.md).
+        const when = [p.receivedAt, p.createdAt].find((v): v is string => typeof v === 'string');
+        const at = utcInstant(when);
         if (!e2e || !at) continue;
         out.push({
           kind: 'pix-received',

@@ -14,6 +14,8 @@
  *                                                        `additionalInfo` (its clients' name), not the spec's
  *   response body    dynamic QR `qrCodePayload`          -> `payloadPix`, plus `transactionId` (the txid)
  *                    initialization `expiresAt`          -> `expirationTime`
+ *                    static QR `payments[].receivedAt`   -> `createdAt` (the provider's QrCodePaymentDTO: endToEndId,
+ *                                                        correlationId, amount, createdAt)
  *
  * The `delbank` dialect also sends no IdempotencyKey on the payment initialization and the static QR creation: those
  * routes ask `idempotencyKeyRequired` (the key is still honoured when sent). Faults and idempotency records are keyed
@@ -162,7 +164,8 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
     const path = originalPath(request);
     const isDynamic = under(path, dynamicPrefix);
     const isInitialization = path === initializationPath;
-    if (!isDynamic && !isInitialization) return payload;
+    const isStaticRead = request.method === 'GET' && under(path, staticPath) && path !== staticPath;
+    if (!isDynamic && !isInitialization && !isStaticRead) return payload;
     let data: unknown;
     try {
       data = JSON.parse(payload);
@@ -175,6 +178,14 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
       const { qrCodePayload, ...rest } = record;
       const txid = txidOfPayload(qrCodePayload);
       return JSON.stringify({ ...rest, ...(txid ? { transactionId: txid } : {}), payloadPix: qrCodePayload });
+    }
+    if (isStaticRead && Array.isArray(record.payments)) {
+      const payments = record.payments.map((p: unknown) => {
+        if (p === null || typeof p !== 'object' || !('receivedAt' in p)) return p;
+        const { receivedAt, ...rest } = p as Record<string, unknown>;
+        return { ...rest, correlationId: record.correlationId, createdAt: receivedAt };
+      });
+      return JSON.stringify({ ...record, payments });
     }
     if (isInitialization && 'expiresAt' in record) {
       const { expiresAt, ...rest } = record;
