@@ -353,6 +353,28 @@ describe.each(BANK_PROFILES)('the sandbox serving the %s profile', (profile) => 
     expect(parseBrCode(created.payloadPix).description).toBe('Obrigado');
   });
 
+  it("a static QR code's payments are listed at .../static/{id}/payments, with the dialect's time field", async () => {
+    const sandbox = await sandboxOf(profile);
+    const client = clientOf(sandbox.url, { profile });
+    const correlationId = `pay-${randomUUID().slice(0, 8)}`;
+    const created = await client.qrCodes.createStatic({ correlationId, amountCents: 700 }, randomUUID());
+    const init = await client.pixPayments.initialize(created.payloadPix, randomUUID());
+    const payment = await client.pixPayments.pay(client.pixPayments.toPaymentRequest(init), randomUUID());
+    const headers = { [BANK_PROFILE_DEFINITIONS[profile].headers.apiKey]: SANDBOX_PUBLIC_API_KEY };
+    const list = await rawRequest(
+      sandbox,
+      'GET',
+      `/baas/api/v2/pix/qrcode/static/${created.transactionId}/payments`,
+      undefined,
+      headers,
+    );
+    expect(list.status).toBe(200);
+    const time = profile === 'delbank' ? 'createdAt' : 'receivedAt';
+    expect(list.json).toEqual([
+      { endToEndId: payment.endToEndId, correlationId, amount: 7, [time]: expect.any(String) },
+    ]);
+  });
+
   it('refuses a client of the other dialect as a bank would: 401 for its API key header, 404 for its paths', async () => {
     const sandbox = await sandboxOf(profile);
     const other: BankProfileName = profile === 'interface' ? 'delbank' : 'interface';

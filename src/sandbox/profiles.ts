@@ -15,7 +15,7 @@
  *   response body    dynamic QR `qrCodePayload`          -> `payloadPix`, plus `transactionId` (the txid)
  *                    initialization `expiresAt`          -> `expirationTime`
  *                    static QR `payments[].receivedAt`   -> `createdAt` (the provider's QrCodePaymentDTO: endToEndId,
- *                                                        correlationId, amount, createdAt)
+ *                    (GET .../static/{id}[/payments])    correlationId, amount, createdAt)
  *
  * The `delbank` dialect also sends no IdempotencyKey on the payment initialization and the static QR creation: those
  * routes ask `idempotencyKeyRequired` (the key is still honoured when sent). Faults and idempotency records are keyed
@@ -126,6 +126,13 @@ function txidOfPayload(payload: string): string | undefined {
   }
 }
 
+/** A static code's payment as the provider writes it: `createdAt` for the sandbox's `receivedAt`. */
+function asProviderPayment(p: unknown, correlationId?: unknown): unknown {
+  if (p === null || typeof p !== 'object' || !('receivedAt' in p)) return p;
+  const { receivedAt, ...rest } = p as Record<string, unknown>;
+  return { ...(correlationId === undefined ? {} : { correlationId }), ...rest, createdAt: receivedAt };
+}
+
 /**
  * Adds the hooks that translate headers and bodies at the edge (see the top of this file). Call once, before the
  * route modules. `interface` adds nothing.
@@ -172,6 +179,7 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
     } catch {
       return payload;
     }
+    if (isStaticRead && Array.isArray(data)) return JSON.stringify(data.map((p) => asProviderPayment(p)));
     if (data === null || typeof data !== 'object' || Array.isArray(data)) return payload;
     const record = data as Record<string, unknown>;
     if (isDynamic && typeof record.qrCodePayload === 'string') {
@@ -180,11 +188,7 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
       return JSON.stringify({ ...rest, ...(txid ? { transactionId: txid } : {}), payloadPix: qrCodePayload });
     }
     if (isStaticRead && Array.isArray(record.payments)) {
-      const payments = record.payments.map((p: unknown) => {
-        if (p === null || typeof p !== 'object' || !('receivedAt' in p)) return p;
-        const { receivedAt, ...rest } = p as Record<string, unknown>;
-        return { ...rest, correlationId: record.correlationId, createdAt: receivedAt };
-      });
+      const payments = record.payments.map((p: unknown) => asProviderPayment(p, record.correlationId));
       return JSON.stringify({ ...record, payments });
     }
     if (isInitialization && 'expiresAt' in record) {

@@ -565,25 +565,42 @@ export function registerQrCodeRoutes(app: FastifyInstance, ctx: SandboxContext):
     return answer;
   });
 
-  app.get(`${STATIC_QR_PATH}/:correlationId`, async (request) => {
-    const { correlationId } = request.params as { correlationId: string };
-    // By correlationId, or by transactionId (the `delbank` clients' GET .../static/{transactionIdentifier}).
-    const byTxid = findQrCodeByTxid(ctx, correlationId);
+  /** A static code of the caller's by correlationId, or by transactionId (the `delbank` clients' identifier). */
+  const findStatic = (request: FastifyRequest, id: string) => {
+    const byTxid = findQrCodeByTxid(ctx, id);
     const qr =
-      findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', correlationId) ??
+      findByCorrelation(ctx, request.sandboxAuth.keyId, 'STATIC', id) ??
       (byTxid?.kind === 'STATIC' && byTxid.apiKeyId === request.sandboxAuth.keyId ? byTxid : undefined);
     if (!qr) throw new SandboxHttpError(404, { ...problem(404, 'Not Found'), code: 'QR_CODE_NOT_FOUND' });
-    const { formatResponse } = request.query as { formatResponse?: string };
-    // Sandbox addition (docs/service-gaps.md): the Pix received on the code, oldest first, so a client without
-    // webhooks learns them (a static code is reusable: each payment is one Pix received, the code stays ACTIVE).
-    const payments = (
+    return qr;
+  };
+  // The Pix received on a static code, oldest first (a static code is reusable: each payment is one Pix received,
+  // the code stays ACTIVE), so a client without webhooks learns them. In this dialect the time is `receivedAt`; the
+  // `delbank` edge writes it `createdAt` (src/sandbox/profiles.ts).
+  const staticPayments = (qr: StoredQrCode) =>
+    (
       ctx.db
         .prepare(
           'SELECT end_to_end_id, amount_cents, paid_at FROM qr_code_payments WHERE qr_code_id = ? ORDER BY paid_at, id',
         )
         .all(qr.id) as Array<{ end_to_end_id: string; amount_cents: number; paid_at: string }>
     ).map((p) => ({ endToEndId: p.end_to_end_id, amount: centsToWire(p.amount_cents), receivedAt: p.paid_at }));
+
+  app.get(`${STATIC_QR_PATH}/:correlationId`, async (request) => {
+    const { correlationId } = request.params as { correlationId: string };
+    const qr = findStatic(request, correlationId);
+    const { formatResponse } = request.query as { formatResponse?: string };
+    // `payments`: a sandbox addition in the interface (docs/service-gaps.md); the provider's clients read it too.
+    const payments = staticPayments(qr);
     return withImage({ ...qr.record, payments }, qr.payload, formatResponse ?? 'PAYLOAD_AND_QRCODE', 'base64Image');
+  });
+
+  // The provider's clients' list of a static code's payments (provider-delbank.md): an array, each with the code's
+  // correlationId.
+  app.get(`${STATIC_QR_PATH}/:correlationId/payments`, async (request) => {
+    const { correlationId } = request.params as { correlationId: string };
+    const qr = findStatic(request, correlationId);
+    return staticPayments(qr).map((p) => ({ ...p, correlationId: qr.correlationId }));
   });
 }
 
