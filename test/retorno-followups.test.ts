@@ -369,5 +369,45 @@ describe.each(engines)('on $name', (engine) => {
       ]);
       expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
     });
+
+    it('a status that denies a word of success (NOT_PAID, UNSUCCESSFUL, UNCONFIRMED) shows no paid amount', async () => {
+      const at = '2026-11-23T11:59:00.000Z';
+      const cases = [
+        ['NOT_PAID', false],
+        ['UNSUCCESSFUL', false],
+        ['PIX_UNCONFIRMED', false],
+        ['PAYMENT_NOT_COMPLETED', false],
+        ['PIX_EXECUTED', true],
+        ['SUCCESS', true],
+        ['Completed', true],
+      ] as const;
+      const e2es: string[] = [];
+      for (const [status] of cases) {
+        const e2e = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+        e2es.push(e2e);
+        await succeeded(
+          'pix-payments',
+          {},
+          { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
+          4_000,
+        );
+        await insertWebhookEvent(store, {
+          id: `ev-${status}`,
+          type: 'PIX_PAYMENT_UPDATED',
+          endToEndId: e2e,
+          occurredAt: at,
+          receivedAt: clock.toISOString(),
+          payload: JSON.stringify({
+            id: `ev-${status}`,
+            event: 'PIX_PAYMENT_UPDATED',
+            createdAt: at,
+            data: { endToEndId: e2e, status, amount: 40, updatedAt: at },
+          }),
+        });
+      }
+      await pass(false);
+      const byE2e = new Map((await lines()).map((l) => [l.endToEndId, [l.newStatus, l.paidCents]]));
+      expect(e2es.map((e) => byE2e.get(e))).toEqual(cases.map(([status, paid]) => [status, paid ? 4_000 : undefined]));
+    });
   });
 });

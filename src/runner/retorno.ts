@@ -318,13 +318,49 @@ export async function observationsOfEvent(envelope: Envelope, things: Things): P
   }
 }
 
+/** Words of a status that say a Pix payment's money went. */
+const PIX_DONE_WORDS = new Set([
+  'EXECUTED',
+  'SETTLED',
+  'COMPLETED',
+  'CONCLUDED',
+  'CONFIRMED',
+  'PAID',
+  'DONE',
+  'SUCCESS',
+  'SUCCEEDED',
+  'SUCCESSFUL',
+]);
+/** Words that deny or undo it, wherever they stand (NOT_PAID, PAID_RETURNED, EXECUTED_WITH_ERROR...). */
+const PIX_NOT_DONE_WORDS = new Set([
+  'NOT',
+  'NO',
+  'NON',
+  'FAILED',
+  'FAILURE',
+  'ERROR',
+  'REJECTED',
+  'CANCELED',
+  'CANCELLED',
+  'RETURNED',
+  'REFUNDED',
+  'REVERSED',
+  'DEVOLVED',
+]);
+
 /**
  * Whether a Pix QR payment's final status says the money went (the spec shows only PIX_PROCESSING; the sandbox's
- * PIX_EXECUTED, and the usual words of a done payment). Any other final status (a failure, a return) reports no paid
- * amount: the retorno never shows a failed payment as paid.
+ * PIX_EXECUTED, and the usual words of a done payment). Read word by word (split at `_`, `-`, spaces and camel case),
+ * never as a substring: UNPAID, NOT_PAID, UNSUCCESSFUL or UNCONFIRMED hold a word of success but deny it. Any other
+ * final status (a failure, a return) reports no paid amount: the retorno never shows a failed payment as paid.
  */
 export function pixPaymentWentThrough(status: string): boolean {
-  return /EXECUTED|SETTLED|COMPLETED|CONCLUDED|CONFIRMED|PAID|DONE|SUCCE/i.test(status);
+  const words = status
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toUpperCase()
+    .split(/[^A-Z0-9]+/)
+    .filter(Boolean);
+  return words.some((w) => PIX_DONE_WORDS.has(w)) && !words.some((w) => PIX_NOT_DONE_WORDS.has(w));
 }
 
 /** The status of a Pix received on a static QR code (its thing goes ACTIVE -> RECEIVED). */
