@@ -111,7 +111,12 @@ describe('what the client sends, per profile', () => {
     const init = await client.pixPayments.initialize('payload', key);
     expect(init.expiresAt).toBe('2030-01-01T00:00:00.000Z');
     await client.pixPayments.pay(PIX_REQUEST, key);
-    await client.qrCodes.createDynamic({ correlationId: randomUUID(), amountCents: 100, expiresInSeconds: 86_400 });
+    await client.qrCodes.createDynamic({
+      correlationId: randomUUID(),
+      amountCents: 100,
+      expiresInSeconds: 86_400,
+      city: { name: 'Campinas', zipCode: '13010000' },
+    });
     await client.qrCodes.createStatic({ correlationId: 'abc', additionalInformation: 'Obrigado' }, key);
     await client.charges.get('order-1');
 
@@ -140,7 +145,11 @@ describe('what the client sends, per profile', () => {
       tags: [],
       splitInstructions: [],
     });
-    expect(JSON.parse(seen[2]!.body).expiresIn).toBe('86400');
+    expect(JSON.parse(seen[2]!.body)).toMatchObject({
+      expiresIn: '86400',
+      address: { cityName: 'Campinas', zipCode: '13010000' },
+    });
+    expect(JSON.parse(seen[2]!.body).city).toBeUndefined();
     // The static QR as the clients send it: the payer's text as additionalInfo, and source.
     expect(JSON.parse(seen[3]!.body)).toEqual({
       type: 'PIX_STATIC',
@@ -351,6 +360,17 @@ describe.each(BANK_PROFILES)('the sandbox serving the %s profile', (profile) => 
     );
     expect(created.additionalInfo).toBe('Obrigado');
     expect(parseBrCode(created.payloadPix).description).toBe('Obrigado');
+  });
+
+  it("a dynamic QR code carries the row's city under the name the dialect reads (address.cityName in delbank)", async () => {
+    const sandbox = await sandboxOf(profile);
+    const client = clientOf(sandbox.url, { profile });
+    const created = await client.qrCodes.createDynamic({
+      correlationId: randomUUID(),
+      amountCents: 300,
+      city: { name: 'Campinas', zipCode: '13010-000' },
+    });
+    expect(parseBrCode(created.qrCodePayload).merchantCity).toBe('Campinas');
   });
 
   it("a static QR code's payments are listed at .../static/{id}/payments, with the dialect's time field", async () => {

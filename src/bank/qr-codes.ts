@@ -35,7 +35,7 @@ export class QrCodesResource {
       {
         method: 'POST',
         path: this.#http.path('dynamicQr'),
-        body: dynamicQrBody(input, this.#http.profile.dynamicQrExpiresIn),
+        body: dynamicQrBody(input, this.#http.profile.dynamicQrExpiresIn, this.#http.profile.dynamicQrCity),
         signal: options.signal,
         task: options.task,
       },

@@ -184,12 +184,17 @@ export function pixTransferBody(request: PixPaymentRequest): Record<string, unkn
 
 /**
  * Body of the dynamic QR creation (spec 2.9). `expiresIn` is a number in the spec; the provider's clients send a
- * string of digits ("86400"), hence `expiresInAs`.
+ * string of digits ("86400"), hence `expiresInAs`. The city is `city: {name, zipCode}` in the spec and
+ * `address: {cityName, zipCode}` in the provider's clients (`cityAs`): under the other name it would be ignored and
+ * the code would carry the account's city instead of the row's.
  */
 export function dynamicQrBody(
   input: CreateDynamicQrInput,
   expiresInAs: 'number' | 'string' = 'number',
+  cityAs: 'city' | 'address' = 'city',
 ): Record<string, unknown> {
+  const address =
+    cityAs === 'address' && input.city ? { cityName: input.city.name, zipCode: input.city.zipCode } : undefined;
   return compact({
     type: 'PIX_DYNAMIC',
     correlationId: input.correlationId,
@@ -201,7 +206,8 @@ export function dynamicQrBody(
         ? input.expiresInSeconds
         : String(input.expiresInSeconds),
     payer: input.payer,
-    city: input.city,
+    city: cityAs === 'city' ? input.city : undefined,
+    address,
     additionalInfos: input.additionalInfos,
   });
 }

@@ -6,8 +6,8 @@
  * - `interface`: shared/spec/service-interface.md, as written (the default).
  * - `delbank`: what the provider's official clients send (shared/spec/provider-delbank.md, the PHP SDK's source):
  *   `x-delbank-api-key` and `x-delfinance-account-id` on every request, charges under `/baas/v1/charges`, dynamic QR
- *   v2, the QR payment as a transfer (`POST /baas/api/v2/transfers`), the static QR body with `additionalInfo` and
- *   `source`, and no IdempotencyKey on the payment initialization, the dynamic QR and the static QR.
+ *   v2 with its city as `address`, the QR payment as a transfer (`POST /baas/api/v2/transfers`), the static QR body
+ *   with `additionalInfo` and `source`, and no IdempotencyKey on the payment initialization, the dynamic QR and the static QR.
  *   docs/providers.md tells where each fact comes from.
  *
  * Every path and header can be overridden one by one (config `bank.paths.<operation>`, `bank.headers.<name>`).
@@ -93,6 +93,11 @@ export interface BankProfile {
    * or the SDK's (the message as `additionalInfo`, `source: "QR_CODE_API"`, no `type` nor internal `description`).
    */
   staticQrBody: 'interface' | 'sdk';
+  /**
+   * Where the dynamic QR's city goes: the spec's `city: {name, zipCode}`, or the SDK's `address: {cityName, zipCode}`
+   * (its AddressDTO also has uf, state and street, which remessa's rows do not carry).
+   */
+  dynamicQrCity: 'city' | 'address';
 }
 
 const INTERFACE_PATHS: Record<BankOperation, string> = {
@@ -145,6 +150,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     pixPaymentBody: 'interface',
     dynamicQrExpiresIn: 'number',
     staticQrBody: 'interface',
+    dynamicQrCity: 'city',
   },
   delbank: {
     name: 'delbank',
@@ -159,6 +165,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     pixPaymentBody: 'transfer',
     dynamicQrExpiresIn: 'string',
     staticQrBody: 'sdk',
+    dynamicQrCity: 'address',
   },
 };
 

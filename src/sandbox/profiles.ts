@@ -10,6 +10,7 @@
  *   request headers  x-delbank-api-key                   checked by auth.ts (the profile's `apiKeyHeader`)
  *                    x-delfinance-account-id             -> x-service-account-id (the spec's name is dropped)
  *   request body     dynamic QR `expiresIn` "86400"      -> 86400 (the provider's clients send a string)
+ *                    dynamic QR `address.cityName/zipCode` -> `city.name/zipCode` (the spec's `city` is dropped)
  *                    static QR `additionalInformation`   dropped: the provider reads the payer's text as
  *                                                        `additionalInfo` (its clients' name), not the spec's
  *   response body    dynamic QR `qrCodePayload`          -> `payloadPix`, plus `transactionId` (the txid)
@@ -160,9 +161,14 @@ export function installProfileEdge(app: FastifyInstance, profile: BankProfileNam
       if (body && typeof body === 'object') delete body.additionalInformation;
       return;
     }
-    if (path !== dynamicPrefix) return;
-    if (body && typeof body === 'object' && typeof body.expiresIn === 'string' && /^\d+$/.test(body.expiresIn)) {
-      body.expiresIn = Number(body.expiresIn);
+    if (path !== dynamicPrefix || !body || typeof body !== 'object') return;
+    if (typeof body.expiresIn === 'string' && /^\d+$/.test(body.expiresIn)) body.expiresIn = Number(body.expiresIn);
+    // The city as the provider's clients send it (`address: {cityName, zipCode}`); the spec's `city` is not read.
+    delete body.city;
+    const address = body.address as Record<string, unknown> | undefined;
+    if (address && typeof address === 'object' && !Array.isArray(address)) {
+      body.city = { name: address.cityName, zipCode: address.zipCode };
+      delete body.address;
     }
   });
 
