@@ -37,7 +37,50 @@ export const CELL_ERROR_CODES = {
   dateOutOfRange: 'DATE_OUT_OF_RANGE',
   amountTooLarge: 'AMOUNT_TOO_LARGE',
   columnCount: 'COLUMN_COUNT',
+  excelError: 'EXCEL_ERROR',
 } as const;
+
+/**
+ * The error values a formula shows in Excel, as it writes them into a CSV, in Portuguese and in English (`#N/D`,
+ * `#VALOR!`, ...): never what the person meant to send.
+ */
+const EXCEL_ERROR_VALUES = new Set(
+  [
+    '#N/D',
+    '#N/A',
+    '#VALOR!',
+    '#VALUE!',
+    '#REF!',
+    '#DIV/0!',
+    '#NOME?',
+    '#NAME?',
+    '#NUM!',
+    '#NULO!',
+    '#NULL!',
+    '#CAMPO!',
+    '#FIELD!',
+    '#DESPEJAR!',
+    '#SPILL!',
+    '#CALC!',
+    '#OBTENDO_DADOS',
+    '#GETTING_DATA',
+  ].map((v) => v.toUpperCase()),
+);
+
+/** A long number as Excel writes it when the cell is not Text (`1,12223E+13`, `3.41913E+43`): its digits are lost. */
+const EXCEL_SCIENTIFIC = /^\d(?:[.,]\d+)?E\+\d+$/i;
+
+/**
+ * What Excel wrote instead of the value typed, as the sentence a person reads in place of the column's own message:
+ * the error value of a formula, or a number in scientific notation. Undefined: the cell is not one of those.
+ */
+function excelArtefact(raw: string | undefined): Message | undefined {
+  if (raw === undefined || raw.length === 0 || raw.length > 20) return undefined;
+  const value = raw.trim();
+  if (EXCEL_ERROR_VALUES.has(value.toUpperCase())) return msg('EXCEL_ERROR', { got: shown(value) });
+  if (EXCEL_SCIENTIFIC.test(value)) return msg('EXCEL_ERROR.scientific', { got: shown(value) });
+  return undefined;
+}
 
 /** Most characters of a cell quoted in a cell error (src/errors.ts `excerpt`): a long cell must not flood the result. */
 export const SHOWN_MAX_CHARS = 60;
@@ -106,8 +149,19 @@ export class CellReader {
 
   /** Records a cell error: its stable code, and the sentence's catalogue key (default: the code) and values. */
   error(column: string | undefined, code: string, key: MessageKey, params?: Params): void {
-    const message: Message = msg(key, params);
-    this.errors.push(column === undefined ? { code, message } : { column, code, message });
+    this.#push(column, code, msg(key, params));
+  }
+
+  /**
+   * Records a cell error; a cell that holds what Excel wrote instead of the value typed (a formula's `#N/D`, a CNPJ
+   * as `1,12223E+13`) is told as such instead of by the column's own rule (which would quote a stray `#` or `,`).
+   */
+  #push(column: string | undefined, code: string, message: Message): void {
+    if (column === undefined) {
+      this.errors.push({ code, message });
+      return;
+    }
+    this.errors.push({ column, code, message: excelArtefact(this.record[column]) ?? message });
   }
 
   has(column: string): boolean {
@@ -333,7 +387,7 @@ export class CellReader {
     const bare = v.bareDocument(value);
     const problem = v.documentProblem(value, options.only, bare);
     if (problem !== undefined) {
-      this.errors.push({ column, code: problem.code, message: problem.message });
+      this.#push(column, problem.code, problem.message);
       return undefined;
     }
     return bare;
@@ -411,12 +465,20 @@ export class CellReader {
       const hint = msg(this.dialect.decimalMark === ',' ? 'HINT.decimalComma' : 'HINT.decimalDot');
       message = msg('WITH_HINT', { message, hint });
     }
-    this.errors.push({ column, code: err.code, message });
+    this.#push(column, err.code, message);
     return undefined;
   }
 
   /** The parse result: the row when no error was recorded. */
   finish<Row>(row: Row | undefined): ParseResult<Row> {
+    // A formula's error value is never what the person meant, even in a column of free text (a payer's name, a
+    // description): the row is rejected, naming it, rather than sent to the bank with `#N/D` in it.
+    for (const column of this.filledColumns) {
+      const raw = this.record[column]!;
+      if (raw.length > 20 || !EXCEL_ERROR_VALUES.has(raw.trim().toUpperCase())) continue;
+      if (this.errors.some((e) => e.column === column)) continue;
+      this.#push(column, CELL_ERROR_CODES.excelError, msg('EXCEL_ERROR', { got: shown(raw.trim()) }));
+    }
     if (this.errors.length > 0) return { ok: false, errors: this.errors };
     // Every path that leaves the row undefined records an error first; this guards against a missed one.
     if (row === undefined) return { ok: false, errors: [{ code: 'INVALID_ROW', message: msg('INVALID_ROW') }] };

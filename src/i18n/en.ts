@@ -66,6 +66,10 @@ export const EN = {
   AMBIGUOUS_AMOUNT:
     'Expected "{mark}" followed by 1 or 2 decimals or a whole number without grouping, got {got}: "{mark}" and 3 digits may mean thousands or decimals (write {whole} or {decimal})',
   WITH_HINT: '{message} ({hint})',
+  EXCEL_ERROR:
+    'Expected a value, got {got}, the error of an Excel formula; fix the formula (or paste the values) and save the sheet again',
+  'EXCEL_ERROR.scientific':
+    'Expected the whole number, got {got}: Excel wrote it in scientific notation and lost digits; format the column as Text and type the number again',
   'HINT.decimalComma': 'this file writes decimals after a comma: 1.234,56',
   'HINT.decimalDot': 'this file writes decimals after a point: 1234.56',
   'INVALID_DATE.instant': 'Expected a valid instant, got Invalid Date',

@@ -66,6 +66,10 @@ export const PT_BR: Catalogue = {
   AMBIGUOUS_AMOUNT:
     'Valor ambíguo {got}: "{mark}" seguido de 3 dígitos pode ser milhar ou decimal; escreva {whole} ou {decimal}',
   WITH_HINT: '{message} ({hint})',
+  EXCEL_ERROR:
+    'Esperava um valor, veio {got}, o erro de uma fórmula do Excel; corrija a fórmula (ou cole os valores) e salve a planilha de novo',
+  'EXCEL_ERROR.scientific':
+    'Esperava o número inteiro, veio {got}: o Excel o escreveu em notação científica e perdeu dígitos; formate a coluna como Texto e digite o número de novo',
   'HINT.decimalComma': 'use vírgula: 1.234,56',
   'HINT.decimalDot': 'use ponto: 1234.56',
   'INVALID_DATE.instant': 'Esperava um instante válido, veio uma data inválida',
