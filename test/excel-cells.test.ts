@@ -47,6 +47,15 @@ describe('a cell Excel wrote in scientific notation', () => {
   });
 });
 
+describe('a date Excel wrote as its serial number', () => {
+  it('is refused, saying the day it stands for, never guessed (a Mac sheet counts from 1904)', () => {
+    expect(errorsOf('charges', { ...CHARGE, dueDate: '46384' })).toBe(
+      'coluna dueDate: Esperava uma data como dd/mm/aaaa, veio "46384": o Excel escreveu a data como número (numa ' +
+        'planilha do Windows, 28/12/2026); formate a coluna como Data e salve a planilha de novo',
+    );
+  });
+});
+
 describe('a cell holding the error of a formula', () => {
   it('names the error value, whatever the column', () => {
     expect(errorsOf('charges', { ...CHARGE, amount: '#N/D', dueDate: '#VALOR!', 'payer.document': '#REF!' })).toBe(

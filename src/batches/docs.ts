@@ -129,11 +129,12 @@ month without zeros), and the charge types \`Boleto\`, \`Boleto Pix\`, \`Pix\` (
 PIX_DYNAMIC), \`Pix estático\`, \`Pix dinâmico\`. What could mean two things is refused with a hint, never guessed: a CPF,
 CNPJ or CEP that lost its leading zeros (Excel reads the column as a number: format it as Text), and \`1.500\` in a
 decimal-comma file (thousands or decimals? \`use vírgula: 1.234,56\`). What Excel wrote instead of what was typed is
-told as such: a long number in scientific notation (a CNPJ or bar code as \`1,12223E+13\`: its digits are lost;
-format the column as Text), and the error value of a formula (\`#N/D\`, \`#VALOR!\`, \`#REF!\`), which rejects its row
-in any column (\`EXCEL_ERROR\` when the column would have taken it as text). The summary (\`<name>.summary.json\`)
-gives the amounts by status as a person reads them (\`R$ 14.325,21\`); a rejected row counts with the amount its cell
-holds when it can be read.
+told as such: a long number in scientific notation (a CNPJ or bar code as \`1,12223E+13\`: its digits are lost; format
+the column as Text), a date as its serial number (\`46384\`: the day it stands for is named, never guessed, since a
+sheet of the 1904 system counts otherwise), and the error value of a formula (\`#N/D\`, \`#VALOR!\`, \`#REF!\`), which
+rejects its row in any column (\`EXCEL_ERROR\` when the column would have taken it as text). The summary
+(\`<name>.summary.json\`) gives the amounts by status as a person reads them (\`R$ 14.325,21\`); a rejected row counts
+with the amount its cell holds when it can be read.
 
 ## Kinds
 

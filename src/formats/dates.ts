@@ -8,6 +8,13 @@ import { formatError } from './errors.js';
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** dd/mm/yyyy, and d/m/yyyy as Excel writes `15/3/2027` (not ambiguous: the year has 4 digits, the order is fixed). */
 const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/;
+/**
+ * A date Excel wrote as its serial number (the column formatted as Number or General): 5 digits are 1927 to 2173.
+ * Never read as a date: a sheet of the 1904 system (old Mac Excel) counts 1462 days less. Its 1900-system day is named.
+ */
+const EXCEL_SERIAL = /^\d{5}$/;
+/** Serial number of 1970-01-01 in Excel's 1900 date system (which counts a 29/02/1900 that never was). */
+const EXCEL_SERIAL_EPOCH = 25569;
 
 function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
@@ -43,7 +50,7 @@ function checkCalendar(text: string, year: number, month: number, day: number): 
 /**
  * Reads `yyyy-mm-dd` or `dd/mm/yyyy` (Brazilian spreadsheets; surrounding spaces tolerated) and returns
  * `yyyy-mm-dd`. Throws {@link FormatError} `INVALID_DATE` for any other shape or a day the calendar lacks
- * (2026-02-29).
+ * (2026-02-29); for an Excel serial number (`46384`) its message names the day it would be.
  */
 export function parseDate(text: string): string {
   // Fast path: exactly yyyy-mm-dd (the common cell), read by char codes; any other text takes the regexes below.
@@ -58,6 +65,13 @@ export function parseDate(text: string): string {
   if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));
   const br = BR_DATE.exec(trimmed);
   if (br) return checkCalendar(trimmed, Number(br[3]), Number(br[2]), Number(br[1]));
+  if (EXCEL_SERIAL.test(trimmed)) {
+    const [year, month, day] = fromEpochDay(Number(trimmed) - EXCEL_SERIAL_EPOCH).split('-');
+    throw formatError('INVALID_DATE', 'INVALID_DATE.serial', {
+      got: JSON.stringify(trimmed),
+      date: `${day}/${month}/${year}`,
+    });
+  }
   throw formatError('INVALID_DATE', 'INVALID_DATE', { got: JSON.stringify(text) });
 }
 
