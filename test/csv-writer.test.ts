@@ -39,6 +39,11 @@ describe('uniqueHeader', () => {
     ]);
     expect(uniqueHeader(['a', 'b'])).toEqual(['a', 'b']);
   });
+
+  it("leaves the empty names of a sheet's trailing columns empty: they are no result column", () => {
+    // Before: Excel's `;;;` after the last column came back headed `" (result)"`, `" (result 2)"`.
+    expect(uniqueHeader(['Valor', '', '', '', 'status'])).toEqual(['Valor', '', '', '', 'status']);
+  });
 });
 
 describe('cellText', () => {

@@ -59,11 +59,13 @@ export function cellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'
  * Header names made unique: a later repeat gets " (result)" (then " (result 2)", ...). The result header is the
  * input's headers followed by the outputs, so a repeat is an output named like an input column (an express charge's
  * `ourNumber` in, the bank's `ourNumber` out): both stay, and a spreadsheet or a CSV reader keyed by name can tell
- * them apart.
+ * them apart. An empty name (the columns after a sheet's last, `;;;`) stays empty: it names no column, so it repeats
+ * nothing.
  */
 export function uniqueHeader(header: readonly string[]): string[] {
   const seen = new Set<string>();
   return header.map((name) => {
+    if (name === '') return name;
     let out = name;
     for (let n = 1; seen.has(out); n++) out = n === 1 ? `${name} (result)` : `${name} (result ${n})`;
     seen.add(out);
