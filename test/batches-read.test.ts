@@ -138,3 +138,52 @@ describe('a file dropped in the folder of another kind', () => {
     expect((other as HeaderError).describe('pt-BR')).toContain('"mappings"');
   });
 });
+
+describe('a sheet with a title above its header', () => {
+  it('reads the header on the line under the title, lines counted as the file has them', async () => {
+    // Before: the title was taken for the header ('coluna 1 ("Cobranças de novembro"): Esperava um nome de coluna'),
+    // with the advice to map the title to "".
+    const text = [
+      'Cobranças de novembro;;;;;;;;;;',
+      HEADER,
+      'BANKSLIP;NF-1;1.234,56;15/12/2030;Conceição Araújo;123.456.789-09;01310-100;Av. Paulista;São Paulo;SP;',
+      ';;;;;;;;;;',
+    ].join('\r\n');
+    const path = join(dir, 'charges-titulo.csv');
+    await writeFile(path, iconv.encode(`${text}\r\n`, 'windows-1252'));
+    const kind = KINDS.charges;
+    const reader = await readBatch(path, {
+      columns: kind.columns,
+      mapping: {
+        Tipo: 'type',
+        Documento: 'correlationId',
+        Valor: 'amount',
+        Vencimento: 'dueDate',
+        Sacado: 'payer.name',
+        'CPF/CNPJ': 'payer.document',
+        CEP: 'payer.address.zipCode',
+        Logradouro: 'payer.address.publicPlace',
+        Cidade: 'payer.address.city',
+        UF: 'payer.address.state',
+        Observação: '',
+      },
+      ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
+    });
+    expect(reader.headerLine).toBe(2);
+    expect(reader.header.map((h) => h.source)).toEqual(HEADER.split(';'));
+    const seen: Array<[number, boolean]> = [];
+    for await (const record of reader.rows) seen.push([record.line, validateRecord(kind, record, reader.dialect).ok]);
+    expect(seen).toEqual([[3, true]]);
+  });
+
+  it('still refuses a first line of one cell when the next is no header either', async () => {
+    const path = join(dir, 'charges-nada.csv');
+    await writeFile(path, 'Cobranças de novembro;;\r\nBANKSLIP;NF-1;10,00\r\n');
+    await expect(
+      readBatch(path, {
+        columns: KINDS.charges.columns,
+        ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
+      }),
+    ).rejects.toThrow(HeaderError);
+  });
+});

@@ -17,7 +17,9 @@ const INTRO = `# Batch files: kinds and columns
      \`npx tsx src/batches/docs.ts > docs/batches.md\`. test/batches-doc.test.ts keeps it in step. -->
 
 A batch is a CSV file dropped in \`inbox/<kind>/\`, or at the inbox root as \`<kind>-<name>.csv\` or
-\`<kind>_<name>.csv\`. The first non-empty line is the header; every other non-empty line is a row.
+\`<kind>_<name>.csv\`. The first non-empty line is the header; every other non-empty line is a row. A title above
+the header (a first line of one filled cell, \`Cobranças de novembro;;;;\`) is passed over when the next line is the
+kind's header.
 
 How files are read:
 

@@ -373,7 +373,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
   };
 
   try {
-    // The header is the first non-blank record; at least one data record must follow it.
+    // The header is the first non-blank record (or the one under a title, below); a data record must follow it.
     let first = await records.next(rawRecord);
     if (first === null) {
       throw new InputError(
@@ -383,12 +383,14 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
         { detail: msg('FILE_EMPTY.noHeader') },
       );
     }
-    const headerRecord = first[0]!;
-    const headerLine = headerRecord.line;
-    const resolve = (o: Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'unknownColumns' | 'kind'>) =>
+    let headerRecord = first[0]!;
+    const resolveAt = (
+      at: typeof headerRecord,
+      o: Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'unknownColumns' | 'kind'>,
+    ) =>
       resolveHeader(
-        headerRecord.cells,
-        { file, line: headerLine },
+        at.cells,
+        { file, line: at.line },
         {
           columns: o.columns,
           ...(o.mapping ? { mapping: o.mapping } : {}),
@@ -398,11 +400,32 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
           ...(o.kind ? { kind: o.kind } : {}),
         },
       );
-    let resolved: ReturnType<typeof resolveHeader>;
+    let resolved: ReturnType<typeof resolveHeader> | undefined;
+    let headerError: HeaderError | undefined;
     try {
-      resolved = resolve(options);
+      resolved = resolveAt(headerRecord, options);
     } catch (err) {
-      if (!(err instanceof HeaderError) || !options.otherKinds) throw err;
+      if (!(err instanceof HeaderError)) throw err;
+      headerError = err;
+    }
+    // A title above the header (`Cobranças de novembro;;;;`, one filled cell): the header is the next line, when it
+    // reads as this kind's header; otherwise the first line's own error is told.
+    if (resolved === undefined && headerRecord.cells.filter((c) => c.trim() !== '').length === 1) {
+      const rest = first.length > 1 ? first.slice(1) : await records.next(rawRecord);
+      if (rest !== null) {
+        try {
+          resolved = resolveAt(rest[0]!, options);
+          headerRecord = rest[0]!;
+          first = rest;
+        } catch {
+          // Not a header either.
+        }
+      }
+    }
+    const headerLine = headerRecord.line;
+    const resolve = (o: Parameters<typeof resolveAt>[1]) => resolveAt(headerRecord, o);
+    if (resolved === undefined) {
+      if (!headerError || !options.otherKinds) throw headerError;
       const fits = (o: Parameters<typeof resolve>[0]): boolean => {
         try {
           resolve(o);
@@ -411,7 +434,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
           return false;
         }
       };
-      throw err.inWrongFolder(
+      throw headerError.inWrongFolder(
         options
           .otherKinds()
           .filter(fits)
