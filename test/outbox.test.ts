@@ -142,6 +142,32 @@ describe.each(engines)('on $name', (engine) => {
       ]);
     });
 
+    it("a Windows-1252 sheet's result keeps the bank's text it cannot carry: UTF-8 with a BOM, never '?'", async () => {
+      await store.createBatch({
+        id: 'b1',
+        kind: 'charges',
+        fileName: 'cobranças.csv',
+        dialect: BR,
+        header: ['correlationId', 'payer.name', 'amount'],
+      });
+      await store.ingest('b1', [valid(2, 'A-1', 'José Conceição', 1000)], 'en');
+      await store.finishIngest('b1', 'send-valid');
+      await store.recordIntent('b1', 2, 'create');
+      await store.recordRowUncertain('b1', 2, 'create', { code: 'UNKNOWN_OUTCOME', message: 'Łukasz Nowak 🙂' });
+      await store.markBatchDone('b1');
+      const out = await writeResult(store, 'b1', {
+        outboxDir: path.join(dir, 'outbox'),
+        kind,
+        name: 'c',
+        locale: 'en',
+      });
+      const bytes = readFileSync(out.resultPath);
+      expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+      expect(bytes.subarray(3).toString('utf8').split('\r\n')[1]).toBe(
+        'A-1;José Conceição;10,00;uncertain;UNKNOWN_OUTCOME;Łukasz Nowak 🙂;;',
+      );
+    });
+
     it('streams a large batch page by page', async () => {
       await store.createBatch({
         id: 'big',
