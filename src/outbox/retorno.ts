@@ -13,12 +13,18 @@
  * several dialects is written in that first one (amounts with its decimal mark), in UTF-8 with a BOM instead of
  * Windows-1252 when a cell holds a character Windows-1252 cannot carry (src/csv/writer.ts, as every result file).
  * Cells are formula-safe.
+ *
+ * When a change happened is said twice: `occurredAt`, the bank's instant (ISO 8601 UTC, for programs), and
+ * `occurredAtBrasilia`, the same instant in Brasília time as the day's sheet writes a date (`27/11/2026 23:30:00` in a
+ * sheet with a decimal comma, else `2026-11-27 23:30:00`): a payment at 23:30 in São Paulo is of that day, though UTC
+ * has already turned the date, and Excel pt-BR reads the cell as a date and time.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
+import { brasiliaTime } from '../formats/brasilia-time.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { ThingChangeLine, Things } from '../store/things.js';
@@ -44,6 +50,7 @@ export const RETORNO_COLUMNS = [
   'interestAmount',
   'fineAmount',
   'occurredAt',
+  'occurredAtBrasilia',
   'payerName',
   'payerDocument',
   'eventId',
@@ -83,15 +90,15 @@ export async function writeRetornoDay(
   const dir = path.join(outboxDir, RETORNO_FOLDER);
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${day}.csv`);
-  const writer = await createResultWriter(file, {
-    dialect: parseDialect(lines[0]!.dialect),
-    header: [...RETORNO_COLUMNS],
-  });
+  const first = parseDialect(lines[0]!.dialect);
+  // A sheet with a decimal comma is a Brazilian one: its dates are day first, as Excel pt-BR reads them.
+  const dayFirst = first.decimalMark === ',';
+  const writer = await createResultWriter(file, { dialect: first, header: [...RETORNO_COLUMNS] });
   const changes: RetornoSummary['changes'] = {};
   const paid: Record<string, number> = {};
   try {
     for (const l of lines) {
-      await writer.write(lineCells(l));
+      await writer.write(lineCells(l, dayFirst));
       const byStatus = changes[l.kind] ?? {};
       changes[l.kind] = byStatus;
       byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
@@ -121,7 +128,7 @@ export async function writeRetornoDay(
   return file;
 }
 
-function lineCells(l: ThingChangeLine): ResultCell[] {
+function lineCells(l: ThingChangeLine, dayFirst: boolean): ResultCell[] {
   const money = (cents: number | undefined): ResultCell => (cents === undefined ? null : { cents });
   return [
     l.kind,
@@ -140,6 +147,7 @@ function lineCells(l: ThingChangeLine): ResultCell[] {
     money(l.interestCents),
     money(l.fineCents),
     l.occurredAt,
+    brasiliaTime(l.occurredAt, dayFirst),
     l.payerName,
     l.payerDocument,
     l.eventIds.join(' '),
