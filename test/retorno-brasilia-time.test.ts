@@ -41,8 +41,9 @@ afterEach(async () => {
 });
 
 /** A charge issued at the bank, and its row stored as the engine stores a succeeded row of a file in `dialect`. */
-async function issued(correlationId: string, dialect: Dialect): Promise<void> {
+async function issued(correlationId: string, dialect: Dialect, payerDocument?: string): Promise<void> {
   await client.charges.create({ type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, expiresInSeconds: 86_400 });
+  const payer = payerDocument === undefined ? {} : { payer: { name: 'Padaria Pão de Ló', document: payerDocument } };
   const batchId = `b-${randomUUID()}`;
   await store.createBatch({ id: batchId, kind: 'charges', fileName: 'cobrancas.csv', dialect, header: ['x'] });
   await store.ingest(batchId, [
@@ -50,7 +51,7 @@ async function issued(correlationId: string, dialect: Dialect): Promise<void> {
       line: 2,
       record: { x: '1' },
       valid: true as const,
-      parsed: { input: { type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345 } },
+      parsed: { input: { type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, ...payer } },
       naturalKey: randomUUID(),
       idempotencyKey: randomUUID(),
       amountCents: 12_345,
@@ -61,14 +62,16 @@ async function issued(correlationId: string, dialect: Dialect): Promise<void> {
   await store.recordStepDone(batchId, 2, 'step', { chargeStatus: 'Created' }, true);
 }
 
-async function payAt23h30(correlationId: string): Promise<void> {
+async function payAt23h30(correlationIds: string[]): Promise<void> {
   clock = new Date('2026-11-28T02:30:00.000Z');
-  const res = await fetch(`${sandbox.url}/v1/charges/${correlationId}/pay`, {
-    method: 'POST',
-    headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-    body: '{}',
-  });
-  expect(res.status, await res.text()).toBe(200);
+  for (const correlationId of correlationIds) {
+    const res = await fetch(`${sandbox.url}/v1/charges/${correlationId}/pay`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status, await res.text()).toBe(200);
+  }
   clock = new Date('2026-11-28T02:45:00.000Z');
   const r = await retornoPass({
     store,
@@ -78,7 +81,7 @@ async function payAt23h30(correlationId: string): Promise<void> {
     reconcile: true,
     now: () => clock,
   });
-  expect(r.changes).toBe(1);
+  expect(r.changes).toBe(correlationIds.length);
 }
 
 function cells(text: string, delimiter: string): Array<Record<string, string>> {
@@ -91,7 +94,7 @@ function cells(text: string, delimiter: string): Array<Record<string, string>> {
 }
 
 describe('the retorno says when a change happened in Brasília time', () => {
-  it('from a Brazilian sheet: 27/11/2026 23:30:00 for a payment at 23:30 in São Paulo, in that day`s file', async () => {
+  it('from a Brazilian sheet: 27/11/2026 23:30:00 for a payment at 23:30 in São Paulo, in that day file', async () => {
     await issued('BRT-PAY-1', {
       encoding: 'windows-1252',
       bom: false,
@@ -99,7 +102,7 @@ describe('the retorno says when a change happened in Brasília time', () => {
       decimalMark: ',',
       lineEnding: '\r\n',
     });
-    await payAt23h30('BRT-PAY-1');
+    await payAt23h30(['BRT-PAY-1']);
     const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
     const [line] = cells(iconv.decode(await fs.readFile(file), 'windows-1252'), ';');
     expect(line).toMatchObject({
@@ -113,7 +116,7 @@ describe('the retorno says when a change happened in Brasília time', () => {
 
   it('from a UTF-8 file with a decimal point: 2026-11-27 23:30:00', async () => {
     await issued('BRT-PAY-2', { encoding: 'utf8', bom: false, delimiter: ',', decimalMark: '.', lineEnding: '\n' });
-    await payAt23h30('BRT-PAY-2');
+    await payAt23h30(['BRT-PAY-2']);
     const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
     const [line] = cells(await fs.readFile(file, 'utf8'), ',');
     expect(line).toMatchObject({
@@ -121,5 +124,18 @@ describe('the retorno says when a change happened in Brasília time', () => {
       paidAmount: '123.45',
       occurredAtBrasilia: '2026-11-27 23:30:00',
     });
+  });
+
+  it('writes the payer`s CPF or CNPJ masked: Excel keeps it text, not 1,12223E+13 or a CPF without its 0', async () => {
+    const br: Dialect = { encoding: 'windows-1252', bom: false, delimiter: ';', decimalMark: ',', lineEnding: '\r\n' };
+    await issued('BRT-DOC-1', br, '11222333000181');
+    await issued('BRT-DOC-2', br, '01234567890');
+    await payAt23h30(['BRT-DOC-1', 'BRT-DOC-2']);
+    const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
+    const lines = cells(iconv.decode(await fs.readFile(file), 'windows-1252'), ';');
+    expect(lines.map((l) => [l.correlationId, l.payerName, l.payerDocument])).toEqual([
+      ['BRT-DOC-1', 'Padaria Pão de Ló', '11.222.333/0001-81'],
+      ['BRT-DOC-2', 'Padaria Pão de Ló', '012.345.678-90'],
+    ]);
   });
 });

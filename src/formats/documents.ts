@@ -109,6 +109,20 @@ export function normalizeDocument(text: string): string {
   return stripMask(text).toUpperCase();
 }
 
+/**
+ * A CPF or CNPJ as a person writes it (`123.456.789-09`, `12.345.678/0001-95`), the text as given when it is neither
+ * length. Written so in a file a spreadsheet opens, it stays text: bare digits would be read as a number, a CPF's
+ * leading zero dropped and a CNPJ shown as `1,23457E+13`.
+ */
+export function maskDocument(text: string): string {
+  const t = stripMask(text).toUpperCase();
+  if (/^\d{11}$/.test(t)) return `${t.slice(0, 3)}.${t.slice(3, 6)}.${t.slice(6, 9)}-${t.slice(9)}`;
+  if (/^[0-9A-Z]{12}\d{2}$/.test(t)) {
+    return `${t.slice(0, 2)}.${t.slice(2, 5)}.${t.slice(5, 8)}/${t.slice(8, 12)}-${t.slice(12)}`;
+  }
+  return text;
+}
+
 /** NATURAL for a valid CPF, LEGAL for a valid CNPJ; {@link FormatError} otherwise. */
 export function documentType(text: string): DocumentType {
   const problem = documentProblem(text);

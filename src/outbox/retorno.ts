@@ -17,7 +17,8 @@
  * When a change happened is said twice: `occurredAt`, the bank's instant (ISO 8601 UTC, for programs), and
  * `occurredAtBrasilia`, the same instant in Brasília time as the day's sheet writes a date (`27/11/2026 23:30:00` in a
  * sheet with a decimal comma, else `2026-11-27 23:30:00`): a payment at 23:30 in São Paulo is of that day, though UTC
- * has already turned the date, and Excel pt-BR reads the cell as a date and time.
+ * has already turned the date, and Excel pt-BR reads the cell as a date and time. The payer's CPF or CNPJ is written
+ * with its mask (`maskDocument`), so a spreadsheet keeps it as text instead of a number without its leading zeros.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { writeFileAtomic } from '../atomic-file.js';
 import type { Dialect } from '../batches/kind.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { brasiliaTime } from '../formats/brasilia-time.js';
+import { maskDocument } from '../formats/documents.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { ThingChangeLine, Things } from '../store/things.js';
@@ -149,7 +151,7 @@ function lineCells(l: ThingChangeLine, dayFirst: boolean): ResultCell[] {
     l.occurredAt,
     brasiliaTime(l.occurredAt, dayFirst),
     l.payerName,
-    l.payerDocument,
+    l.payerDocument === null ? null : maskDocument(l.payerDocument),
     l.eventIds.join(' '),
     l.source,
   ];
