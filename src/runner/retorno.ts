@@ -183,6 +183,25 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
         void: { correlationId, status: str(out.chargeStatus) ?? 'Voided', at: str(out.voidedAt) ?? row.updatedAt },
       };
     }
+    case 'charge-updates': {
+      const correlationId = str(parsed.correlationId);
+      if (!correlationId) return null;
+      const patch = (parsed.patch ?? {}) as Record<string, unknown>;
+      const payer = (patch.payer ?? {}) as Record<string, unknown>;
+      // What the row set at the bank, and the status its confirming read answered (an Expired slip given a new due
+      // date is payable again), when remessa stored that answer.
+      return {
+        update: {
+          correlationId,
+          yourNumber: str(patch.yourNumber),
+          payerName: str(payer.name),
+          payerDocument: str(payer.document),
+          amountCents: typeof patch.amountCents === 'number' ? patch.amountCents : undefined,
+          status: str(out.chargeStatus),
+          at: row.updatedAt,
+        },
+      };
+    }
     default:
       return null;
   }

@@ -8,8 +8,10 @@
  * derived lazily from succeeded rows (`syncThingsFromRows`, called before every application of events and every
  * reconciliation): the row's success is already stored durably by the engine, so nothing on the hot path of a run
  * changes, a crash between a row's success and its thing loses nothing, and rows that succeeded before this table
- * existed are picked up too. A succeeded charge-voids row is the one row that changes a thing instead of creating
- * one: the void it made is a change of the charge (no event reports voids).
+ * existed are picked up too. Two kinds of succeeded row change a thing instead of creating one: a charge-voids row
+ * (the void it made is a change of the charge: no event reports voids), and a charge-updates row (the charge's Seu
+ * número, payer and amount become those it set, for the lines made from then on, and the status its confirming read
+ * answered is observed: an Expired slip given a new due date is Pending again).
  *
  * THING STATUS (per thing; the bank's own status names)
  *
@@ -27,7 +29,7 @@
  *   or FAILED when its date came and it could not go through); claim COMPLETED, CANCELED/CANCELLED; a Pix received
  *   RECEIVED. A static QR code has no final status (it stays ACTIVE; only its Pix received change).
  *   An observation comes from a webhook event (`event`), from reconciliation (`reconcile`), or from a succeeded void
- *   row (`row`). Whichever comes first makes the line; the others only complete it.
+ *   or update row (`row`). Whichever comes first makes the line; the others only complete it.
  *
  * UNSETTLED: something remessa asked of the bank whose final outcome the bank has not told yet: a Pix QR payment
  * still PIX_PROCESSING, a bill payment still SCHEDULED (reconciliation looks it up by id), a key claim not yet
@@ -44,7 +46,9 @@
  *    exception is a payment (`isPaymentStatus`): it leaves any other status, final (Voided) or newer (Expired).
  * 3. An event is marked applied in the same transaction as the change it made (so both land or neither does).
  * 4. A line's day is the Brasília day remessa learned the change: a day's retorno file only grows, and a past day's
- *    file changes only when a later source completes one of its lines (an event id or an amount).
+ *    file changes only when a later source completes one of its lines (an event id or an amount). A line keeps the
+ *    Seu número and payer of its charge when it was made (`thing_changes.your_number`, payer_*): a later
+ *    charge-updates row changes the lines to come, not those written.
  * 5. Every line added or completed raises its day's version in the same transaction (`retorno_days`); a day whose
  *    version is above the version last written is written again by the next pass, so a crash between a change and
  *    its file never leaves the file behind for good.
@@ -262,10 +266,26 @@ export interface NewThing {
   dueAt?: string | null | undefined;
 }
 
-/** What the lazy derivation makes of one succeeded row: a thing, a void of a charge, or nothing. */
+/**
+ * A charge as a succeeded charge-updates row left it at the bank: the values it set (absent: unchanged) and the
+ * status its confirming read answered (an Expired slip given a new due date is payable again).
+ */
+export interface ChargeUpdate {
+  correlationId: string;
+  yourNumber?: string | undefined;
+  payerName?: string | undefined;
+  payerDocument?: string | undefined;
+  amountCents?: Cents | undefined;
+  status?: string | undefined;
+  /** When remessa stored the row's answer. */
+  at: string;
+}
+
+/** What the lazy derivation makes of one succeeded row: a thing, a void or an update of a charge, or nothing. */
 export type RowDerivation =
   | { thing: NewThing }
   | { void: { correlationId: string; status: string; at: string } }
+  | { update: ChargeUpdate }
   | null;
 
 export interface SucceededRow {
@@ -327,6 +347,9 @@ export class Things {
             source: 'row',
           });
           if (result.day) days.add(result.day);
+        } else if (derived && 'update' in derived) {
+          const day = await t.#updateCharge(derived.update);
+          if (day) days.add(day);
         }
         await t.store.sql.run(
           'INSERT INTO thing_rows_seen (batch_id, line) VALUES (?, ?) ON CONFLICT (batch_id, line) DO NOTHING',
@@ -335,6 +358,35 @@ export class Things {
       }
     });
     return { rows: rows.length, days };
+  }
+
+  /**
+   * A charge-updates row's change: the charge's Seu número, payer and amount become the ones the bank now holds (the
+   * lines made from now on carry them; lines already made keep theirs), and the status the row read is observed.
+   */
+  async #updateCharge(u: ChargeUpdate): Promise<string | undefined> {
+    await this.store.sql.run(
+      `UPDATE things SET your_number = COALESCE(?, your_number), payer_name = COALESCE(?, payer_name),
+         payer_document = COALESCE(?, payer_document), amount_cents = COALESCE(?, amount_cents), updated_at = ?
+       WHERE kind = 'charge' AND key = ?`,
+      [
+        u.yourNumber ?? null,
+        u.payerName ?? null,
+        u.payerDocument ?? null,
+        u.amountCents ?? null,
+        this.#now().toISOString(),
+        u.correlationId,
+      ],
+    );
+    if (u.status === undefined) return undefined;
+    const r = await this.#observe({
+      kind: 'charge',
+      key: u.correlationId,
+      status: u.status,
+      occurredAt: u.at,
+      source: 'row',
+    });
+    return r.day;
   }
 
   /** Succeeded rows not turned into things yet, oldest first (read only). */
@@ -499,8 +551,8 @@ export class Things {
     const day = retornoDay(now);
     await this.store.sql.run(
       `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
-         paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, your_number, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         thing.id,
         thing.status,
@@ -516,6 +568,7 @@ export class Things {
         obs.fineCents ?? null,
         obs.payerName || thing.payerName,
         obs.payerDocument || thing.payerDocument,
+        thing.yourNumber,
         nowIso,
       ],
     );
@@ -598,7 +651,8 @@ export class Things {
             | 'line'
           > & { file_name: string; dialect: string }
       >(
-        `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id, t.your_number, t.our_number,
+        `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id,
+           COALESCE(c.your_number, t.your_number) AS your_number, t.our_number,
            t.batch_id, t.line, b.file_name, b.dialect
          FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
          WHERE c.day = ? ORDER BY c.seq`,
@@ -720,6 +774,8 @@ interface ChangeSql {
   fine_cents: number | null;
   payer_name: string | null;
   payer_document: string | null;
+  /** The charge's Seu número when the line was made (migration 018; NULL before it). */
+  your_number: string | null;
   updated_at: string;
 }
 
