@@ -66,11 +66,11 @@ async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput): 
   await store.recordStepDone(batchId, 2, 'step', outputs, true);
 }
 
-async function staging(route: string): Promise<void> {
+async function staging(route: string, body: unknown = {}): Promise<void> {
   const res = await fetch(`${sandbox.url}${route}`, {
     method: route.endsWith('/expire') ? 'PUT' : 'POST',
     headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-    body: '{}',
+    body: JSON.stringify(body),
   });
   expect(res.status, await res.text()).toBe(200);
 }
@@ -85,7 +85,7 @@ const pass = () =>
     now: () => clock,
   });
 
-it('a charge whose Seu número and payer a charge-updates row changed is paid under the new ones', async () => {
+it('a charge whose Seu número, payer and amount a charge-updates row changed is paid under the new ones', async () => {
   const first = { name: 'Maria da Silva', document: '12345678909' };
   const input = {
     type: 'BANKSLIP' as const,
@@ -106,20 +106,33 @@ it('a charge whose Seu número and payer a charge-updates row changed is paid un
   clock = new Date('2026-11-27T12:00:00.000Z');
   const patch = {
     dueDate: '2026-12-10',
+    amountCents: 12_000,
     yourNumber: 'NF-10A',
     payer: { name: 'Padaria Pão de Ló', document: '11222333000181' },
   };
   await client.charges.patch('UPD-1', patch);
   await succeeded('charge-updates', { correlationId: 'UPD-1', patch }, { chargeStatus: 'Pending' });
   clock = new Date('2026-11-28T12:00:00.000Z');
-  await staging('/v1/charges/UPD-1/pay');
+  // Paid in part: 50,00 of the 120,00 it now asks.
+  await staging('/v1/charges/UPD-1/pay', { amount: 50 });
   await pass();
 
   const things = new Things(store, { now: () => clock });
   const lines = [...(await things.changesOfDay('2026-11-26')), ...(await things.changesOfDay('2026-11-28'))];
-  expect(lines.map((l) => [l.day, l.oldStatus, l.newStatus, l.yourNumber, l.payerName, l.payerDocument])).toEqual([
-    ['2026-11-26', 'Pending', 'Expired', 'NF-10', 'Maria da Silva', '12345678909'],
-    ['2026-11-28', 'Expired', 'Pending', 'NF-10A', 'Padaria Pão de Ló', '11222333000181'],
-    ['2026-11-28', 'Pending', 'Paid', 'NF-10A', 'Padaria Pão de Ló', '11222333000181'],
+  expect(
+    lines.map((l) => [l.day, l.oldStatus, l.newStatus, l.yourNumber, l.payerName, l.payerDocument, l.amountCents]),
+  ).toEqual([
+    ['2026-11-26', 'Pending', 'Expired', 'NF-10', 'Maria da Silva', '12345678909', 10_000],
+    ['2026-11-28', 'Expired', 'Pending', 'NF-10A', 'Padaria Pão de Ló', '11222333000181', 12_000],
+    ['2026-11-28', 'Pending', 'Paid', 'NF-10A', 'Padaria Pão de Ló', '11222333000181', 12_000],
   ]);
+  expect(lines.at(-1)?.paidCents).toBe(5_000);
+  // The file says both: asked 120.00, paid 50.00.
+  const file = await fs.readFile(path.join(dir, 'outbox', 'retorno', '2026-11-28.csv'), 'utf8');
+  const [header, , paid] = file
+    .trim()
+    .split('\n')
+    .map((l) => l.split(','));
+  expect(paid![header!.indexOf('amount')]).toBe('120.00');
+  expect(paid![header!.indexOf('paidAmount')]).toBe('50.00');
 });

@@ -47,8 +47,8 @@
  * 3. An event is marked applied in the same transaction as the change it made (so both land or neither does).
  * 4. A line's day is the Brasília day remessa learned the change: a day's retorno file only grows, and a past day's
  *    file changes only when a later source completes one of its lines (an event id or an amount). A line keeps the
- *    Seu número and payer of its charge when it was made (`thing_changes.your_number`, payer_*): a later
- *    charge-updates row changes the lines to come, not those written.
+ *    Seu número, payer and amount of its thing when it was made (`thing_changes.your_number`, payer_*,
+ *    amount_cents): a later charge-updates row changes the lines to come, not those written.
  * 5. Every line added or completed raises its day's version in the same transaction (`retorno_days`); a day whose
  *    version is above the version last written is written again by the next pass, so a crash between a change and
  *    its file never leaves the file behind for good.
@@ -146,6 +146,8 @@ export interface ThingChangeLine extends ChangeAmounts {
   eventIds: string[];
   payerName: string | null;
   payerDocument: string | null;
+  /** What the thing asked for when the line was made (a charge's amount, a payment's); absent: not known. */
+  amountCents?: Cents | undefined;
 }
 
 const CHARGE_FINAL = new Set(['paid', 'voided', 'canceled', 'cancelled', 'writtenoff']);
@@ -551,8 +553,9 @@ export class Things {
     const day = retornoDay(now);
     await this.store.sql.run(
       `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
-         paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, your_number, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, your_number, amount_cents,
+         updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         thing.id,
         thing.status,
@@ -569,6 +572,7 @@ export class Things {
         obs.payerName || thing.payerName,
         obs.payerDocument || thing.payerDocument,
         thing.yourNumber,
+        thing.amountCents,
         nowIso,
       ],
     );
@@ -653,6 +657,7 @@ export class Things {
       >(
         `SELECT c.*, t.kind, t.key, t.correlation_id, t.end_to_end_id, t.claim_id,
            COALESCE(c.your_number, t.your_number) AS your_number, t.our_number,
+           COALESCE(c.amount_cents, t.amount_cents) AS amount_cents,
            t.batch_id, t.line, b.file_name, b.dialect
          FROM thing_changes c JOIN things t ON t.id = c.thing_id JOIN batches b ON b.id = t.batch_id
          WHERE c.day = ? ORDER BY c.seq`,
@@ -684,6 +689,7 @@ export class Things {
       fineCents: r.fine_cents ?? undefined,
       payerName: r.payer_name,
       payerDocument: r.payer_document,
+      amountCents: r.amount_cents ?? undefined,
     }));
   }
 
@@ -776,6 +782,8 @@ interface ChangeSql {
   payer_document: string | null;
   /** The charge's Seu número when the line was made (migration 018; NULL before it). */
   your_number: string | null;
+  /** What the thing asked for when the line was made (migration 019; NULL before it). */
+  amount_cents: number | null;
   updated_at: string;
 }
 
