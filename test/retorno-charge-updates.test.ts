@@ -16,6 +16,7 @@ import { retornoPass } from '../src/runner/retorno.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { Things } from '../src/store/things.js';
+import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import type { KindName } from '../src/types.js';
 
 const silent = createLogger({ level: 'silent' });
@@ -41,7 +42,7 @@ afterEach(async () => {
 });
 
 /** One succeeded row of `kind`, as the engine stores it. */
-async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput): Promise<void> {
+async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput, amountCents = 10_000): Promise<void> {
   const batchId = `b-${randomUUID()}`;
   await store.createBatch({
     id: batchId,
@@ -58,7 +59,7 @@ async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput): 
       parsed,
       naturalKey: randomUUID(),
       idempotencyKey: randomUUID(),
-      amountCents: 10_000,
+      amountCents,
     },
   ]);
   await store.finishIngest(batchId, 'send-valid');
@@ -135,4 +136,29 @@ it('a charge whose Seu número, payer and amount a charge-updates row changed is
     .map((l) => l.split(','));
   expect(paid![header!.indexOf('amount')]).toBe('120.00');
   expect(paid![header!.indexOf('paidAmount')]).toBe('50.00');
+});
+
+it('a CHARGE_PAID whose payment gives no amount leaves paidAmount empty, not the charge`s amount', async () => {
+  const input = { type: 'PIX_DYNAMIC' as const, correlationId: 'UPD-2', amountCents: 60_000, expiresInSeconds: 86_400 };
+  await client.charges.create(input);
+  await succeeded('charges', { input }, { chargeStatus: 'Created' }, 60_000);
+  await pass();
+  // The charge's `amount` is what it asked (600,00); its payment, of a bank that did not say how much, 250,50.
+  const payload = {
+    id: 'ev-no-amount',
+    event: 'CHARGE_PAID',
+    createdAt: '2026-11-23T12:30:00.000Z',
+    data: { correlationId: 'UPD-2', status: 'Paid', amount: 600, payment: { paidAt: '2026-11-23T12:30:00.000Z' } },
+  };
+  await insertWebhookEvent(store, {
+    id: payload.id,
+    type: payload.event,
+    correlationId: 'UPD-2',
+    occurredAt: payload.createdAt,
+    receivedAt: clock.toISOString(),
+    payload: JSON.stringify(payload),
+  });
+  await retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock });
+  const [line] = await new Things(store, { now: () => clock }).changesOfDay('2026-11-23');
+  expect([line?.newStatus, line?.amountCents, line?.paidCents]).toEqual(['Paid', 60_000, undefined]);
 });

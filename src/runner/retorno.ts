@@ -272,7 +272,8 @@ export async function observationsOfEvent(envelope: Envelope, things: Things): P
           key: d.correlationId,
           status: d.status ?? 'Paid',
           occurredAt: when(d.paidAt, p?.paidAt, envelope.createdAt),
-          paidCents: p?.amount ?? d.amount,
+          // The payment's amount only: the event's own `amount` is the charge's (what it asked, not what was paid).
+          paidCents: p?.amount,
           discountCents: p?.discountAmount,
           interestCents: p?.interestAmount,
           fineCents: p?.fineAmount,
