@@ -7,6 +7,7 @@ import {
   formatAmount,
   formatBrCodeAmount,
   formatBrl,
+  formatMoney,
   formatPercentBr,
   parseAmount,
   wireToCents,
@@ -154,5 +155,14 @@ describe('formatBrl and formatPercentBr (money and rates as a person in Brazil r
     expect(formatPercentBr(2.5)).toBe('2,5%');
     expect(formatPercentBr(0.033)).toBe('0,033%');
     expect(() => formatPercentBr(-1)).toThrow(FormatError);
+  });
+});
+
+describe('formatMoney (totals)', () => {
+  it('says a total above the limit of one amount (a million rows of R$ 49.995,26), as validate prints it', () => {
+    expect(formatMoney('pt-BR', 4_999_525_861_600)).toBe('R$ 49.995.258.616,00');
+    expect(formatMoney('en', 4_999_525_861_600)).toBe('R$49,995,258,616.00');
+    expect(() => formatMoney('pt-BR', -1)).toThrow(FormatError);
+    expect(() => formatMoney('pt-BR', 1.5)).toThrow(FormatError);
   });
 });

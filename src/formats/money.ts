@@ -154,9 +154,10 @@ export function formatPercentBr(percent: number): string {
 
 /**
  * Cents as a person reading `locale` reads money (summaries, status): `R$ 14.325,21` in pt-BR ({@link formatBrl}),
- * `R$14,325.21` in English. Negative amounts never reach here (totals of rows).
+ * `R$14,325.21` in English. Negative amounts never reach here (totals of rows). A total is not held to the limit of
+ * one amount ({@link MAX_AMOUNT_CENTS}): a million rows of R$ 50.000,00 add up to more, and are still said.
  */
 export function formatMoney(locale: 'pt-BR' | 'en', cents: Cents): string {
-  requireCents(cents);
+  if (!Number.isSafeInteger(cents) || cents < 0) invalidAs('MONEY.cents', { max: Number.MAX_SAFE_INTEGER, got: cents });
   return moneyIn(locale, cents);
 }
