@@ -377,6 +377,10 @@ export const EN = {
   'VALIDATE.amounts': 'amounts: {valid} valid, {invalid} invalid',
   'VALIDATE.allOrNothing': 'policy all-or-nothing: nothing would be sent',
   'VALIDATE.sendValid': (p: P) => `policy send-valid: ${plural(p.valid, 'valid row')} would be sent`,
+  'VALIDATE.duplicate':
+    'Same {kind} natural key as line {line} of this file: would not be sent again (the run answers it duplicate, with the outcome of line {line})',
+  'VALIDATE.idempotencyKeyReused':
+    'The idempotency key {key} is already the one of line {line} of this file, for another operation: the bank would refuse this row. Give each row a key of its own',
   'VALIDATE.moreErrors': '... more errors not shown (first {max} listed)',
   'VALIDATE.cannotProcess': '{file}: the file cannot be processed',
   'VALIDATE.noKind':

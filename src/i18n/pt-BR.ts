@@ -379,6 +379,10 @@ export const PT_BR: Catalogue = {
   'VALIDATE.allOrNothing': 'política all-or-nothing: nada seria enviado',
   'VALIDATE.sendValid': (p: P) =>
     `política send-valid: ${p.valid === '1' ? '1 linha válida seria enviada' : `${p.valid} linhas válidas seriam enviadas`}`,
+  'VALIDATE.duplicate':
+    'Mesma chave de negócio ({kind}) da linha {line} deste arquivo: não seria enviada de novo (a execução a responde como duplicate, com o resultado da linha {line})',
+  'VALIDATE.idempotencyKeyReused':
+    'A chave de idempotência {key} já é a da linha {line} deste arquivo, para outra operação: o banco recusaria esta linha. Dê a cada linha uma chave própria',
   'VALIDATE.moreErrors': '... há mais erros (só os primeiros {max} listados)',
   'VALIDATE.cannotProcess': '{file}: o arquivo não pode ser processado',
   'VALIDATE.noKind': '{file}: Esperava o arquivo numa pasta de tipo ou com nome <tipo>-*.csv (ou --kind), veio {name}',

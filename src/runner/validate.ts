@@ -2,16 +2,20 @@
  * `remessa validate`: reads and checks every row of a file, sends nothing, stores nothing. Loads only the reader,
  * the batch kinds and the progress display (not the bank client, store or queue of ./commands.ts): a validation
  * starts in a fraction of the time a run needs.
- * Each row is checked on its own: rows sharing a natural key are not looked for, neither duplicates nor a key reused
- * with other content (NATURAL_KEY_REUSED, src/batches/same-operation.ts). The run finds those against every file the
- * store holds, this file's earlier rows included; validate keeps nothing per row in memory (a file of a million rows
- * within its memory target, docs/performance.md (a)).
+ * Each row is checked on its own, then against the file's earlier rows as the run will (rule 4 of src/store/rows.ts):
+ * a row bringing the natural key of an earlier valid row is its `duplicate` (a note: nothing would be sent for it)
+ * or, with other content, refused (NATURAL_KEY_REUSED, src/batches/same-operation.ts); a row whose own
+ * `idempotencyKey` an earlier row of another operation carries is refused too (IDEMPOTENCY_KEY_REUSED: the bank
+ * would refuse the second request under that key). Keys are held as digests (./file-keys.ts: a file of a million rows
+ * within its memory target, docs/performance.md (a)); the few lines a digest matches are read again at the end and
+ * their real keys compared. Keys owned by other files of the store are not looked at: validate opens no store.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { columnLabeller, readableAmount } from '../batches/fields.js';
 import type { CellError } from '../batches/kind.js';
 import { KINDS } from '../batches/registry.js';
+import { sameOperationCheck } from '../batches/same-operation.js';
 import { readBatch } from '../csv/reader.js';
 import { clip, RemessaError } from '../errors.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK } from '../exit-codes.js';
@@ -19,6 +23,7 @@ import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, type Locale, render, t } from '../i18n/index.js';
 import { classifyInboxPath } from '../intake/classify.js';
 import type { KindName } from '../types.js';
+import { FileKeys } from './file-keys.js';
 import { out, type RunnerOptions, readOptions } from './options.js';
 import { createProgress, estimateRows, isInteractive } from './progress.js';
 import { withRowLimit } from './row-limit.js';
@@ -41,6 +46,8 @@ export interface ValidationReport {
   errors: string[];
   /** Sum of the amounts of the valid rows and of the invalid ones (those whose amount cell can be read), in cents. */
   amounts: { valid: number; invalid: number };
+  /** Rows the run would answer `duplicate` of an earlier row of the file (nothing sent): one line each. */
+  notes: string[];
   /** Said when the policy would send nothing. */
   policyNote?: string;
 }
@@ -56,16 +63,32 @@ export async function validateBatchFile(
   const kind = withRowLimit(KINDS[kindName], options.controls);
   const name = path.basename(file);
   const reader = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
-  const report: ValidationReport = { rows: 0, valid: 0, invalid: 0, errors: [], amounts: { valid: 0, invalid: 0 } };
+  const report: ValidationReport = {
+    rows: 0,
+    valid: 0,
+    invalid: 0,
+    errors: [],
+    notes: [],
+    amounts: { valid: 0, invalid: 0 },
+  };
   const maxErrors = hooks.maxErrors ?? 10_000;
   const locale = options.locale ?? DEFAULT_LOCALE;
   const label = columnLabeller(reader.header);
-  const add = (line: number, e: CellError) => {
+  /** The line of each error (sorted by it at the end: the rows checked against earlier ones come last). */
+  const errorLines: number[] = [];
+  const add = (line: number, e: CellError) => addText(line, e.column, render(locale, e.message), e.code);
+  const addText = (line: number, columnName: string | undefined, text: string, code: string) => {
     if (report.errors.length >= maxErrors) return;
     const where = t(locale, 'WHERE.line', { file: clip(name), line });
-    const column = e.column === undefined ? '' : `, ${render(locale, label(e.column))}`;
-    report.errors.push(`${where}${column}: ${render(locale, e.message)} [${e.code}]`);
+    const column = columnName === undefined ? '' : `, ${render(locale, label(columnName))}`;
+    report.errors.push(`${where}${column}: ${text} [${code}]`);
+    errorLines.push(line);
   };
+  // Rows whose key's digest an earlier row had: [line, the earlier line, 'natural' | 'explicit'].
+  const keys = new FileKeys();
+  // Rows the run sends and the bank refuses (an idempotency key reused): invalid here, but no policy applies to them.
+  let bankRefusals = 0;
+  const suspects: Array<[number, number, 'natural' | 'explicit']> = [];
   try {
     const dialect = reader.dialect;
     const onRow = hooks.onRow;
@@ -84,6 +107,13 @@ export async function validateBatchFile(
           else {
             const cents = kind.amountCents?.(parsed.row);
             if (cents !== undefined) report.amounts.valid += cents;
+            const owner = keys.claim(`n|${kind.naturalKey(parsed.row)}`, rec.line);
+            if (owner !== undefined) suspects.push([rec.line, owner, 'natural']);
+            const explicit = kind.explicitIdempotencyKey?.(parsed.row);
+            if (explicit !== undefined && explicit !== '') {
+              const first = keys.claim(`i|${explicit}`, rec.line);
+              if (first !== undefined && owner === undefined) suspects.push([rec.line, first, 'explicit']);
+            }
           }
         }
         if (!ok) report.amounts.invalid += readableAmount(rec.record.amount, dialect) ?? 0;
@@ -95,13 +125,90 @@ export async function validateBatchFile(
   } finally {
     reader.close();
   }
+  if (suspects.length > 0) await checkAgainstEarlierRows();
+  if (errorLines.some((line, i) => i > 0 && line < errorLines[i - 1]!)) {
+    const order = errorLines.map((line, i) => [line, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    report.errors = order.map(([, i]) => report.errors[i]!);
+  }
+
+  /**
+   * The rows a digest matched, compared with the earlier row for real (a second read of the file, keeping only the
+   * lines concerned): a duplicate, a natural key reused for another operation, or an explicit idempotency key reused.
+   */
+  async function checkAgainstEarlierRows(): Promise<void> {
+    const wanted = new Set<number>();
+    for (const [line, owner] of suspects) wanted.add(line).add(owner);
+    const rows = new Map<number, { record: Readonly<Record<string, string>>; parsed: unknown }>();
+    const again = await readBatch(file, readOptions(options as RunnerOptions, kindName, name));
+    try {
+      for await (const batch of again.batches) {
+        for (const rec of batch) {
+          if (!wanted.has(rec.line) || rec.problems) continue;
+          const parsed = kind.parse(rec.record, again.dialect);
+          if (parsed.ok) rows.set(rec.line, { record: rec.record, parsed: parsed.row });
+        }
+      }
+    } finally {
+      again.close();
+    }
+    const check = sameOperationCheck(kind, reader.header, label, locale);
+    // biome-ignore lint/suspicious/noExplicitAny: the kind's own row type, read back by the kind itself
+    const k = kind as typeof kind & { naturalKey(row: any): string; explicitIdempotencyKey?(row: any): string };
+    for (const [line, ownerLine, which] of suspects) {
+      const row = rows.get(line);
+      const owner = rows.get(ownerLine);
+      if (row === undefined || owner === undefined) continue;
+      const cents = kind.amountCents?.(row.parsed as never) ?? 0;
+      if (which === 'natural') {
+        const naturalKey = k.naturalKey(row.parsed);
+        if (naturalKey !== k.naturalKey(owner.parsed)) continue; // two keys with one digest
+        const refusal = check?.(
+          { record: row.record, parsed: row.parsed, naturalKey },
+          { line: ownerLine, sameBatch: true, fileName: name, answerName: null, parsed: owner.parsed },
+        );
+        if (refusal) {
+          refuse(line, cents, row.record, undefined, refusal.message, refusal.code);
+        } else {
+          report.amounts.valid -= cents;
+          const where = t(locale, 'WHERE.line', { file: clip(name), line });
+          const note = t(locale, 'VALIDATE.duplicate', { kind: kindName, line: ownerLine });
+          report.notes.push(`${where}: ${note} [DUPLICATE_NATURAL_KEY]`);
+        }
+      } else {
+        const key = k.explicitIdempotencyKey?.(row.parsed);
+        if (key === undefined || key !== k.explicitIdempotencyKey?.(owner.parsed)) continue;
+        const message = t(locale, 'VALIDATE.idempotencyKeyReused', {
+          key,
+          line: ownerLine,
+        });
+        refuse(line, cents, row.record, 'idempotencyKey', message, 'IDEMPOTENCY_KEY_REUSED');
+        bankRefusals++;
+      }
+    }
+  }
+
+  /** A row found valid alone that the run will not send: counted invalid, with its error. */
+  function refuse(
+    line: number,
+    cents: number,
+    record: Readonly<Record<string, string>>,
+    column: string | undefined,
+    text: string,
+    code: string,
+  ): void {
+    report.valid--;
+    report.invalid++;
+    report.amounts.valid -= cents;
+    report.amounts.invalid += readableAmount(record.amount, reader.dialect) ?? cents;
+    addText(line, column, text, code);
+  }
   if (report.errors.length >= maxErrors) report.errors.push(t(locale, 'VALIDATE.moreErrors', { max: maxErrors }));
   const policy = options.policy[kindName] ?? (kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-  if (report.invalid > 0) {
+  if (report.invalid - bankRefusals > 0) {
     report.policyNote =
       policy === 'all-or-nothing'
         ? t(locale, 'VALIDATE.allOrNothing')
-        : t(locale, 'VALIDATE.sendValid', { valid: report.valid });
+        : t(locale, 'VALIDATE.sendValid', { valid: report.valid + bankRefusals });
   }
   return report;
 }
@@ -140,6 +247,7 @@ export async function validateFile(options: RunnerOptions, file: string, kind?: 
   }
   progress.stop();
   for (const line of result.errors) o.write(`${line}\n`);
+  for (const line of result.notes) o.write(`${line}\n`);
   const amounts = t(locale, 'VALIDATE.amounts', {
     valid: formatMoney(locale, result.amounts.valid),
     invalid: formatMoney(locale, result.amounts.invalid),
