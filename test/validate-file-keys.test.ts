@@ -53,6 +53,19 @@ function refusedLines(out: string, tag: string): number[] {
 }
 
 describe('validate finds the keys the run finds within one file', () => {
+  it('charge-updates: a change is a repeat only of the last change of its charge, as the run decides', async () => {
+    // The run sends lines 2, 3 and 4 (20/12, then 27/12, then 20/12 again: three changes) and answers line 5, a
+    // repeat of line 4, duplicate. Before: validate noted lines 4 and 5 as duplicates of line 2.
+    const base = path.join(dir, 'updates');
+    await mkdir(base, { recursive: true });
+    const file = path.join(base, 'charge-updates-prazos.csv');
+    const rows = ['20/12/2030', '27/12/2030', '20/12/2030', '20/12/2030'].map((d) => `INV-1;${d}`);
+    await writeFile(file, ['correlationId;dueDate', ...rows, 'INV-2;20/12/2030', ''].join('\r\n'));
+    const out = (await runCli(['validate', file], { env: { ...process.env, NODE_ENV: 'test' } })).stdout;
+    expect([...out.matchAll(/linha (\d+)[^\n]*\[DUPLICATE_NATURAL_KEY\]/g)].map((m) => Number(m[1]))).toEqual([5]);
+    expect(out).toContain('linha 5');
+  });
+
   it('pix-payments: a duplicate is noted and an idempotency key reused by another payment is refused', async () => {
     const csv = [
       'payload;amount;description;idempotencyKey',

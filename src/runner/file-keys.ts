@@ -40,6 +40,23 @@ export class FileKeys {
     return undefined;
   }
 
+  /** The line recorded for `key` (maybe another key with its digest), or undefined. */
+  get(key: string): number | undefined {
+    const [h, l] = digest(key);
+    return this.lines[this.find(h, l)] || undefined;
+  }
+
+  /** Records `line` for `key`, over any line recorded before (the last row that claimed it). */
+  set(key: string, line: number): void {
+    if ((this.size + 1) * 4 > this.lines.length * 3) this.grow();
+    const [h, l] = digest(key);
+    const slot = this.find(h, l);
+    if (this.lines[slot] === 0) this.size++;
+    this.hi[slot] = h;
+    this.lo[slot] = l;
+    this.lines[slot] = line;
+  }
+
   private find(h: number, l: number): number {
     const mask = this.lines.length - 1;
     let i = (h ^ Math.imul(l, 0x9e3779b1)) & mask;

@@ -107,7 +107,7 @@ export async function validateBatchFile(
           else {
             const cents = kind.amountCents?.(parsed.row);
             if (cents !== undefined) report.amounts.valid += cents;
-            const owner = keys.claim(`n|${kind.naturalKey(parsed.row)}`, rec.line);
+            const owner = claimNatural(parsed.row, rec.line);
             if (owner !== undefined) suspects.push([rec.line, owner, 'natural']);
             const explicit = kind.explicitIdempotencyKey?.(parsed.row);
             if (explicit !== undefined && explicit !== '') {
@@ -126,6 +126,23 @@ export async function validateBatchFile(
     reader.close();
   }
   if (suspects.length > 0) await checkAgainstEarlierRows();
+
+  /**
+   * The earlier line whose natural key `row` repeats, as the run decides (rule 4 of src/store/rows.ts): the first row
+   * that brought the key; for a kind whose rows are changes of a thing (`BatchKind.changes`), the last row that
+   * claimed the key, and only while no other change of the thing came after it (else the row is sent again and
+   * claims both). Undefined: the row claims its key.
+   */
+  function claimNatural(row: unknown, line: number): number | undefined {
+    const key = `n|${kind.naturalKey(row as never)}`;
+    const thing = kind.changes?.(row as never);
+    if (thing === undefined) return keys.claim(key, line);
+    const last = keys.get(key);
+    if (last !== undefined && keys.get(`c|${thing}`) === last) return last;
+    keys.set(key, line);
+    keys.set(`c|${thing}`, line);
+    return undefined;
+  }
   if (errorLines.some((line, i) => i > 0 && line < errorLines[i - 1]!)) {
     const order = errorLines.map((line, i) => [line, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     report.errors = order.map(([, i]) => report.errors[i]!);
