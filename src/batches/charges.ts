@@ -6,7 +6,10 @@
  * safe to repeat): for bank slips the slip (GET .../stream, saved as `<correlationId made safe>.pdf`), and for every
  * charge with a BR Code (PIX_STATIC, PIX_DYNAMIC, BANKSLIP_PIX) its QR image `<correlationId made safe>.png`, drawn
  * from the created charge's qrCode by the writer the qr-codes kind uses (src/batches/images.ts). A row whose charge
- * was created but whose files were not written resumes at `pdf`.
+ * was created but whose files were not written resumes at `pdf`. A first attempt the bank refuses because the
+ * correlationId is taken (409) looks the bank's charge up: the same charge (type, amount, due date, payer) is this
+ * row's, `succeeded` with its slip; another is `failed` (CHARGE_ID_TAKEN) saying what differs. Never `failed` unlooked:
+ * a person would issue the charge again by hand, and the payer would get two slips for one debt.
  *
  * Natural key: the correlationId (the bank addresses a charge by it: two rows with one id are one charge). A sheet
  * without the column gets it derived from the row's Seu número, else from its content (src/batches/supply.ts). A row
@@ -19,8 +22,8 @@
  * code), discount items greater than 0 (percent too), text lengths in UTF-16 code units.
  */
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
-import { NotFoundError } from '../bank/errors.js';
-import type { CreatedCharge } from '../bank/types.js';
+import { ConflictError, NotFoundError } from '../bank/errors.js';
+import type { Charge, CreatedCharge } from '../bank/types.js';
 import { MAX_BANK_SLIP_AMOUNT_CENTS } from '../formats/boleto.js';
 import {
   CHARGE_TYPES,
@@ -30,13 +33,15 @@ import {
   PIX_STATIC_ADDITIONAL_INFO_MAX,
 } from '../formats/charges.js';
 import { addDays, utcDate } from '../formats/dates.js';
+import { formatAmount } from '../formats/money.js';
 import { msg } from '../i18n/index.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, type DateRange, type Phrase, recordParser, shown } from './fields.js';
 import { brCodePng, writePng } from './images.js';
-import type { BatchKind, ColumnSpec, StepOutput } from './kind.js';
+import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
 import { safeFileName } from './safe-name.js';
 import { centsField, textField } from './same-operation.js';
+import { bareDocument } from './validators.js';
 
 /** How CORRELATION_ID_PATTERN (src/formats/charges.ts) reads to people. */
 export const CORRELATION_ID_FORMAT = '1 to 100 letters, digits or . _ ~ : - (it is used in URL paths)';
@@ -640,6 +645,33 @@ function isSlip(type: string): boolean {
 }
 
 /** The outputs of a created (or recovered) charge. */
+/**
+ * What differs between a row's charge and the charge the bank holds under its correlationId (type, amount, due date,
+ * payer's document: what defines a charge, as `mustMatch` below), each as `field: bank's / row's`. A field the bank's
+ * answer leaves out is not a difference.
+ */
+export function differencesAtBank(input: CreateChargeInput, bank: Charge): string[] {
+  const out: string[] = [];
+  const row = input as { type?: string; amountCents?: number; dueDate?: string; payer?: { document?: string } };
+  const say = (field: string, theirs: unknown, ours: unknown) =>
+    out.push(`${field}: ${String(theirs)} / ${String(ours)}`);
+  if (bank.type !== undefined && row.type !== undefined && bank.type !== row.type) say('type', bank.type, row.type);
+  if (row.amountCents !== undefined && bank.amountCents !== row.amountCents) {
+    say('amount', `R$ ${formatAmount(bank.amountCents, ',')}`, `R$ ${formatAmount(row.amountCents, ',')}`);
+  }
+  const due = bank.dueDate?.slice(0, 10);
+  if (due !== undefined && row.dueDate !== undefined && due !== row.dueDate) say('dueDate', due, row.dueDate);
+  const doc = bank.payer?.document;
+  if (
+    typeof doc === 'string' &&
+    row.payer?.document !== undefined &&
+    bareDocument(doc) !== bareDocument(row.payer.document)
+  ) {
+    say('payer.document', doc, row.payer.document);
+  }
+  return out;
+}
+
 export function chargeOutput(charge: CreatedCharge): StepOutput {
   return {
     chargeStatus: charge.status ?? null,
@@ -677,8 +709,27 @@ export const chargesKind: BatchKind<ChargeRow> = {
       effect: 'create',
       usesIdempotencyKey: false,
       async run(ctx) {
-        const charge = await ctx.client.charges.create(ctx.row.input, ctx.request);
-        return chargeOutput(charge);
+        try {
+          return chargeOutput(await ctx.client.charges.create(ctx.row.input, ctx.request));
+        } catch (err) {
+          if (!(err instanceof ConflictError)) throw err;
+          // The correlationId is taken at the bank, with no attempt of this row before (an attempt of unknown
+          // outcome is recovered by its lookup first): by this very charge (a store restored from an earlier
+          // backup, a file sent by another remessa) or by another one. The bank's charge says which. Answered
+          // `failed` unlooked, a charge that exists would be made again by hand: two slips for one debt.
+          const existing = await ctx.client.charges.get(ctx.row.input.correlationId, ctx.request);
+          const differs = differencesAtBank(ctx.row.input, existing);
+          if (differs.length === 0) return chargeOutput(existing);
+          throw new StepOutcomeError(
+            'failed',
+            'CHARGE_ID_TAKEN',
+            `correlationId ${ctx.row.input.correlationId} names another charge at the bank: ${differs.join('; ')}`,
+            {
+              cause: err,
+              detail: msg('CHARGE_ID_TAKEN', { id: ctx.row.input.correlationId, differences: differs.join('; ') }),
+            },
+          );
+        }
       },
       async recover(ctx) {
         try {

@@ -233,6 +233,8 @@ export const EN = {
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
   'BANK_ANSWER.refused': 'The bank refused (HTTP {status}): {said}',
   'BANK_ANSWER.error': 'The bank answered with an error (HTTP {status}): {said}',
+  CHARGE_ID_TAKEN:
+    "The bank already holds another charge under correlationId {id} (the bank's / this row's: {differences}): this one was not created; use another correlationId or Seu número",
   'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',
   ROW_UNPARSABLE: 'The stored row no longer parses: {errors}',
   STOPPED_BEFORE_SEND: 'Stopped before step {step} was sent: nothing was sent; sent by the next run',
