@@ -4,11 +4,13 @@
  * caller does; decisions are checked and taken once; the per-day amounts are counted once per batch, on the day in
  * America/Sao_Paulo, and survive reopening the store.
  */
+
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { gateBatch, writePreview } from '../src/runner/approval.js';
 import type { MoneyControlOptions } from '../src/runner/options.js';
 import {
@@ -21,7 +23,6 @@ import {
   markPreviewWritten,
   releasedOnDay,
   type Store,
-  saoPauloDay,
 } from '../src/store/index.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
@@ -200,7 +201,7 @@ describe.each(engines)('on $name', (engine) => {
       const c = controls({ approvalKinds: [], limits: { 'bill-payments': { perDay: 5000 } } });
       // 02:30 UTC on the 24th is still the 23rd in Sao Paulo (UTC-3).
       const late = new Date('2026-11-24T02:30:00Z');
-      expect(saoPauloDay(late)).toBe('2026-11-23');
+      expect(brasiliaDay(late)).toBe('2026-11-23');
       await storedBatch('d1', [1500, 1500]);
       expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');
       expect(await gateBatch(store, 'd1', c, null, late)).toBe('go');

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import type { StepOutput } from '../src/batches/kind.js';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { instantIn } from '../src/i18n/index.js';
 import { createLogger } from '../src/log.js';
 import { describeUnsettled, retornoPass } from '../src/runner/retorno.js';
@@ -22,7 +23,7 @@ import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { SANDBOX_ADMIN_PREFIX } from '../src/sandbox/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
-import { retornoDay, Things } from '../src/store/things.js';
+import { Things } from '../src/store/things.js';
 import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import type { KindName } from '../src/types.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
@@ -92,7 +93,7 @@ async function owedSeconds(): Promise<number> {
 }
 
 function lines() {
-  return new Things(store, { now: () => clock }).changesOfDay(retornoDay(clock));
+  return new Things(store, { now: () => clock }).changesOfDay(brasiliaDay(clock));
 }
 
 describe.each(engines)('on $name', (engine) => {

@@ -2,19 +2,21 @@
  * The things' state machine (src/store/things.ts) on a real store (a SQLite file and a PostgreSQL database, test/helpers/stores.ts), the charge list's windows and pages against
  * the sandbox over HTTP (port 0), and the retorno's metrics.
  */
+
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { deriveFromRow, observationsOfCharge, retornoPass, yearWindows } from '../src/runner/retorno.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
 import { retornoSnapshot } from '../src/store/snapshot.js';
-import { retornoDay, Things } from '../src/store/things.js';
+import { Things } from '../src/store/things.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const silent = createLogger({ level: 'silent' });
@@ -85,7 +87,7 @@ describe.each(engines)('on $name', (engine) => {
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 })).result).toBe('merged');
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1' })).result).toBe('same');
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-2' })).result).toBe('merged');
-      const lines = await t.changesOfDay(retornoDay(clock));
+      const lines = await t.changesOfDay(brasiliaDay(clock));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({
         oldStatus: 'Pending',
@@ -117,7 +119,7 @@ describe.each(engines)('on $name', (engine) => {
       expect((await t.get('charge', 'c1'))?.status).toBe('Paid');
       expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
       expect(
-        (await t.changesOfDay(retornoDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
+        (await t.changesOfDay(brasiliaDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
       ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
     });
 
@@ -144,7 +146,7 @@ describe.each(engines)('on $name', (engine) => {
         ).result,
       ).toBe('stale');
       expect(await t.get('charge', 'c1')).toMatchObject({ status: 'Expired', statusAt: '2026-11-23T10:30:00.000Z' });
-      expect((await t.changesOfDay(retornoDay(clock))).map((l) => l.occurredAt)).toEqual(['2026-11-23T10:30:00.000Z']);
+      expect((await t.changesOfDay(brasiliaDay(clock))).map((l) => l.occurredAt)).toEqual(['2026-11-23T10:30:00.000Z']);
     });
 
     it('a payment told late is a line even after an expiry or a void the retorno already has', async () => {
@@ -166,7 +168,7 @@ describe.each(engines)('on $name', (engine) => {
       ).toBe('stale');
       expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
       expect(
-        (await t.changesOfDay(retornoDay(clock))).map(
+        (await t.changesOfDay(brasiliaDay(clock))).map(
           (l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus} ${l.paidCents ?? ''}`,
         ),
       ).toEqual([
@@ -307,8 +309,8 @@ describe.each(engines)('on $name', (engine) => {
     });
 
     it('the retorno day is the Brasília date', async () => {
-      expect(retornoDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
-      expect(retornoDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');
+      expect(brasiliaDay(new Date('2026-11-24T02:59:59.000Z'))).toBe('2026-11-23');
+      expect(brasiliaDay(new Date('2026-11-24T03:00:00.000Z'))).toBe('2026-11-24');
     });
   });
 
@@ -348,7 +350,7 @@ describe.each(engines)('on $name', (engine) => {
         expect(result.chargesListed).toBe(130);
         expect(result.changes).toBe(120);
         expect(result.lookedUp).toBe(0);
-        const day = retornoDay(clock);
+        const day = brasiliaDay(clock);
         expect(result.files).toEqual([path.join(dir, 'outbox', 'retorno', `${day}.csv`)]);
         const text = await fs.readFile(result.files[0]!, 'utf8');
         expect(text.trim().split('\n')).toHaveLength(121);

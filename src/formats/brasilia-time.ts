@@ -28,3 +28,18 @@ export function brasiliaTime(iso: string, dayFirst: boolean): string {
   const time = `${p.hour}:${p.minute}:${p.second}`;
   return dayFirst ? `${p.day}/${p.month}/${p.year} ${time}` : `${p.year}-${p.month}-${p.day} ${time}`;
 }
+
+const BRASILIA_DAY = new Intl.DateTimeFormat('en-CA', {
+  timeZone: BRASILIA_TIME_ZONE,
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+});
+
+/**
+ * The calendar day (yyyy-mm-dd) of an instant in Brasília: the day a finance team in Brazil calls "today", of the
+ * retorno's files (src/store/things.ts) and of the per-day limits (src/store/approvals.ts).
+ */
+export function brasiliaDay(at: Date): string {
+  return BRASILIA_DAY.format(at);
+}

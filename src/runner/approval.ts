@@ -18,10 +18,12 @@
  *   override), else is answered with every row `rejected` and the limit in the message. A file of a kind in
  *   `approval.kinds` waits whatever its amounts.
  */
+
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
+import { brasiliaDay } from '../formats/brasilia-time.js';
 import { parseBrCode } from '../formats/brcode.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
@@ -44,7 +46,6 @@ import {
   rejectUnsentBatch,
   releaseBatch,
   releasedOnDay,
-  saoPauloDay,
   unfinishedAmount,
 } from '../store/approvals.js';
 import { intakeForBatch, shortBatchId } from '../store/intakes.js';
@@ -82,7 +83,7 @@ async function limitReasons(
     });
   }
   if (limits?.perDay !== undefined) {
-    const day = saoPauloDay(now);
+    const day = brasiliaDay(now);
     const used = await releasedOnDay(store, kind, day);
     if (used + amount > limits.perDay) {
       reasons.push({

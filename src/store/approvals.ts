@@ -58,6 +58,7 @@
  * The sentences a decision leaves (a refusal, the rejected rows' message in the answer) are in the decider's locale,
  * given in the Decision (the command's or the daemon's `locale`); the store never guesses one (default pt-BR).
  */
+import { brasiliaDay } from '../formats/brasilia-time.js';
 import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
@@ -171,16 +172,6 @@ export async function approvedNotRun(
   );
 }
 
-/** The calendar day (yyyy-mm-dd) of `at` in America/Sao_Paulo: the day of the per-day limits. */
-export function saoPauloDay(at: Date): string {
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone: 'America/Sao_Paulo',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(at);
-}
-
 /** Sum of the amounts of the batch's rows that may still be sent (pending, in flight, uncertain). */
 export async function unfinishedAmount(store: Store, batchId: string): Promise<Cents> {
   const r = await store.sql.get<{ total: number }>(
@@ -246,7 +237,7 @@ export async function releaseBatch(store: Store, batch: BatchRecord, now: Date):
   if (!(await isReleased(store, batch.id))) {
     await store.sql.run(
       `INSERT INTO released_amounts (batch_id, kind, day, amount_cents, released_at) VALUES (?, ?, ?, ?, ?)`,
-      [batch.id, batch.kind, saoPauloDay(now), await unfinishedAmount(store, batch.id), now.toISOString()],
+      [batch.id, batch.kind, brasiliaDay(now), await unfinishedAmount(store, batch.id), now.toISOString()],
     );
   }
   await store.sql.run(

@@ -53,6 +53,7 @@
  *    version is above the version last written is written again by the next pass, so a crash between a change and
  *    its file never leaves the file behind for good.
  */
+import { brasiliaDay } from '../formats/brasilia-time.js';
 import { utcInstant } from '../formats/dates.js';
 import type { Cents } from '../types.js';
 import { decodeNullable } from './outputs-codec.js';
@@ -189,14 +190,6 @@ export function isPaymentStatus(kind: ThingKind, status: string): boolean {
 /** Whether the bank still owes a final outcome for a thing of `kind` in `status` (see "UNSETTLED" above). */
 export function isUnsettled(kind: ThingKind, status: string): boolean {
   return (kind === 'pix-payment' || kind === 'bill-payment' || kind === 'claim') && !isFinalStatus(kind, status);
-}
-
-/**
- * The retorno day of an instant: its date in Brasília (UTC-3; Brazil has kept no daylight saving time since 2019),
- * the day a finance team in Brazil calls "today".
- */
-export function retornoDay(at: Date): string {
-  return new Date(at.getTime() - 3 * 3_600_000).toISOString().slice(0, 10);
 }
 
 interface ThingSql {
@@ -550,7 +543,7 @@ export class Things {
     if (!payment && thing.statusAt !== null && Date.parse(obs.occurredAt) < Date.parse(thing.statusAt)) {
       return { result: 'stale', day: undefined };
     }
-    const day = retornoDay(now);
+    const day = brasiliaDay(now);
     await this.store.sql.run(
       `INSERT INTO thing_changes (thing_id, old_status, new_status, occurred_at, recorded_at, day, source, event_ids,
          paid_cents, discount_cents, interest_cents, fine_cents, payer_name, payer_document, your_number, amount_cents,
