@@ -243,6 +243,10 @@ export const configSchema = z.strictObject({
       everyMinutes: nonNegativeInt.default(60),
       // The daemon applies the webhook events the receiver stored every N seconds (0: only when reconciling).
       applyEventsEverySeconds: nonNegativeInt.default(10),
+      // An event is applied once it has been stored for N seconds, and no event that happened after one still
+      // settling is applied before it: the bank's deliveries arrive out of order (retries, parallel deliveries), and
+      // the retorno is told in the order things happened (src/runner/retorno.ts, "Order").
+      eventSettleSeconds: nonNegativeInt.max(3_600).default(5),
     })
     .prefault({}),
   // Money controls (src/runner/approval.ts, src/store/approvals.ts, README "Money controls").

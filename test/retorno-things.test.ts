@@ -17,6 +17,7 @@ import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../sr
 import type { Store } from '../src/store/index.js';
 import { retornoSnapshot } from '../src/store/snapshot.js';
 import { Things } from '../src/store/things.js';
+import { insertWebhookEvent } from '../src/store/webhook-events.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const silent = createLogger({ level: 'silent' });
@@ -218,6 +219,51 @@ describe.each(engines)('on $name', (engine) => {
       clock = new Date('2026-11-23T12:00:00.000Z');
       const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
       expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
+    });
+
+    it('events the bank delivered out of order are applied in the order they happened once settled', async () => {
+      await succeededCharges(['c1', 'c2']);
+      const receive = async (id: string, type: string, correlationId: string, occurredAt: string) => {
+        const data = { correlationId, status: type === 'CHARGE_PAID' ? 'Paid' : 'Expired', paidAt: occurredAt };
+        await insertWebhookEvent(store, {
+          id,
+          type,
+          correlationId,
+          occurredAt,
+          receivedAt: clock.toISOString(),
+          payload: JSON.stringify({ id, event: type, createdAt: occurredAt, data }),
+        });
+      };
+      const pass = (eventSettleMs: number) =>
+        retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock, eventSettleMs });
+      const later = (ms: number) => {
+        clock = new Date(clock.getTime() + ms);
+      };
+      // c1 expired at 10:00 and was paid at 11:00; the payment's delivery arrives first, the expiry's 1 s later, and
+      // a pass runs between the two.
+      await receive('c1-paid', 'CHARGE_PAID', 'c1', '2026-11-23T11:00:00.000Z');
+      later(500);
+      expect(await pass(5_000)).toMatchObject({ eventsApplied: 0, changes: 0 });
+      later(500);
+      await receive('c1-expired', 'CHARGE_EXPIRED', 'c1', '2026-11-23T10:00:00.000Z');
+      later(4_500);
+      // The payment has settled, but the expiry, which happened before it, has not: neither is applied yet.
+      expect(await pass(5_000)).toMatchObject({ eventsApplied: 0, changes: 0 });
+      later(1_000);
+      expect(await pass(5_000)).toMatchObject({ eventsApplied: 2, changes: 2 });
+      // Without the settling (0 s), the same deliveries lose the expiry: the payment is applied first and the
+      // expiry, older than it, is stale (rule 2 of src/store/things.ts). The payment itself is never lost.
+      await receive('c2-paid', 'CHARGE_PAID', 'c2', '2026-11-23T11:00:00.000Z');
+      expect(await pass(0)).toMatchObject({ eventsApplied: 1, changes: 1 });
+      later(1_000);
+      await receive('c2-expired', 'CHARGE_EXPIRED', 'c2', '2026-11-23T10:00:00.000Z');
+      expect(await pass(0)).toMatchObject({ eventsApplied: 1, changes: 0 });
+      const lines = await new Things(store, { now: () => clock }).changesOfDay('2026-11-23');
+      expect(lines.map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus} ${l.eventIds.join(' ')}`)).toEqual([
+        'c1 Pending->Expired c1-expired',
+        'c1 Expired->Paid c1-paid',
+        'c2 Pending->Paid c2-paid',
+      ]);
     });
 
     it('a day begun by a Windows-1252 sheet keeps text it cannot carry: written in UTF-8, never as "?"', async () => {

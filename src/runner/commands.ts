@@ -1070,6 +1070,7 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
       reconcile: true,
       since: run.since,
       until: run.until,
+      eventSettleMs: options.reconcile?.eventSettleMs ?? 0,
       signal: abort.signal,
       locale: options.locale,
     });

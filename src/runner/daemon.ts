@@ -297,6 +297,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
                   outboxDir: options.folders.outbox,
                   logger: log,
                   reconcile,
+                  eventSettleMs: options.reconcile?.eventSettleMs ?? 0,
                   signal: current.signal,
                   locale: options.locale,
                 })

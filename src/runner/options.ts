@@ -124,9 +124,10 @@ export interface RunnerOptions {
   progressIntervalMs?: number;
   /**
    * The retorno's schedule in the daemon (src/runner/retorno.ts): reconcile every `everyMs` (0: never), apply the
-   * received webhook events every `applyEventsEveryMs` (0: only when reconciling). @defaultValue both off
+   * received webhook events every `applyEventsEveryMs` (0: only when reconciling), each once it has been stored for
+   * `eventSettleMs` (src/runner/retorno.ts, "Order"). @defaultValue both off, no settling
    */
-  reconcile?: { everyMs: number; applyEventsEveryMs: number };
+  reconcile?: { everyMs: number; applyEventsEveryMs: number; eventSettleMs: number };
   /** The operator's endpoint of the daemon (/metrics, /healthz, /readyz); absent or port 0 = off. */
   metricsEndpoint?: { host: string; port: number; readyTimeoutMs: number; bankCheckCacheMs: number };
   /** Counts the bank requests (set by the daemon when its metrics endpoint is on). */
@@ -272,6 +273,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     reconcile: {
       everyMs: config.reconcile.everyMinutes * 60_000,
       applyEventsEveryMs: config.reconcile.applyEventsEverySeconds * 1_000,
+      eventSettleMs: config.reconcile.eventSettleSeconds * 1_000,
     },
     mappings: { ...config.mappings } as RunnerOptions['mappings'],
     defaults: { ...config.defaults } as NonNullable<RunnerOptions['defaults']>,

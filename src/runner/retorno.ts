@@ -27,6 +27,16 @@
  *   4. the retorno files of the days that gained or completed a line since they were last written are written
  *      again (`retorno_days`: also the days a crash left behind).
  *
+ * ORDER. The bank's deliveries do not arrive in the order things happened: a delivery that failed is retried on its
+ * own schedule, several go out at once, and a slip expired then paid may be told paid first. Applied as they came,
+ * the payment would make the expiry stale (rule 2 of src/store/things.ts: nothing older than the status it has
+ * overrides it) and the Expired line would never be written. So an events pass takes the stored events in the order
+ * they happened (`WEBHOOK_EVENT_ORDER`) and stops at the first one stored less than `eventSettleMs` ago
+ * (`reconcile.eventSettleSeconds`, 5 s): no event is applied before one that happened earlier and is still settling.
+ * An event delivered later than that after a newer one is stale, as rule 2 says, and its change is not written (the
+ * newer status stands; a payment is never lost this way: rule 2's exception). The settling holds back only the last
+ * seconds' events, never a pass: the next pass applies them.
+ *
  * Reconciliation and events converge: both observe the same statuses with the same times (the charge's `paidAt` is
  * the event's `paidAt`), and an observation of the status a thing already has only completes its line (one line per
  * change, rule 1 of src/store/things.ts). Failing look-ups are logged and counted; the pass goes on with the rest.
@@ -79,6 +89,8 @@ export interface RetornoPassOptions {
   now?: () => Date;
   /** The language of the summaries' amounts (`R$ 1.234,56`). @defaultValue pt-BR */
   locale?: Locale | undefined;
+  /** How long a stored event settles before it is applied (see "ORDER" above), in ms. @defaultValue 0 */
+  eventSettleMs?: number | undefined;
 }
 
 export interface RetornoPassResult {
@@ -420,16 +432,27 @@ async function observeOf(things: Things, o: ObservationOf): ReturnType<Things['o
   return things.observe(observation);
 }
 
-/** Applies the unapplied events; returns counts. */
+/**
+ * Applies the unapplied events in the order they happened, up to the first one stored less than `settleMs` ago (see
+ * "ORDER" in the header); returns counts.
+ */
 export async function applyEvents(
   things: Things,
   logger: Logger,
   now: () => Date = () => new Date(),
-): Promise<{ applied: number; foreign: number; changes: number }> {
+  settleMs = 0,
+): Promise<{ applied: number; foreign: number; changes: number; settling: number }> {
   let applied = 0;
   let foreign = 0;
   let changes = 0;
-  for (const e of await things.unappliedEvents()) {
+  const events = await things.unappliedEvents();
+  const settledBefore = now().getTime() - settleMs;
+  for (const [i, e] of events.entries()) {
+    if (settleMs > 0 && Date.parse(e.receivedAt) > settledBefore) {
+      const settling = events.length - i;
+      logger.debug({ applied, settling, eventId: e.id }, 'webhook events left to settle for the next pass');
+      return { applied, foreign, changes, settling };
+    }
     const observations = await observationsFor(e, things, logger);
     if (observations.length === 0) {
       // A type the retorno does not follow, or an unreadable body: nothing to apply (the row stays for a person).
@@ -458,7 +481,7 @@ export async function applyEvents(
     applied++;
   }
   if (applied > 0) logger.debug({ applied, foreign, changes }, 'webhook events applied');
-  return { applied, foreign, changes };
+  return { applied, foreign, changes, settling: 0 };
 }
 
 async function observationsFor(e: StoredEvent, things: Things, logger: Logger): Promise<ObservationOf[]> {
@@ -799,7 +822,7 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
     result.rowsSeen += synced.rows;
     if (synced.rows === 0) break;
   }
-  const events = await applyEvents(things, options.logger, now);
+  const events = await applyEvents(things, options.logger, now, options.eventSettleMs ?? 0);
   result.eventsApplied = events.applied;
   result.eventsForeign = events.foreign;
   result.changes += events.changes;

@@ -20,7 +20,9 @@
  *   S ──observation of S (the same status)───────────────────────────► S    (merged into the line that set S: its
  *                                                                              event ids and missing amounts added)
  *   S final ──any other observation──► S  (ignored: `stale`)
- *   S ──observation that happened before S began (out of order)──► S  (ignored: `stale`)
+ *   S ──observation that happened before S began (out of order)──► S  (ignored: `stale`; events delivered out of
+ *                                                                    order are first given time to settle: "ORDER"
+ *                                                                    in src/runner/retorno.ts)
  *   S ≠ payment ──observation of a payment (charge Paid, QR code CONCLUDED), whenever it happened──► payment
  *      (money came in: a payment told after an expiry, or after a void that did not undo it, is never ignored)
  *
