@@ -9,13 +9,32 @@
  */
 // First: the V8 flags of a run are set before the other modules load (./v8-flags.ts says why each).
 import './v8-flags.js';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { assertReceiverCredential, type Config, loadConfig, sandboxTlsFrom } from './config.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, Help, InvalidArgumentError, Option } from 'commander';
+import {
+  assertReceiverCredential,
+  type Config,
+  DEFAULT_CONFIG_FILE,
+  loadConfig,
+  parseConfigText,
+  sandboxTlsFrom,
+} from './config.js';
 import { readIfSet } from './config-files.js';
 import { RemessaError } from './errors.js';
 import { EXIT_CANNOT_RUN } from './exit-codes.js';
 import { BANK_PROFILES, type BankProfileName } from './formats/profiles.js';
-import { instantIn, isLocale, LOCALES, type Locale } from './i18n/index.js';
+import {
+  CATALOGUES,
+  DEFAULT_LOCALE,
+  instantIn,
+  isLocale,
+  LOCALES,
+  type Locale,
+  type MessageKey,
+  type Params,
+  t,
+} from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './log.js';
 import { BATCH_STATES, type BatchState } from './runner/batch-states.js';
 import { parseStatusDate } from './runner/status-dates.js';
@@ -39,8 +58,44 @@ interface GlobalOptions {
   locale?: Locale;
 }
 
+/**
+ * The language of the command line itself (its help, its refusals of what was typed), known before the arguments are
+ * parsed: `--locale` as typed, else the config file's `locale` (the file `--config`, REMESSA_CONFIG or the default
+ * names, read for that key alone), else pt-BR. A file that cannot be read here is read again, and its error told, by
+ * the command that needs it.
+ */
+export function commandLineLocale(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Locale {
+  const typedValue = (names: readonly string[]): string | undefined => {
+    let found: string | undefined;
+    for (const [i, arg] of args.entries()) {
+      if (arg === '--') break;
+      for (const name of names) {
+        if (arg === name) found = args[i + 1];
+        else if (name.startsWith('--') && arg.startsWith(`${name}=`)) found = arg.slice(name.length + 1);
+      }
+    }
+    return found;
+  };
+  const typed = typedValue(['--locale']);
+  if (isLocale(typed)) return typed;
+  const file = typedValue(['-c', '--config']) ?? (env.REMESSA_CONFIG || undefined) ?? DEFAULT_CONFIG_FILE;
+  try {
+    const config = parseConfigText(readFileSync(path.resolve(cwd, file), 'utf8')) as { locale?: unknown };
+    if (isLocale(config.locale)) return config.locale;
+  } catch {
+    // No file, or not one that parses: the default language, and the command tells what is wrong with the file.
+  }
+  return DEFAULT_LOCALE;
+}
+
+const LOCALE = commandLineLocale(process.argv.slice(2), process.env, process.cwd());
+const say = (key: MessageKey, params?: Params): string => t(LOCALE, key, params);
+const quoted = (value: string): string => `"${value}"`;
+
 function parseLocale(value: string): Locale {
-  if (!isLocale(value)) throw new InvalidArgumentError(`Expected a locale (${LOCALES.join(', ')}), got "${value}"`);
+  if (!isLocale(value)) {
+    throw new InvalidArgumentError(say('CLI.expect.locale', { locales: LOCALES.join(', '), got: quoted(value) }));
+  }
   return value;
 }
 
@@ -53,18 +108,18 @@ function withLocaleFlag(program: Command, config: Config): Config {
 function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535)
-    throw new InvalidArgumentError(`Expected a port from 0 to 65535, got "${value}"`);
+    throw new InvalidArgumentError(say('CLI.expect.port', { got: quoted(value) }));
   return port;
 }
 
 function parseInteger(value: string): number {
-  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`Expected a whole number, got "${value}"`);
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(say('CLI.expect.integer', { got: quoted(value) }));
   return Number(value);
 }
 
 function parseWaitSeconds(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value)) {
-    throw new InvalidArgumentError(`Expected --wait-lock=SECONDS with a number of seconds, got "${value}"`);
+    throw new InvalidArgumentError(say('CLI.expect.waitLock', { got: quoted(value) }));
   }
   return Number(value);
 }
@@ -73,21 +128,23 @@ function parseWaitSeconds(value: string): number {
 function parseDay(value: string): string {
   const d = new Date(`${value}T00:00:00Z`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
-    throw new InvalidArgumentError(`Expected a date yyyy-mm-dd, got "${value}"`);
+    throw new InvalidArgumentError(say('CLI.expect.day', { got: quoted(value) }));
   }
   return value;
 }
 
 function parseKind(value: string): KindName {
   if (!isKindName(value)) {
-    throw new InvalidArgumentError(`Expected a batch kind (${KIND_NAMES.join(', ')}), got "${value}"`);
+    throw new InvalidArgumentError(say('CLI.expect.kind', { kinds: KIND_NAMES.join(', '), got: quoted(value) }));
   }
   return value;
 }
 
 function parseProfile(value: string): BankProfileName {
   if (!(BANK_PROFILES as readonly string[]).includes(value)) {
-    throw new InvalidArgumentError(`Expected a provider profile (${BANK_PROFILES.join(', ')}), got "${value}"`);
+    throw new InvalidArgumentError(
+      say('CLI.expect.profile', { profiles: BANK_PROFILES.join(', '), got: quoted(value) }),
+    );
   }
   return value as BankProfileName;
 }
@@ -96,7 +153,7 @@ function parseStates(value: string): string[] {
   const states = value.split(',').map((s) => s.trim());
   for (const state of states) {
     if (!(BATCH_STATES as readonly string[]).includes(state)) {
-      throw new InvalidArgumentError(`Expected a batch state (${BATCH_STATES.join(', ')}), got "${state}"`);
+      throw new InvalidArgumentError(say('CLI.expect.state', { states: BATCH_STATES.join(', '), got: quoted(state) }));
     }
   }
   return states;
@@ -111,22 +168,21 @@ function parseStatusKind(value: string): string {
 function parseDate(value: string, edge: 'start' | 'end'): Date {
   const at = parseStatusDate(value, edge);
   if (!at) {
-    throw new InvalidArgumentError(
-      `Expected a date YYYY-MM-DD or DD/MM/YYYY, or an ISO 8601 time with its offset (2026-11-23T14:00:00Z), got "${value}"`,
-    );
+    throw new InvalidArgumentError(say('CLI.expect.date', { got: quoted(value) }));
   }
   return at;
 }
 
 function parseLine(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) {
-    throw new InvalidArgumentError(`Expected a line number (1 or more), got "${value}"`);
+    throw new InvalidArgumentError(say('CLI.expect.line', { got: quoted(value) }));
   }
   return Number(value);
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/** A repeatable option's values (none given: undefined, so the help shows no `(default: [])`). */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** `bankSecrets: false`: a command that never talks to the bank (see `LoadConfigOptions.bankSecrets`). */
@@ -161,15 +217,80 @@ async function guard(body: () => Promise<number>): Promise<never> {
   process.exit(code);
 }
 
+/**
+ * commander's refusals of what was typed, said in the command line's language. commander words them in English and
+ * gives each a stable code; the values are taken back from its words (the option, the argument, its suggestion). A
+ * refusal whose words are not recognised (another commander version) is left as commander said it: never lost.
+ */
+export function commanderMessage(message: string, code: string | undefined): string {
+  const error = (text: string, suggestion?: string) =>
+    [say('CLI.error', { message: text }), ...(suggestion ? [say('CLI.suggest', { what: suggestion })] : [])].join('\n');
+  const why = (text: string, got: string) => {
+    const choices = /^Allowed choices are (.+)\.$/.exec(text);
+    return choices ? say('CLI.invalidChoice', { choices: choices[1], got: `'${got}'` }) : text;
+  };
+  let m: RegExpExecArray | null;
+  switch (code) {
+    case 'commander.unknownOption':
+      m = /^error: unknown option ('.+?')(?:\n\(Did you mean (.+?)\?\))?$/.exec(message);
+      return m ? error(say('CLI.unknownOption', { option: m[1] }), m[2]) : message;
+    case 'commander.unknownCommand':
+      m = /^error: unknown command ('.+?')(?:\n\(Did you mean (.+?)\?\))?$/.exec(message);
+      return m ? error(say('CLI.unknownCommand', { command: m[1] }), m[2]) : message;
+    case 'commander.missingArgument':
+      m = /^error: missing required argument ('.+?')$/.exec(message);
+      return m ? error(say('CLI.missingArgument', { argument: m[1] })) : message;
+    case 'commander.optionMissingArgument':
+      m = /^error: option ('.+?') argument missing$/.exec(message);
+      return m ? error(say('CLI.optionMissingArgument', { option: m[1] })) : message;
+    case 'commander.missingMandatoryOptionValue':
+      m = /^error: required option ('.+?') not specified$/.exec(message);
+      return m ? error(say('CLI.missingMandatoryOptionValue', { option: m[1] })) : message;
+    case 'commander.excessArguments':
+      m = /^error: too many arguments(?: for '.+?')?\. Expected (\d+) arguments? but got (\d+)\.$/.exec(message);
+      return m ? error(say('CLI.excessArguments', { expected: m[1], got: m[2] })) : message;
+    case 'commander.invalidArgument':
+      m = /^error: option ('.+?') argument '(.*)' is invalid\. ([\s\S]*)$/.exec(message);
+      if (m) return error(say('CLI.invalidOption', { option: m[1], why: why(m[3]!, m[2]!) }));
+      m = /^error: command-argument value '(.*)' is invalid for argument ('.+?')\. ([\s\S]*)$/.exec(message);
+      return m ? error(say('CLI.invalidArgument', { argument: m[2], why: why(m[3]!, m[1]!) })) : message;
+    default:
+      return message;
+  }
+}
+
+/** A command whose refusals and help speak the command line's language (its subcommands too). */
+class LocalizedCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new LocalizedCommand(name);
+  }
+
+  override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
+    return super.error(commanderMessage(message, errorOptions?.code), errorOptions);
+  }
+}
+
+/** The help's headings and commander's `(choices: ...)`, in the command line's language. */
+const LOCALIZED_HELP = {
+  styleTitle(title: string): string {
+    const key = `CLI.title.${title}`;
+    return key in CATALOGUES.en ? say(key as MessageKey) : title;
+  },
+  optionDescription(this: Help, option: Option): string {
+    return Help.prototype.optionDescription
+      .call(this, option)
+      .replace(/\(choices: (.*)\)$/, (_whole, choices: string) => `(${say('CLI.choices', { choices })})`);
+  },
+};
+
 function buildProgram(): Command {
-  const program = new Command('remessa')
-    .description('Batch daemon for a Brazilian banking-as-a-service API')
-    .option('-c, --config <file>', 'config file (default: REMESSA_CONFIG or config/remessa.jsonc)')
-    .option(
-      '--locale <locale>',
-      "language of the messages: pt-BR (default) or en (over the config's locale)",
-      parseLocale,
-    )
+  const program = new LocalizedCommand('remessa')
+    .description(say('CLI.program'))
+    .option('-c, --config <file>', say('CLI.opt.config'))
+    .option('--locale <locale>', say('CLI.opt.locale'), parseLocale)
+    .helpOption('-h, --help', say('CLI.opt.help'))
+    .helpCommand('help [command]', say('CLI.cmd.help'))
+    .configureHelp(LOCALIZED_HELP)
     .showHelpAfterError()
     .exitOverride((err) => {
       process.exit(err.exitCode === 0 ? 0 : EXIT_CANNOT_RUN);
@@ -177,7 +298,7 @@ function buildProgram(): Command {
 
   program
     .command('daemon')
-    .description('watch the inbox and process batches until SIGTERM/SIGINT')
+    .description(say('CLI.daemon'))
     .action(() =>
       guard(async () => {
         const { config, log } = setup(program);
@@ -201,16 +322,10 @@ function buildProgram(): Command {
 
   program
     .command('run')
-    .description(
-      'process the given files, or everything waiting in the inbox, then exit (non-zero if any row did not succeed)',
-    )
-    .argument('[files...]', 'CSV files to process')
-    .option('-k, --kind <kind>', 'batch kind of the given files (default: from their folder or name prefix)', parseKind)
-    .option(
-      '--wait-lock [seconds]',
-      'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
-      parseWaitSeconds,
-    )
+    .description(say('CLI.run'))
+    .argument('[files...]', say('CLI.run.files'))
+    .option('-k, --kind <kind>', say('CLI.run.kind'), parseKind)
+    .option('--wait-lock [seconds]', say('CLI.opt.waitLock'), parseWaitSeconds)
     .action((files: string[], flags: { kind?: KindName; waitLock?: number | true }) =>
       guard(async () => {
         const { config, log } = setup(program);
@@ -223,9 +338,9 @@ function buildProgram(): Command {
 
   program
     .command('validate')
-    .description('dry run: print every error and the totals; no request is sent')
-    .argument('<file>', 'CSV file to check')
-    .option('-k, --kind <kind>', 'batch kind of the file (default: from its folder or name prefix)', parseKind)
+    .description(say('CLI.validate'))
+    .argument('<file>', say('CLI.validate.file'))
+    .option('-k, --kind <kind>', say('CLI.validate.kind'), parseKind)
     .action((file: string, flags: { kind?: KindName }) =>
       guard(async () => {
         const { config, log } = setup(program, { bankSecrets: false });
@@ -240,15 +355,9 @@ function buildProgram(): Command {
 
   program
     .command('reconcile')
-    .description(
-      'learn what the bank did with the charges, QR codes and payments remessa created (events and look-ups); write the retorno',
-    )
-    .option(
-      '--since <date>',
-      'first creation date (yyyy-mm-dd) of the charges to list (default: the oldest open one)',
-      parseDay,
-    )
-    .option('--until <date>', 'last creation date (yyyy-mm-dd) of the charges to list (default: today)', parseDay)
+    .description(say('CLI.reconcile'))
+    .option('--since <date>', say('CLI.reconcile.since'), parseDay)
+    .option('--until <date>', say('CLI.reconcile.until'), parseDay)
     .option(
       '--wait-lock [seconds]',
       'when another process (a daemon) drives the data folder, wait for it (up to SECONDS; without, until it is free) instead of exiting 2',
@@ -278,7 +387,7 @@ function buildProgram(): Command {
       ]);
       const options = runnerOptionsFromConfig(config, log);
       const store = runnerStorePlace(options);
-      if (!store.exists()) throw new RemessaError('APPROVAL_NO_STORE', `No store at ${store.where}: nothing waits`);
+      if (!store.exists()) throw new RemessaError('APPROVAL_NO_STORE', say('CLI.noStore', { where: store.where }));
       return decideCommand({
         store,
         ref,
@@ -294,49 +403,41 @@ function buildProgram(): Command {
 
   program
     .command('approve')
-    .description('let a file that waits for approval be paid (money controls: README "Money controls")')
-    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
-    .requiredOption('--by <name>', 'who approves (recorded with the time)')
+    .description(say('CLI.approve'))
+    .argument('<batch>', say('CLI.arg.batch'))
+    .requiredOption('--by <name>', say('CLI.approve.by'))
     .action((ref: string, flags: { by: string }) => decide(ref, { approve: true, by: flags.by, via: 'command' }));
 
   program
     .command('reject')
-    .description('answer a file that waits for approval with every row rejected; nothing is sent')
-    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
-    .requiredOption('--by <name>', 'who rejects (recorded with the time)')
-    .requiredOption('--note <text>', 'why: written in every row of the answer')
+    .description(say('CLI.reject'))
+    .argument('<batch>', say('CLI.arg.batch'))
+    .requiredOption('--by <name>', say('CLI.reject.by'))
+    .requiredOption('--note <text>', say('CLI.reject.note'))
     .action((ref: string, flags: { by: string; note: string }) =>
       decide(ref, { approve: false, by: flags.by, via: 'command', note: flags.note }),
     );
 
   program
     .command('status')
-    .description('batches (parked, running with rate and ETA, rejected files too), rows by status, what is uncertain')
-    .option('--json', 'print one JSON document (its shape: docs/operations.md, "remessa status --json")')
-    .option(
-      '--since <date>',
-      "only batches taken at or after DATE (YYYY-MM-DD or DD/MM/YYYY, Brasília's whole day, or ISO 8601 time)",
-      (v) => parseDate(v, 'start'),
-    )
-    .option('--until <date>', "only batches taken at or before DATE (a day includes Brasília's whole day)", (v) =>
-      parseDate(v, 'end'),
-    )
-    .option('-k, --kind <kind>', 'only this kind (repeatable)', (v: string, prev: string[] = []) => [
+    .description(say('CLI.status'))
+    .option('--json', say('CLI.status.json'))
+    .option('--since <date>', say('CLI.status.since'), (v) => parseDate(v, 'start'))
+    .option('--until <date>', say('CLI.status.until'), (v) => parseDate(v, 'end'))
+    .option('-k, --kind <kind>', say('CLI.status.kind'), (v: string, prev: string[] = []) => [
       ...prev,
       parseStatusKind(v),
     ])
     .option(
       '-s, --state <state>',
-      `only batches in this state: ${BATCH_STATES.join(', ')} (repeatable, or comma-separated)`,
+      say('CLI.status.state', { states: BATCH_STATES.join(', ') }),
       (v: string, prev: string[] = []) => [...prev, ...parseStates(v)],
     )
     .action((flags: { json?: boolean; since?: Date; until?: Date; kind?: string[]; state?: string[] }) => {
       // A window that ends before it begins lists nothing: said, not answered with an empty report.
       if (flags.since && flags.until && flags.since > flags.until) {
-        const [since, until] = [flags.since, flags.until].map((d) => instantIn('en', d.toISOString()));
-        process.stderr.write(
-          `remessa: --since (${since}) is after --until (${until}): no file is taken between them\n`,
-        );
+        const [since, until] = [flags.since, flags.until].map((d) => instantIn(LOCALE, d.toISOString()));
+        process.stderr.write(`remessa: ${say('CLI.status.backwards', { since, until })}\n`);
         process.exit(EXIT_CANNOT_RUN);
       }
       return guard(async () => {
@@ -360,16 +461,14 @@ function buildProgram(): Command {
 
   program
     .command('resolve')
-    .description('settle an uncertain row a person checked with the bank: who, when and why are kept in the store')
-    .argument('<batch>', 'batch id, a unique prefix of it, or the file name')
-    .argument('<line>', "the row's line in the file (as `status` and the result file show it)", parseLine)
+    .description(say('CLI.resolve'))
+    .argument('<batch>', say('CLI.arg.batch'))
+    .argument('<line>', say('CLI.resolve.line'), parseLine)
     .addOption(
-      new Option('--as <outcome>', 'what the bank says happened')
-        .choices(['succeeded', 'failed'])
-        .makeOptionMandatory(),
+      new Option('--as <outcome>', say('CLI.resolve.as')).choices(['succeeded', 'failed']).makeOptionMandatory(),
     )
-    .requiredOption('--note <text>', 'what was checked, and where (kept with the row)')
-    .option('--by <name>', 'who checked (default: the OS user)')
+    .requiredOption('--note <text>', say('CLI.resolve.note'))
+    .option('--by <name>', say('CLI.resolve.by'))
     .action((batch: string, line: number, flags: { as: 'succeeded' | 'failed'; note: string; by?: string }) =>
       guard(async () => {
         const { config, log } = setup(program);
@@ -389,10 +488,8 @@ function buildProgram(): Command {
 
   program
     .command('retry')
-    .description(
-      'ask the bank again now about the uncertain, waiting and parked rows of one batch (or all); answer again',
-    )
-    .argument('[batch]', 'batch id, a unique prefix of it, or the file name (default: every batch with such rows)')
+    .description(say('CLI.retry'))
+    .argument('[batch]', say('CLI.retry.batch'))
     .action((batch: string | undefined) =>
       guard(async () => {
         const { config, log } = setup(program);
@@ -404,9 +501,7 @@ function buildProgram(): Command {
       }),
     );
 
-  const webhooks = program
-    .command('webhooks')
-    .description("the bank's webhook registrations for remessa's receiver (webhooks.receiver.publicUrl)");
+  const webhooks = program.command('webhooks').description(say('CLI.webhooks'));
   const webhooksAction =
     (action: 'register' | 'list' | 'update' | 'delete') => (flags: { events?: string; id?: string[] }) =>
       guard(async () => {
@@ -419,28 +514,26 @@ function buildProgram(): Command {
       });
   webhooks
     .command('register')
-    .description('register the public url for the event types (default: those that matter to remessa)')
-    .option('--events <types>', 'comma-separated event types, e.g. CHARGE_PAID,PIX_RECEIVED')
+    .description(say('CLI.webhooks.register'))
+    .option('--events <types>', say('CLI.webhooks.events'))
     .action(webhooksAction('register'));
-  webhooks.command('list').description('show what is registered with the bank').action(webhooksAction('list'));
+  webhooks.command('list').description(say('CLI.webhooks.list')).action(webhooksAction('list'));
   webhooks
     .command('update')
-    .description('send the current url, scheme and authorization again (e.g. after rotating the credential)')
-    .option('--events <types>', 'comma-separated event types')
-    .option('--id <id>', 'a registration id (repeatable); default: those of the public url', collect, [])
+    .description(say('CLI.webhooks.update'))
+    .option('--events <types>', say('CLI.webhooks.events'))
+    .option('--id <id>', say('CLI.webhooks.id'), collect)
     .action(webhooksAction('update'));
   webhooks
     .command('delete')
-    .description('remove registrations')
-    .option('--events <types>', 'comma-separated event types')
-    .option('--id <id>', 'a registration id (repeatable); default: those of the public url', collect, [])
+    .description(say('CLI.webhooks.delete'))
+    .option('--events <types>', say('CLI.webhooks.events'))
+    .option('--id <id>', say('CLI.webhooks.id'), collect)
     .action(webhooksAction('delete'));
 
   program
     .command('doctor')
-    .description(
-      'check the provider profile against the bank with read-only GET requests; report what answered (docs/providers.md)',
-    )
+    .description(say('CLI.doctor'))
     .action(() =>
       guard(async () => {
         const { config, log } = setup(program);
@@ -454,32 +547,28 @@ function buildProgram(): Command {
 
   program
     .command('sandbox')
-    .description('start the bank sandbox on its own')
-    .addOption(new Option('-p, --port <port>', 'TCP port; 0 picks a free one').argParser(parsePort))
-    .option('-H, --host <host>', 'interface to listen on (default 127.0.0.1)')
-    .option('-d, --data <file>', 'SQLite file for its state (default: in memory)')
-    .option('-k, --api-key <key>', 'accept this API key too (repeatable)', collect, [])
-    .addOption(new Option('--fault-seed <n>', 'seed of the fault injector').argParser(parseInteger))
-    .option('--allow-loopback-webhooks', 'let webhook urls name localhost (for local receivers)')
+    .description(say('CLI.sandbox'))
+    .addOption(new Option('-p, --port <port>', say('CLI.sandbox.port')).argParser(parsePort))
+    .option('-H, --host <host>', say('CLI.sandbox.host'))
+    .option('-d, --data <file>', say('CLI.sandbox.data'))
+    .option('-k, --api-key <key>', say('CLI.sandbox.apiKey'), collect)
+    .addOption(new Option('--fault-seed <n>', say('CLI.sandbox.faultSeed')).argParser(parseInteger))
+    .option('--allow-loopback-webhooks', say('CLI.sandbox.loopback'))
     .addOption(
-      new Option(
-        '--profile <profile>',
-        `dialect to serve: ${BANK_PROFILES.join(' or ')} (default: sandbox.profile, else bank.profile)`,
-      ).argParser(parseProfile),
+      new Option('--profile <profile>', say('CLI.sandbox.profile', { profiles: BANK_PROFILES.join(', ') })).argParser(
+        parseProfile,
+      ),
     )
-    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; default: sandbox.tls.certFile)')
-    .option('--tls-key <file>', 'private key of --tls-cert (PEM, unencrypted; default: sandbox.tls.keyFile)')
-    .option(
-      '--tls-client-ca <file>',
-      'require client certificates issued by this CA (mutual TLS; default: sandbox.tls.clientCaFile)',
-    )
+    .option('--tls-cert <file>', say('CLI.sandbox.tlsCert'))
+    .option('--tls-key <file>', say('CLI.sandbox.tlsKey'))
+    .option('--tls-client-ca <file>', say('CLI.sandbox.tlsClientCa'))
     .action(
       (flags: {
         profile?: BankProfileName;
         port?: number;
         host?: string;
         data?: string;
-        apiKey: string[];
+        apiKey?: string[];
         faultSeed?: number;
         allowLoopbackWebhooks?: boolean;
         tlsCert?: string;
@@ -504,7 +593,7 @@ function buildProgram(): Command {
             host: flags.host ?? config.sandbox.host,
             port: flags.port ?? config.sandbox.port,
             ...(flags.data ? { dataFile: flags.data } : {}),
-            apiKeys: [...config.sandbox.apiKeys, ...flags.apiKey],
+            apiKeys: [...config.sandbox.apiKeys, ...(flags.apiKey ?? [])],
             profile,
             // The interface does not show the payment path: one the user moved is served there (delbank's is fixed).
             ...(profile === 'interface' && config.bank.paths.pixPayment

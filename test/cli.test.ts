@@ -73,7 +73,78 @@ describe('remessa sandbox', () => {
   it('refuses a bad port with exit code 2', async () => {
     const result = await exited(remessa(['sandbox', '--port', '70000']));
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('Expected a port from 0 to 65535, got "70000"');
+    // In the config's language (this checkout's config/remessa.jsonc: pt-BR).
+    expect(result.stderr).toContain('Esperava uma porta de 0 a 65535, veio "70000"');
+  });
+});
+
+describe('the command line speaks its user`s language', () => {
+  /** Runs remessa to its end: exit code, stdout and stderr. */
+  async function cli(args: string[], cwd: string) {
+    const child = remessa(args, cwd);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const { code, stderr } = await exited(child);
+    return { code, stdout, stderr };
+  }
+  const noConfig = () => mkdtempSync(path.join(tmpdir(), 'remessa-cli-'));
+
+  it('help and refusals are in pt-BR by default, in English with --locale en or the config`s locale', async () => {
+    const dir = noConfig();
+    const help = await cli(['approve', '--help'], dir);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Uso: remessa approve');
+    expect(help.stdout).toContain('libera para pagamento um arquivo que espera aprovação');
+    expect(help.stdout).toContain('Opções:');
+    expect(help.stdout).toContain('--by <name>  quem aprova (registrado com a hora)');
+    expect(help.stdout).toContain('-h, --help   mostra a ajuda do comando');
+    expect(help.stdout).not.toMatch(/Usage|Options|display help/);
+
+    const english = await cli(['approve', '--help', '--locale', 'en'], dir);
+    expect(english.stdout).toContain('Usage: remessa approve');
+    expect(english.stdout).toContain('--by <name>  who approves (recorded with the time)');
+    const file = path.join(dir, 'remessa.jsonc');
+    writeFileSync(file, '{ "locale": "en" } // the operator reads English');
+    const configured = await cli(['--config', file, 'status', '--sinse', '2026-11-01'], dir);
+    expect(configured.code).toBe(2);
+    expect(configured.stderr).toMatch(/^error: unknown option '--sinse'\n\(Did you mean --since\?\)\n/);
+    // --locale over the config's.
+    const over = await cli([`--config=${file}`, '--locale=pt-BR', 'statsu'], dir);
+    expect(over.stderr).toMatch(/^erro: comando desconhecido 'statsu'\n\(Você quis dizer status\?\)\n/);
+  });
+
+  it('each refusal of what was typed names what, in the user`s words, and exits 2', async () => {
+    const dir = noConfig();
+    const cases: Array<[string[], string]> = [
+      [['approve', 'lote.csv'], "erro: falta a opção obrigatória '--by <name>'"],
+      [['approve', 'lote.csv', '--by'], "erro: a opção '--by <name>' precisa de um valor"],
+      [['approve', '--by', 'Ana'], "erro: falta o argumento obrigatório 'batch'"],
+      [['approve', 'a.csv', 'b.csv', '--by', 'Ana'], 'erro: argumentos demais: esperava no máximo 1, veio 2'],
+      [
+        ['resolve', 'lote.csv', '3', '--as', 'pago', '--note', 'n'],
+        "erro: opção '--as <outcome>': Esperava um de succeeded, failed, veio 'pago'",
+      ],
+      [
+        ['resolve', 'lote.csv', '0', '--as', 'failed', '--note', 'n'],
+        'erro: argumento \'line\': Esperava um número de linha (1 ou mais), veio "0"',
+      ],
+      [
+        ['status', '--since', '31/02/2026'],
+        "erro: opção '--since <date>': Esperava uma data AAAA-MM-DD ou DD/MM/AAAA, ou uma hora ISO 8601 com o fuso",
+      ],
+    ];
+    for (const [args, said] of cases) {
+      const result = await cli(args, dir);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr.split('\n')[0], args.join(' ')).toContain(said);
+      expect(result.stderr, args.join(' ')).toContain('Uso: remessa');
+    }
+    const help = await cli(['resolve', '--help'], dir);
+    expect(help.stdout).toMatch(/o que o banco diz que aconteceu \(valores: "succeeded",\s+"failed"\)/);
+    // A repeatable option shows no `(default: [])`.
+    expect((await cli(['webhooks', 'update', '--help'], dir)).stdout).not.toContain('default');
   });
 });
 

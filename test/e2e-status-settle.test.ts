@@ -179,7 +179,7 @@ describe('remessa status', () => {
     const bad = await runCli(['status', '--config', ws.config, '--state', 'sleeping'], { cwd: ELSEWHERE });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      'Expected a batch state (ingesting, running, parked, done, rejected, awaiting_approval), got "sleeping"',
+      'Esperava um estado de lote (ingesting, running, parked, done, rejected, awaiting_approval), veio "sleeping"',
     );
     // A window that ends before it begins is refused, not answered with an empty list (before: exit 0, no batch).
     const backwards = await runCli(
@@ -190,7 +190,7 @@ describe('remessa status', () => {
     );
     expect(backwards.code).toBe(2);
     expect(backwards.stderr).toBe(
-      'remessa: --since (2026-11-28 00:00:00 BRT) is after --until (2026-11-27 23:59:59 BRT): no file is taken between them\n',
+      'remessa: --since (28/11/2026 00:00:00) é depois de --until (27/11/2026 23:59:59): nenhum arquivo é recebido entre os dois\n',
     );
     // Every state status shows can be asked for (awaiting_approval was refused).
     const waiting = await runCli(['status', '--config', ws.config, '--state', 'awaiting_approval'], { cwd: ELSEWHERE });

@@ -58,12 +58,12 @@ describe('the catalogues', () => {
       else for (const m of entry.toString().matchAll(/\bp\.(\w+)/g)) names.add(m[1]!);
     }
     const params = Object.fromEntries([...names].map((n) => [n, '7']));
-    // Words only English uses; what remessa's users read as is stays: code and setting names, commands, formats, the
-    // bank's statuses and codes (PENDING_PAYMENT, PIX_STATIC).
+    // Words only English uses; what remessa's users read as is stays: code and setting names (bank.profile), commands,
+    // formats, the bank's statuses and codes (PENDING_PAYMENT, PIX_STATIC).
     const english =
       /(?<!\p{L})(the|of|and|with|got|expected|field|line|lines|column|file|row|rows|none|since|until|waiting|bank|digits?|characters|amount|invalid|must|is|are|was|to|for|from|by|an|it|this|that|which|after|before|only|every|each|empty|missing|unknown|should|could|cannot|error|errors|found|position|check|date|due|slip|payment|event|events|more|than|least|most|between|any|its|nothing|sent|not|value|values|at|here|there|read|written|please)(?!\p{L})/iu;
     const allowed =
-      /`[^`]*`|all-or-nothing|send-valid|BR Code|CSV UTF-8|UTF-8|UTF-16\/UTF-32|UTF-16|Windows-1252|6304XXXX|payAt|barCode|digitableLine|correlationId|payer\.phone(\.number)?|--[a-z]+|inbox\/<tipo>\/|<tipo>[-_]\*\.csv|nome\.csv(\.tmp|\.filepart|\.done)?|SIGHUP|mappings?|txid|[A-Z]+(?:_[A-Z]+)+|BANKSLIP|ETA|\{\w+\}/g;
+      /`[^`]*`|all-or-nothing|send-valid|BR Code|CSV UTF-8|UTF-8|UTF-16\/UTF-32|UTF-16|Windows-1252|6304XXXX|payAt|barCode|digitableLine|correlationId|payer\.phone(\.number)?|--[a-z]+|inbox\/<tipo>\/|<tipo>[-_]\*\.csv|nome\.csv(\.tmp|\.filepart|\.done)?|SIGHUP|mappings?|txid|[A-Z]+(?:_[A-Z]+)+|BANKSLIP|ETA|\{\w+\}|[a-z]+(?:\.[a-z][A-Za-z]*)+/g;
     const leaks: string[] = [];
     for (const key of Object.keys(CATALOGUES.en)) {
       if (!isMessageKey(key)) continue;
