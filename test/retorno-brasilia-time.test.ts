@@ -4,83 +4,30 @@
  * payments in Excel pt-BR reads `27/11/2026 23:30:00`, not `2026-11-28T02:30:00.000Z` (a text Excel does not read as
  * a date, and of the wrong day). A real store, the sandbox over HTTP on a clock of the test's.
  */
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import { describe, expect, it } from 'vitest';
 import type { Dialect } from '../src/batches/kind.js';
-import { createLogger } from '../src/log.js';
-import { retornoPass } from '../src/runner/retorno.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { openStore, type Store } from '../src/store/index.js';
+import { retornoPerTest } from './helpers/retorno.js';
 
-const silent = createLogger({ level: 'silent' });
-let dir: string;
-let store: Store;
-let sandbox: RunningSandbox;
-let client: BankClient;
-let clock: Date;
-
-beforeEach(async () => {
-  // 23:20 in Brasília on 27/11; 02:20 on 28/11 in UTC.
-  clock = new Date('2026-11-28T02:20:00.000Z');
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-retorno-brt-'));
-  sandbox = await startSandbox({ port: 0, now: () => clock, claimFixtures: false });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-  store = await openStore(path.join(dir, 'store.sqlite'), { now: () => clock });
-});
-
-afterEach(async () => {
-  await store.close();
-  await client.close();
-  await sandbox.close();
-  await fs.rm(dir, { recursive: true, force: true });
-});
+// 23:20 in Brasília on 27/11; 02:20 on 28/11 in UTC.
+const w = retornoPerTest({ prefix: 'retorno-brt', start: '2026-11-28T02:20:00.000Z' });
 
 /** A charge issued at the bank, and its row stored as the engine stores a succeeded row of a file in `dialect`. */
 async function issued(correlationId: string, dialect: Dialect, payerDocument?: string): Promise<void> {
-  await client.charges.create({ type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, expiresInSeconds: 86_400 });
+  await w.client.charges.create({ type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, expiresInSeconds: 86_400 });
   const payer = payerDocument === undefined ? {} : { payer: { name: 'Padaria Pão de Ló', document: payerDocument } };
-  const batchId = `b-${randomUUID()}`;
-  await store.createBatch({ id: batchId, kind: 'charges', fileName: 'cobrancas.csv', dialect, header: ['x'] });
-  await store.ingest(batchId, [
-    {
-      line: 2,
-      record: { x: '1' },
-      valid: true as const,
-      parsed: { input: { type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, ...payer } },
-      naturalKey: randomUUID(),
-      idempotencyKey: randomUUID(),
-      amountCents: 12_345,
-    },
-  ]);
-  await store.finishIngest(batchId, 'send-valid');
-  await store.recordIntent(batchId, 2, 'step');
-  await store.recordStepDone(batchId, 2, 'step', { chargeStatus: 'Created' }, true);
+  const parsed = { input: { type: 'PIX_DYNAMIC', correlationId, amountCents: 12_345, ...payer } };
+  const batch = { amountCents: 12_345, fileName: 'cobrancas.csv', dialect };
+  await w.succeeded('charges', parsed, { chargeStatus: 'Created' }, batch);
 }
 
 async function payAt23h30(correlationIds: string[]): Promise<void> {
-  clock = new Date('2026-11-28T02:30:00.000Z');
-  for (const correlationId of correlationIds) {
-    const res = await fetch(`${sandbox.url}/v1/charges/${correlationId}/pay`, {
-      method: 'POST',
-      headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(res.status, await res.text()).toBe(200);
-  }
-  clock = new Date('2026-11-28T02:45:00.000Z');
-  const r = await retornoPass({
-    store,
-    client,
-    outboxDir: path.join(dir, 'outbox'),
-    logger: silent,
-    reconcile: true,
-    now: () => clock,
-  });
+  w.clock = new Date('2026-11-28T02:30:00.000Z');
+  for (const correlationId of correlationIds) await w.atBank('POST', `/v1/charges/${correlationId}/pay`, {});
+  w.clock = new Date('2026-11-28T02:45:00.000Z');
+  const r = await w.pass();
   expect(r.changes).toBe(correlationIds.length);
 }
 
@@ -103,7 +50,7 @@ describe('the retorno says when a change happened in Brasília time', () => {
       lineEnding: '\r\n',
     });
     await payAt23h30(['BRT-PAY-1']);
-    const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
+    const file = path.join(w.outboxDir, 'retorno', '2026-11-27.csv');
     const [line] = cells(iconv.decode(await fs.readFile(file), 'windows-1252'), ';');
     expect(line).toMatchObject({
       correlationId: 'BRT-PAY-1',
@@ -117,7 +64,7 @@ describe('the retorno says when a change happened in Brasília time', () => {
   it('from a UTF-8 file with a decimal point: 2026-11-27 23:30:00', async () => {
     await issued('BRT-PAY-2', { encoding: 'utf8', bom: false, delimiter: ',', decimalMark: '.', lineEnding: '\n' });
     await payAt23h30(['BRT-PAY-2']);
-    const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
+    const file = path.join(w.outboxDir, 'retorno', '2026-11-27.csv');
     const [line] = cells(await fs.readFile(file, 'utf8'), ',');
     expect(line).toMatchObject({
       correlationId: 'BRT-PAY-2',
@@ -131,7 +78,7 @@ describe('the retorno says when a change happened in Brasília time', () => {
     await issued('BRT-DOC-1', br, '11222333000181');
     await issued('BRT-DOC-2', br, '01234567890');
     await payAt23h30(['BRT-DOC-1', 'BRT-DOC-2']);
-    const file = path.join(dir, 'outbox', 'retorno', '2026-11-27.csv');
+    const file = path.join(w.outboxDir, 'retorno', '2026-11-27.csv');
     const lines = cells(iconv.decode(await fs.readFile(file), 'windows-1252'), ';');
     expect(lines.map((l) => [l.correlationId, l.payerName, l.payerDocument])).toEqual([
       ['BRT-DOC-1', 'Padaria Pão de Ló', '11.222.333/0001-81'],

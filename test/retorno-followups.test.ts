@@ -8,24 +8,16 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
-import type { StepOutput } from '../src/batches/kind.js';
+import { describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { instantIn } from '../src/i18n/index.js';
-import { createLogger } from '../src/log.js';
-import { describeUnsettled, retornoPass } from '../src/runner/retorno.js';
+import { describeUnsettled } from '../src/runner/retorno.js';
 import { renderUnsettled } from '../src/runner/status.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
 import { SANDBOX_ADMIN_PREFIX } from '../src/sandbox/options.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import type { Store } from '../src/store/index.js';
-import { Things } from '../src/store/things.js';
 import { insertWebhookEvent } from '../src/store/webhook-events.js';
-import type { KindName } from '../src/types.js';
+import { retornoPerTest } from './helpers/retorno.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -35,88 +27,34 @@ async function unsettledText(store: Store): Promise<string> {
   return renderUnsettled(await describeUnsettled(store), 'en').join('\n');
 }
 
-const silent = createLogger({ level: 'silent' });
-let dir: string;
-let store: Store;
-let sandbox: RunningSandbox;
-let client: BankClient;
-/** One clock for the bank and for remessa. */
-let clock: Date;
-
-beforeEach(async () => {
-  clock = new Date('2026-11-23T12:00:00.000Z');
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-retorno-followups-'));
-  sandbox = await startSandbox({ port: 0, now: () => clock, claimFixtures: false });
-  client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-});
-
-afterEach(async () => {
-  await client.close();
-  await sandbox.close();
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-/** One succeeded row of `kind`, as the engine stores it. */
-async function succeeded(kind: KindName, parsed: unknown, outputs: StepOutput, amountCents = 1000): Promise<string> {
-  const batchId = `b-${randomUUID()}`;
-  await store.createBatch({
-    id: batchId,
-    kind,
-    fileName: `${kind}.csv`,
-    dialect: { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false, lineEnding: '\n' },
-    header: ['x'],
-  });
-  await store.ingest(batchId, [
-    {
-      line: 2,
-      record: { x: '1' },
-      valid: true as const,
-      parsed,
-      naturalKey: randomUUID(),
-      idempotencyKey: randomUUID(),
-      amountCents,
-    },
-  ]);
-  await store.finishIngest(batchId, 'send-valid');
-  await store.recordIntent(batchId, 2, 'step');
-  await store.recordStepDone(batchId, 2, 'step', outputs, true);
-  return batchId;
-}
-
-const pass = (reconcile = true) =>
-  retornoPass({ store, client, outboxDir: path.join(dir, 'outbox'), logger: silent, reconcile, now: () => clock });
-
-/** How long the bank has owed the oldest unsettled thing its outcome, in seconds, by the test's clock (0: none). */
-async function owedSeconds(): Promise<number> {
-  const at = await new Things(store, { now: () => clock }).oldestUnsettledAtMs();
-  return at === undefined ? 0 : (clock.getTime() - at) / 1000;
-}
-
-function lines() {
-  return new Things(store, { now: () => clock }).changesOfDay(brasiliaDay(clock));
-}
-
 describe.each(engines)('on $name', (engine) => {
   skipIfAsked(engine);
-  beforeEach(async () => {
-    store = await engine.open({ now: () => clock });
-  });
-  afterEach(async () => {
-    await store.close();
-  });
+  const w = retornoPerTest({ prefix: 'retorno-followups', start: '2026-11-23T12:00:00.000Z', engine });
+  const pass = (reconcile = true) => w.pass({ reconcile });
+
+  /** How long the bank has owed the oldest unsettled thing its outcome, in seconds, by the test's clock (0: none). */
+  async function owedSeconds(): Promise<number> {
+    const at = await w.things().oldestUnsettledAtMs();
+    return at === undefined ? 0 : (w.clock.getTime() - at) / 1000;
+  }
+
+  /** The retorno's lines of the clock's day. */
+  function lines() {
+    return w.things().changesOfDay(brasiliaDay(w.clock));
+  }
 
   describe('scheduled bill payments', () => {
     it('wait for their date, are looked up by id once it has come, and end in one line with the paid amount', async () => {
       const fixture = SANDBOX_BILL_FIXTURES.PENDING_PAYMENT;
-      const bill = await client.billPayments.lookup(fixture.digitableLine);
+      const bill = await w.client.billPayments.lookup(fixture.digitableLine);
       const payAt = '2026-11-25T10:00:00';
-      const payment = await client.billPayments.pay(bill, {
+      const payment = await w.client.billPayments.pay(bill, {
         amountCents: bill.chargedAmountCents,
         idempotencyKey: randomUUID(),
         payAt,
       });
       expect(payment.status).toBe('SCHEDULED');
-      await succeeded(
+      await w.succeeded(
         'bill-payments',
         {
           identifier: fixture.digitableLine,
@@ -126,18 +64,18 @@ describe.each(engines)('on $name', (engine) => {
           payAt,
         },
         { paymentId: payment.id, paymentStatus: 'SCHEDULED', paidAmount: 15_000 },
-        15_000,
+        { amountCents: 15_000 },
       );
       // Before its date: waiting (listed with its date), not late, not looked up.
       let r = await pass();
       expect(r.lookedUp).toBe(0);
-      expect(await unsettledText(store)).toContain(
+      expect(await unsettledText(w.store)).toContain(
         `bill-payment ${payment.id}: SCHEDULED since 2026-11-23 09:00:00 BRT, due 2026-11-25 07:00:00 BRT`,
       );
       expect(await owedSeconds()).toBe(0);
 
       // Its date has come and the bank paid it: owed for 2 hours until reconciliation tells it.
-      clock = new Date('2026-11-25T12:00:00.000Z');
+      w.clock = new Date('2026-11-25T12:00:00.000Z');
       expect(await owedSeconds()).toBe(7200);
       r = await pass();
       expect(r.lookedUp).toBe(1);
@@ -152,7 +90,7 @@ describe.each(engines)('on $name', (engine) => {
           source: 'reconcile',
         }),
       ]);
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 0');
       expect(await owedSeconds()).toBe(0);
       // Settled: never looked up again.
       expect((await pass()).lookedUp).toBe(0);
@@ -160,7 +98,7 @@ describe.each(engines)('on $name', (engine) => {
     });
 
     it('stay waiting, with the look-up failure counted, against a bank without the look-up', async () => {
-      await succeeded(
+      await w.succeeded(
         'bill-payments',
         { payAt: '2026-11-23T08:00:00' },
         { paymentId: randomUUID(), paymentStatus: 'SCHEDULED', paidAmount: 100 },
@@ -169,14 +107,14 @@ describe.each(engines)('on $name', (engine) => {
       expect(r.lookedUp).toBe(1);
       expect(r.lookupErrors).toBe(1);
       expect(await lines()).toEqual([]);
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 1');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 1');
       expect(await owedSeconds()).toBe(4 * 3600);
     });
   });
 
   describe('key claims', () => {
     it('are found by search, one line per status moved, until COMPLETED', async () => {
-      const started = await client.claims.start(
+      const started = await w.client.claims.start(
         {
           type: 'EMAIL',
           key: 'retorno@example.com',
@@ -189,32 +127,25 @@ describe.each(engines)('on $name', (engine) => {
         },
         randomUUID(),
       );
-      await succeeded(
+      await w.succeeded(
         'claims',
         { input: { type: 'EMAIL', key: 'retorno@example.com' } },
         { claimId: started.id, claimStatus: started.status, resolutionDeadline: started.resolutionDeadline ?? null },
       );
-      const move = async (status: string) => {
-        const res = await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/claims/${started.id}`, {
-          method: 'PATCH',
-          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY, 'content-type': 'application/json' },
-          body: JSON.stringify({ status }),
-        });
-        expect(res.status, await res.text()).toBe(200);
-      };
+      const move = (status: string) => w.atBank('PATCH', `${SANDBOX_ADMIN_PREFIX}/claims/${started.id}`, { status });
       // Nothing moved: the search finds it as it was, no line; it waits, due by its deadline (7 days), not late.
       let r = await pass();
       expect(r.lookupErrors).toBe(0);
       expect(await lines()).toEqual([]);
-      expect(await unsettledText(store)).toMatch(
+      expect(await unsettledText(w.store)).toMatch(
         new RegExp(`claim ${started.id}: PENDI?N?G since .*, due ${instantIn('en', started.resolutionDeadline!)}`),
       );
       expect(await owedSeconds()).toBe(0);
 
-      clock = new Date('2026-11-24T09:00:00.000Z');
+      w.clock = new Date('2026-11-24T09:00:00.000Z');
       await move('AWAITING_RESOLUTION');
       await pass();
-      clock = new Date('2026-11-24T10:00:00.000Z');
+      w.clock = new Date('2026-11-24T10:00:00.000Z');
       await move('CONFIRMED');
       await move('COMPLETED');
       r = await pass();
@@ -225,7 +156,7 @@ describe.each(engines)('on $name', (engine) => {
           ['claim', started.id, 'AWAITING_RESOLUTION', 'COMPLETED', '2026-11-24T10:00:00.000Z', 'reconcile'],
         ],
       );
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 0');
       // Final: not looked for any more.
       expect((await pass()).lookedUp).toBe(0);
     });
@@ -233,36 +164,37 @@ describe.each(engines)('on $name', (engine) => {
 
   describe('Pix received on a static QR code', () => {
     it('each payment is one line (events and look-up agree); the same payment told twice is one line', async () => {
-      const qr = await client.qrCodes.createStatic(
+      const qr = await w.client.qrCodes.createStatic(
         { correlationId: 'ST-1', amountCents: 2_500, description: 'Cafe' },
         randomUUID(),
       );
-      await succeeded(
+      await w.succeeded(
         'qr-codes',
         { type: 'PIX_STATIC', input: { correlationId: 'ST-1' } },
         { qrCodePayload: qr.payloadPix },
       );
       const paid: string[] = [];
       for (let i = 0; i < 2; i++) {
-        const init = await client.pixPayments.initialize(qr.payloadPix, randomUUID());
-        const p = await client.pixPayments.pay(client.pixPayments.toPaymentRequest(init), randomUUID());
+        const init = await w.client.pixPayments.initialize(qr.payloadPix, randomUUID());
+        const p = await w.client.pixPayments.pay(w.client.pixPayments.toPaymentRequest(init), randomUUID());
         paid.push(p.endToEndId!);
-        clock = new Date(clock.getTime() + 60_000);
+        w.clock = new Date(w.clock.getTime() + 60_000);
       }
-      const events = (await (
-        await fetch(`${sandbox.url}${SANDBOX_ADMIN_PREFIX}/events?type=PIX_RECEIVED`, {
-          headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-        })
-      ).json()) as Array<{ id: string; type: string; payload: Record<string, unknown>; occurredAt: string }>;
+      const events = (await w.atBank('GET', `${SANDBOX_ADMIN_PREFIX}/events?type=PIX_RECEIVED`)).json as Array<{
+        id: string;
+        type: string;
+        payload: Record<string, unknown>;
+        occurredAt: string;
+      }>;
       expect(events).toHaveLength(2);
       // The first payment told by its event (twice: a redelivery under another id is still one change)...
       for (const id of [events[0]!.id, 'redelivered-under-another-id']) {
-        await insertWebhookEvent(store, {
+        await insertWebhookEvent(w.store, {
           id,
           type: 'PIX_RECEIVED',
           correlationId: 'ST-1',
           occurredAt: events[0]!.occurredAt,
-          receivedAt: clock.toISOString(),
+          receivedAt: w.clock.toISOString(),
           payload: JSON.stringify({
             id,
             event: 'PIX_RECEIVED',
@@ -285,49 +217,31 @@ describe.each(engines)('on $name', (engine) => {
         [paid[1], events[1]!.payload.receivedAt, 'reconcile', 'ST-1', 'qr-codes.csv'],
       ]);
       // A static code never settles nor waits: nothing listed as waiting for it.
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 0');
     });
   });
 
   describe('Pix received on a static QR code, delbank dialect', () => {
     it('reconciliation reads each payment of the code as the provider writes it (createdAt, not receivedAt)', async () => {
-      const delbank = await startSandbox({ port: 0, now: () => clock, claimFixtures: false, profile: 'delbank' });
-      const own = new BankClient({
-        baseUrl: delbank.url,
-        apiKey: SANDBOX_PUBLIC_API_KEY,
-        maxAttempts: 1,
-        profile: 'delbank',
-      });
-      try {
-        const qr = await own.qrCodes.createStatic({ correlationId: 'ST-D', amountCents: 1_200 }, randomUUID());
-        await succeeded(
-          'qr-codes',
-          { type: 'PIX_STATIC', input: { correlationId: 'ST-D' } },
-          { qrCodePayload: qr.payloadPix },
-        );
-        const paidAt: string[] = [];
-        for (let i = 0; i < 2; i++) {
-          const init = await own.pixPayments.initialize(qr.payloadPix, randomUUID());
-          await own.pixPayments.pay(own.pixPayments.toPaymentRequest(init), randomUUID());
-          paidAt.push(clock.toISOString());
-          clock = new Date(clock.getTime() + 60_000);
-        }
-        await retornoPass({
-          store,
-          client: own,
-          outboxDir: path.join(dir, 'outbox'),
-          logger: silent,
-          reconcile: true,
-          now: () => clock,
-        });
-        expect((await lines()).map((l) => [l.kind, l.newStatus, l.paidCents, l.occurredAt, l.source])).toEqual([
-          ['pix-received', 'RECEIVED', 1_200, paidAt[0], 'reconcile'],
-          ['pix-received', 'RECEIVED', 1_200, paidAt[1], 'reconcile'],
-        ]);
-      } finally {
-        await own.close();
-        await delbank.close();
+      const { client: own } = await w.startBank({ profile: 'delbank' }, { profile: 'delbank' });
+      const qr = await own.qrCodes.createStatic({ correlationId: 'ST-D', amountCents: 1_200 }, randomUUID());
+      await w.succeeded(
+        'qr-codes',
+        { type: 'PIX_STATIC', input: { correlationId: 'ST-D' } },
+        { qrCodePayload: qr.payloadPix },
+      );
+      const paidAt: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const init = await own.pixPayments.initialize(qr.payloadPix, randomUUID());
+        await own.pixPayments.pay(own.pixPayments.toPaymentRequest(init), randomUUID());
+        paidAt.push(w.clock.toISOString());
+        w.clock = new Date(w.clock.getTime() + 60_000);
       }
+      await w.pass({ client: own });
+      expect((await lines()).map((l) => [l.kind, l.newStatus, l.paidCents, l.occurredAt, l.source])).toEqual([
+        ['pix-received', 'RECEIVED', 1_200, paidAt[0], 'reconcile'],
+        ['pix-received', 'RECEIVED', 1_200, paidAt[1], 'reconcile'],
+      ]);
     });
   });
 
@@ -336,25 +250,25 @@ describe.each(engines)('on $name', (engine) => {
       const failed = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
       const settled = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
       for (const e2e of [failed, settled]) {
-        await succeeded(
+        await w.succeeded(
           'pix-payments',
           {},
           { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
-          4_000,
+          { amountCents: 4_000 },
         );
       }
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 2');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 2');
       const at = '2026-11-23T11:59:00.000Z';
       for (const [id, e2e, status] of [
         ['ev-failed', failed, 'PIX_FAILED'],
         ['ev-settled', settled, 'PIX_EXECUTED'],
       ] as const) {
-        await insertWebhookEvent(store, {
+        await insertWebhookEvent(w.store, {
           id,
           type: 'PIX_PAYMENT_UPDATED',
           endToEndId: e2e,
           occurredAt: at,
-          receivedAt: clock.toISOString(),
+          receivedAt: w.clock.toISOString(),
           payload: JSON.stringify({
             id,
             event: 'PIX_PAYMENT_UPDATED',
@@ -368,7 +282,7 @@ describe.each(engines)('on $name', (engine) => {
         [failed, 'PIX_PROCESSING', 'PIX_FAILED', undefined],
         [settled, 'PIX_PROCESSING', 'PIX_EXECUTED', 4_000],
       ]);
-      expect(await unsettledText(store)).toContain('Waiting for a final status from the bank: 0');
+      expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 0');
     });
 
     it('a status that denies a word of success (NOT_PAID, UNSUCCESSFUL, UNCONFIRMED) shows no paid amount', async () => {
@@ -386,18 +300,18 @@ describe.each(engines)('on $name', (engine) => {
       for (const [status] of cases) {
         const e2e = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
         e2es.push(e2e);
-        await succeeded(
+        await w.succeeded(
           'pix-payments',
           {},
           { endToEndId: e2e, paymentStatus: 'PIX_PROCESSING', paidAmount: 4_000 },
-          4_000,
+          { amountCents: 4_000 },
         );
-        await insertWebhookEvent(store, {
+        await insertWebhookEvent(w.store, {
           id: `ev-${status}`,
           type: 'PIX_PAYMENT_UPDATED',
           endToEndId: e2e,
           occurredAt: at,
-          receivedAt: clock.toISOString(),
+          receivedAt: w.clock.toISOString(),
           payload: JSON.stringify({
             id: `ev-${status}`,
             event: 'PIX_PAYMENT_UPDATED',

@@ -1,80 +1,56 @@
 /**
- * The things' state machine (src/store/things.ts) on a real store (a SQLite file and a PostgreSQL database, test/helpers/stores.ts), the charge list's windows and pages against
- * the sandbox over HTTP (port 0), and the retorno's metrics.
+ * The things' state machine (src/store/things.ts) on a real store (a SQLite file and a PostgreSQL database,
+ * test/helpers/stores.ts), the charge list's windows and pages against the sandbox over HTTP (port 0), on one clock of
+ * the test's (test/helpers/retorno.ts), and the retorno's metrics.
  */
 
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BankClient } from '../src/bank/client.js';
+import { describe, expect, it } from 'vitest';
 import { brasiliaDay } from '../src/formats/brasilia-time.js';
-import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
-import { deriveFromRow, observationsOfCharge, retornoPass, yearWindows } from '../src/runner/retorno.js';
-import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import type { Store } from '../src/store/index.js';
+import { deriveFromRow, observationsOfCharge, yearWindows } from '../src/runner/retorno.js';
+import { SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/server.js';
 import { retornoSnapshot } from '../src/store/snapshot.js';
 import { Things } from '../src/store/things.js';
 import { insertWebhookEvent } from '../src/store/webhook-events.js';
+import { retornoPerTest, storeSucceeded } from './helpers/retorno.js';
+import { rawRequest } from './helpers/sandbox.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
-const silent = createLogger({ level: 'silent' });
 const engines = storeEngines();
+const PUBLIC_KEY = { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY };
 
 describe.each(engines)('on $name', (engine) => {
   skipIfAsked(engine);
-  let dir: string;
-  let store: Store;
-  let clock = new Date('2026-11-23T12:00:00.000Z');
-
-  beforeEach(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-things-'));
-    clock = new Date('2026-11-23T12:00:00.000Z');
-    store = await engine.open({ now: () => clock });
-  });
-
-  afterEach(async () => {
-    await store.close();
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  // The one test that needs a bank starts it (`w.startBank`).
+  const w = retornoPerTest({ prefix: 'things', start: '2026-11-23T12:00:00.000Z', engine, bank: false });
 
   /** A charges batch whose rows succeeded with the given correlationIds and status. */
-  async function succeededCharges(
+  function succeededCharges(
     ids: readonly string[],
     status = 'Pending',
-    batchId = `b-${randomUUID()}`,
     { encoding = 'utf8', payerName = 'Ana' }: { encoding?: 'utf8' | 'windows-1252'; payerName?: string } = {},
-  ): Promise<void> {
-    await store.createBatch({
-      id: batchId,
-      kind: 'charges',
-      fileName: 'charges.csv',
-      dialect: { delimiter: ';', decimalMark: ',', encoding, bom: false, lineEnding: '\n' },
-      header: ['correlationId'],
-    });
-    await store.ingest(
-      batchId,
+  ): Promise<string> {
+    return storeSucceeded(
+      w.store,
+      'charges',
       ids.map((id, i) => ({
-        line: i + 2,
         record: { correlationId: id },
-        valid: true as const,
         parsed: { input: { correlationId: id, yourNumber: `YN ${i}`, payer: { name: payerName, document: '1' } } },
+        outputs: { chargeStatus: status, ourNumber: '00000000001' },
         naturalKey: id,
-        idempotencyKey: randomUUID(),
-        amountCents: 1000,
       })),
+      {
+        fileName: 'charges.csv',
+        dialect: { delimiter: ';', decimalMark: ',', encoding, bom: false, lineEnding: '\n' },
+        step: 'create',
+      },
     );
-    await store.finishIngest(batchId, 'send-valid');
-    for (let i = 0; i < ids.length; i++) {
-      await store.recordIntent(batchId, i + 2, 'create');
-      await store.recordStepDone(batchId, i + 2, 'create', { chargeStatus: status, ourNumber: '00000000001' }, true);
-    }
   }
 
   async function things(): Promise<Things> {
-    const t = new Things(store, { now: () => clock });
+    const t = w.things();
     await t.syncFromRows(deriveFromRow);
     return t;
   }
@@ -88,7 +64,7 @@ describe.each(engines)('on $name', (engine) => {
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1', paidCents: 1000 })).result).toBe('merged');
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-1' })).result).toBe('same');
       expect((await t.observe({ ...paid, source: 'event', eventId: 'ev-2' })).result).toBe('merged');
-      const lines = await t.changesOfDay(brasiliaDay(clock));
+      const lines = await t.changesOfDay(brasiliaDay(w.clock));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({
         oldStatus: 'Pending',
@@ -120,7 +96,7 @@ describe.each(engines)('on $name', (engine) => {
       expect((await t.get('charge', 'c1'))?.status).toBe('Paid');
       expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
       expect(
-        (await t.changesOfDay(brasiliaDay(clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
+        (await t.changesOfDay(brasiliaDay(w.clock))).map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus}`),
       ).toEqual(['c1 Pending->Paid', 'c2 Pending->Expired', 'c2 Expired->Paid']);
     });
 
@@ -147,7 +123,9 @@ describe.each(engines)('on $name', (engine) => {
         ).result,
       ).toBe('stale');
       expect(await t.get('charge', 'c1')).toMatchObject({ status: 'Expired', statusAt: '2026-11-23T10:30:00.000Z' });
-      expect((await t.changesOfDay(brasiliaDay(clock))).map((l) => l.occurredAt)).toEqual(['2026-11-23T10:30:00.000Z']);
+      expect((await t.changesOfDay(brasiliaDay(w.clock))).map((l) => l.occurredAt)).toEqual([
+        '2026-11-23T10:30:00.000Z',
+      ]);
     });
 
     it('a payment told late is a line even after an expiry or a void the retorno already has', async () => {
@@ -169,7 +147,7 @@ describe.each(engines)('on $name', (engine) => {
       ).toBe('stale');
       expect(await t.get('charge', 'c2')).toMatchObject({ status: 'Paid', final: true });
       expect(
-        (await t.changesOfDay(brasiliaDay(clock))).map(
+        (await t.changesOfDay(brasiliaDay(w.clock))).map(
           (l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus} ${l.paidCents ?? ''}`,
         ),
       ).toEqual([
@@ -184,7 +162,7 @@ describe.each(engines)('on $name', (engine) => {
     it('an event about something remessa did not create is kept unapplied a while, then applied as foreign', async () => {
       await succeededCharges(['c1']);
       const insert = (...values: Array<string | null>) =>
-        store.driver.run(
+        w.store.driver.run(
           `INSERT INTO webhook_events (id, event_type, correlation_id, occurred_at, received_at, payload)
          VALUES (?, ?, ?, ?, ?, ?)`,
           values,
@@ -196,28 +174,28 @@ describe.each(engines)('on $name', (engine) => {
           createdAt: '2026-11-23T11:00:00.000Z',
           data: { correlationId, status: 'Paid', paidAt: '2026-11-23T11:00:00.000Z', payment: { amount: 10.5 } },
         });
-      await insert('e1', 'CHARGE_PAID', 'c1', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e1', 'c1'));
-      await insert('e2', 'CHARGE_PAID', 'x', '2026-11-23T11:00:00.000Z', clock.toISOString(), envelope('e2', 'x'));
-      await insert('e3', 'CHARGE_PAID', null, null, clock.toISOString(), '{not json');
-      const pass = () => retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock });
+      await insert('e1', 'CHARGE_PAID', 'c1', '2026-11-23T11:00:00.000Z', w.clock.toISOString(), envelope('e1', 'c1'));
+      await insert('e2', 'CHARGE_PAID', 'x', '2026-11-23T11:00:00.000Z', w.clock.toISOString(), envelope('e2', 'x'));
+      await insert('e3', 'CHARGE_PAID', null, null, w.clock.toISOString(), '{not json');
+      const pass = () => w.pass();
       const first = await pass();
       expect(first).toMatchObject({ eventsApplied: 2, eventsForeign: 0, changes: 1 });
       const applied = async () =>
         (
-          await store.driver.all<{ id: string }>(
+          await w.store.driver.all<{ id: string }>(
             'SELECT id FROM webhook_events WHERE applied_at IS NOT NULL ORDER BY id',
           )
         ).map((r) => r.id);
       expect(await applied()).toEqual(['e1', 'e3']);
-      clock = new Date(clock.getTime() + 2 * 3_600_000);
+      w.clock = new Date(w.clock.getTime() + 2 * 3_600_000);
       expect(await pass()).toMatchObject({ eventsApplied: 1, eventsForeign: 1, changes: 0 });
       expect(await applied()).toEqual(['e1', 'e2', 'e3']);
-      expect(await new Things(store).foreignEvents()).toEqual({
+      expect(await new Things(w.store).foreignEvents()).toEqual({
         count: 1,
         latest: [{ id: 'e2', type: 'CHARGE_PAID', subject: 'x' }],
       });
-      clock = new Date('2026-11-23T12:00:00.000Z');
-      const line = (await new Things(store).changesOfDay('2026-11-23'))[0]!;
+      w.clock = new Date('2026-11-23T12:00:00.000Z');
+      const line = (await new Things(w.store).changesOfDay('2026-11-23'))[0]!;
       expect(line).toMatchObject({ newStatus: 'Paid', paidCents: 1050, eventIds: ['e1'] });
     });
 
@@ -225,19 +203,18 @@ describe.each(engines)('on $name', (engine) => {
       await succeededCharges(['c1', 'c2']);
       const receive = async (id: string, type: string, correlationId: string, occurredAt: string) => {
         const data = { correlationId, status: type === 'CHARGE_PAID' ? 'Paid' : 'Expired', paidAt: occurredAt };
-        await insertWebhookEvent(store, {
+        await insertWebhookEvent(w.store, {
           id,
           type,
           correlationId,
           occurredAt,
-          receivedAt: clock.toISOString(),
+          receivedAt: w.clock.toISOString(),
           payload: JSON.stringify({ id, event: type, createdAt: occurredAt, data }),
         });
       };
-      const pass = (eventSettleMs: number) =>
-        retornoPass({ store, outboxDir: path.join(dir, 'outbox'), logger: silent, now: () => clock, eventSettleMs });
+      const pass = (eventSettleMs: number) => w.pass({ eventSettleMs });
       const later = (ms: number) => {
-        clock = new Date(clock.getTime() + ms);
+        w.clock = new Date(w.clock.getTime() + ms);
       };
       // c1 expired at 10:00 and was paid at 11:00; the payment's delivery arrives first, the expiry's 1 s later, and
       // a pass runs between the two.
@@ -258,7 +235,7 @@ describe.each(engines)('on $name', (engine) => {
       later(1_000);
       await receive('c2-expired', 'CHARGE_EXPIRED', 'c2', '2026-11-23T10:00:00.000Z');
       expect(await pass(0)).toMatchObject({ eventsApplied: 1, changes: 0 });
-      const lines = await new Things(store, { now: () => clock }).changesOfDay('2026-11-23');
+      const lines = await new Things(w.store, { now: () => w.clock }).changesOfDay('2026-11-23');
       expect(lines.map((l) => `${l.correlationId} ${l.oldStatus}->${l.newStatus} ${l.eventIds.join(' ')}`)).toEqual([
         'c1 Pending->Expired c1-expired',
         'c1 Expired->Paid c1-paid',
@@ -267,16 +244,16 @@ describe.each(engines)('on $name', (engine) => {
     });
 
     it('a day begun by a Windows-1252 sheet keeps text it cannot carry: written in UTF-8, never as "?"', async () => {
-      await succeededCharges(['c1'], 'Pending', undefined, { encoding: 'windows-1252', payerName: 'José' });
-      await succeededCharges(['c2'], 'Pending', undefined, { payerName: 'Łukasz Nowak' });
+      await succeededCharges(['c1'], 'Pending', { encoding: 'windows-1252', payerName: 'José' });
+      await succeededCharges(['c2'], 'Pending', { payerName: 'Łukasz Nowak' });
       const t = await things();
       const at = '2026-11-23T10:00:00.000Z';
       await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at, source: 'event', paidCents: 1000 });
-      let pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      let pass = await w.pass({ outboxDir: w.dir });
       // Only Windows-1252 text so far: the day is in the first sheet's encoding.
       expect((await fs.readFile(pass.files[0]!)).includes(Buffer.from('Jos\xe9', 'latin1'))).toBe(true);
       await t.observe({ kind: 'charge', key: 'c2', status: 'Paid', occurredAt: at, source: 'event', paidCents: 2000 });
-      pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      pass = await w.pass({ outboxDir: w.dir });
       const text = (await fs.readFile(pass.files[0]!)).toString('utf8');
       expect(text.startsWith('\ufeffkind;')).toBe(true);
       expect(text).toContain(';José;');
@@ -289,7 +266,7 @@ describe.each(engines)('on $name', (engine) => {
     });
 
     it("the retorno summary's amounts are in the locale, as a batch summary's", async () => {
-      await succeededCharges(['c1'], 'Pending', undefined, { encoding: 'windows-1252' });
+      await succeededCharges(['c1'], 'Pending', { encoding: 'windows-1252' });
       const t = await things();
       const at = '2026-11-23T10:00:00.000Z';
       await t.observe({
@@ -300,12 +277,12 @@ describe.each(engines)('on $name', (engine) => {
         source: 'event',
         paidCents: 123456,
       });
-      const pass = await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock });
+      const pass = await w.pass({ outboxDir: w.dir });
       const read = async () =>
         JSON.parse(await fs.readFile(pass.files[0]!.replace(/\.csv$/, '.summary.json'), 'utf8')).paid.charge;
       expect(await read()).toEqual({ cents: 123456, formatted: 'R$ 1.234,56' });
       await t.observe({ kind: 'charge', key: 'c1', status: 'Paid', occurredAt: at, source: 'event', eventId: 'ev-9' });
-      await retornoPass({ store, outboxDir: dir, logger: silent, now: () => clock, locale: 'en' });
+      await w.pass({ outboxDir: w.dir, locale: 'en' });
       expect(await read()).toEqual({ cents: 123456, formatted: 'R$1,234.56' });
     });
 
@@ -320,14 +297,14 @@ describe.each(engines)('on $name', (engine) => {
         occurredAt: '2026-11-23T10:00:00.000Z',
         source: 'event',
       });
-      const outbox = path.join(dir, 'outbox');
-      const result = await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock });
+      const outbox = w.outboxDir;
+      const result = await w.pass();
       expect(result.changes).toBe(0);
       const file = path.join(outbox, 'retorno', '2026-11-23.csv');
       expect(result.files).toEqual([file]);
       expect((await fs.readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
       // Written once: the next pass has nothing to write.
-      expect((await retornoPass({ store, outboxDir: outbox, logger: silent, now: () => clock })).files).toEqual([]);
+      expect((await w.pass()).files).toEqual([]);
     });
 
     it('a charge record tells its history by its times: expired, then paid', async () => {
@@ -372,49 +349,32 @@ describe.each(engines)('on $name', (engine) => {
     });
 
     it('pages through more than 100 charges and observes each one remessa created', async () => {
-      const sandbox: RunningSandbox = await startSandbox({ port: 0 });
-      const client = new BankClient({ baseUrl: sandbox.url, apiKey: SANDBOX_PUBLIC_API_KEY, maxAttempts: 1 });
-      try {
-        const ids = Array.from({ length: 130 }, (_, i) => `PG-${i}`);
-        for (const id of ids) await client.charges.create({ type: 'PIX_STATIC', correlationId: id, amountCents: 100 });
-        for (const id of ids.slice(0, 125)) {
-          await fetch(`${sandbox.url}/v1/charges/${id}/pay`, {
-            method: 'POST',
-            headers: { 'x-service-api-key': SANDBOX_PUBLIC_API_KEY },
-          });
-        }
-        await succeededCharges(ids.slice(5), 'Created');
-        clock = new Date();
-        const result = await retornoPass({
-          store,
-          client,
-          outboxDir: path.join(dir, 'outbox'),
-          logger: silent,
-          reconcile: true,
-          now: () => clock,
-        });
-        expect(result.chargesListed).toBe(130);
-        expect(result.changes).toBe(120);
-        expect(result.lookedUp).toBe(0);
-        const day = brasiliaDay(clock);
-        expect(result.files).toEqual([path.join(dir, 'outbox', 'retorno', `${day}.csv`)]);
-        const text = await fs.readFile(result.files[0]!, 'utf8');
-        expect(text.trim().split('\n')).toHaveLength(121);
-        expect(text).toContain(';PG-5;');
-        expect(text).toMatch(/;1,00;/);
-
-        const metrics = new Metrics();
-        metrics.attach({ retornoSnapshot: () => retornoSnapshot(store) });
-        const exposition = await metrics.render();
-        expect(exposition).toMatch(/remessa_things\{kind="charge",status="paid"\} 120/);
-        expect(exposition).toMatch(/remessa_things\{kind="charge",status="created"\} 5/);
-        expect(exposition).toMatch(/remessa_retorno_oldest_unsettled_seconds 0/);
-        expect(exposition).toMatch(/remessa_retorno_events_applied_total 0/);
-      } finally {
-        await client.close();
-        await sandbox.close();
-        clock = new Date('2026-11-23T12:00:00.000Z');
+      const { sandbox, client } = await w.startBank({});
+      const ids = Array.from({ length: 130 }, (_, i) => `PG-${i}`);
+      for (const id of ids) await client.charges.create({ type: 'PIX_STATIC', correlationId: id, amountCents: 100 });
+      for (const id of ids.slice(0, 125)) {
+        const paid = await rawRequest(sandbox, 'POST', `/v1/charges/${id}/pay`, undefined, PUBLIC_KEY);
+        expect(paid.status, paid.text).toBe(200);
       }
+      await succeededCharges(ids.slice(5), 'Created');
+      const result = await w.pass({ client });
+      expect(result.chargesListed).toBe(130);
+      expect(result.changes).toBe(120);
+      expect(result.lookedUp).toBe(0);
+      const day = brasiliaDay(w.clock);
+      expect(result.files).toEqual([path.join(w.outboxDir, 'retorno', `${day}.csv`)]);
+      const text = await fs.readFile(result.files[0]!, 'utf8');
+      expect(text.trim().split('\n')).toHaveLength(121);
+      expect(text).toContain(';PG-5;');
+      expect(text).toMatch(/;1,00;/);
+
+      const metrics = new Metrics();
+      metrics.attach({ retornoSnapshot: () => retornoSnapshot(w.store) });
+      const exposition = await metrics.render();
+      expect(exposition).toMatch(/remessa_things\{kind="charge",status="paid"\} 120/);
+      expect(exposition).toMatch(/remessa_things\{kind="charge",status="created"\} 5/);
+      expect(exposition).toMatch(/remessa_retorno_oldest_unsettled_seconds 0/);
+      expect(exposition).toMatch(/remessa_retorno_events_applied_total 0/);
     }, 60_000);
   });
 });

@@ -19,7 +19,8 @@ export interface SandboxPerTestDefaults {
 
 /**
  * Registers an `afterEach` that closes every client, then every sandbox, the test started. `setup` starts a sandbox
- * on port 0 with a client on it; `closeAfterTest` hands a further client to the same clean-up.
+ * with a client on it (each with the defaults, overridden key by key); `closeAfterTest` hands a further client to the
+ * same clean-up.
  */
 export function sandboxPerTest(defaults: SandboxPerTestDefaults) {
   const running: RunningSandbox[] = [];
@@ -29,10 +30,13 @@ export function sandboxPerTest(defaults: SandboxPerTestDefaults) {
     for (const s of running.splice(0)) await s.close();
   });
   return {
-    async setup(options: SandboxOptionsInput = {}): Promise<{ sandbox: RunningSandbox; client: BankClient }> {
+    async setup(
+      options: SandboxOptionsInput = {},
+      clientOptions: Partial<SandboxPerTestDefaults['client']> = {},
+    ): Promise<{ sandbox: RunningSandbox; client: BankClient }> {
       const sandbox = await startSandbox({ ...defaults.sandbox, ...options });
       running.push(sandbox);
-      const client = new BankClient({ baseUrl: sandbox.url, maxAttempts: 1, ...defaults.client });
+      const client = new BankClient({ baseUrl: sandbox.url, maxAttempts: 1, ...defaults.client, ...clientOptions });
       clients.push(client);
       return { sandbox, client };
     },
@@ -53,7 +57,7 @@ export const PAYER_ADDRESS = {
   state: 'SP',
 };
 
-export type RawMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type RawMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A response read whole: its body as text and, when it is not empty, parsed as JSON. */
 export interface RawResponse {
