@@ -24,36 +24,43 @@ afterEach(async () => {
 
 const HEADER = 'Tipo;Documento;Valor;Vencimento;Sacado;CPF/CNPJ;CEP;Logradouro;Cidade;UF;Observação';
 
+/**
+ * An ERP's charges sheet (HEADER's columns) as Excel pt-BR saves it: `lines` joined by CRLF in Windows-1252, written
+ * to `fileName` in the test's folder, and opened by the reader with the ERP's columns mapped and the dialect detected.
+ */
+async function readErpSheet(fileName: string, lines: readonly string[]) {
+  const path = join(dir, fileName);
+  await writeFile(path, iconv.encode(`${lines.join('\r\n')}\r\n`, 'windows-1252'));
+  return readBatch(path, {
+    columns: KINDS.charges.columns,
+    mapping: {
+      Tipo: 'type',
+      Documento: 'correlationId',
+      Valor: 'amount',
+      Vencimento: 'dueDate',
+      Sacado: 'payer.name',
+      'CPF/CNPJ': 'payer.document',
+      CEP: 'payer.address.zipCode',
+      Logradouro: 'payer.address.publicPlace',
+      Cidade: 'payer.address.city',
+      UF: 'payer.address.state',
+      Observação: '',
+    },
+    ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
+  });
+}
+
 describe('a Brazilian spreadsheet batch of charges', () => {
   it('reads, validates with line and column, and writes the result in the same dialect', async () => {
-    const text = [
+    const kind = KINDS.charges;
+    const reader = await readErpSheet('charges-dez.csv', [
       HEADER,
       'BANKSLIP;NF-1;1.234,56;15/12/2030;Conceição Araújo;123.456.789-09;01310-100;Av. Paulista;São Paulo;SP;"linha 1',
       'linha 2"',
       'BANKSLIP;NF-2;12,345;31/02/2030;José;111.111.111-11;01310-100;Rua A;Santos;XX;€ 5',
       ';;;;;;;;;;',
       'PIX_STATIC;NF-3;=1+1;;;;;;;;',
-    ].join('\r\n');
-    const path = join(dir, 'charges-dez.csv');
-    await writeFile(path, iconv.encode(`${text}\r\n`, 'windows-1252'));
-    const kind = KINDS.charges;
-    const reader = await readBatch(path, {
-      columns: kind.columns,
-      mapping: {
-        Tipo: 'type',
-        Documento: 'correlationId',
-        Valor: 'amount',
-        Vencimento: 'dueDate',
-        Sacado: 'payer.name',
-        'CPF/CNPJ': 'payer.document',
-        CEP: 'payer.address.zipCode',
-        Logradouro: 'payer.address.publicPlace',
-        Cidade: 'payer.address.city',
-        UF: 'payer.address.state',
-        Observação: '',
-      },
-      ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
-    });
+    ]);
     expect(reader.dialect).toMatchObject({
       encoding: 'windows-1252',
       delimiter: ';',
@@ -143,32 +150,13 @@ describe('a sheet with a title above its header', () => {
   it('reads the header on the line under the title, lines counted as the file has them', async () => {
     // Before: the title was taken for the header ('coluna 1 ("Cobranças de novembro"): Esperava um nome de coluna'),
     // with the advice to map the title to "".
-    const text = [
+    const kind = KINDS.charges;
+    const reader = await readErpSheet('charges-titulo.csv', [
       'Cobranças de novembro;;;;;;;;;;',
       HEADER,
       'BANKSLIP;NF-1;1.234,56;15/12/2030;Conceição Araújo;123.456.789-09;01310-100;Av. Paulista;São Paulo;SP;',
       ';;;;;;;;;;',
-    ].join('\r\n');
-    const path = join(dir, 'charges-titulo.csv');
-    await writeFile(path, iconv.encode(`${text}\r\n`, 'windows-1252'));
-    const kind = KINDS.charges;
-    const reader = await readBatch(path, {
-      columns: kind.columns,
-      mapping: {
-        Tipo: 'type',
-        Documento: 'correlationId',
-        Valor: 'amount',
-        Vencimento: 'dueDate',
-        Sacado: 'payer.name',
-        'CPF/CNPJ': 'payer.document',
-        CEP: 'payer.address.zipCode',
-        Logradouro: 'payer.address.publicPlace',
-        Cidade: 'payer.address.city',
-        UF: 'payer.address.state',
-        Observação: '',
-      },
-      ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
-    });
+    ]);
     expect(reader.headerLine).toBe(2);
     expect(reader.header.map((h) => h.source)).toEqual(HEADER.split(';'));
     const seen: Array<[number, boolean]> = [];
