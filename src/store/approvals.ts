@@ -63,6 +63,7 @@ import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import type { Cents, KindName } from '../types.js';
 import { StoreError } from './db.js';
 import { shortBatchId } from './intakes.js';
+import { UNFINISHED_ROW_STATES } from './rows.js';
 import type { BatchRecord, RowError, Store } from './store.js';
 
 export type ApprovalState = 'awaiting' | 'approved' | 'rejected';
@@ -172,11 +173,14 @@ export async function approvedNotRun(
   );
 }
 
-/** Sum of the amounts of the batch's rows that may still be sent (pending, in flight, uncertain). */
+/**
+ * Sum of the amounts of the batch's rows that may still be sent: every unfinished state (./rows.ts), `waiting`
+ * among them (a row left waiting for an unreachable bank is sent as soon as it is back: it is let go like the others).
+ */
 export async function unfinishedAmount(store: Store, batchId: string): Promise<Cents> {
   const r = await store.sql.get<{ total: number }>(
     `SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS total FROM rows
-     WHERE batch_id = ? AND state IN ('pending', 'in_flight', 'uncertain')`,
+     WHERE batch_id = ? AND state IN (${UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ')})`,
     [batchId],
   );
   return r!.total;
