@@ -219,5 +219,49 @@ describe.each(engines)('on $name', (engine) => {
       expect((await store.getBatch('d3'))?.status).toBe('running');
       expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(2001);
     });
+
+    it("count an approved batch's rows left waiting for the bank; a limit its preview did not show voids the approval", async () => {
+      const c = controls({ limits: { 'bill-payments': { perDay: 5000 } } });
+      const day1 = new Date('2026-11-23T15:00:00Z');
+      const day2 = new Date('2026-11-24T15:00:00Z');
+      // Held on the 23rd; the bank could not be reached for its lookups: its rows wait.
+      await storedBatch('w1', [2000, 2000]);
+      expect(await gateBatch(store, 'w1', c, null, day1)).toBe('hold');
+      for (const line of [2, 3]) {
+        await store.recordRowWaiting('w1', line, null, { code: 'BANK_UNREACHABLE', message: 'unreachable' });
+      }
+      // Another file, held the same day within the limit alone (its preview: nothing let go yet).
+      await storedBatch('w2', [2000]);
+      expect(await gateBatch(store, 'w2', c, null, day1)).toBe('hold');
+      expect((await getApproval(store, 'w2'))?.reasons.map((r) => r.code)).toEqual([APPROVAL_CODES.required]);
+      for (const id of ['w1', 'w2']) {
+        await markPreviewWritten(store, id, day1);
+        await decideApproval(store, id, { approve: true, by: 'Ana', via: 'command' }, RULES, day1);
+      }
+      // Approved on the 23rd, let go on the 24th: its waiting rows are let go too, and count.
+      expect(await gateBatch(store, 'w1', c, null, day2)).toBe('go');
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(4000);
+      // 4000 + 2000 passes 5000: the approval of w2 never saw that. Voided, nothing let go, no intent possible.
+      expect(await gateBatch(store, 'w2', c, null, day2, 'en')).toBe('hold');
+      expect((await store.getBatch('w2'))?.status).toBe('awaiting_approval');
+      const again = (await getApproval(store, 'w2'))!;
+      expect(again).toMatchObject({ state: 'awaiting', previewAt: null, decidedBy: null, amountCents: 2000 });
+      expect(again.reasons.map((r) => r.code)).toEqual([
+        APPROVAL_CODES.required,
+        APPROVAL_CODES.perDay,
+        APPROVAL_CODES.previewStale,
+      ]);
+      expect(again.reasons[2]!.message).toMatch(/^Approved by Ana at .* on a preview that did not show LIMIT_PER_DAY/);
+      await expect(store.recordIntent('w2', 2, 'pay')).rejects.toThrow(/not approved/);
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(4000);
+      // A new decision needs the new preview; once approved on it, the limit it shows is overridden.
+      await expect(
+        decideApproval(store, 'w2', { approve: true, by: 'Rui', via: 'command' }, RULES, day2),
+      ).rejects.toMatchObject({ code: APPROVAL_CODES.noPreview });
+      await markPreviewWritten(store, 'w2', day2);
+      await decideApproval(store, 'w2', { approve: true, by: 'Rui', via: 'command' }, RULES, day2);
+      expect(await gateBatch(store, 'w2', c, null, day2)).toBe('go');
+      expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(6000);
+    });
   });
 });

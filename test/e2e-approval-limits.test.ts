@@ -46,10 +46,15 @@ function cli(ws: Workspace, ...args: string[]) {
   return runCli([...args, '--config', ws.config], { env: { REMESSA_LOG_LEVEL: 'warn' } });
 }
 
-async function previewOf(ws: Workspace, stem: string): Promise<Array<Record<string, string>>> {
+/** The preview of `<stem>.csv`: its latest version, or `version` (1: `.preview.csv`, n: `.preview.vn.csv`). */
+async function previewOf(ws: Workspace, stem: string, version?: number): Promise<Array<Record<string, string>>> {
   const dir = path.join(ws.outbox, 'bill-payments');
-  const names = (await fs.readdir(dir)).filter((n) => n.startsWith(`${stem}.`) && n.endsWith('.preview.csv')).sort();
-  return parseResultCsv(await fs.readFile(path.join(dir, names.at(-1)!), 'utf8'));
+  const versionOf = (n: string) => Number(/\.preview(?:\.v(\d+))?\.csv$/.exec(n)?.[1] ?? 1);
+  const names = (await fs.readdir(dir))
+    .filter((n) => n.startsWith(`${stem}.`) && /\.preview(\.v\d+)?\.csv$/.test(n))
+    .sort((a, b) => versionOf(a) - versionOf(b));
+  const name = version === undefined ? names.at(-1) : names.find((n) => versionOf(n) === version);
+  return parseResultCsv(await fs.readFile(path.join(dir, name!), 'utf8'));
 }
 
 function releasedCents(ws: Workspace): number {
@@ -93,5 +98,95 @@ describe('the day limit of a kind that waits for approval', () => {
     const waits = (await previewOf(ws, 'tarde')).filter((r) => r.barCode?.startsWith('WAITS:'));
     expect(waits.map((r) => r.barCode)).toEqual(['WAITS: APPROVAL_REQUIRED', 'WAITS: LIMIT_PER_DAY']);
     expect(waits[1]!.preview).toMatch(/^R\$ 300,00 de bill-payments já foram liberados em .*R\$ 500,00/);
+  }, 120_000);
+});
+
+describe('two files that wait the same day, each within the day limit alone', () => {
+  it('both approved: one is paid; the other, which now passes the limit its preview did not show, waits again', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-limits-sb-'));
+    const sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+    sandboxes.push(sandbox);
+    const ws = await makeWorkspace(sandbox.url, {
+      approval: { kinds: ['bill-payments'] },
+      limits: { 'bill-payments': { perDay: '500.00' } },
+    });
+    await drop(ws, Buffer.from(billsCsv([15_000, 15_000])), 'bill-payments/manha.csv');
+    await drop(ws, Buffer.from(billsCsv([10_000, 20_000])), 'bill-payments/tarde.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    // Nothing is let go yet: each preview shows only that the kind waits for approval.
+    for (const stem of ['manha', 'tarde']) {
+      const waits = (await previewOf(ws, stem)).filter((r) => r.barCode?.startsWith('WAITS:'));
+      expect(waits.map((r) => r.barCode)).toEqual(['WAITS: APPROVAL_REQUIRED']);
+    }
+    expect((await cli(ws, 'approve', 'manha.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
+    expect((await cli(ws, 'approve', 'tarde.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
+
+    // The first let go is paid. The other would take the day to R$ 600,00: its approval did not see that.
+    const run = await cli(ws, 'run');
+    const paid = /(manha|tarde)\.csv: succeeded 2/.exec(run.stdout)?.[1];
+    const held = paid === 'manha' ? 'tarde' : 'manha';
+    expect(run.stdout).toMatch(new RegExp(`${held}\\.csv: aguarda aprovação .*${held}\\.\\S+\\.preview\\.v2\\.csv`));
+    expect(run.code).toBe(3);
+    expect(await sandbox.effects('bill_paid')).toHaveLength(2);
+    expect(releasedCents(ws)).toBe(30_000);
+    // Its first preview is kept as it was read; the new one says why it waits again, and who approved what.
+    expect((await previewOf(ws, held, 1)).filter((r) => r.barCode?.startsWith('WAITS:')).length).toBe(1);
+    const again = (await previewOf(ws, held)).filter((r) => r.barCode?.startsWith('WAITS:'));
+    expect(again.map((r) => r.barCode)).toEqual([
+      'WAITS: APPROVAL_REQUIRED',
+      'WAITS: LIMIT_PER_DAY',
+      'WAITS: APPROVAL_PREVIEW_STALE',
+    ]);
+    expect(again[1]!.preview).toMatch(
+      /^R\$ 300,00 de bill-payments já foram liberados em .*R\$ 300,00 deste .*R\$ 500,00/,
+    );
+    expect(again[2]!.preview).toMatch(
+      /^Aprovado por Carla Tesouraria em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d sobre uma prévia que não mostrava LIMIT_PER_DAY/,
+    );
+
+    // A person who has seen it decides again: approving is the override, and it is paid.
+    expect((await cli(ws, 'approve', `${held}.csv`, '--by', 'Rui Diretor')).code).toBe(0);
+    const last = await cli(ws, 'run');
+    expect(last.stdout).toMatch(new RegExp(`${held}\\.csv: succeeded 2`));
+    expect(last.code).toBe(0);
+    expect(await sandbox.effects('bill_paid')).toHaveLength(4);
+    expect(releasedCents(ws)).toBe(60_000);
+  }, 120_000);
+
+  it('a file given to run from outside the inbox, held again, gets its new preview from the next run', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-limits-sb-'));
+    const sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+    sandboxes.push(sandbox);
+    const ws = await makeWorkspace(sandbox.url, {
+      approval: { kinds: ['bill-payments'] },
+      limits: { 'bill-payments': { perDay: '500.00' } },
+    });
+    const outside = path.join(ws.dir, 'exports', 'bill-payments', 'fora.csv');
+    await fs.mkdir(path.dirname(outside), { recursive: true });
+    await fs.writeFile(outside, billsCsv([40_000]));
+    expect((await cli(ws, 'run', outside)).code).toBe(3);
+    // Before it is approved, another file of the day is approved and paid: R$ 200,00 let go.
+    await drop(ws, Buffer.from(billsCsv([20_000])), 'bill-payments/antes.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    expect((await cli(ws, 'approve', 'antes.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
+    expect((await cli(ws, 'run')).stdout).toMatch(/antes\.csv: succeeded 1/);
+    // Its approval saw a preview of a day with nothing let go; R$ 200,00 + R$ 400,00 passes R$ 500,00.
+    expect((await cli(ws, 'approve', 'fora.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
+    await fs.rm(outside); // the next plain run drives it without its file
+    const run = await cli(ws, 'run');
+    expect(run.stdout).toMatch(/^\S+fora\.csv: aguarda aprovação .*fora\.\S+\.preview\.v2\.csv\n$/);
+    expect(run.code).toBe(3);
+    expect(await sandbox.effects('bill_paid')).toHaveLength(1);
+    const waits = (await previewOf(ws, 'fora')).filter((r) => r.barCode?.startsWith('WAITS:'));
+    expect(waits.map((r) => r.barCode)).toEqual([
+      'WAITS: APPROVAL_REQUIRED',
+      'WAITS: LIMIT_PER_DAY',
+      'WAITS: APPROVAL_PREVIEW_STALE',
+    ]);
+    expect((await cli(ws, 'approve', 'fora.csv', '--by', 'Rui Diretor')).code).toBe(0);
+    const last = await cli(ws, 'run');
+    expect(last.stdout).toMatch(/fora\.csv: succeeded 1/);
+    expect(last.code).toBe(0);
+    expect(await sandbox.effects('bill_paid')).toHaveLength(2);
   }, 120_000);
 });

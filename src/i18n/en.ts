@@ -301,6 +301,8 @@ export const EN = {
     "Expected {marker} to hold the approver's name on its first line (e.g. Maria Silva), got {got}. Write it again with the name",
   'APPROVAL.markerEmpty.nothing': 'an empty file',
   'APPROVAL.markerEmpty.blanks': 'only spaces and blank lines',
+  'APPROVAL.previewStale':
+    'Approved by {by} at {at} on a preview that did not show {codes} (passed only since): the approval was voided and nothing was sent; decide again on this preview',
   'APPROVAL.markerRefused': '{marker} did not approve {file}: nothing was sent, the file still waits.',
 
   // Answers: rejection notes, summaries, validate

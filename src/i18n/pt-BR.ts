@@ -300,6 +300,8 @@ export const PT_BR: Catalogue = {
     'Esperava em {marker} o nome de quem aprova na primeira linha (ex.: Maria Silva), veio {got}. Escreva-o de novo com o nome',
   'APPROVAL.markerEmpty.nothing': 'um arquivo vazio',
   'APPROVAL.markerEmpty.blanks': 'só espaços e linhas em branco',
+  'APPROVAL.previewStale':
+    'Aprovado por {by} em {at} sobre uma prévia que não mostrava {codes} (passado só depois dela): a aprovação foi anulada e nada foi enviado; decida de novo sobre esta prévia',
   'APPROVAL.markerRefused': '{marker} não aprovou {file}: nada foi enviado, o arquivo continua aguardando.',
 
   FILE_IS_LINK:

@@ -16,7 +16,9 @@
  *   unfinished rows add up to more than perFile, or that would take the kind's day (America/Sao_Paulo) past perDay,
  *   waits for approval when approval is on for its kind (the reasons are in its preview: approving it is the
  *   override), else is answered with every row `rejected` and the limit in the message. A file of a kind in
- *   `approval.kinds` waits whatever its amounts.
+ *   `approval.kinds` waits whatever its amounts. The limits are checked again when an approved file is let go: one
+ *   its preview did not show (the day's other files let go since) voids the approval, and it waits again with a new
+ *   preview (`<name>.preview.v2.csv`, ...) saying who approved what.
  */
 
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
@@ -40,6 +42,7 @@ import {
   decideApproval,
   findBatches,
   getApproval,
+  holdAgain,
   holdBatch,
   immediate,
   markPreviewWritten,
@@ -119,12 +122,39 @@ export function gateBatch(
     if (!batch) throw new RemessaError('STORE_NO_BATCH', `No batch ${batchId}`);
     if (batch.status === 'awaiting_approval') return 'hold';
     if (batch.status !== 'ready') return 'go';
-    if ((await getApproval(s, batchId))?.state === 'approved' || (await s.countUnfinished(batchId)) === 0) {
+    const approval = await getApproval(s, batchId);
+    if (approval?.state !== 'approved' && (await s.countUnfinished(batchId)) === 0) {
       await releaseBatch(s, batch, now);
       return 'go';
     }
     const amount = await unfinishedAmount(s, batchId);
     const reasons = await limitReasons(s, batch.kind, amount, controls, now, locale);
+    if (approval?.state === 'approved') {
+      // Approving overrides the limits the preview showed; one passed only since (other files of the day let go
+      // meanwhile, or another day) was seen by nobody: the approval is voided and the file waits again.
+      const unseen = reasons.filter((r) => !approval.reasons.some((seen) => seen.code === r.code));
+      if (unseen.length === 0) {
+        await releaseBatch(s, batch, now);
+        return 'go';
+      }
+      await holdAgain(s, batchId, {
+        reasons: [
+          ...approval.reasons.filter((r) => r.code === APPROVAL_CODES.required),
+          ...reasons,
+          {
+            code: APPROVAL_CODES.previewStale,
+            message: t(locale, 'APPROVAL.previewStale', {
+              by: approval.decidedBy ?? '?',
+              at: approval.decidedAt ? instant(approval.decidedAt) : '?',
+              codes: unseen.map((r) => r.code).join(', '),
+            }),
+          },
+        ],
+        amountCents: amount,
+        now,
+      });
+      return 'hold';
+    }
     if (controls?.approvalKinds.includes(batch.kind)) {
       await holdBatch(s, batchId, {
         reasons: [
@@ -237,16 +267,29 @@ const PREVIEW_STATUS: Record<string, string> = {
   duplicate: 'duplicate',
 };
 
-/** `<outbox>/<kind>/<name>.preview.csv`. */
-export function previewPath(outboxDir: string, kind: string, name: string): string {
-  return path.join(outboxDir, kind, `${name}.preview.csv`);
+/** `<outbox>/<kind>/<name>.preview.csv`, or version N's `<name>.preview.vN.csv` (a file held again). */
+export function previewPath(outboxDir: string, kind: string, name: string, version = 1): string {
+  return path.join(outboxDir, kind, `${name}.preview${version === 1 ? '' : `.v${version}`}.csv`);
+}
+
+/** The highest version of the batch's preview written so far (0: none). */
+async function latestPreviewVersion(outboxDir: string, kind: string, name: string): Promise<number> {
+  let version = 0;
+  while (await stat(previewPath(outboxDir, kind, name, version + 1)).catch(() => undefined)) version++;
+  return version;
+}
+
+/** The path of the batch's current preview (its highest version; the first one's name when none was written). */
+export async function currentPreviewPath(outboxDir: string, kind: string, name: string): Promise<string> {
+  return previewPath(outboxDir, kind, name, Math.max(1, await latestPreviewVersion(outboxDir, kind, name)));
 }
 
 /**
  * Writes the preview of a batch that waits for approval (atomically, in the input's dialect, formula-safe: the
  * result writer): each row as it would be paid (its input cells, `to pay` or why not, the amount, and what the bank
  * said of the bill), then totals by status, the reasons it waits, its owner and how to decide. Marks the preview
- * written in the store (a decision needs it).
+ * written in the store (a decision needs it). A batch held again after an approval was voided (no preview since:
+ * `previewAt` null) gets the next version, `<name>.preview.v2.csv`, ...: the one the approver read stays as it was.
  */
 export async function writePreview(
   store: Store,
@@ -262,7 +305,9 @@ export async function writePreview(
   const extra = KIND_PREVIEWS[batch.kind];
   const width = batch.header.length;
   const header = [...batch.header, ...PREVIEW_COLUMNS, ...(extra?.columns ?? [])];
-  const file = previewPath(options.outboxDir, batch.kind, options.name);
+  const written = await latestPreviewVersion(options.outboxDir, batch.kind, options.name);
+  const version = Math.max(1, approval.previewAt === null ? written + 1 : written);
+  const file = previewPath(options.outboxDir, batch.kind, options.name, version);
   await mkdir(path.dirname(file), { recursive: true });
   const writer = await createResultWriter(file, { dialect: batch.dialect, header });
   const totals = new Map<string, { rows: number; cents: Cents }>();

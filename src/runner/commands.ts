@@ -59,6 +59,7 @@ import {
   approvedNotRun,
   type BatchRecord,
   batchIdForIntake,
+  getApproval,
   type IntakeRecord,
   intakeForBatch,
   intakesToAnswer,
@@ -83,10 +84,10 @@ import { runnerStorePlace } from '../store/place.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   applyApprovalMarker,
+  currentPreviewPath,
   fileOwner,
   findApprovalMarker,
   gateBatch,
-  previewPath,
   resumeGate,
   withRowLimit,
   writePreview,
@@ -158,6 +159,11 @@ export interface ResumedBatch {
   state: 'done' | 'parked' | 'needs-file' | 'error';
   /** The result file written. */
   answer: string | null;
+  /**
+   * Parked: the preview written because the batch waits for a decision again (an approved file given to `run` from
+   * outside the inbox whose approval the gate voided: src/store/approvals.ts rule 2).
+   */
+  preview?: string;
   /** Done: its `duplicate` rows whose original has not succeeded (`allSucceeded`). */
   duplicatesNotSucceeded?: number;
   error: unknown;
@@ -589,7 +595,7 @@ export async function openPipeline(
         state: 'parked',
         answer: 'preview',
         counts,
-        file: previewPath(folders.outbox, kindName, intake.answerName),
+        file: await currentPreviewPath(folders.outbox, kindName, intake.answerName),
       };
     }
     if (!result.complete) {
@@ -664,6 +670,21 @@ export async function openPipeline(
         resumed.push({ batch: e.batch, counts: {}, state: 'error', answer: null, error: e.error });
       }
       for (const b of needFile) resumed.push({ batch: b, counts: {}, state: 'needs-file', answer: null, error: null });
+      // An approved file given from outside the inbox that the gate held again (its approval voided): no handling of
+      // its file writes its new preview (an inbox file's does), so it is written here, or nobody could decide again.
+      for (const r of resumed) {
+        if (r.state !== 'parked') continue;
+        const approval = await getApproval(store, r.batch.id);
+        if (approval?.state !== 'awaiting' || approval.previewAt !== null) continue;
+        const intake = await intakeForBatch(store, r.batch.id);
+        if (!intake || !givenOutside(intake.source)) continue;
+        r.preview = await writePreview(store, r.batch.id, {
+          outboxDir: folders.outbox,
+          name: intake.answerName,
+          locale: options.locale,
+        });
+        log.info({ file: intake.source, preview: r.preview }, 'batch waits for approval again: preview written');
+      }
       crashPoint('after-resume');
       // Every batch whose rows changed gets its next answer version (never an overwrite).
       await answerPending();
@@ -911,7 +932,9 @@ export async function runOnce(
     for (const r of resumed) {
       const source = approved.get(r.batch.id);
       if (source === undefined) continue;
-      if (r.state === 'done' || r.state === 'parked') {
+      if (r.preview !== undefined) {
+        report(source, { state: 'parked', answer: 'preview', counts: r.counts, file: r.preview });
+      } else if (r.state === 'done' || r.state === 'parked') {
         report(source, {
           state: r.state,
           answer: 'result',

@@ -16,7 +16,9 @@
  *   awaiting_approval ──read steps (bill lookups) run; effect steps are held; preview written──► awaiting_approval
  *   awaiting_approval ──`remessa approve` / `<name>.approved` marker, by an allowed person──► ready (approved)
  *   awaiting_approval ──`remessa reject`──► done (every unfinished row `rejected` with the person's note)
- *   ready (approved) ──gate: RELEASE (limits not checked again: the approver saw them in the preview)──► running
+ *   ready (approved) ──gate: within the limits the approver saw in the preview: RELEASE──► running
+ *   ready (approved) ──gate: passes a limit its preview did not show (the day's other files let go since, or a day
+ *            that began since)──► awaiting_approval (the decision voided: `holdAgain`; a new preview, decided again)
  *
  *   running ──no row pending or in flight──► done ──uncertain rows retried──► running
  *
@@ -35,7 +37,10 @@
  *    held batch on its own (it parks the row before them); this rule is the last line, and it holds across crashes
  *    and restarts because it reads only what is committed.
  * 2. A batch leaves `awaiting_approval` only by a recorded decision (who, when, how) or, for a rejection, with every
- *    unfinished row rejected in the same transaction. A decision is taken once: a second one is refused.
+ *    unfinished row rejected in the same transaction. A decision is taken once: a second one is refused. An approval
+ *    covers the limits its preview showed (approving is their override), not one passed only since: the gate then
+ *    voids it before anything is sent (`holdAgain`, who approved and when kept in the new reasons) and the batch
+ *    waits for a decision on its new preview (`<name>.preview.v2.csv`, ...: the first one is kept as it was read).
  * 3. An approver may be required to differ from the file's owner (`approval.forbidSameAsOwner`) and from every
  *    configured maker (`approval.makers`); names compare trimmed and case-insensitively. A refused decision changes
  *    nothing.
@@ -101,6 +106,8 @@ export const APPROVAL_CODES = {
   beforePreview: 'APPROVAL_BEFORE_PREVIEW',
   /** An `.approved` marker without a name (src/runner/approval.ts): refused, nothing decided. */
   markerEmpty: 'APPROVAL_MARKER_EMPTY',
+  /** An approval voided at release: the batch would pass a limit its preview did not show (rule 2). */
+  previewStale: 'APPROVAL_PREVIEW_STALE',
 } as const;
 
 /** A decision that is not allowed (same person as the maker, not awaiting, no preview yet). Nothing was changed. */
@@ -277,6 +284,32 @@ export function rejectUnsentBatch(store: Store, batchId: string, error: RowError
     await s.sql.run(`UPDATE batches SET status = 'ready' WHERE id = ? AND status = 'awaiting_approval'`, [batchId]);
     await s.markBatchDone(batchId);
   });
+}
+
+/**
+ * ready (approved) -> awaiting_approval: the approval is voided before anything of the batch was sent, because
+ * releasing it now would pass a limit its preview did not show (rule 2). The reasons are replaced by `hold.reasons`
+ * (which say who approved and when); the preview must be written again before a new decision (rule 4).
+ */
+export async function holdAgain(
+  store: Store,
+  batchId: string,
+  hold: { reasons: ApprovalReason[]; amountCents: Cents; now: Date },
+): Promise<void> {
+  const { changes } = await store.sql.run(
+    `UPDATE batches SET status = 'awaiting_approval' WHERE id = ? AND status = 'ready'`,
+    [batchId],
+  );
+  if (changes === 0) throw new StoreError('STORE_BATCH_NOT_READY', `Batch ${batchId} is not ready: it cannot be held`);
+  const voided = await store.sql.run(
+    `UPDATE approvals SET state = 'awaiting', reasons = ?, amount_cents = ?, held_at = ?, preview_at = NULL,
+       decided_by = NULL, decided_at = NULL, decided_via = NULL, note = NULL
+     WHERE batch_id = ? AND state = 'approved'`,
+    [JSON.stringify(hold.reasons), hold.amountCents, hold.now.toISOString(), batchId],
+  );
+  if (voided.changes === 0) {
+    throw new StoreError('STORE_BATCH_NOT_APPROVED', `Batch ${batchId} is not approved: there is no approval to void`);
+  }
 }
 
 /** The preview was written: a decision may now be taken (rule 4). */
