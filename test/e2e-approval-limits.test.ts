@@ -190,3 +190,44 @@ describe('two files that wait the same day, each within the day limit alone', ()
     expect(await sandbox.effects('bill_paid')).toHaveLength(2);
   }, 120_000);
 });
+
+describe('a file that waits for approval, one of its bills not looked up (the bank answered 5xx)', () => {
+  it('its uncertain row cannot be settled as succeeded (nothing was paid); once approved, the bill is paid', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-limits-sb-'));
+    const sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+    sandboxes.push(sandbox);
+    const ws = await makeWorkspace(sandbox.url, {
+      bank: { retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 100 } },
+      approval: { kinds: ['bill-payments'] },
+    });
+    await sandbox.setFaults([{ route: '/baas/api/v1/bill-payments/:paymentIdentifier', errorRate: 1 }]);
+    await drop(ws, Buffer.from(billsCsv([12_300])), 'bill-payments/consulta.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    expect((await cli(ws, 'status')).stdout).toMatch(/Linhas incertas: 1\n.*consulta\.csv linha 2 etapa lookup/);
+
+    // Someone reads "uncertain" and settles it as paid: refused, the bill was never paid (it said succeeded,
+    // and once approved the row was answered succeeded with nothing paid).
+    const settled = await cli(
+      ws,
+      'resolve',
+      'consulta.csv',
+      '2',
+      '--as',
+      'succeeded',
+      '--note',
+      'extrato',
+      '--by',
+      'Ana',
+    );
+    expect(settled.code).toBe(2);
+    expect(settled.stderr).toContain(
+      'veio a linha 2 de consulta.csv, incerta na etapa lookup antes de qualquer pedido com efeito: o banco não pode tê-la feito',
+    );
+
+    await sandbox.clearFaults();
+    expect((await cli(ws, 'approve', 'consulta.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
+    const run = await cli(ws, 'run');
+    expect(run.stdout).toMatch(/consulta\.csv: succeeded 1/);
+    expect(await sandbox.effects('bill_paid')).toHaveLength(1);
+  }, 120_000);
+});

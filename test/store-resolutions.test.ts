@@ -137,6 +137,29 @@ describe.each(engines)('on $name', (engine) => {
     });
   });
 
+  describe('resolveRow of a row no request with an effect left', () => {
+    it('refuses succeeded (the bank cannot have done it), changing nothing; failed is allowed', async () => {
+      const id = 'f'.repeat(64);
+      await store.createBatch({ id, kind: 'charges', fileName: 'c.csv', dialect: DIALECT, header: ['x'] });
+      await store.ingest(id, [row(2, `${id}-A`), row(3, `${id}-B`)]);
+      await store.finishIngest(id, 'send-valid');
+      await store.markBatchRunning(id);
+      // A read step that got no answer: no step in intent or unknown.
+      await store.recordRowUncertain(id, 2, 'lookup', { code: 'SERVICE_SERVER_ERROR', message: 'HTTP 503' });
+      await store.recordRowUncertain(id, 3, 'lookup', { code: 'SERVICE_SERVER_ERROR', message: 'HTTP 503' });
+      await expect(store.resolveRow(id, 2, { as: 'succeeded', by: 'Ana', note: 'paid' })).rejects.toMatchObject({
+        code: 'ROW_NOTHING_SENT',
+        message: expect.stringMatching(
+          /^Esperava uma linha com um pedido ao banco de resultado desconhecido, veio a linha 2 de c\.csv, incerta na etapa lookup antes de qualquer pedido com efeito: .*nada foi alterado$/,
+        ),
+      });
+      expect((await store.getRow(id, 2))!.state).toBe('uncertain');
+      expect(await store.resolutions()).toHaveLength(0);
+      await store.resolveRow(id, 3, { as: 'failed', by: 'Ana', note: 'not sent' });
+      expect((await store.getRow(id, 3))!.state).toBe('failed');
+    });
+  });
+
   describe('findBatches and countFinishedSince', () => {
     it('finds a batch by id, unique prefix or file name', async () => {
       const a = `abcd${'1'.repeat(60)}`;

@@ -445,6 +445,8 @@ export const EN = {
   'RESOLVE.noLine': '{file} (batch {batch}) has no data line {line}',
   'RESOLVE.notUncertain': (p: P) =>
     `Expected an uncertain row, got line ${p.line} of ${p.file} ${p.state}${p.by ? ` (settled by ${p.by} at ${p.at})` : ''}: only a row whose outcome is unknown is settled by a person; nothing was changed`,
+  'RESOLVE.nothingSent': (p: P) =>
+    `Expected a row with a request to the bank of unknown outcome, got line ${p.line} of ${p.file}, uncertain${p.step ? ` at step ${p.step}` : ''} before any request with an effect: the bank cannot have done it (nothing was paid or created), so it is not settled as succeeded. \`remessa retry\` tries again; nothing was changed`,
   'RESOLVE.notFinished': 'the batch is not finished yet: its answer is written when it is',
   'BATCH.notFound':
     'Expected a batch id, a unique prefix of one or its 8-character tag (4+ characters), or a file name, got {ref}: no batch matches. `remessa status` lists them',

@@ -446,6 +446,8 @@ export const PT_BR: Catalogue = {
   'RESOLVE.noLine': '{file} (lote {batch}) não tem a linha de dados {line}',
   'RESOLVE.notUncertain': (p: P) =>
     `Esperava uma linha incerta (uncertain), veio a linha ${p.line} de ${p.file} ${p.state}${p.by ? ` (resolvida por ${p.by} em ${p.at})` : ''}: só uma linha de resultado desconhecido é resolvida por uma pessoa; nada foi alterado`,
+  'RESOLVE.nothingSent': (p: P) =>
+    `Esperava uma linha com um pedido ao banco de resultado desconhecido, veio a linha ${p.line} de ${p.file}, incerta${p.step ? ` na etapa ${p.step}` : ''} antes de qualquer pedido com efeito: o banco não pode tê-la feito (não foi paga nem criada), então não é dada como succeeded. \`remessa retry\` tenta de novo; nada foi alterado`,
   'RESOLVE.notFinished': 'o lote ainda não terminou: sua resposta é escrita quando terminar',
   'BATCH.notFound':
     'Esperava o id de um lote, um prefixo único dele ou sua etiqueta de 8 caracteres (4 ou mais), ou um nome de arquivo, veio {ref}: nenhum lote corresponde. `remessa status` lista os lotes',

@@ -93,8 +93,11 @@
  *    `unknown` (`not_sent` only when no earlier attempt of it may have acted).
  * 7. A person settles a row only from `uncertain` (the engine could not learn its outcome): `remessa resolve` (src/runner/settle.ts) records who, when and why in `resolutions` in the same
  *    transaction as the move, and refuses a row in any other state (a succeeded row is never re-declared failed, nor
- *    the reverse). Settling as `failed` gives the natural key up (rule 4): the person vouches that the bank did not
- *    act, so the same row in a later file is sent again. It must run while no other process drives the store (the
+ *    the reverse). Settling as `succeeded` needs a request of the row that may have acted (a step in `intent` or
+ *    `unknown`): a row left uncertain before any (its lookup got no answer; its batch waits for approval) is
+ *    refused, since the bank certainly did not do it. Settling as `failed` gives the natural key up (rule 4): the
+ *    person vouches that the bank did not act, so the same row in a later file is sent again. It must run while no
+ *    other process drives the store (the
  *    data folder's lock, src/runner/lock.ts), so the engine never races it for the row. On a store shared by several
  *    daemons (rule 8) the row's lock orders the settlement and a daemon's next write of the row: a daemon that finds
  *    it settled can move it no more (rule 3), so its next step is refused before anything is sent.

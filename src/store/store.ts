@@ -2453,6 +2453,8 @@ export class Store {
    * `failed`, and who, when and why are recorded in `resolutions`, in one transaction. Throws ROW_NOT_UNCERTAIN for a
    * row in any other state (nothing changes), STORE_NO_ROW for a line the batch does not have. A failed row gives its
    * natural key up (rule 4): the person said the bank did not do it, so the same row may be sent again later.
+   * Throws ROW_NOTHING_SENT for `succeeded` on a row of which no request with an effect ever left (no step in
+   * `intent` or `unknown`): the bank cannot have done it (rule 7).
    */
   resolveRow(batchId: string, line: number, settlement: Settlement): Promise<Resolution> {
     const locale = settlement.locale ?? DEFAULT_LOCALE;
@@ -2477,6 +2479,21 @@ export class Store {
             by: settled?.by,
             at: settled ? instant(settled.at) : undefined,
           }),
+        );
+      }
+      // Succeeded says the bank did it: only a row with a request that may have acted (a step in `intent` or
+      // `unknown`). A row left uncertain before any (a lookup that got no answer, a batch that waits for approval:
+      // rule 1 of ./approvals.ts) certainly was not done, however a person reads the statement.
+      if (
+        settlement.as === 'succeeded' &&
+        (await s.sql.get(
+          `SELECT 1 AS sent FROM steps WHERE batch_id = ? AND line = ? AND state IN ('intent', 'unknown')`,
+          [batchId, line],
+        )) === undefined
+      ) {
+        throw new StoreError(
+          'ROW_NOTHING_SENT',
+          t(locale, 'RESOLVE.nothingSent', { line, file: batch.fileName, step: row.currentStep ?? undefined }),
         );
       }
       const at = s.ts();
