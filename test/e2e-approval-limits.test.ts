@@ -15,8 +15,11 @@ import {
   parseResultCsv,
   runCli,
   type SandboxProcess,
+  startDaemon,
   startSandboxProcess,
+  stopDaemon,
   type Workspace,
+  waitFor,
 } from './e2e-harness.js';
 import { closedPort } from './helpers/net.js';
 
@@ -229,5 +232,48 @@ describe('a file that waits for approval, one of its bills not looked up (the ba
     const run = await cli(ws, 'run');
     expect(run.stdout).toMatch(/consulta\.csv: succeeded 1/);
     expect(await sandbox.effects('bill_paid')).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('an .approved marker when two takings of one file name wait', () => {
+  it('approves neither (which one the checker read cannot be told): refused, naming both; approve by id pays one', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-limits-sb-'));
+    const sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+    sandboxes.push(sandbox);
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    // Yesterday's export still waits; today's, of the same name, arrives beside it.
+    await drop(ws, Buffer.from(billsCsv([11_100])), 'bill-payments/pagamentos.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    await drop(ws, Buffer.from(billsCsv([22_200])), 'bill-payments/pagamentos.csv');
+    expect((await cli(ws, 'run')).code).toBe(3);
+    const previews = (await fs.readdir(path.join(ws.outbox, 'bill-payments'))).filter((n) =>
+      n.endsWith('.preview.csv'),
+    );
+    expect(previews).toHaveLength(2);
+
+    // The checker reads today's preview and drops the marker its DECIDE line names.
+    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'pagamentos.approved'), 'Carla Tesouraria\n');
+    const daemon = startDaemon(ws);
+    try {
+      const note = await waitFor(
+        'the refusal',
+        async () => {
+          const names = await fs.readdir(path.join(ws.outbox, 'bill-payments'));
+          const refused = names.find((n) => n.endsWith('.approval-refused.txt'));
+          return refused && fs.readFile(path.join(ws.outbox, 'bill-payments', refused), 'utf8');
+        },
+        30_000,
+      );
+      expect(note).toMatch(/APPROVAL_MARKER_AMBIGUOUS: pagamentos\.approved serve para 2 arquivos que aguardam/);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await sandbox.effects('bill_paid')).toHaveLength(0);
+    } finally {
+      expect(await stopDaemon(daemon)).toBe(0);
+    }
+    const tag = /pagamentos\.(\d{8}T\d{6}Z-[0-9a-f]{8})\.preview\.csv/.exec(previews.sort()[1]!)![1]!;
+    expect((await cli(ws, 'approve', tag, '--by', 'Carla Tesouraria')).code).toBe(0);
+    expect((await cli(ws, 'run')).code).toBe(3); // the other still waits
+    const paid = await sandbox.effects('bill_paid');
+    expect(paid).toHaveLength(1);
   }, 120_000);
 });

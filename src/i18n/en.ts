@@ -303,6 +303,8 @@ export const EN = {
   'APPROVAL.markerEmpty.blanks': 'only spaces and blank lines',
   'APPROVAL.previewStale':
     'Approved by {by} at {at} on a preview that did not show {codes} (passed only since): the approval was voided and nothing was sent; decide again on this preview',
+  'APPROVAL.markerAmbiguous':
+    '{marker} fits {count} files of that name that wait for approval, and which preview it answers cannot be told: none was approved. Approve the one whose preview you read with remessa approve BATCH --by NAME (batches: {batches})',
   'APPROVAL.markerRefused': '{marker} did not approve {file}: nothing was sent, the file still waits.',
 
   // Answers: rejection notes, summaries, validate

@@ -302,6 +302,8 @@ export const PT_BR: Catalogue = {
   'APPROVAL.markerEmpty.blanks': 'só espaços e linhas em branco',
   'APPROVAL.previewStale':
     'Aprovado por {by} em {at} sobre uma prévia que não mostrava {codes} (passado só depois dela): a aprovação foi anulada e nada foi enviado; decida de novo sobre esta prévia',
+  'APPROVAL.markerAmbiguous':
+    '{marker} serve para {count} arquivos que aguardam aprovação com esse nome, e não se sabe de qual prévia se trata: nenhum foi aprovado. Aprove o da prévia lida com remessa approve LOTE --by NOME (lotes: {batches})',
   'APPROVAL.markerRefused': '{marker} não aprovou {file}: nada foi enviado, o arquivo continua aguardando.',
 
   FILE_IS_LINK:

@@ -30,7 +30,7 @@ import { parseBrCode } from '../formats/brcode.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
-import type { WorkMeta } from '../intake/work-area.js';
+import { moveFile, type WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
 import { answerPaths, writeFileAtomic } from '../outbox/result.js';
 import {
@@ -38,6 +38,7 @@ import {
   ApprovalError,
   type ApprovalReason,
   type ApproverRules,
+  awaitingApprovals,
   type Decision,
   decideApproval,
   findBatches,
@@ -408,7 +409,9 @@ export async function findApprovalMarker(inboxDir: string, meta: WorkMeta): Prom
  * naming the wrong person (`APPROVAL_MARKER_EMPTY`, its note saying what it must hold), not waited on forever without
  * a word. Once used (approved, or refused: a refusal is written beside the file's preview,
  * `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...: never overwritten), the marker is moved
- * to `<archive>/approvals/`.
+ * to `<archive>/approvals/`. It is claimed first (renamed beside itself to a dot file, never taken), so one marker
+ * decides once. A marker whose name fits several takings that wait (two files of one name) is refused
+ * (`APPROVAL_MARKER_AMBIGUOUS`): which preview its author read cannot be told.
  * Returns whether the batch was decided.
  */
 export async function applyApprovalMarker(
@@ -423,15 +426,29 @@ export async function applyApprovalMarker(
 ): Promise<boolean> {
   const marker = await findApprovalMarker(folders.inbox, meta);
   if (!marker) return false;
-  const text = await readFile(marker, 'utf8').catch(() => '');
+  const nameIn = (text: string) =>
+    text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .find((l) => l !== '');
   // The marker's time is when its author decided: one older than the preview (dropped with the file, or left from
   // an earlier file of the same name) is refused (rule 4 of src/store/approvals.ts).
   const madeAt = (await stat(marker).catch(() => undefined))?.mtime;
   if (!madeAt) return false; // gone meanwhile
-  const by = text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .find((l) => l !== '');
+  if (!nameIn(await readFile(marker, 'utf8').catch(() => '')) && Date.now() - madeAt.getTime() < emptyAfterMs) {
+    return false; // no name yet: perhaps still being written
+  }
+  // Claimed before it is used, by a rename beside it to a name never taken (a dot file): one marker decides once,
+  // whichever handling sees it first (two takings of one file name are handled at the same time at a start).
+  const claimed = path.join(path.dirname(marker), `.${path.basename(marker)}.${batchId.slice(0, 12)}.claimed`);
+  try {
+    await rename(marker, claimed);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // taken by another handling meanwhile
+    throw err;
+  }
+  const text = await readFile(claimed, 'utf8').catch(() => '');
+  const by = nameIn(text);
   /** Writes why the marker did not approve the file beside its preview, as the next version of that note. */
   const refuse = async (code: string, reason: string) => {
     const kind = meta.kind ?? meta.folder ?? '_unknown';
@@ -450,9 +467,23 @@ export async function applyApprovalMarker(
       }
     }
   };
+  // The marker's name fits every taking of this file name that waits: which preview its author read cannot be told.
+  const alike = by ? await takingsTheMarkerNames(store, folders.inbox, marker) : [];
   let decided = false;
-  if (!by) {
-    if (Date.now() - madeAt.getTime() < emptyAfterMs) return false; // perhaps still being written
+  if (alike.length > 1) {
+    log.warn(
+      { file: meta.relativePath, marker, code: APPROVAL_CODES.markerAmbiguous, batches: alike.map((b) => b.id) },
+      'approval marker refused: it names several files that wait',
+    );
+    await refuse(
+      APPROVAL_CODES.markerAmbiguous,
+      t(locale, 'APPROVAL.markerAmbiguous', {
+        marker: path.basename(marker),
+        count: alike.length,
+        batches: alike.map((b) => `${b.id} (${b.fileName})`).join(', '),
+      }),
+    );
+  } else if (!by) {
     log.warn(
       { file: meta.relativePath, marker, code: APPROVAL_CODES.markerEmpty },
       "approval marker refused: it is empty (the approver's name is expected on its first line)",
@@ -488,8 +519,21 @@ export async function applyApprovalMarker(
     `${batchId.slice(0, 12)}-${Date.now()}-${path.basename(marker)}`,
   );
   await mkdir(path.dirname(archived), { recursive: true });
-  await rename(marker, archived).catch((err: unknown) => log.warn({ err, marker }, 'could not archive the marker'));
+  await moveFile(claimed, archived).catch((err: unknown) => log.warn({ err, marker }, 'could not archive the marker'));
   return decided;
+}
+
+/** The takings waiting for a decision, dropped in the inbox, that `marker` would approve (it fits their names). */
+async function takingsTheMarkerNames(store: Store, inboxDir: string, marker: string): Promise<BatchRecord[]> {
+  const named: BatchRecord[] = [];
+  for (const { batch } of await awaitingApprovals(store)) {
+    const source = (await intakeForBatch(store, batch.id))?.source;
+    if (source === undefined || path.isAbsolute(source)) continue; // given to `run` from elsewhere: no marker
+    const dir = path.join(inboxDir, path.dirname(source));
+    const fits = [`${batch.fileName}${APPROVED_MARKER_SUFFIX}`, `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`];
+    if (fits.some((name) => path.join(dir, name) === marker)) named.push(batch);
+  }
+  return named;
 }
 
 // ------------------------------------------------------------------------------------------------ the commands

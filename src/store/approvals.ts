@@ -106,6 +106,8 @@ export const APPROVAL_CODES = {
   beforePreview: 'APPROVAL_BEFORE_PREVIEW',
   /** An `.approved` marker without a name (src/runner/approval.ts): refused, nothing decided. */
   markerEmpty: 'APPROVAL_MARKER_EMPTY',
+  /** An `.approved` marker whose name fits several files that wait (src/runner/approval.ts): refused. */
+  markerAmbiguous: 'APPROVAL_MARKER_AMBIGUOUS',
   /** An approval voided at release: the batch would pass a limit its preview did not show (rule 2). */
   previewStale: 'APPROVAL_PREVIEW_STALE',
 } as const;
