@@ -209,6 +209,13 @@ export const configSchema = z.strictObject({
       decimalMark: z.enum(['auto', '.', ',']).default('auto'),
     })
     .prefault({}),
+  // The form of identifiers and dates in result files and the retorno (src/outbox/cell-forms.ts), applied live.
+  results: z
+    .strictObject({
+      identifiers: z.enum(['auto', 'masked', 'digits']).default('auto'),
+      dates: z.enum(['auto', 'dayFirst', 'iso']).default('auto'),
+    })
+    .prefault({}),
   queue: z
     .strictObject({
       concurrency: positiveInt.default(8),

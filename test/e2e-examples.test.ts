@@ -219,7 +219,8 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       const rows = await result('charges', 'erp-export');
       expectAll(rows, 'succeeded');
       expect(rows[0]!.PEDIDO).toBe('ERP-0001');
-      expect(rows[0]!.digitableLine).toMatch(/^\d{47}$/);
+      // `;` and a decimal comma: a spreadsheet's dialect, answered with the line as printed (README).
+      expect(rows[0]!.digitableLine).toMatch(/^\d{5}\.\d{5} \d{5}\.\d{6} \d{5}\.\d{6} \d \d{14}$/);
     });
   });
 

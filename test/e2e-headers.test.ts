@@ -98,7 +98,8 @@ describe('a sheet as Excel exports it, with the shipped configuration', () => {
     expect(rows[0]!['Nome do pagador']).toBe('José Conceição Araújo');
     expect(rows[0]!['Valor (R$)']).toBe('1.234,56');
     for (const r of rows) {
-      expect(r.digitableLine).toMatch(/^\d{47}$/);
+      // A Brazilian sheet's answer: the line as printed on the slip, which Excel keeps as text (README).
+      expect(r.digitableLine).toMatch(/^\d{5}\.\d{5} \d{5}\.\d{6} \d{5}\.\d{6} \d \d{14}$/);
       const base = (await answersOf(ws, 'charges', 'charges-planilha-pt'))[0]!.base;
       const pdf = await fs.readFile(path.join(ws.outbox, 'charges', base, r.pdfFile!));
       expect(pdf.subarray(0, 4).toString('latin1')).toBe('%PDF');

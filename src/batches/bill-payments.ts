@@ -261,4 +261,5 @@ export const billPaymentsKind: BatchKind<BillPaymentRow> = {
   ],
   resultColumns: ['billType', 'billStatus', 'paymentId', 'paymentStatus', 'paidAmount'],
   resultMoneyColumns: ['paidAmount'],
+  resultColumnForms: { paymentId: 'identifier' },
 };

@@ -144,4 +144,5 @@ export const chargeUpdatesKind: BatchKind<ChargeUpdateRow> = {
     },
   ],
   resultColumns: ['chargeStatus', 'chargeDueDate', 'barCode', 'digitableLine', 'qrCode'],
+  resultColumnForms: { chargeDueDate: 'date', barCode: 'identifier', digitableLine: 'digitableLine' },
 };

@@ -762,4 +762,5 @@ export const chargesKind: BatchKind<ChargeRow> = {
   ],
   resultColumns: ['chargeStatus', 'ourNumber', 'barCode', 'digitableLine', 'qrCode', 'pdfFile', 'imageFile'],
   resultFileColumns: ['pdfFile', 'imageFile'],
+  resultColumnForms: { ourNumber: 'identifier', barCode: 'identifier', digitableLine: 'digitableLine' },
 };

@@ -73,4 +73,5 @@ export const claimCancellationsKind: BatchKind<ClaimCancellationRow> = {
     },
   ],
   resultColumns: ['claimStatus', 'cancelledAt', 'cancellationSource'],
+  resultColumnForms: { cancelledAt: 'instant' },
 };

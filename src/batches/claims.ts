@@ -188,4 +188,5 @@ export const claimsKind: BatchKind<ClaimRow> = {
     },
   ],
   resultColumns: ['claimId', 'claimStatus', 'resolutionDeadline', 'donorParticipant'],
+  resultColumnForms: { claimId: 'identifier', resolutionDeadline: 'instant', donorParticipant: 'identifier' },
 };

@@ -50,6 +50,9 @@ export interface Dialect {
   lineEnding?: '\n' | '\r\n';
 }
 
+/** What a result column holds, for the form it is written in (`BatchKind.resultColumnForms`). */
+export type ResultValueForm = 'identifier' | 'digitableLine' | 'date' | 'instant';
+
 export type ParseResult<Row> = { ok: true; row: Row } | { ok: false; errors: CellError[] };
 
 /** What a step returns: flat values that go to the result file and are stored as JSON for later steps. */
@@ -225,6 +228,12 @@ export interface BatchKind<Row = unknown> {
    * @defaultValue none
    */
   resultFileColumns?: readonly string[];
+  /**
+   * What result columns hold, for the form a spreadsheet keeps (src/outbox/cell-forms.ts): an `identifier` of digits
+   * (a bar code, Nosso número, an ISPB) reaches Excel as text, a `digitableLine` as printed on the slip, a `date`
+   * (yyyy-mm-dd) and an `instant` (ISO 8601) as a pt-BR sheet writes them. @defaultValue none
+   */
+  resultColumnForms?: Readonly<Record<string, ResultValueForm>>;
   /** Amount of the row in cents, for the batch summary (absent when the row has none). */
   amountCents?(row: Row): Cents | undefined;
 }

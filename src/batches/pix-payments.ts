@@ -185,4 +185,5 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
   ],
   resultColumns: ['endToEndId', 'transactionId', 'paymentId', 'paymentStatus', 'paidAmount'],
   resultMoneyColumns: ['paidAmount'],
+  resultColumnForms: { transactionId: 'identifier', paymentId: 'identifier' },
 };

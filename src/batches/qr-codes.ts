@@ -270,4 +270,5 @@ export const qrCodesKind: BatchKind<QrCodeRow> = {
   ],
   resultColumns: ['qrCodePayload', 'transactionId', 'qrStatus', 'expiresAt', 'imageFile'],
   resultFileColumns: ['imageFile'],
+  resultColumnForms: { transactionId: 'identifier', expiresAt: 'instant' },
 };

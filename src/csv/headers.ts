@@ -14,6 +14,9 @@
  * - A column the kind can fill itself (`supply`: a default constant, an id derived from the row) is not missing when
  *   the header lacks it; it is filled per record and shown as an extra column at the end of the result, so the
  *   answer says what was assumed.
+ * - remessa reads its own answers: a header that ends with the columns an answer adds (status, errorCode,
+ *   errorMessage and the kind's result columns, as the answer names them) is a result file dropped again, edited or
+ *   not; those columns are ignored (the bank's `ourNumber` there is no express charge's), the input's are read.
  *
  * Problems are values (a stable code plus the values to show): `describeHeaderProblem` is the one place that turns
  * them into words.
@@ -269,6 +272,12 @@ export interface ResolveHeaderOptions {
   suppliedNeeds?: Readonly<Record<string, readonly string[]>>;
   /** The kind's name, for the suggested mappings. */
   kind?: string;
+  /**
+   * The columns remessa's answer adds after the input's (status, errorCode, errorMessage, the kind's result columns):
+   * a header ending with them is an answer dropped again, and they are ignored (see the top of this file).
+   * @defaultValue none
+   */
+  answerColumns?: readonly string[];
 }
 
 export interface ResolvedHeader {
@@ -298,6 +307,10 @@ export function resolveHeader(
   const warnings: string[] = [];
   const header: HeaderColumn[] = [];
   const seen = new Map<string, { column: number; header: string }>();
+  const answerFrom = answerColumnsStart(rawCells, options.answerColumns ?? []);
+  if (answerFrom < rawCells.length) {
+    warnings.push(`columns ${answerFrom + 1}-${rawCells.length} are an earlier answer's: ignored`);
+  }
 
   rawCells.forEach((raw, i) => {
     const source = raw.replace(/^\uFEFF/, '').trim();
@@ -305,6 +318,7 @@ export function resolveHeader(
     const key = normalizeHeader(source);
     const entry: HeaderColumn = { source, column: null };
     header.push(entry);
+    if (i >= answerFrom) return;
     const m = key === '' ? undefined : mapped.get(key);
     if (m !== undefined) {
       if (m.target === '') return;
@@ -375,6 +389,24 @@ export function resolveHeader(
 }
 
 /** The known name nearest to `key`, when it is near enough to be a likely misspelling or variant. */
+/**
+ * Where the columns of remessa's answers start in a header (its length when it has none): the header ends with
+ * `answerColumns`, each as remessa names it in an answer (`status`, or `status (result)`, `status (result 2)` when
+ * the input had the name already: src/csv/writer.ts `uniqueHeader`), once or several times (an answer of an answer).
+ */
+export function answerColumnsStart(rawCells: readonly string[], answerColumns: readonly string[]): number {
+  const n = answerColumns.length;
+  let end = rawCells.length;
+  if (n === 0) return end;
+  const names = (raw: string) => raw.replace(/^\uFEFF/, '').trim();
+  const isAnswerName = (cell: string, name: string) => {
+    const c = names(cell);
+    return c === name || (c.startsWith(`${name} (result`) && /^ \(result( \d+)?\)$/.test(c.slice(name.length)));
+  };
+  while (end >= n && answerColumns.every((name, j) => isAnswerName(rawCells[end - n + j]!, name))) end -= n;
+  return end;
+}
+
 function nearestName(key: string, known: ReadonlyMap<string, KnownName>): { name: string; column: string } | undefined {
   let best: { name: string; column: string; d: number } | undefined;
   for (const [k, v] of known) {

@@ -12,6 +12,7 @@
  *   are therefore not skipped by csv-parse but come through as blank records, counted and dropped here.
  * - A problem with the file as a whole raises `InputError` with file, line and column; a problem with one record
  *   (wrong number of cells) is attached to that record and does not stop the file.
+ * - A cell written `="0123"` (a spreadsheet's text formula, as remessa's own answers write digits) reads as `0123`.
  */
 
 import { isUtf8 } from 'node:buffer';
@@ -85,7 +86,11 @@ export interface ReadBatchOptions {
    * The other kinds a header that does not fit this one is tried against (their columns, mappings and supply): a
    * header one of them reads as it is makes the header error say the file is in the wrong folder. @defaultValue none
    */
-  otherKinds?: () => ReadonlyArray<Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping'> & { kind: string }>;
+  otherKinds?: () => ReadonlyArray<
+    Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'answerColumns'> & { kind: string }
+  >;
+  /** The columns the kind's answers add, ignored at the end of a header (src/csv/headers.ts). @defaultValue none */
+  answerColumns?: readonly string[];
 }
 
 /** The `csv` section of the configuration ('auto' = detect). */
@@ -262,6 +267,18 @@ function countLineBreaks(value: string): number {
   return breaks;
 }
 
+const AS_TEXT = /^\s*="((?:[^"]|"")*)"\s*$/;
+
+/**
+ * The text of a cell written `="0123"` (src/csv/writer.ts `asTextFormula`: how remessa's answers give a spreadsheet
+ * digits to keep as text), so that an answer dropped again reads as the values it holds: `0123`. A cell that is any
+ * other formula is left as it is (the kind's checks then refuse what is not a value).
+ */
+export function unwrapAsText(cell: string): string {
+  const m = AS_TEXT.exec(cell);
+  return m ? m[1]!.replaceAll('""', '"') : cell;
+}
+
 function isBlank(cells: readonly string[]): boolean {
   for (const c of cells) if (c.trim() !== '') return false;
   return true;
@@ -386,7 +403,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     let headerRecord = first[0]!;
     const resolveAt = (
       at: typeof headerRecord,
-      o: Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'unknownColumns' | 'kind'>,
+      o: Pick<ReadBatchOptions, 'columns' | 'supply' | 'mapping' | 'unknownColumns' | 'kind' | 'answerColumns'>,
     ) =>
       resolveHeader(
         at.cells,
@@ -398,6 +415,7 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
           ...(o.supply ? { supplied: o.supply.columns } : {}),
           ...(o.supply?.needs ? { suppliedNeeds: o.supply.needs } : {}),
           ...(o.kind ? { kind: o.kind } : {}),
+          ...(o.answerColumns ? { answerColumns: o.answerColumns } : {}),
         },
       );
     let resolved: ReturnType<typeof resolveHeader> | undefined;
@@ -461,6 +479,13 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
     // The file's own columns; supplied ones (filled by `complete`) come after them.
     const width = targets.length - resolved.absent.length;
     const toRecord = (line: number, cells: string[]): BatchRecord => {
+      for (let i = 0; i < cells.length; i++) {
+        const c = cells[i]!;
+        // `="0123"`, as remessa writes digits for a spreadsheet (src/csv/writer.ts), or `  ="0123"`.
+        if (c.charCodeAt(0) === 61 || (c.charCodeAt(0) <= 32 && c.trimStart().charCodeAt(0) === 61)) {
+          cells[i] = unwrapAsText(c);
+        }
+      }
       const record: Record<string, string> = {};
       const n = width < cells.length ? width : cells.length;
       for (let i = 0; i < n; i++) {

@@ -6,7 +6,8 @@
  *   file in the same folder, renamed over the final name at the end (a reader never sees half a result).
  * - No cell can start a formula when the file is opened in a spreadsheet: a cell starting with =, +, -, @, tab or
  *   CR gets a leading single quote (OWASP "CSV injection"). Our own outputs never hold negative numbers, so
- *   prefixing a leading '-' loses nothing.
+ *   prefixing a leading '-' loses nothing. The one formula written is remessa's own `{ asText }` cell: `="0123"`, a
+ *   string constant, which Excel shows as the text 0123 instead of reading the number 123 (see `asTextFormula`).
  * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
  *
  * - A Windows-1252 file never loses a character: when a row holds one Windows-1252 cannot carry (the bank's `Łukasz`,
@@ -30,8 +31,17 @@ import type { Dialect } from '../batches/kind.js';
 import { formatAmount } from '../formats/money.js';
 import { UTF8_BOM } from './detect.js';
 
-/** A value for one result cell. `{ cents }` is formatted with the dialect's decimal mark. */
-export type ResultCell = string | number | boolean | null | undefined | { cents: number };
+/**
+ * A value for one result cell. `{ cents }` is formatted with the dialect's decimal mark; `{ asText }` is text that a
+ * spreadsheet must keep as it is (digits it would read as a number: leading zeros dropped, 12 digits or more shown,
+ * and saved, in scientific notation), written as the formula `="..."` (`asTextFormula`).
+ */
+export type ResultCell = string | number | boolean | null | undefined | { cents: number } | { asText: string };
+
+/**
+ * Excel's own longest string constant in a formula: a longer text is written as it is (never an identifier's case).
+ */
+const MAX_FORMULA_STRING = 255;
 
 const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
 
@@ -43,6 +53,22 @@ export function neutraliseFormula(text: string): string {
   return text.length > 0 && FORMULA_START.has(text[0]!) ? `'${text}` : text;
 }
 
+/**
+ * `="0123"`: a formula whose value is the text `0123`. Excel (and Google Sheets) open it as text in any locale, and
+ * save the sheet as CSV with the value, `0123`; remessa's reader takes either (src/csv/reader.ts `unwrapAsText`).
+ * Safe from formula injection: a string constant, quotes doubled, computes nothing.
+ */
+export function asTextFormula(text: string): string {
+  if (text === '' || text.length > MAX_FORMULA_STRING) return neutraliseFormula(text);
+  return `="${text.replaceAll('"', '""')}"`;
+}
+
+/** Turns one value into cell text in `dialect`, formula-safe. */
+export function safeCellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'>): string {
+  if (typeof value === 'object' && value !== null && 'asText' in value) return asTextFormula(value.asText);
+  return neutraliseFormula(cellText(value, dialect));
+}
+
 /** Turns one value into cell text in `dialect` (without neutralisation). */
 export function cellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'>): string {
   if (value === null || value === undefined) return '';
@@ -52,6 +78,7 @@ export function cellText(value: ResultCell, dialect: Pick<Dialect, 'decimalMark'
     const s = String(value);
     return dialect.decimalMark === ',' ? s.replace('.', ',') : s;
   }
+  if ('asText' in value) return asTextFormula(value.asText);
   return formatAmount(value.cents, dialect.decimalMark);
 }
 
@@ -168,7 +195,7 @@ export async function createResultWriter(path: string, options: ResultWriterOpti
     async write(cells) {
       if (closed) throw new Error('result writer already closed');
       if (failure) throw failure;
-      rows.push(cells.map((c) => neutraliseFormula(cellText(c, dialect))));
+      rows.push(cells.map((c) => safeCellText(c, dialect)));
       if (rows.length >= ROWS_PER_CHUNK) await writeRows();
     },
     async close() {

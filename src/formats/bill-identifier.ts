@@ -97,3 +97,25 @@ function taxes(barCode: string, givenAs: BillIdentifier['givenAs']): BillIdentif
     valueIdentifier: parsed.valueIdentifier,
   };
 }
+
+/**
+ * A digitable line as it is printed on the slip, the form a person reads and copies, kept as text by a spreadsheet
+ * (it has spaces): a bank slip's 47 digits as `43590.00116 12000.000609 00005.206370 5 10380000000010` (fields 1
+ * to 3 split after their fifth digit, the general DV, factor and amount); a utility or tax bill's 48 digits as four
+ * blocks of 11 digits each followed by its DV, `82880000000-6 89900123202-9 61100000000-4 00000000002-7`. Any other
+ * text is returned as given. {@link parseBillIdentifier} reads both forms back.
+ */
+export function formatBillLine(line: string): string {
+  if (/^\d{47}$/.test(line)) {
+    return (
+      `${line.slice(0, 5)}.${line.slice(5, 10)} ${line.slice(10, 15)}.${line.slice(15, 21)} ` +
+      `${line.slice(21, 26)}.${line.slice(26, 32)} ${line[32]} ${line.slice(33)}`
+    );
+  }
+  if (/^\d{48}$/.test(line) && line.startsWith(ARRECADACAO_PRODUCT)) {
+    const blocks: string[] = [];
+    for (let i = 0; i < 48; i += 12) blocks.push(`${line.slice(i, i + 11)}-${line[i + 11]}`);
+    return blocks.join(' ');
+  }
+  return line;
+}

@@ -17,7 +17,7 @@ import { createReadStream } from 'node:fs';
 import fs, { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { renameNoClobber, writeFileAtomic } from '../atomic-file.js';
-import type { BatchKind, Dialect } from '../batches/kind.js';
+import type { BatchKind, Dialect, ResultValueForm } from '../batches/kind.js';
 import { crashPoint } from '../crash-point.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
@@ -35,7 +35,14 @@ import { claimAnswer, releaseAnswer } from '../store/leases.js';
 import { type RowState, rowOutcome } from '../store/rows.js';
 import type { ResultRowRecord, Store } from '../store/store.js';
 import { ROW_OUTCOMES, type RowOutcome } from '../types.js';
+import { inputCell, outputCell, type ResultFormSettings, type ResultForms, resultForms } from './cell-forms.js';
 import { answerFileNames } from './names.js';
+
+/** What an answer needs of a kind: its name and its result columns (none of them depends on its row type). */
+export type AnswerKind = Pick<
+  BatchKind<unknown>,
+  'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns' | 'resultColumnForms'
+>;
 
 /** The columns every result file has after the input's own. */
 export const RESULT_STATUS_COLUMNS = ['status', 'errorCode', 'errorMessage'] as const;
@@ -45,8 +52,7 @@ const PAGE_ROWS = 500;
 export interface WriteResultOptions {
   /** The outbox root; the result goes to `<outboxDir>/<kind>/`. */
   outboxDir: string;
-  // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
-  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns'>;
+  kind: AnswerKind;
   /** Base name of the answer files (`<name>.result.csv`): the intake's answer name (./names.ts). */
   name: string;
   /** Version of the answer: 1 `<name>.result.csv`, N > 1 `<name>.result.vN.csv`. @defaultValue 1 */
@@ -63,6 +69,8 @@ export interface WriteResultOptions {
   summaryOnly?: boolean;
   /** Language of what the answer says to a person (duplicate notes, amounts in the summary). @defaultValue 'pt-BR' */
   locale?: Locale;
+  /** The form of identifiers and dates (./cell-forms.ts; config `results`). @defaultValue both `auto` */
+  results?: Partial<ResultFormSettings> | undefined;
 }
 
 export interface ResultSummary {
@@ -146,6 +154,8 @@ export async function writeResult(
   const resultColumns = options.kind.resultColumns;
   const moneyColumns = new Set(options.kind.resultMoneyColumns ?? []);
   const fileColumns = new Set(options.kind.resultFileColumns ?? []);
+  const columnForms = options.kind.resultColumnForms ?? {};
+  const forms = resultForms(dialect, options.results);
   const width = batch.header.length;
   // The writer renames its own temp file to this staging name; the staging file then takes the final name only if
   // that name is free. Leftovers of a crash are dot files ending in .tmp, like the writers' own.
@@ -174,7 +184,14 @@ export async function writeResult(
         counts[status]++;
         if (row.amountCents !== null) cents[status] += row.amountCents;
         await writer?.write(
-          resultLine(row, status, width, resultColumns, moneyColumns, fileColumns, batch.header, locale),
+          resultLine(
+            row,
+            status,
+            width,
+            { resultColumns, moneyColumns, fileColumns, columnForms, forms },
+            batch.header,
+            locale,
+          ),
         );
       }
     }
@@ -235,10 +252,11 @@ async function sha256Of(file: string): Promise<string> {
 
 export interface AnswerIntakeOptions {
   outboxDir: string;
-  // biome-ignore lint/suspicious/noExplicitAny: any kind's result columns
-  kind: Pick<BatchKind<any>, 'name' | 'resultColumns' | 'resultMoneyColumns' | 'resultFileColumns'>;
+  kind: AnswerKind;
   /** Language of what the answer says to a person. @defaultValue 'pt-BR' */
   locale?: Locale | undefined;
+  /** The form of identifiers and dates (config `results`). @defaultValue both `auto` */
+  results?: Partial<ResultFormSettings> | undefined;
 }
 
 export interface AnswerIntakeOutput {
@@ -316,6 +334,7 @@ async function answerIntakeNow(
         outboxDir: options.outboxDir,
         kind: options.kind,
         ...(options.locale ? { locale: options.locale } : {}),
+        results: options.results,
         name: intake.answerName,
         version: intake.writingVersion,
         intake,
@@ -341,6 +360,7 @@ async function answerIntakeNow(
     outboxDir: options.outboxDir,
     kind: options.kind,
     ...(options.locale ? { locale: options.locale } : {}),
+    results: options.results,
     name: intake.answerName,
     version,
     intake,
@@ -380,19 +400,28 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
+/** How the kind's result columns are written. */
+interface ResultColumnsShape {
+  resultColumns: readonly string[];
+  moneyColumns: ReadonlySet<string>;
+  fileColumns: ReadonlySet<string>;
+  columnForms: Readonly<Record<string, ResultValueForm>>;
+  forms: ResultForms;
+}
+
 function resultLine(
   row: ResultRowRecord,
   status: RowOutcome,
   width: number,
-  resultColumns: readonly string[],
-  moneyColumns: ReadonlySet<string>,
-  fileColumns: ReadonlySet<string>,
+  shape: ResultColumnsShape,
   header: readonly string[],
   locale: Locale,
 ): ResultCell[] {
+  const { resultColumns, moneyColumns, fileColumns, columnForms, forms } = shape;
   // The input's cells as they were; a row with a wrong number of cells is cut or padded to keep the file rectangular.
+  // In the spreadsheet form, digits Excel would change are made text, their characters kept (./cell-forms.ts).
   const input = row.cells ?? header.map((h) => row.record[h] ?? '');
-  const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
+  const cells: ResultCell[] = Array.from({ length: width }, (_, i) => inputCell(input[i] ?? '', forms));
   let outputs = row.outputs;
   let message = row.errorMessage;
   if (row.state === 'duplicate' && row.owner) {
@@ -417,7 +446,9 @@ function resultLine(
     const value = outputs[col] ?? null;
     // Amounts are cents inside; the file gets them with its own decimal mark.
     cells.push(
-      moneyColumns.has(col) && typeof value === 'number' && Number.isInteger(value) ? { cents: value } : value,
+      moneyColumns.has(col) && typeof value === 'number' && Number.isInteger(value)
+        ? { cents: value }
+        : outputCell(value, columnForms[col], forms),
     );
   }
   return cells;

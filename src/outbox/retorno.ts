@@ -16,9 +16,11 @@
  *
  * When a change happened is said twice: `occurredAt`, the bank's instant (ISO 8601 UTC, for programs), and
  * `occurredAtBrasilia`, the same instant in Brasília time as the day's sheet writes a date (`27/11/2026 23:30:00` in a
- * sheet with a decimal comma, else `2026-11-27 23:30:00`): a payment at 23:30 in São Paulo is of that day, though UTC
- * has already turned the date, and Excel pt-BR reads the cell as a date and time. The payer's CPF or CNPJ is written
- * with its mask (`maskDocument`), so a spreadsheet keeps it as text instead of a number without its leading zeros.
+ * sheet with a decimal comma, else `2026-11-27 23:30:00`; config `results.dates` forces either): a payment at 23:30 in
+ * São Paulo is of that day, though UTC has already turned the date, and Excel pt-BR reads the cell as a date and time.
+ * The payer's CPF or CNPJ is written with its mask (`maskDocument`) in every form, so a spreadsheet keeps it as text
+ * instead of a number without its leading zeros. In the spreadsheet form (./cell-forms.ts; config
+ * `results.identifiers`), the other identifiers that are digits (Nosso número, Seu número, ids) are written `="..."`.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,6 +32,7 @@ import { maskDocument } from '../formats/documents.js';
 import { formatMoney } from '../formats/money.js';
 import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { ThingChangeLine, Things } from '../store/things.js';
+import { identifierCell, type ResultFormSettings, type ResultForms, resultForms } from './cell-forms.js';
 
 /** The retorno's folder under the outbox. */
 export const RETORNO_FOLDER = 'retorno';
@@ -87,6 +90,7 @@ export async function writeRetornoDay(
   day: string,
   now: () => Date = () => new Date(),
   locale: Locale = DEFAULT_LOCALE,
+  results?: Partial<ResultFormSettings>,
 ): Promise<string | undefined> {
   const lines = await things.changesOfDay(day);
   if (lines.length === 0) return undefined;
@@ -95,13 +99,13 @@ export async function writeRetornoDay(
   const file = path.join(dir, `${day}.csv`);
   const first = parseDialect(lines[0]!.dialect);
   // A sheet with a decimal comma is a Brazilian one: its dates are day first, as Excel pt-BR reads them.
-  const dayFirst = first.decimalMark === ',';
+  const forms = resultForms(first, results);
   const writer = await createResultWriter(file, { dialect: first, header: [...RETORNO_COLUMNS] });
   const changes: RetornoSummary['changes'] = {};
   const paid: Record<string, number> = {};
   try {
     for (const l of lines) {
-      await writer.write(lineCells(l, dayFirst));
+      await writer.write(lineCells(l, forms));
       const byStatus = changes[l.kind] ?? {};
       changes[l.kind] = byStatus;
       byStatus[l.newStatus] = (byStatus[l.newStatus] ?? 0) + 1;
@@ -131,16 +135,18 @@ export async function writeRetornoDay(
   return file;
 }
 
-function lineCells(l: ThingChangeLine, dayFirst: boolean): ResultCell[] {
+function lineCells(l: ThingChangeLine, forms: ResultForms): ResultCell[] {
   const money = (cents: number | undefined): ResultCell => (cents === undefined ? null : { cents });
+  const id = (value: string | null | undefined): ResultCell =>
+    value === null || value === undefined ? value : identifierCell(value, forms);
   return [
     l.kind,
-    l.correlationId,
+    id(l.correlationId),
     l.endToEndId,
-    l.claimId,
-    l.kind === 'bill-payment' ? l.key : null,
-    l.yourNumber,
-    l.ourNumber,
+    id(l.claimId),
+    l.kind === 'bill-payment' ? id(l.key) : null,
+    id(l.yourNumber),
+    id(l.ourNumber),
     l.fileName,
     l.line,
     l.oldStatus,
@@ -151,10 +157,10 @@ function lineCells(l: ThingChangeLine, dayFirst: boolean): ResultCell[] {
     money(l.interestCents),
     money(l.fineCents),
     l.occurredAt,
-    brasiliaTime(l.occurredAt, dayFirst),
+    brasiliaTime(l.occurredAt, forms.dates === 'dayFirst'),
     l.payerName,
     l.payerDocument === null ? null : maskDocument(l.payerDocument),
-    l.eventIds.join(' '),
+    id(l.eventIds.join(' ')),
     l.source,
   ];
 }

@@ -49,7 +49,7 @@ import {
 } from '../intake/index.js';
 import { newWorkId } from '../intake/work-area.js';
 import { answerNameFor } from '../outbox/names.js';
-import { answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
+import { type AnswerIntakeOptions, answerIntake, answerPaths, writeRejected } from '../outbox/result.js';
 import { queueOptionsFromConfig, RequestQueue } from '../queue/request-queue.js';
 import { SharedRateLimiter, sharedRateOptions } from '../queue/shared-rate.js';
 import type { RunningSandbox } from '../sandbox/server.js';
@@ -473,6 +473,7 @@ export async function openPipeline(
           outboxDir: folders.outbox,
           kind,
           locale: options.locale,
+          results: options.results,
         });
         if (written.written) {
           log.info(
@@ -604,7 +605,12 @@ export async function openPipeline(
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
     // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
     await checkUnchanged(batch);
-    const written = await answerIntake(store, intake.id, { outboxDir: folders.outbox, kind, locale: options.locale });
+    const written = await answerIntake(store, intake.id, {
+      outboxDir: folders.outbox,
+      kind,
+      locale: options.locale,
+      results: options.results,
+    });
     if (written.written) log.info({ file: meta.relativePath, counts, answer: written.resultPath }, 'batch answered');
     // The last progress line counts every row the answer holds: those ended at ingestion (rejected, duplicate) too,
     // not only the rows this run drove.
@@ -763,13 +769,18 @@ export async function openPipeline(
  * retried (`remessa retry`) or settled by a person (`remessa resolve`). The one place those go through, so that how a
  * stale answer is replaced is decided here only. Returns the path of the result file.
  */
-export async function reanswerBatch(store: Store, batchId: string, outboxDir: string): Promise<string> {
+export async function reanswerBatch(
+  store: Store,
+  batchId: string,
+  outboxDir: string,
+  forms: Pick<AnswerIntakeOptions, 'locale' | 'results'> = {},
+): Promise<string> {
   const batch = await store.getBatch(batchId);
   if (!batch) throw new RemessaError('OUTBOX_NO_BATCH', `No batch ${batchId} in the store`);
   const intake = await intakeForBatch(store, batchId);
   if (!intake) throw new RemessaError('OUTBOX_NO_BATCH', `Batch ${batchId} has no taking to answer`);
   // A new version when its rows changed since the last one (src/outbox/result.ts): an answer is never overwritten.
-  const written = await answerIntake(store, intake.id, { outboxDir, kind: KINDS[batch.kind] });
+  const written = await answerIntake(store, intake.id, { outboxDir, kind: KINDS[batch.kind], ...forms });
   return written.resultPath;
 }
 
@@ -1096,6 +1107,7 @@ export async function runReconcile(options: RunnerOptions, run: ReconcileCommand
       eventSettleMs: options.reconcile?.eventSettleMs ?? 0,
       signal: abort.signal,
       locale: options.locale,
+      results: options.results,
     });
     out(options).write(
       `${t(options.locale, 'RECONCILE.summary', {

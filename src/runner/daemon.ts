@@ -300,6 +300,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
                   eventSettleMs: options.reconcile?.eventSettleMs ?? 0,
                   signal: current.signal,
                   locale: options.locale,
+                  results: options.results,
                 })
                   .then((r) => {
                     if (r.changes > 0 || r.files.length > 0) log.info({ ...r, reconcile }, 'retorno updated');

@@ -5,6 +5,7 @@
 import type { BankClientOptions, BankProfileName } from '../bank/client.js';
 import type { BatchKind } from '../batches/kind.js';
 import { KINDS as REGISTERED_KINDS } from '../batches/registry.js';
+import { STATUS_COLUMNS } from '../batches/results.js';
 import { checkColumnSettings, columnSupply, headerColumns } from '../batches/supply.js';
 import type { Config, SandboxTls } from '../config.js';
 import { type ReadBatchOptions, readBatch } from '../csv/reader.js';
@@ -13,6 +14,7 @@ import type { AuthorizationScheme } from '../formats/webhook-authorization.js';
 import { DEFAULT_LOCALE, type Locale } from '../i18n/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { ResultFormSettings } from '../outbox/cell-forms.js';
 import { type StorePlace, storePlace } from '../store/place.js';
 import type { Cents, KindName } from '../types.js';
 import { EMBEDDED_EVENT_TYPES, type RegistrableEventType } from '../webhooks/events.js';
@@ -85,6 +87,12 @@ export interface RunnerOptions {
     delimiter?: ',' | ';' | '\t';
     decimalMark?: '.' | ',';
   };
+  /**
+   * The form of identifiers and dates in answers (src/outbox/cell-forms.ts): `auto` follows each file's dialect (a
+   * Brazilian spreadsheet's gets masked lines, `="..."` digits and dd/mm/yyyy; an ERP's, bare digits and ISO).
+   * Taken live on a reload. @defaultValue both `auto`
+   */
+  results: ResultFormSettings;
   queue: {
     /** Requests in flight at once. */
     concurrency: number;
@@ -260,6 +268,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       delimiter: config.csv.delimiter === 'auto' ? undefined : config.csv.delimiter,
       decimalMark: config.csv.decimalMark === 'auto' ? undefined : config.csv.decimalMark,
     },
+    results: { ...config.results },
     queue: {
       concurrency: config.queue.concurrency,
       maxRowsInFlight: config.queue.maxRowsInFlight,
@@ -313,7 +322,13 @@ const KINDS = REGISTERED_KINDS as Readonly<Record<KindName, BatchKind<any>>>;
 /** How the header of a file of `kind` is read: its columns, the configured mapping, what the kind supplies. */
 function headerOptionsOf(options: Pick<RunnerOptions, 'mappings' | 'defaults'>, kind: KindName) {
   const supply = columnSupply(kind, options.defaults?.[kind]);
-  return { columns: headerColumns(KINDS[kind]), mapping: options.mappings[kind] ?? {}, ...(supply ? { supply } : {}) };
+  return {
+    columns: headerColumns(KINDS[kind]),
+    mapping: options.mappings[kind] ?? {},
+    ...(supply ? { supply } : {}),
+    // A result file dropped again: the columns its answer added are not the input's (src/csv/headers.ts).
+    answerColumns: [...STATUS_COLUMNS, ...KINDS[kind].resultColumns],
+  };
 }
 
 /**

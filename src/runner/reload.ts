@@ -2,8 +2,8 @@
  * Taking a changed configuration without a restart (the daemon, on SIGHUP or when the file changes).
  *
  * Applied live, from the next file taken on (a file already being processed keeps what it started with):
- * `mappings`, `defaults`, `policy`, `csv`, `approval`, `limits`, `locale` and `log.level` (`approval.pollMs` needs a
- * restart). They only change how a file is read, judged and answered.
+ * `mappings`, `defaults`, `policy`, `csv`, `results`, `approval`, `limits`, `locale` and `log.level` (`approval.pollMs`
+ * needs a restart). They only change how a file is read, judged and answered.
  *
  * Need a restart (a reload logs which of them changed and keeps the running values): `folders`, `bank` (URL,
  * credentials, headers, TLS, timeouts, retries), `sandbox`, `intake`, `queue`, `webhooks` (the receiver's port and
@@ -44,6 +44,7 @@ export const LIVE_SETTINGS = [
   'defaults',
   'policy',
   'csv',
+  'results',
   'approval',
   'limits',
   'locale',
@@ -80,7 +81,7 @@ function liveSection(config: Config, section: keyof Config): unknown {
 /** Which live settings differ (for the log line). */
 export function liveChanges(before: Config, after: Config): string[] {
   const changed: string[] = [];
-  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'approval', 'limits', 'locale'] as const) {
+  for (const key of ['mappings', 'defaults', 'policy', 'csv', 'results', 'approval', 'limits', 'locale'] as const) {
     if (JSON.stringify(liveSection(before, key)) !== JSON.stringify(liveSection(after, key))) changed.push(key);
   }
   if (before.log.level !== after.log.level) changed.push('log.level');
@@ -105,6 +106,7 @@ export function applyLiveSettings(running: RunnerOptions, next: RunnerOptions, l
   running.defaults = next.defaults ?? {};
   running.policy = next.policy;
   running.csv = next.csv;
+  running.results = next.results;
   if (next.controls) running.controls = next.controls;
   running.locale = next.locale;
   // REMESSA_LOG_LEVEL, when set, overrides the file at start and on every reload alike.

@@ -50,6 +50,7 @@ import { utcInstant } from '../formats/dates.js';
 import { wireToCents } from '../formats/money.js';
 import { instant, type Locale, type Message, msg } from '../i18n/index.js';
 import type { Logger } from '../log.js';
+import type { ResultFormSettings } from '../outbox/cell-forms.js';
 import { writeRetornoDay } from '../outbox/retorno.js';
 import type { RequestQueue } from '../queue/request-queue.js';
 import { shortBatchId } from '../store/intakes.js';
@@ -91,6 +92,8 @@ export interface RetornoPassOptions {
   locale?: Locale | undefined;
   /** How long a stored event settles before it is applied (see "ORDER" above), in ms. @defaultValue 0 */
   eventSettleMs?: number | undefined;
+  /** The form of identifiers and dates in the day files (config `results`). @defaultValue both `auto` */
+  results?: Partial<ResultFormSettings> | undefined;
 }
 
 export interface RetornoPassResult {
@@ -831,7 +834,7 @@ export async function retornoPass(options: RetornoPassOptions): Promise<RetornoP
   }
   // Every day behind the store, not only the days touched now: a crash after a change and before its file is mended.
   for (const { day, version } of await things.daysToWrite()) {
-    const file = await writeRetornoDay(things, options.outboxDir, day, now, options.locale);
+    const file = await writeRetornoDay(things, options.outboxDir, day, now, options.locale, options.results);
     await things.markDayWritten(day, version);
     if (file) result.files.push(file);
   }

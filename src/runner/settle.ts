@@ -125,7 +125,10 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
     );
     const then = (await answerable(store, batch))
       ? t(options.locale, 'RESOLVE.reanswered', {
-          answer: await reanswerBatch(store, batch.id, options.folders.outbox),
+          answer: await reanswerBatch(store, batch.id, options.folders.outbox, {
+            locale: options.locale,
+            results: options.results,
+          }),
         })
       : t(options.locale, 'RESOLVE.notFinished');
     out(options).write(

@@ -33,17 +33,20 @@
  */
 import PDFDocument from 'pdfkit';
 import QRCode from 'qrcode';
-import { formatBrl, formatCep, formatDocument, formatPercentBr, wireToCents } from '../formats/index.js';
+import {
+  formatBillLine,
+  formatBrl,
+  formatCep,
+  formatDocument,
+  formatPercentBr,
+  wireToCents,
+} from '../formats/index.js';
 import { type ChargePayment, type ChargeStatus, isBankSlip, type StoredCharge } from './charges-store.js';
 import type { SandboxOptions } from './options.js';
 
-/** `43590.00116 12000.000060 90000.520637 0 51038000000010`: the line as printed on slips. */
+/** `43590.00116 12000.000609 00005.206370 5 10380000000010`: the line as printed on slips. */
 export function formatDigitableLine(line: string): string {
-  if (!/^\d{47}$/.test(line)) return line;
-  return (
-    `${line.slice(0, 5)}.${line.slice(5, 10)} ${line.slice(10, 15)}.${line.slice(15, 21)} ` +
-    `${line.slice(21, 26)}.${line.slice(26, 32)} ${line[32]} ${line.slice(33)}`
-  );
+  return /^\d{47}$/.test(line) ? formatBillLine(line) : line;
 }
 
 /**
