@@ -195,6 +195,18 @@ describe('the habits of Excel', () => {
       'Esperava no máximo 2 casas decimais, vieram 4 em "12.3456" (use vírgula: 1.234,56)',
     );
   });
+
+  it('says how the file writes decimals only when the error is about the marks', () => {
+    // A sign, an empty cell, letters or a size have nothing to do with the decimal mark: no hint after them.
+    for (const [amount, said] of [
+      ['-5,00', 'Esperava um valor sem sinal, veio "-5,00"'],
+      ['abc', 'Esperava só dígitos, ponto e vírgula, veio "a" em "abc"'],
+      ['99999999999,00', 'Esperava um valor abaixo de 10.000.000.000, veio "99999999999,00"'],
+    ] as const) {
+      const [e] = errorsOf({ ...SLIP, amount });
+      expect(render('pt-BR', e!.message)).toBe(said);
+    }
+  });
 });
 
 describe('a cell error names the column as the file does', () => {
@@ -208,7 +220,7 @@ describe('a cell error names the column as the file does', () => {
     ]);
     const errors = errorsOf({ ...SLIP, dueDate: '31/02/2030', amount: 'abc' });
     expect(formatCellErrors(errors, 'pt-BR', label)).toBe(
-      'coluna 3 (amount): Esperava só dígitos, ponto e vírgula, veio "a" em "abc" (use vírgula: 1.234,56); ' +
+      'coluna 3 (amount): Esperava só dígitos, ponto e vírgula, veio "a" em "abc"; ' +
         'coluna 2 (Vencimento -> dueDate): Esperava uma data que exista no calendário, veio "31/02/2030"',
     );
     expect(formatCellErrors([{ column: 'type', code: 'REQUIRED', message: { key: 'REQUIRED' } }], 'en', label)).toBe(

@@ -450,7 +450,8 @@ export class CellReader {
   /**
    * What `format` does with what a format parser threw (amount and date call the parsers without a closure): its
    * catalogue sentence (`detail`) with a long quoted cell cut to an excerpt. An amount's error in a file of the other
-   * decimal mark than the reader's expectation says how this file writes decimals (`use vírgula: 1.234,56`).
+   * decimal mark than the reader's expectation says how this file writes decimals (`use vírgula: 1.234,56`), when
+   * the error is about the marks (`SEPARATOR_ERRORS`): not for a sign, an empty cell, letters or a size.
    */
   private formatFailed(column: string, err: unknown, amount = false): undefined {
     if (!(err instanceof FormatError)) throw err;
@@ -461,7 +462,7 @@ export class CellReader {
     // of the cell, a BR Code's field, is quoted as it is: never the whole code, which carries a Pix key.)
     if (long && params.got === JSON.stringify(found)) params.got = shown(found!);
     let message: Message = msg(err.detail.key, params);
-    if (amount) {
+    if (amount && SEPARATOR_ERRORS.has(err.detail.key)) {
       const hint = msg(this.dialect.decimalMark === ',' ? 'HINT.decimalComma' : 'HINT.decimalDot');
       message = msg('WITH_HINT', { message, hint });
     }
@@ -485,6 +486,16 @@ export class CellReader {
     return { ok: true, row };
   }
 }
+
+/** The amount errors about decimal and thousands marks: the ones the file's own way of writing decimals helps with. */
+const SEPARATOR_ERRORS: ReadonlySet<string> = new Set([
+  'AMBIGUOUS_AMOUNT',
+  'INVALID_AMOUNT.edges',
+  'INVALID_AMOUNT.marks',
+  'INVALID_AMOUNT.markCount',
+  'INVALID_AMOUNT.decimals',
+  'INVALID_AMOUNT.grouping',
+]);
 
 /**
  * A kind's `parse`: reads one record through `read` with a fresh {@link CellReader}, then gives the row, or every cell
