@@ -46,6 +46,18 @@ describe('dates', () => {
     expect(() => parseDate('31/04/2026')).toThrow('Expected a calendar date, got "31/04/2026"');
   });
 
+  it("refuses Excel's short date (a year of two digits) and names the day it may mean, never guessing", () => {
+    expect(() => parseDate('15/03/27')).toThrow(
+      'Expected a year of four digits (dd/mm/yyyy), got "15/03/27": if it is 15/03/2027, write it so',
+    );
+    expect(() => parseDate(' 1/2/26 ')).toThrow('got "1/2/26": if it is 01/02/2026, write it so');
+    try {
+      parseDate('15/03/27');
+    } catch (err) {
+      expect((err as FormatError).code).toBe('INVALID_DATE');
+    }
+  });
+
   it('agrees with Date on every day of four centuries (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: -100_000, max: 100_000 }), (day) => {

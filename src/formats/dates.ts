@@ -13,6 +13,8 @@ const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/;
  * Never read as a date: a sheet of the 1904 system (old Mac Excel) counts 1462 days less. Its 1900-system day is named.
  */
 const EXCEL_SERIAL = /^\d{5}$/;
+/** dd/mm/yy: Excel's short date format. Never read as a year (19yy or 20yy is a guess): refused with a hint. */
+const BR_DATE_SHORT_YEAR = /^(\d{1,2})\/(\d{1,2})\/(\d{2})$/;
 /** Serial number of 1970-01-01 in Excel's 1900 date system (which counts a 29/02/1900 that never was). */
 const EXCEL_SERIAL_EPOCH = 25569;
 
@@ -50,7 +52,8 @@ function checkCalendar(text: string, year: number, month: number, day: number): 
 /**
  * Reads `yyyy-mm-dd` or `dd/mm/yyyy` (Brazilian spreadsheets; surrounding spaces tolerated) and returns
  * `yyyy-mm-dd`. Throws {@link FormatError} `INVALID_DATE` for any other shape or a day the calendar lacks
- * (2026-02-29); for an Excel serial number (`46384`) its message names the day it would be.
+ * (2026-02-29); for an Excel serial number (`46384`) its message names the day it would be, and for a year of two
+ * digits (`15/03/27`, Excel's short date) it asks for four, naming the 20yy day it may mean.
  */
 export function parseDate(text: string): string {
   // Fast path: exactly yyyy-mm-dd (the common cell), read by char codes; any other text takes the regexes below.
@@ -65,6 +68,13 @@ export function parseDate(text: string): string {
   if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));
   const br = BR_DATE.exec(trimmed);
   if (br) return checkCalendar(trimmed, Number(br[3]), Number(br[2]), Number(br[1]));
+  const short = BR_DATE_SHORT_YEAR.exec(trimmed);
+  if (short) {
+    throw formatError('INVALID_DATE', 'INVALID_DATE.shortYear', {
+      got: JSON.stringify(trimmed),
+      date: `${pad(Number(short[1]), 2)}/${pad(Number(short[2]), 2)}/20${short[3]}`,
+    });
+  }
   if (EXCEL_SERIAL.test(trimmed)) {
     const [year, month, day] = fromEpochDay(Number(trimmed) - EXCEL_SERIAL_EPOCH).split('-');
     throw formatError('INVALID_DATE', 'INVALID_DATE.serial', {

@@ -53,6 +53,8 @@ export const EN = {
   INVALID_DATE: 'Expected a date as yyyy-mm-dd or dd/mm/yyyy, got {got}',
   'INVALID_DATE.serial':
     'Expected a date as dd/mm/yyyy, got {got}: Excel wrote the date as a number (in a Windows sheet, {date}); format the column as Date and save the sheet again',
+  'INVALID_DATE.shortYear':
+    'Expected a year of four digits (dd/mm/yyyy), got {got}: if it is {date}, write it so (in Excel, format the column as a Date with a four-digit year)',
   'INVALID_DATE.calendar': 'Expected a calendar date, got {got}',
   'INVALID_DATE.iso': 'Expected a date as yyyy-mm-dd, got {got}',
   'INVALID_DATE.time': 'Expected a time HH:mm between 00:00 and 23:59, got {got}',
