@@ -162,6 +162,12 @@ export const configSchema = z.strictObject({
           runMaxWaitMs: nonNegativeInt.default(300_000),
         })
         .prefault({}),
+      // While the bank refuses remessa's credentials (401/403): rows wait, one asks again; see src/runner/bank-gate.ts.
+      credentialsRefused: z
+        .strictObject({
+          retryEveryMs: positiveInt.default(60_000),
+        })
+        .prefault({}),
     })
     .prefault({}),
   sandbox: z

@@ -37,6 +37,8 @@ export interface MetricsSources {
   queueStats?: () => { waiting: number; running: number; rowsHeld: number };
   /** Whether an endpoint group is paused by a 429. */
   isPaused?: (group: EndpointGroup) => boolean;
+  /** Whether the bank refuses remessa's credentials now (401/403: the bank gate is closed for them). */
+  credentialsRefused?: () => boolean;
   /** Files the intake could not take or handle since the process started. */
   intakeErrors?: () => number;
   /** The retorno's state (src/store/things.ts). */
@@ -270,6 +272,14 @@ export class Metrics {
           this.set({ daemon: d.name, what: 'files' }, d.files);
           this.set({ daemon: d.name, what: 'answers' }, d.answers);
         }
+      },
+    });
+    new Gauge({
+      name: 'remessa_bank_credentials_refused',
+      help: "Whether the bank refuses remessa's credentials now (1: it answered 401/403; rows wait, one asks again every bank.credentialsRefused.retryEveryMs) or not (0).",
+      registers,
+      collect() {
+        this.set(self.#sources.credentialsRefused?.() ? 1 : 0);
       },
     });
     new Gauge({

@@ -66,4 +66,36 @@ describe('BankGate', () => {
     expect(await gate.wait(undefined, 30)).toBe('timeout');
     gate.close();
   });
+
+  it('credentials refused: one row per retryEveryMs, the same delay each time; another answer lets all go', async () => {
+    const gate = new BankGate([10], { retryEveryMs: 60 });
+    expect(gate.refused()).toBe(60);
+    expect(gate.credentialsRefused).toBe(true);
+    expect(gate.reason).toBe('credentials');
+    const released: number[] = [];
+    const waits = [0, 1, 2].map((i) => gate.wait(undefined).then((r) => released.push(i) && r));
+    await sleep(30);
+    expect(released).toEqual([]);
+    await sleep(50);
+    expect(released).toEqual([0]);
+    // The probe refused again: the same delay, not a longer one.
+    expect(gate.refused()).toBe(60);
+    // A reload with a new key lets the next one go at once.
+    gate.probeNow();
+    await sleep(5);
+    expect(released).toEqual([0, 1]);
+    gate.reached();
+    expect(await Promise.all(waits)).toEqual(['go', 'go', 'go']);
+    expect(gate.credentialsRefused).toBe(false);
+  });
+
+  it('credentials refused, not waited for (`run`): every wait, and every row already waiting, is refused at once', async () => {
+    const gate = new BankGate([1000], { retryEveryMs: 60_000, waitForCredentials: false });
+    gate.failed();
+    const waiting = gate.wait(undefined);
+    gate.refused();
+    expect(await waiting).toBe('refused');
+    expect(await gate.wait(undefined, 5_000)).toBe('refused');
+    gate.close();
+  });
 });

@@ -80,6 +80,14 @@ export class BankClient {
     this.webhooks = new WebhooksResource(this.#http);
   }
 
+  /**
+   * Sends `apiKey` from the next request on: a key rotated while the daemon runs, taken on its reload
+   * (src/runner/reload.ts). The account id, which names the idempotency keys, never changes so.
+   */
+  useApiKey(apiKey: string): void {
+    this.#http.useApiKey(apiKey);
+  }
+
   /** Closes the kept-alive connections; in-flight requests finish first. */
   close(): Promise<void> {
     return this.#http.close();

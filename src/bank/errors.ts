@@ -28,7 +28,8 @@
  *   AFTER the handshake (a TLS 1.3 alert once the request was written) may have reached the server. A money-moving
  *   request without an idempotency key is never resent while this is true. `isCertainlyNotSent` is the one test.
  * - "certainly not sent" means the bank is unreachable, not that it said no: the engine keeps such rows `waiting`
- *   and sends them when it is back (src/runner/engine.ts).
+ *   and sends them when it is back (src/runner/engine.ts). A 401/403 (`isCredentialsRefusal`) is a refusal before
+ *   any processing, of remessa's key and not of the row: such rows wait too, until the bank accepts the key again.
  * - No secret in any field: the path carries no credentials, and the raw body and messages pass through the log
  *   scrubber's `scrubSecrets` before they are stored.
  */
@@ -169,6 +170,15 @@ export function isCertainlyNotSent(error: unknown): boolean {
   return (
     (error instanceof ServiceConnectionError || error instanceof ServiceTimeoutError) && !error.mayHaveReachedServer
   );
+}
+
+/**
+ * Whether the bank refused the request for remessa's credentials (401/403: missing, unknown or insufficient API key):
+ * a refusal before any processing, the same for every request until a person acts. Never a row's outcome: the engine
+ * closes its bank gate (src/runner/bank-gate.ts) and the row waits.
+ */
+export function isCredentialsRefusal(error: unknown): boolean {
+  return error instanceof AuthenticationError && (error.status === 401 || error.status === 403);
 }
 
 /** Which wait ran out. */

@@ -70,9 +70,12 @@ export class HttpTransport {
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #retry: RetrySettings;
+  /** The API key sent: the options' until `useApiKey` (a key rotated while the daemon runs). */
+  #apiKey: string;
 
   constructor(options: ResolvedBankClientOptions) {
     this.#options = options;
+    this.#apiKey = options.apiKey;
     registerSecret(options.apiKey);
     if (typeof options.tlsKey === 'string') registerSecret(options.tlsKey);
     if (options.tlsPassphrase !== undefined) registerSecret(options.tlsPassphrase);
@@ -99,6 +102,13 @@ export class HttpTransport {
       maxDelayMs: options.maxDelayMs,
       maxRetryAfterMs: options.maxRetryAfterMs,
     };
+  }
+
+  /** Sends `apiKey` from the next request on (requests already sent keep theirs). Registered as a secret first. */
+  useApiKey(apiKey: string): void {
+    if (apiKey.length === 0) throw new TypeError('useApiKey: expected a non-empty string, got nothing');
+    registerSecret(apiKey);
+    this.#apiKey = apiKey;
   }
 
   /** Sends the request (with retries) and returns the success response with its body as text. */
@@ -178,7 +188,6 @@ export class HttpTransport {
     path: string,
     options: { headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<{ status?: number; contentType?: string; body?: string; error?: string }> {
-    const o = this.#options;
     const headers: Record<string, string> = options.headers ?? this.#authHeaders();
     try {
       const res = await this.#pool.request({
@@ -192,14 +201,14 @@ export class HttpTransport {
       return { status: res.statusCode, body: body.slice(0, 2000), ...(contentType ? { contentType } : {}) };
     } catch (err) {
       const failure = errorFromNetworkFailure(err, describe('GET', path));
-      return { error: `${failure.code}: ${failure.message}`.replaceAll(o.apiKey, '***') };
+      return { error: `${failure.code}: ${failure.message}`.replaceAll(this.#apiKey, '***') };
     }
   }
 
   /** The API key header, and the account id header where the profile sends it on every request. */
   #authHeaders(): Record<string, string> {
     const o = this.#options;
-    const headers: Record<string, string> = { [o.apiKeyHeader]: o.apiKey };
+    const headers: Record<string, string> = { [o.apiKeyHeader]: this.#apiKey };
     if (o.profile.accountIdOn === 'all' && o.accountId !== undefined) headers[o.accountIdHeader] = o.accountId;
     return headers;
   }

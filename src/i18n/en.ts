@@ -257,6 +257,13 @@ export const EN = {
   'BANK_UNREACHABLE.waiting':
     'The bank could not be reached ({reason}); nothing of this row was sent. Waiting: it is sent when the bank is back (next try within {seconds} s)',
   'BANK_UNREACHABLE.otherRequest': 'another request found it unreachable just before',
+  'BANK_CREDENTIALS_REFUSED.waiting':
+    "The bank refused remessa's credentials ({reason}); nothing of this row was done. Check the API key remessa sends (REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key): rotated, expired, or without access to this. Waiting: it is sent once the bank accepts the credentials again (asked again every {seconds} s, and at once after a reload with new credentials)",
+  'BANK_CREDENTIALS_REFUSED.run':
+    "The bank refused remessa's credentials ({reason}); nothing of this row was done. Check the API key remessa sends (REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key): rotated, expired, or without access to this. Waiting: the next run (or the daemon) sends it once the bank accepts the credentials again",
+  'BANK_CREDENTIALS_REFUSED.otherRequest': 'another request was refused so just before',
+  'UNKNOWN_OUTCOME.credentials':
+    "Step {step}: outcome unknown ({reason}), and the bank refuses remessa's credentials now, so it can be neither resent with the same key nor looked up; retried by the next run once the credentials are accepted",
   'UNKNOWN_OUTCOME.unreachable':
     'Step {step}: outcome unknown ({reason}), and the bank cannot be reached now to resend it with the same key; retried by the next run',
   'UNKNOWN_OUTCOME.earlierAttempt': 'an earlier attempt',
@@ -413,6 +420,8 @@ export const EN = {
   'STATUS.rate': '{rate} rows/s, ETA {eta}',
   'STATUS.waitingRows':
     'Waiting rows: {count} (the bank could not be reached; nothing of them was sent; sent when it is back)',
+  'STATUS.waitingCredentials':
+    "Waiting rows: {count} (the bank refused remessa's credentials, HTTP 401/403: check REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key; nothing of them was done; sent once the bank accepts them again)",
   'STATUS.settleHint':
     'Settle them: `remessa retry [BATCH]` asks the bank again; `remessa resolve BATCH LINE --as ...` records what a person checked.',
   'STATUS.noStore': 'No store yet at {file}: nothing has been processed.',
@@ -437,6 +446,8 @@ export const EN = {
   'PREVIEW.decide':
     'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name beside the file in the inbox',
   'RUN.nothingWaiting': 'nothing waiting in the inbox',
+  'RUN.credentialsRefused': (p: P) =>
+    `${plural(p.count, 'row')} waiting: the bank refused remessa's credentials (check REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key) and nothing of them was done; the answer shows them waiting: run again once the key is fixed`,
   'RUN.waitingRows': (p: P) =>
     `${plural(p.count, 'row')} waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them`,
   // Commands that act on what status shows (src/runner/approval.ts, settle.ts, commands.ts)

@@ -256,6 +256,13 @@ export const PT_BR: Catalogue = {
   'BANK_UNREACHABLE.waiting':
     'O banco não pôde ser alcançado ({reason}); nada desta linha foi enviado. Aguardando: vai quando o banco voltar (próxima tentativa em até {seconds} s)',
   'BANK_UNREACHABLE.otherRequest': 'outro pedido acabou de encontrá-lo fora do ar',
+  'BANK_CREDENTIALS_REFUSED.waiting':
+    'O banco recusou as credenciais do remessa ({reason}); nada desta linha foi feito. Confira a chave de API que o remessa envia (REMESSA_API_KEY, bank.apiKeyFile ou a credencial do systemd remessa-api-key): trocada, vencida ou sem acesso a isto. Aguardando: vai quando o banco aceitar as credenciais de novo (nova tentativa a cada {seconds} s, e na hora após um reload com credenciais novas)',
+  'BANK_CREDENTIALS_REFUSED.run':
+    'O banco recusou as credenciais do remessa ({reason}); nada desta linha foi feito. Confira a chave de API que o remessa envia (REMESSA_API_KEY, bank.apiKeyFile ou a credencial do systemd remessa-api-key): trocada, vencida ou sem acesso a isto. Aguardando: a próxima execução (ou o daemon) a envia quando o banco aceitar as credenciais de novo',
+  'BANK_CREDENTIALS_REFUSED.otherRequest': 'outro pedido acabou de ser recusado assim',
+  'UNKNOWN_OUTCOME.credentials':
+    'Etapa {step}: resultado desconhecido ({reason}), e o banco recusa agora as credenciais do remessa: não dá para reenviá-la com a mesma chave nem consultá-la; tentada de novo na próxima execução, quando as credenciais forem aceitas',
   'UNKNOWN_OUTCOME.unreachable':
     'Etapa {step}: resultado desconhecido ({reason}), e o banco não pode ser alcançado agora para reenviá-la com a mesma chave; tentada de novo na próxima execução',
   'UNKNOWN_OUTCOME.earlierAttempt': 'uma tentativa anterior',
@@ -414,6 +421,8 @@ export const PT_BR: Catalogue = {
   'STATUS.rate': '{rate} linhas/s, termina em {eta}',
   'STATUS.waitingRows':
     'Linhas aguardando: {count} (o banco não pôde ser alcançado; nada delas foi enviado; vão quando ele voltar)',
+  'STATUS.waitingCredentials':
+    'Linhas aguardando: {count} (o banco recusou as credenciais do remessa, HTTP 401/403: confira REMESSA_API_KEY, bank.apiKeyFile ou a credencial do systemd remessa-api-key; nada delas foi feito; vão quando o banco aceitá-las de novo)',
   'STATUS.settleHint':
     'Para resolvê-las: `remessa retry [LOTE]` pergunta de novo ao banco; `remessa resolve LOTE LINHA --as ...` registra o que uma pessoa conferiu.',
   'STATUS.noStore': 'Ainda não há store em {file}: nada foi processado.',
@@ -438,6 +447,8 @@ export const PT_BR: Catalogue = {
   'PREVIEW.decide':
     'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome ao lado do arquivo na caixa de entrada',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
+  'RUN.credentialsRefused': (p: P) =>
+    `${plural(p.count, 'linha aguardando', 'linhas aguardando')}: o banco recusou as credenciais do remessa (confira REMESSA_API_KEY, bank.apiKeyFile ou a credencial do systemd remessa-api-key) e nada delas foi feito; a resposta as mostra aguardando: execute de novo quando a chave estiver corrigida`,
   'RUN.waitingRows': (p: P) =>
     `${plural(p.count, 'linha aguardando', 'linhas aguardando')}: o banco não pode ser alcançado e nada delas foi enviado; ainda sem resposta: a próxima execução ou o daemon as envia`,
   'DECIDE.approved':

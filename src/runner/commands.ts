@@ -9,6 +9,8 @@
  *   (`validate`).
  * - 2: the command could not run (bank unreachable at start, store unusable, file missing, or the data folder driven
  *   by another process: `DATA_FOLDER_LOCKED`, see ./lock.ts).
+ * - 3: rows left unsettled (uncertain, waiting, parked) or a file not answered yet.
+ * - 4: the bank refused remessa's credentials (401/403): rows left `waiting`, files answered so (src/exit-codes.ts).
  *
  * The pipeline glue: a taken file goes to the engine (src/runner/engine.ts), which reads it (src/csv), validates
  * and stores its rows (src/batches, src/store), sends them through the queue (src/queue, src/bank) and writes the
@@ -34,7 +36,13 @@ import { kindFor, KINDS as REGISTERED_KINDS } from '../batches/registry.js';
 import { crashPoint } from '../crash-point.js';
 import { type BatchReader, readBatch } from '../csv/reader.js';
 import { InputError, RemessaError } from '../errors.js';
-import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import {
+  EXIT_CANNOT_RUN,
+  EXIT_CREDENTIALS_REFUSED,
+  EXIT_NOT_ALL_SUCCEEDED,
+  EXIT_OK,
+  EXIT_UNSETTLED,
+} from '../exit-codes.js';
 import { type Locale, type Message, msg, render, t } from '../i18n/index.js';
 import {
   archiveWorkItem,
@@ -92,11 +100,12 @@ import {
   withRowLimit,
   writePreview,
 } from './approval.js';
-import { DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
+import { type BankGate, DEFAULT_CREDENTIALS_RETRY_EVERY_MS, DEFAULT_UNREACHABLE_DELAYS_MS } from './bank-gate.js';
 import {
   type BatchInput,
   type BatchProgress,
   BatchRejectedError,
+  bankGateOf,
   DEFAULT_ENGINE_RETRY,
   helpWithBatch,
   type ProcessBatchResult,
@@ -116,7 +125,13 @@ import { createProgress, estimateRows, isInteractive, type Progress } from './pr
 import { retornoPass } from './retorno.js';
 import { kindOfGivenFile } from './validate.js';
 
-export { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+export {
+  EXIT_CANNOT_RUN,
+  EXIT_CREDENTIALS_REFUSED,
+  EXIT_NOT_ALL_SUCCEEDED,
+  EXIT_OK,
+  EXIT_UNSETTLED,
+} from '../exit-codes.js';
 export { type BankClientOptionsLike, type RunnerOptions, runnerOptionsFromConfig } from './options.js';
 export {
   BATCH_STATES,
@@ -146,6 +161,11 @@ export interface BatchAnswer {
   file: string;
   /** Its `duplicate` rows whose original has not succeeded (nothing of theirs done yet: `allSucceeded`). */
   duplicatesNotSucceeded?: number;
+  /**
+   * `run` only: the bank refused remessa's credentials, so rows were left `waiting`; the file is answered all the
+   * same (`file`), showing them waiting with why, and answered again once they are sent. `state` is 'parked'.
+   */
+  credentialsRefused?: boolean;
 }
 
 /** What a resumed batch came to (`Pipeline.resumeUncertain`). */
@@ -204,6 +224,13 @@ export interface Pipeline {
   readonly store: Store;
   readonly queue: RequestQueue;
   readonly client: BankClient;
+  /** The process's bank gate (src/runner/bank-gate.ts): closed while the bank is unreachable or refuses the key. */
+  readonly gate: BankGate;
+  /**
+   * A new API key (the daemon's reload, src/runner/reload.ts): sent from the next request on; if the bank refused the
+   * old one, one waiting row asks again at once.
+   */
+  useApiKey(apiKey: string): void;
   /**
    * One read the bank must answer (a charge that does not exist): resolves when it answers in any way that shows it is
    * there and knows our key (404 included), rejects with a reason a person reads otherwise.
@@ -256,10 +283,19 @@ function describeOutcomeCounts(counts: RowCounts): OutcomeCounts {
 
 /**
  * How long a command that ends (`run`, `retry`) lets rows wait for an unreachable bank before it leaves them
- * `waiting` and exits 3 (`bank.unreachable.runMaxWaitMs`); the daemon waits without a limit.
+ * `waiting` and exits 3 (`bank.unreachable.runMaxWaitMs`); the daemon waits without a limit. Credentials refused
+ * (401/403), such a command does not wait at all: nobody is there to fix them before it ends (exit 4).
  */
-export function commandWaitForBank(options: RunnerOptions): { maxWaitMs: number } {
-  return { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000 };
+export function commandWaitForBank(options: RunnerOptions): WaitForBank {
+  return { maxWaitMs: options.unreachable?.runMaxWaitMs ?? 300_000, waitForCredentials: false };
+}
+
+/** How the rows of a pipeline wait for the bank (`openPipeline`). */
+export interface WaitForBank {
+  /** How long rows wait for an unreachable bank before they are left `waiting`. @defaultValue no limit (daemon) */
+  maxWaitMs?: number;
+  /** Whether rows wait while the bank refuses remessa's credentials. @defaultValue true (daemon) */
+  waitForCredentials?: boolean;
 }
 
 /**
@@ -269,7 +305,7 @@ export function commandWaitForBank(options: RunnerOptions): { maxWaitMs: number 
  */
 export async function openPipeline(
   options: RunnerOptions,
-  waitForBank: { maxWaitMs?: number } = {},
+  waitForBank: WaitForBank = {},
   /**
    * The command that opens it (the words of a refused daemon name's lock), and whether it took the lock of its name
    * itself (the daemon does, before anything else, to exit 2 when refused).
@@ -407,7 +443,23 @@ export async function openPipeline(
     retryDelaysMs: options.unreachable?.retryDelaysMs ?? [...DEFAULT_UNREACHABLE_DELAYS_MS],
     maxWaitMs: waitForBank.maxWaitMs,
   };
-  const common = { store, client, queue, accountId, retry, unreachable, logger: log, locale: options.locale };
+  const credentialsRefused = {
+    retryEveryMs: options.credentialsRefused?.retryEveryMs ?? DEFAULT_CREDENTIALS_RETRY_EVERY_MS,
+    waitForCredentials: waitForBank.waitForCredentials ?? true,
+  };
+  // The process's one gate (src/runner/bank-gate.ts), made here with its settings, before any batch uses it.
+  const gate = bankGateOf(queue, unreachable, credentialsRefused);
+  const common = {
+    store,
+    client,
+    queue,
+    accountId,
+    retry,
+    unreachable,
+    credentialsRefused,
+    logger: log,
+    locale: options.locale,
+  };
 
   /** The taking of a file, recorded once: its answers' names come from it (src/outbox/names.ts). */
   async function intakeOf(batch: TakenBatch): Promise<IntakeRecord> {
@@ -600,6 +652,24 @@ export async function openPipeline(
       };
     }
     if (!result.complete) {
+      if (result.credentialsRefused && !credentialsRefused.waitForCredentials && !opts.signal.aborted) {
+        // `run`, the bank refusing remessa's key: nobody waits for a person to fix it, so the file is answered now
+        // with its rows `waiting` and why (BANK_CREDENTIALS_REFUSED): finance sees it in the morning, not nothing. The
+        // rows are sent by the next run (or the daemon) with their keys, and the answer gets its next version then
+        // (src/store/intakes.ts: a batch answered while unfinished is still resumed, and its file given again finds it).
+        await checkUnchanged(batch);
+        const written = await answerIntake(store, intake.id, {
+          outboxDir: folders.outbox,
+          kind,
+          locale: options.locale,
+          results: options.results,
+        });
+        log.warn(
+          { file: meta.relativePath, counts, answer: written.resultPath },
+          'bank refused credentials: file answered with its rows waiting',
+        );
+        return { state: 'parked', answer: 'result', counts, file: written.resultPath, credentialsRefused: true };
+      }
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
@@ -628,6 +698,12 @@ export async function openPipeline(
     store,
     queue,
     client,
+    gate,
+    useApiKey(key) {
+      client.useApiKey(key);
+      log.info({ credentialsRefused: gate.credentialsRefused }, 'new API key taken; sent from the next request on');
+      if (gate.credentialsRefused) gate.probeNow();
+    },
     async probeBank(signal) {
       try {
         await client.charges.get('remessa-readiness-probe', { signal });
@@ -908,6 +984,15 @@ export async function runOnce(
   let missing = false;
   const report = (name: string, answer: BatchAnswer) => {
     if (answer.answer === 'rejected') ok = false;
+    if (answer.credentialsRefused) {
+      unsettled = true;
+      ok = false;
+      out(options).write(
+        `${name}: ${formatCounts(answer.counts, options.locale)} -> ${answer.file} ` +
+          `(${t(options.locale, 'RUN.credentialsRefused', { count: answer.counts.waiting ?? 0 })})\n`,
+      );
+      return;
+    }
     if (!allSucceeded(answer)) ok = false;
     if (answer.state === 'parked' || hasUnsettled(answer.counts)) unsettled = true;
     if (answer.answer === 'preview') {
@@ -1049,6 +1134,8 @@ export async function runOnce(
       }
     }
     if (missing) return EXIT_CANNOT_RUN;
+    // The bank refuses remessa's key (this run's files, or the earlier batches it resumed): nothing more was sent.
+    if (pipeline.gate.credentialsRefused) return EXIT_CREDENTIALS_REFUSED;
     if (unsettled) return EXIT_UNSETTLED;
     return ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
   } catch (err) {

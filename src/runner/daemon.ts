@@ -20,6 +20,9 @@
  * While the bank cannot be reached (certainly nothing sent), rows wait (`waiting`) and their files stay unanswered;
  * one row tries again on the schedule `bank.unreachable.retryDelaysMs` and, once it gets through, every waiting row
  * goes (src/runner/bank-gate.ts). The daemon waits so without limit; a stop leaves them `waiting` for the next start.
+ * While the bank refuses remessa's credentials (401/403), the same: rows wait (BANK_CREDENTIALS_REFUSED), one asks
+ * again every `bank.credentialsRefused.retryEveryMs`, and at once after a reload that brings a new API key; the
+ * metric `remessa_bank_credentials_refused` is 1 meanwhile.
  *
  * What must hold: after the signal no new file is taken and no new row starts; a row whose request may have left is
  * never abandoned silently (the engine finishes it or parks it with its intent recorded), so the next start resumes
@@ -47,7 +50,7 @@ import { claimInboxForStore, SHARED_WORK_DIR } from './inbox-store.js';
 import { acquireDaemonNameLock, acquireDataFolderLock, type DataFolderLock } from './lock.js';
 import { type RunningOpsServer, startOpsServer } from './ops-server.js';
 import { LogProgress } from './progress.js';
-import { type ConfigReloader, reloadConfig } from './reload.js';
+import { type ConfigReloader, type ReloadHooks, reloadConfig } from './reload.js';
 import { retornoPass, retornoSnapshot } from './retorno.js';
 import { notifySystemd } from './sd-notify.js';
 
@@ -152,8 +155,11 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   }
   // Installed first: SIGHUP's default action would end the process (systemd's ExecReload sends it).
   const reloader = deps.reload;
+  // Once the pipeline is open, a reload also hands it a new API key (./reload.ts); before, a restart applies it.
+  const hooks = (): ReloadHooks | undefined =>
+    pipeline ? { useApiKey: (key) => pipeline?.useApiKey(key) } : undefined;
   const onHangup = () => {
-    if (reloader) reloadConfig(reloader, options, log, 'SIGHUP');
+    if (reloader) reloadConfig(reloader, options, log, 'SIGHUP', hooks());
     else log.warn('SIGHUP: no configuration file to reload');
   };
   process.on('SIGHUP', onHangup);
@@ -162,7 +168,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
   if (watched && reloader) {
     watchFile(watched, { interval: watchMs, persistent: false }, (now, before) => {
       if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
-        reloadConfig(reloader, options, log, 'config file changed');
+        reloadConfig(reloader, options, log, 'config file changed', hooks());
       }
     });
   }
@@ -319,6 +325,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         retornoSnapshot: () => retornoSnapshot(p.store),
         ...(p.lease ? { daemonsSnapshot: () => listDaemons(p.store) } : {}),
         queueStats: () => p.queue.stats,
+        credentialsRefused: () => p.gate.credentialsRefused,
         isPaused: (group) => p.queue.isPaused(group),
         intakeErrors: () => takenFrom.counts.failed,
       });

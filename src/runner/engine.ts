@@ -49,6 +49,15 @@
  *   reaches the bank, then every waiting row goes. With `unreachable.maxWaitMs` (the `run` command), rows still
  *   waiting at the limit stay `waiting` and the batch is not complete: its file is NOT answered until every row has
  *   an outcome (a `waiting` row has none yet); the next run or the daemon sends them. The daemon waits without limit.
+ * - the bank refuses remessa's credentials (401/403 to any request of any row, a lookup included: src/bank/errors.ts
+ *   `isCredentialsRefusal`): not an outcome either, and no attempt used up: a refusal before any processing, the same
+ *   for every row until a person fixes the key. The step is `not_sent` (an earlier unknown outcome kept, rule 6), the
+ *   row `waiting` (BANK_CREDENTIALS_REFUSED, saying which settings to check, never their values) unless its step's
+ *   outcome is unknown, and the gate closes for credentials: other rows wait instead of being refused too, one probe
+ *   per `credentialsRefused.retryEveryMs` (or at once when the daemon takes new credentials); any other answer opens
+ *   it. The `run` command does not wait for a person: its rows are released at once, left `waiting` (a row whose
+ *   outcome is unknown: `uncertain`, never `failed`), the result reports `credentialsRefused`, and `run` answers the
+ *   file with the rows waiting and exits 4 (src/exit-codes.ts). A 401/403 never makes a row `failed`.
  *
  * Retries live here and only here: the engine calls the pure `decideRetry` of src/bank/retry-policy.ts per attempt.
  * The client given to the engine should therefore be built with `maxAttempts: 1` (no retries of its own); otherwise
@@ -75,6 +84,7 @@ import type { BankClient } from '../bank/client.js';
 import {
   IdempotencyError,
   isCertainlyNotSent,
+  isCredentialsRefusal,
   RateLimitedError,
   ServerError,
   ServiceConnectionError,
@@ -115,7 +125,7 @@ import type {
   Store,
   WriteOptions,
 } from '../store/store.js';
-import { BankGate, type UnreachableWaitSettings } from './bank-gate.js';
+import { BankGate, type CredentialsRefusedSettings, type UnreachableWaitSettings } from './bank-gate.js';
 
 /** One record as H6's reader gives it (src/csv/reader.ts BatchRecord). */
 export interface InputRecord {
@@ -171,6 +181,12 @@ export interface ProcessBatchOptions {
    * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS, no limit
    */
   unreachable?: UnreachableWaitSettings | undefined;
+  /**
+   * While the bank refuses remessa's credentials (401/403): how often one row asks again, and whether rows wait for
+   * that at all (config `bank.credentialsRefused`; `run` does not wait, the daemon does).
+   * @defaultValue every DEFAULT_CREDENTIALS_RETRY_EVERY_MS, waiting
+   */
+  credentialsRefused?: CredentialsRefusedSettings | undefined;
   /** Graceful stop: see the top of this file. */
   signal?: AbortSignal | undefined;
   logger?: Logger;
@@ -210,6 +226,8 @@ export interface ProcessBatchResult {
   attempts: number;
   /** The batch waits for approval (the gate said 'hold', or 'skip'): only read steps ran; not complete. */
   held?: boolean;
+  /** The bank refused remessa's credentials (401/403) and still did when the run ended: rows were left waiting. */
+  credentialsRefused?: boolean;
 }
 
 /** The file is broken as a whole (found while storing its rows): nothing was sent. H8 answers with a rejection. */
@@ -237,6 +255,9 @@ export const ENGINE_CODES = {
   unknownAfterRetries: 'UNKNOWN_OUTCOME',
   /** The bank could not be reached; certainly nothing of the row was sent: it waits (row state `waiting`). */
   bankUnreachable: 'BANK_UNREACHABLE',
+  /** The bank refused remessa's credentials (401/403); nothing of the row was done: it waits (row state `waiting`). */
+  bankCredentialsRefused: 'BANK_CREDENTIALS_REFUSED',
+
   /** Stopped while the outcome of the last attempt was unknown. */
   stoppedUnknown: 'STOPPED_OUTCOME_UNKNOWN',
   /** Stopped after a step's intent was committed and before its request left: certainly not sent. */
@@ -267,10 +288,18 @@ const HELPERS_POLL_MS = 500;
 /** Per queue (so per process): whether the bank can be reached (src/runner/bank-gate.ts). */
 const gates = new WeakMap<RequestQueue, BankGate>();
 
-function gateFor(queue: RequestQueue, settings: UnreachableWaitSettings | undefined): BankGate {
+/**
+ * The bank gate of the queue's process (made on first use with these settings): the daemon reads it for the metric
+ * `remessa_bank_credentials_refused`, and lets a probe go at once when it takes new credentials.
+ */
+export function bankGateOf(
+  queue: RequestQueue,
+  settings?: UnreachableWaitSettings | undefined,
+  credentials?: CredentialsRefusedSettings | undefined,
+): BankGate {
   let gate = gates.get(queue);
   if (!gate) {
-    gate = new BankGate(settings?.retryDelaysMs);
+    gate = new BankGate(settings?.retryDelaysMs, credentials);
     gates.set(queue, gate);
   }
   return gate;
@@ -431,7 +460,7 @@ class BatchRun {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? defaultSleep;
     this.signal = options.signal;
-    this.gate = gateFor(options.queue, options.unreachable);
+    this.gate = bankGateOf(options.queue, options.unreachable, options.credentialsRefused);
     this.locale = options.locale ?? DEFAULT_LOCALE;
   }
 
@@ -529,6 +558,7 @@ class BatchRun {
       complete: counts.pending + counts.in_flight + counts.waiting === 0 && batch.status !== 'ingesting',
       stopped,
       attempts: this.attempts,
+      ...(this.gate.credentialsRefused ? { credentialsRefused: true } : {}),
     };
   }
 
@@ -912,6 +942,8 @@ class BatchRun {
       : undefined;
     let attempt = 0;
     let rateLimited = 0;
+    // Let through by the bank gate while it is still closed (its probe): the next attempt goes without waiting again.
+    let released = false;
 
     const end = async (to: 'failed' | 'uncertain', error: RowError): Promise<StepResult> => {
       await this.writeRow(line, async (s) => {
@@ -967,10 +999,15 @@ class BatchRun {
       }
       if (this.signal?.aborted)
         return this.stopRow(line, unknown ? (rec ?? stepRec(step.name, 'unknown')) : undefined, lastUnknown);
-      if (this.gate.isDown) {
-        // The bank is unreachable: wait for the probe (or its return) instead of adding to the refused connections.
-        const waited = await this.waitForBank(line, step.name, unknown, undefined);
+      // Whether this attempt is the gate's probe: let through while the gate is still closed.
+      let probe = released;
+      released = false;
+      if (!probe && this.gate.isDown) {
+        // The bank is unreachable (or refuses the key): wait for the probe (or its return) instead of adding to the
+        // refused connections.
+        const waited = await this.waitForBank(line, step.name, unknown, undefined, lastUnknown);
         if (waited) return waited;
+        probe = this.gate.isDown;
       }
 
       attempt++;
@@ -995,10 +1032,19 @@ class BatchRun {
             // behind, a 429 pause): checked again here, on the daemon's own clock, as the request leaves. Its step
             // stays `intent`, which whoever holds the row next resolves as an unknown outcome (rule 8 of rows.ts).
             this.store.daemon?.assertLive();
+            // The bank refused remessa's key while this row waited for a connection: not sent (only the gate's probe
+            // asks again), so that one refusal does not become one per row already queued.
+            if (!probe && this.gate.credentialsRefused) throw new GateClosedError();
             if (hasEffect && !intentAhead) await this.writeIntent(line, step.name, false);
             sent = true;
             this.attempts++;
-            return step.run({ ...inTask(ctx, task), resend: unknown });
+            try {
+              return await step.run({ ...inTask(ctx, task), resend: unknown });
+            } catch (error) {
+              // Closed before the queue hands this connection to the next row's request, which then waits instead.
+              if (isCredentialsRefusal(error)) this.gate.refused();
+              throw error;
+            }
           },
           { signal: this.signal },
         );
@@ -1021,6 +1067,22 @@ class BatchRun {
           this.gate.failed();
           const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
           if (waited) return waited;
+          released = this.gate.isDown;
+          continue;
+        }
+        if (sent && isCredentialsRefusal(error)) {
+          // 401/403: the bank refused remessa's key before doing anything, and would refuse every row alike until a
+          // person fixes it. Not an outcome (never `failed`): the row waits at the gate, closed for credentials, its
+          // step's unknown outcome, if any, kept (rule 6). No attempt is used up.
+          const rowError: RowError = { code: errorCode(error), message: errorMessage(error, this.locale) };
+          if (hasEffect)
+            await this.writeRow(line, (s) => this.recordNotSent(s, line, step.name, rowError, unknown, lastUnknown));
+          attempt--;
+          // The gate closed as the answer came, inside the queue's task (above).
+          this.log.warn({ line, step: step.name, status: (error as ServiceError).status }, 'bank refused credentials');
+          const waited = await this.waitForBank(line, step.name, unknown, rowError, lastUnknown);
+          if (waited) return waited;
+          released = this.gate.isDown;
           continue;
         }
         // A connection was made (an answer, or a break after the request left): the bank is reachable.
@@ -1039,6 +1101,14 @@ class BatchRun {
           }
           if (this.signal?.aborted)
             return this.stopRow(line, unknown ? stepRec(step.name, 'unknown') : undefined, lastUnknown);
+          if (error instanceof GateClosedError) {
+            // Certainly not sent, as any wait at the gate: this row waits there now.
+            attempt--;
+            const waited = await this.waitForBank(line, step.name, unknown, undefined, lastUnknown);
+            if (waited) return waited;
+            released = this.gate.isDown;
+            continue;
+          }
           throw error; // the intent could not be written: a store failure, not the bank's
         }
         const rowError: RowError = { code: errorCode(error), message: errorMessage(error, this.locale) };
@@ -1155,9 +1225,10 @@ class BatchRun {
   }
 
   /**
-   * Waits at the bank gate. A row of which nothing may have been sent shows `waiting` meanwhile (with why and when the
-   * next try is); a row whose step's outcome is unknown keeps its state. Undefined: go on and try; else how the step
-   * ended (stopped; or `run`'s limit reached: the row stays waiting, or `uncertain` when its outcome is unknown).
+   * Waits at the bank gate. A row of which nothing may have been sent shows `waiting` meanwhile (with why: the bank
+   * unreachable, or refusing remessa's credentials; and when the next try is); a row whose step's outcome is unknown
+   * keeps its state. Undefined: go on and try; else how the step ended (stopped; or `run`'s limit reached, or the
+   * credentials refused in `run`: the row stays waiting, or `uncertain` when its outcome is unknown).
    */
   private async waitForBank(
     line: number,
@@ -1167,20 +1238,48 @@ class BatchRun {
     lastUnknown?: RowError,
   ): Promise<StepResult | undefined> {
     const { batchId } = this.o;
+    const credentials = this.gate.credentialsRefused;
     if (!unknown) {
-      const reason = cause?.message ?? t(this.locale, 'BANK_UNREACHABLE.otherRequest');
       const nextS = Math.max(1, Math.ceil(this.gate.nextProbeInMs / 1000));
-      await this.writeRow(line, (s) =>
-        s.recordRowWaiting(batchId, line, step, {
-          code: ENGINE_CODES.bankUnreachable,
-          message: t(this.locale, 'BANK_UNREACHABLE.waiting', { reason, seconds: nextS }),
-        }),
-      );
+      const waiting: RowError = credentials
+        ? {
+            code: ENGINE_CODES.bankCredentialsRefused,
+            message: t(
+              this.locale,
+              this.o.credentialsRefused?.waitForCredentials === false
+                ? 'BANK_CREDENTIALS_REFUSED.run'
+                : 'BANK_CREDENTIALS_REFUSED.waiting',
+              { reason: cause?.message ?? t(this.locale, 'BANK_CREDENTIALS_REFUSED.otherRequest'), seconds: nextS },
+            ),
+          }
+        : {
+            code: ENGINE_CODES.bankUnreachable,
+            message: t(this.locale, 'BANK_UNREACHABLE.waiting', {
+              reason: cause?.message ?? t(this.locale, 'BANK_UNREACHABLE.otherRequest'),
+              seconds: nextS,
+            }),
+          };
+      await this.writeRow(line, (s) => s.recordRowWaiting(batchId, line, step, waiting));
     }
     const result = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
     if (result === 'go') return undefined;
     if (result === 'stopped') {
       return this.stopRow(line, unknown ? stepRec(step, 'unknown') : undefined, lastUnknown);
+    }
+    if (result === 'refused') {
+      // `run`, credentials refused: nothing more is sent. The row stays waiting; one of unknown outcome is left
+      // uncertain (never failed), for the next run to resend with its key or look up once the key is accepted.
+      if (unknown) {
+        return this.endUncertain(line, step, {
+          code: ENGINE_CODES.unknownAfterRetries,
+          message: t(this.locale, 'UNKNOWN_OUTCOME.credentials', {
+            step,
+            reason: lastUnknown?.message ?? t(this.locale, 'UNKNOWN_OUTCOME.earlierAttempt'),
+          }),
+        });
+      }
+      this.log.warn({ line, step }, 'bank refused credentials: row left waiting');
+      return { kind: 'stopped' };
     }
     // `run`'s limit: leave it for the next run or the daemon.
     if (unknown) {
@@ -1267,6 +1366,8 @@ class BatchRun {
         if (this.signal?.aborted) {
           return this.stopRow(line, stepRec(step.name, 'unknown'), lastUnknown);
         }
+        // A 401/403 to the lookup is no evidence (the row stays uncertain below), but the other rows should wait.
+        if (isCredentialsRefusal(lookupError)) this.gate.refused();
         evidence = {
           kind: 'unclear',
           evidence: msg('EVIDENCE.lookupFailed', { reason: errorMessage(lookupError, this.locale) }),
@@ -1368,6 +1469,17 @@ class BatchRun {
           attempt--;
           continue;
         }
+        if (isCredentialsRefusal(error)) {
+          // 401/403 to the lookup: it says nothing of the step's outcome, which stays unknown (the row never `failed`).
+          this.gate.refused();
+          const waited = await this.gate.wait(this.signal, this.o.unreachable?.maxWaitMs);
+          if (waited === 'stopped') return { kind: 'stopped' };
+          if (waited !== 'go') {
+            return { kind: 'failed', error: { code: errorCode(error), message: errorMessage(error, this.locale) } };
+          }
+          attempt--;
+          continue;
+        }
         if (error instanceof ServiceError && error.mayHaveReachedServer) this.gate.reached();
         const decision = this.retryDecision(attempt, 'GET', false, error);
         if (!decision.retry)
@@ -1379,6 +1491,15 @@ class BatchRun {
         }
       }
     }
+  }
+}
+
+/** A row's request not sent because the bank gate closed for credentials while it waited for a connection. */
+class GateClosedError extends RemessaError {
+  constructor() {
+    super(ENGINE_CODES.bankCredentialsRefused, 'another request was refused so just before', {
+      detail: msg('BANK_CREDENTIALS_REFUSED.otherRequest'),
+    });
   }
 }
 

@@ -112,6 +112,11 @@ export interface RunnerOptions {
    * @defaultValue DEFAULT_UNREACHABLE_DELAYS_MS (src/runner/bank-gate.ts), run waits 300000 ms
    */
   unreachable?: { retryDelaysMs: number[]; runMaxWaitMs: number };
+  /**
+   * While the bank refuses remessa's credentials (config `bank.credentialsRefused`): the wait between tries.
+   * @defaultValue DEFAULT_CREDENTIALS_RETRY_EVERY_MS (src/runner/bank-gate.ts)
+   */
+  credentialsRefused?: { retryEveryMs: number };
   /** Per kind: all-or-nothing or send-valid. Absent: the kind's default. */
   policy: Partial<Record<KindName, 'all-or-nothing' | 'send-valid'>>;
   /** Per kind: source header -> column (wins over the built-in header names). Taken live on a reload. */
@@ -278,6 +283,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
       sharedRateLimits: config.queue.sharedRateLimits,
     },
     unreachable: { retryDelaysMs: [...b.unreachable.retryDelaysMs], runMaxWaitMs: b.unreachable.runMaxWaitMs },
+    credentialsRefused: { retryEveryMs: b.credentialsRefused.retryEveryMs },
     policy: { ...config.policy },
     reconcile: {
       everyMs: config.reconcile.everyMinutes * 60_000,

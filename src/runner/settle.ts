@@ -13,7 +13,13 @@
 import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import { RemessaError } from '../errors.js';
-import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../exit-codes.js';
+import {
+  EXIT_CANNOT_RUN,
+  EXIT_CREDENTIALS_REFUSED,
+  EXIT_NOT_ALL_SUCCEEDED,
+  EXIT_OK,
+  EXIT_UNSETTLED,
+} from '../exit-codes.js';
 import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import type { Store } from '../store/index.js';
 import { shortBatchId } from '../store/intakes.js';
@@ -224,6 +230,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
       }
     }
     if (error) return EXIT_CANNOT_RUN;
+    if (pipeline.gate.credentialsRefused) return EXIT_CREDENTIALS_REFUSED;
     if (unsettled) return EXIT_UNSETTLED;
     return ok ? EXIT_OK : EXIT_NOT_ALL_SUCCEEDED;
   } finally {

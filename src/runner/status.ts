@@ -135,6 +135,11 @@ export interface StatusReport {
   /** True when there are more uncertain rows than listed. */
   uncertainTruncated: boolean;
   /**
+   * Waiting rows of the batches listed, by why they wait (their error code: BANK_UNREACHABLE, BANK_CREDENTIALS_REFUSED,
+   * SERVICE_RATE_LIMITED, ...), most first. Added after version 1's first fields; absent from older reports.
+   */
+  waitingReasons: Array<{ code: string; count: number }>;
+  /**
    * What the retorno still waits for (payments without a final status, foreign events), as lines for a person in the
    * locale of the configuration (`locale`, `--locale`).
    */
@@ -379,6 +384,21 @@ export async function buildStatusReport(
     byState[e.state] = (byState[e.state] ?? 0) + 1;
   }
 
+  // Why rows wait (the bank unreachable, or refusing remessa's credentials): by their code, over the batches listed.
+  const waitingBy = new Map<string, number>();
+  for (const e of entries) {
+    if (e.id === null || (e.counts.waiting ?? 0) === 0) continue;
+    const byCode = await store!.sql.all<{ code: string | null; n: number }>(
+      `SELECT error_code AS code, COUNT(*) AS n FROM rows WHERE batch_id = ? AND state = 'waiting' GROUP BY error_code`,
+      [e.id],
+    );
+    for (const r of byCode) {
+      const code = r.code ?? 'UNKNOWN';
+      waitingBy.set(code, (waitingBy.get(code) ?? 0) + Number(r.n));
+    }
+  }
+  const waitingReasons = [...waitingBy].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count);
+
   const limit = show.uncertainLimit ?? (show.json ? 1000 : 100);
   const uncertainRows: UncertainRowStatus[] = [];
   let uncertainTotal = 0;
@@ -418,6 +438,7 @@ export async function buildStatusReport(
     },
     batches: entries,
     totals: { batches: entries.length, byState, rows },
+    waitingReasons,
     uncertainRows,
     uncertainTruncated: uncertainTotal > uncertainRows.length,
     unsettled: store ? renderUnsettled(await describeUnsettled(store), options.locale ?? DEFAULT_LOCALE) : [],
@@ -529,8 +550,11 @@ export function renderStatusReport(
     }),
   );
   const waiting = report.totals.rows.waiting ?? 0;
-  if (waiting > 0) {
-    lines.push(t(locale, 'STATUS.waitingRows', { count: waiting }));
+  // Rows waiting because the bank refuses remessa's credentials are said apart: a person must fix the key.
+  const refused = (report.waitingReasons ?? []).find((r) => r.code === 'BANK_CREDENTIALS_REFUSED')?.count ?? 0;
+  if (refused > 0) lines.push(t(locale, 'STATUS.waitingCredentials', { count: refused }));
+  if (waiting - refused > 0) {
+    lines.push(t(locale, 'STATUS.waitingRows', { count: waiting - refused }));
   }
   lines.push(
     t(locale, 'STATUS.uncertain', {

@@ -37,8 +37,15 @@ export function apiKeyId(apiKey: string): string {
   return digest(apiKey).toString('hex').slice(0, 16);
 }
 
+/** What the key check counts, for the admin route `GET /__sandbox/auth`. */
+export interface ApiKeyCheck {
+  /** Requests refused 401 (missing or unknown key) since the sandbox started. */
+  refused(): number;
+}
+
 /** Adds the onRequest hook that authenticates every request. */
-export function installApiKeyCheck(app: FastifyInstance, options: SandboxOptions): void {
+export function installApiKeyCheck(app: FastifyInstance, options: SandboxOptions): ApiKeyCheck {
+  let refused = 0;
   const known: Array<{ key: string; hash: Buffer; isPublic: boolean }> = options.apiKeys.map((k) => ({
     key: k,
     hash: digest(k),
@@ -55,6 +62,7 @@ export function installApiKeyCheck(app: FastifyInstance, options: SandboxOptions
     const raw = request.headers[header];
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (!value) {
+      refused++;
       return sendHttpError(reply, httpErrors.problem(401, 'Unauthorized', `Missing API key header ${header}.`));
     }
     const hash = digest(value);
@@ -62,8 +70,10 @@ export function installApiKeyCheck(app: FastifyInstance, options: SandboxOptions
     let match: (typeof known)[number] | undefined;
     for (const k of known) if (timingSafeEqual(hash, k.hash) && !match) match = k;
     if (!match) {
+      refused++;
       return sendHttpError(reply, httpErrors.problem(401, 'Unauthorized', `Unknown API key in header ${header}.`));
     }
     request.sandboxAuth = { apiKey: value, isPublic: match.isPublic, keyId: apiKeyId(value) };
   });
+  return { refused: () => refused };
 }

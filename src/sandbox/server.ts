@@ -20,12 +20,13 @@
  * - `GET /__sandbox/health` -> `{ ok: true }`
  * - `GET /__sandbox/effects?kind=&key=` -> `[{ kind, key, count }]` (the effects ledger, for "exactly once" tests)
  * - `GET /__sandbox/events?afterSeq=&type=&limit=` -> recorded events, oldest first
+ * - `GET /__sandbox/auth` -> `{ refused }`: requests refused 401 for their API key since the sandbox started
  * - `DELETE /__sandbox/idempotency-keys?key=` -> forgets stored answers of IdempotencyKeys (src/sandbox/idempotency.ts)
  */
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { installApiKeyCheck } from './auth.js';
+import { type ApiKeyCheck, installApiKeyCheck } from './auth.js';
 import { type Clock, createClock } from './clock.js';
 import { openSandboxDb, type SandboxDb } from './db.js';
 import { createEventLog, type EventLog } from './events.js';
@@ -114,10 +115,10 @@ export async function buildSandboxApp(
   });
 
   installJsonParsers(app);
-  installApiKeyCheck(app, options);
+  const keys = installApiKeyCheck(app, options);
   installProfileEdge(app, options.profile);
   installErrorHandlers(app);
-  registerAdminRoutes(app, ctx);
+  registerAdminRoutes(app, ctx, keys);
 
   for (const [, register] of ROUTE_MODULES) await register(app, ctx);
   return { app, ctx };
@@ -211,8 +212,9 @@ function installErrorHandlers(app: FastifyInstance): void {
   });
 }
 
-function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+function registerAdminRoutes(app: FastifyInstance, ctx: SandboxContext, keys: ApiKeyCheck): void {
   app.get(`${SANDBOX_ADMIN_PREFIX}/health`, async () => ({ ok: true }));
+  app.get(`${SANDBOX_ADMIN_PREFIX}/auth`, async () => ({ refused: keys.refused() }));
   app.get(`${SANDBOX_ADMIN_PREFIX}/effects`, async (request) => {
     const q = request.query as { kind?: string; key?: string };
     return ctx.ledger.counts({ kind: q.kind, key: q.key });

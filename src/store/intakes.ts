@@ -19,6 +19,11 @@
  *
  *     (taken) --register--> unanswered --first answer--> answered(v1) --row changes--> stale --rewrite--> answered(vN)
  *
+ * The first answer waits for the batch to finish (`done`), but one: `run` answers a file whose rows wait because the
+ * bank refused remessa's credentials (src/runner/commands.ts), its rows `waiting`. Such a taking is still unfinished:
+ * the same file given to `run` again is that taking (`unansweredIntakeOf`), and its next version is written once its
+ * batch is done.
+ *
  * What must hold across a crash at any instant: the stale mark is durable before anyone could read the new outcome
  * (same transaction as the row), and is cleared only after the new version's files are renamed into place; so every
  * start re-answers what is stale (src/runner/commands.ts). A writer records `writing_version`/`writing_changes` before
@@ -178,8 +183,9 @@ export function retakeIntake(store: Store, id: string, contentSha256: string): P
 }
 
 /**
- * A taking of `source` with this content that was never answered (a `run FILE` stopped or killed before its answer):
- * running the same file again resumes it instead of starting a new batch.
+ * A taking of `source` with this content that was never answered (a `run FILE` stopped or killed before its answer),
+ * or answered while its batch was not finished (`run` answers a file whose rows wait because the bank refused
+ * remessa's credentials): running the same file again resumes it instead of starting a new batch.
  */
 export async function unansweredIntakeOf(
   store: Store,
@@ -187,8 +193,10 @@ export async function unansweredIntakeOf(
   contentSha256: string,
 ): Promise<IntakeRecord | undefined> {
   const r = await store.sql.get<IntakeSql>(
-    `SELECT * FROM intakes WHERE source = ? AND content_sha256 = ? AND answer_version = 0
-     ORDER BY taken_at DESC, id LIMIT 1`,
+    `SELECT i.* FROM intakes i LEFT JOIN batches b ON b.id = i.batch_id
+     WHERE i.source = ? AND i.content_sha256 = ?
+       AND (i.answer_version = 0 OR (i.answer_type = 'result' AND b.status IS NOT NULL AND b.status <> 'done'))
+     ORDER BY i.taken_at DESC, i.id LIMIT 1`,
     [source, contentSha256],
   );
   return r && toIntake(r);

@@ -17,6 +17,7 @@
  *      └──could not be driven (a bug)────────► uncertain
  *
  *   pending | in_flight | uncertain ──the bank unreachable, certainly nothing sent──► waiting
+ *   pending | in_flight | uncertain ──the bank refused remessa's credentials (401/403), nothing done──► waiting
  *   pending | in_flight ──still answered 429 after the step's 429 attempts, certainly nothing sent──► waiting
  *   waiting ──the bank is back: sent──► in_flight | succeeded | failed       waiting ──still unreachable──► waiting
  *   waiting ──a lookup said no──► failed     waiting ──gave up waiting (`run`'s limit) or stopped──► waiting (stays)
@@ -27,9 +28,12 @@
  *   Terminal: succeeded, failed, rejected, duplicate. `pending`, `in_flight`, `waiting` and `uncertain` rows are
  *   picked up by the next run of their batch (a crash leaves rows `in_flight`: they are treated as having an unknown
  *   outcome). `waiting` is for a row of which certainly nothing was sent while the bank cannot be reached (connection
- *   refused, DNS, TLS handshake: src/bank/errors.ts `isCertainlyNotSent`); a row whose step has an unknown outcome
- *   never becomes `waiting` (it stays in flight, and `uncertain` if it stops so). A batch with a waiting row is not
- *   finished: its file is not answered until every row has an outcome (src/runner/engine.ts).
+ *   refused, DNS, TLS handshake: src/bank/errors.ts `isCertainlyNotSent`), or while the bank refuses remessa's
+ *   credentials (a 401/403 is a refusal before any processing: `isCredentialsRefusal`; never `failed`); a row whose
+ *   step has an unknown outcome never becomes `waiting` (it stays in flight, and `uncertain` if it stops so). A batch
+ *   with a waiting row is not finished: its file is not answered until every row has an outcome (src/runner/engine.ts),
+ *   but by `run` when the bank refuses the credentials: then it is answered with the rows `waiting`, and again once
+ *   they are sent (src/store/intakes.ts).
  *
  * STEP STATES (one record per row and step; absent = never attempted)
  *

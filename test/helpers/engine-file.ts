@@ -15,6 +15,7 @@ import type { BatchKind } from '../../src/batches/kind.js';
 import { readBatch } from '../../src/csv/reader.js';
 import type { Locale } from '../../src/i18n/index.js';
 import { RequestQueue } from '../../src/queue/index.js';
+import type { CredentialsRefusedSettings } from '../../src/runner/bank-gate.js';
 import { processBatch } from '../../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../../src/sandbox/server.js';
 import type { Store } from '../../src/store/index.js';
@@ -27,6 +28,8 @@ export interface EngineFileOptions {
   locale?: Locale;
   /** @defaultValue 4 */
   maxAttempts?: number;
+  /** While the bank refuses the key (src/runner/bank-gate.ts). @defaultValue the engine's: every 60 s, waiting */
+  credentialsRefused?: CredentialsRefusedSettings;
 }
 
 export function engineFilePerTest(prefix: string) {
@@ -55,6 +58,10 @@ export function engineFilePerTest(prefix: string) {
     },
     get client(): BankClient {
       return client;
+    },
+    /** The test's request queue (the bank gate is its: src/runner/engine.ts `bankGateOf`). */
+    get queue(): RequestQueue {
+      return queue;
     },
     get store(): Store {
       if (store === undefined) throw new Error('engineFilePerTest: no store given (useStore) in this test');
@@ -96,6 +103,7 @@ export function engineFilePerTest(prefix: string) {
           random: () => 0.5,
           sleep: async () => (options.between ?? (async () => undefined))(),
           locale: options.locale ?? 'en',
+          ...(options.credentialsRefused ? { credentialsRefused: options.credentialsRefused } : {}),
         });
         return { result, row: (await s.getRow(batchId, 2))! };
       } finally {
