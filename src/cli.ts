@@ -4,8 +4,9 @@
  * webhooks | doctor | sandbox`.
  *
  * Parses the arguments and the configuration once, then hands over to src/runner (the pipeline) or src/sandbox.
- * Exit codes: 0 all good; 1 the command ran but some row did not succeed or the file is invalid; 2 the command
- * could not run (bad configuration, bad arguments, bank unreachable).
+ * Exit codes (src/exit-codes.ts): 0 all good; 1 the command ran but some row did not succeed or the file is invalid;
+ * 2 the command could not run (bad configuration, bad arguments, bank unreachable); 3 (`run`, `retry`) rows left
+ * unsettled; 4 (`run`, `retry`) the bank refused remessa's API key: rows left waiting.
  */
 // First: the V8 flags of a run are set before the other modules load (./v8-flags.ts says why each).
 import './v8-flags.js';
