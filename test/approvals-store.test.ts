@@ -5,7 +5,7 @@
  * America/Sao_Paulo, and survive reopening the store.
  */
 
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,32 @@ describe.each(engines)('on $name', (engine) => {
         expect(text).not.toMatch(/not paid/);
         // The command it gives names this batch alone: its whole id (a prefix names every file of ten minutes).
         expect(text).toContain(`DECIDE,,remessa approve ${id} --by NAME`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('is never written over: held again after a restart, the batch keeps the preview the approver read', async () => {
+      const id = '20261129T041500Z-0b5e1c2d';
+      await storedBatch(id, [1000, 2500]);
+      expect(await gateBatch(store, id, controls(), 'maria')).toBe('hold');
+      await store.recordRowWaiting(id, 3, null, { code: 'BANK_UNREACHABLE', message: 'the bank could not be reached' });
+      const dir = await mkdtemp(path.join(tmpdir(), 'preview-'));
+      try {
+        const file = await writePreview(store, id, { outboxDir: dir, name: 'b10', locale: 'en' });
+        const read = await readFile(file, 'utf8');
+        const before = await stat(file);
+        // The process restarts: the batch is held again, and its row is no longer waiting (as after a lookup).
+        await store.close();
+        store = await engine.reopen(store);
+        expect(await gateBatch(store, id, controls(), 'maria')).toBe('hold');
+        await store.recordRowWaiting(id, 3, null, { code: 'OTHER', message: 'something else' });
+        expect(await writePreview(store, id, { outboxDir: dir, name: 'b10', locale: 'en' })).toBe(file);
+        expect(await readFile(file, 'utf8')).toBe(read);
+        expect((await stat(file)).ino).toBe(before.ino);
+        expect((await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.csv'))).toEqual([
+          path.join('bill-payments', 'b10.preview.csv'),
+        ]);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

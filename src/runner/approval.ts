@@ -291,6 +291,7 @@ export async function currentPreviewPath(outboxDir: string, kind: string, name: 
  * said of the bill), then totals by status, the reasons it waits, its owner and how to decide. Marks the preview
  * written in the store (a decision needs it). A batch held again after an approval was voided (no preview since:
  * `previewAt` null) gets the next version, `<name>.preview.v2.csv`, ...: the one the approver read stays as it was.
+ * A batch whose preview was written and is there (a restart holds it again) keeps it as it is: nothing is written.
  */
 export async function writePreview(
   store: Store,
@@ -307,7 +308,11 @@ export async function writePreview(
   const width = batch.header.length;
   const header = [...batch.header, ...PREVIEW_COLUMNS, ...(extra?.columns ?? [])];
   const written = await latestPreviewVersion(options.outboxDir, batch.kind, options.name);
-  const version = Math.max(1, approval.previewAt === null ? written + 1 : written);
+  // The preview the approver may be reading is never written over (a restart finds the batch held again, and its
+  // rows may read otherwise by now: a lookup answered since). It stays as it was; a decision is taken on it.
+  if (approval.previewAt !== null && written > 0)
+    return previewPath(options.outboxDir, batch.kind, options.name, written);
+  const version = approval.previewAt === null ? written + 1 : 1;
   const file = previewPath(options.outboxDir, batch.kind, options.name, version);
   await mkdir(path.dirname(file), { recursive: true });
   const writer = await createResultWriter(file, { dialect: batch.dialect, header });
