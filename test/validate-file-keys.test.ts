@@ -75,7 +75,8 @@ describe('validate finds the keys the run finds within one file', () => {
       `${QR2};45,50;d;${KEY}`,
     ].join('\n');
     const { validated, statuses } = await validateAndRun('pix-payments', 'pix', `${csv}\n`);
-    expect(statuses).toEqual(['succeeded', 'duplicate', 'succeeded', 'failed']);
+    // Line 5 is refused by the run at ingestion, as validate says (it was sent, and failed by the bank's refusal).
+    expect(statuses).toEqual(['succeeded', 'duplicate', 'succeeded', 'rejected']);
     expect(refusedLines(validated, 'DUPLICATE_NATURAL_KEY')).toEqual([3]);
     expect(refusedLines(validated, 'IDEMPOTENCY_KEY_REUSED')).toEqual([5]);
     expect(validated).toContain('pix.csv: 4 linhas, 3 válidas, 1 inválida, 1 erro;');

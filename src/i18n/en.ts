@@ -224,6 +224,8 @@ export const EN = {
   DUPLICATE_NATURAL_KEY: 'Same {kind} natural key as line {line} of this file: not sent again',
   'DUPLICATE_NATURAL_KEY.answeredIn': ' (answered in {answer})',
   'DUPLICATE_NATURAL_KEY.otherFile': 'Same {kind} natural key as line {line} of {file}{answered}: not sent again',
+  IDEMPOTENCY_KEY_REUSED:
+    "Not sent: the idempotency key {key} is already the one of line {line} {where}, another operation: the bank would refuse it, or answer it with that one's outcome. Give this row a key of its own",
   NATURAL_KEY_REUSED:
     'Not sent: {key} in {column} already identifies line {line} {where}{answered}, another {kind} operation: {differences}. One key is one operation at the bank: give this row a value of its own',
   'NATURAL_KEY_REUSED.difference': '{column}: {theirs} on line {line}, {ours} here',
@@ -395,7 +397,7 @@ export const EN = {
   'VALIDATE.duplicate':
     'Same {kind} natural key as line {line} of this file: would not be sent again (the run answers it duplicate, with the outcome of line {line})',
   'VALIDATE.idempotencyKeyReused':
-    'The idempotency key {key} is already the one of line {line} of this file, for another operation: the bank would refuse this row. Give each row a key of its own',
+    "The idempotency key {key} is already the one of line {line} of this file, for another operation: the run would refuse it (the bank would refuse it, or answer it with that one's outcome). Give each row a key of its own",
   'VALIDATE.moreErrors': '... more errors not shown (first {max} listed)',
   'VALIDATE.cannotProcess': '{file}: the file cannot be processed',
   'VALIDATE.noKind':

@@ -223,6 +223,8 @@ export const PT_BR: Catalogue = {
   'DUPLICATE_NATURAL_KEY.answeredIn': ' (respondida em {answer})',
   'DUPLICATE_NATURAL_KEY.otherFile':
     'Mesma chave de negócio ({kind}) da linha {line} de {file}{answered}: não foi enviada de novo',
+  IDEMPOTENCY_KEY_REUSED:
+    'Não enviada: a chave de idempotência {key} já é a da linha {line} {where}, outra operação: o banco a recusaria, ou responderia com o resultado daquela. Dê a esta linha uma chave própria',
   NATURAL_KEY_REUSED:
     'Não enviada: {key} na {column} já identifica a linha {line} {where}{answered}, outra operação de {kind}: {differences}. Uma chave é uma só operação no banco: dê a esta linha um valor próprio',
   'NATURAL_KEY_REUSED.difference': '{column}: {theirs} na linha {line}, {ours} aqui',
@@ -397,7 +399,7 @@ export const PT_BR: Catalogue = {
   'VALIDATE.duplicate':
     'Mesma chave de negócio ({kind}) da linha {line} deste arquivo: não seria enviada de novo (a execução a responde como duplicate, com o resultado da linha {line})',
   'VALIDATE.idempotencyKeyReused':
-    'A chave de idempotência {key} já é a da linha {line} deste arquivo, para outra operação: o banco recusaria esta linha. Dê a cada linha uma chave própria',
+    'A chave de idempotência {key} já é a da linha {line} deste arquivo, para outra operação: a execução a recusaria (o banco a recusaria, ou a responderia com o resultado daquela). Dê a cada linha uma chave própria',
   'VALIDATE.moreErrors': '... há mais erros (só os primeiros {max} listados)',
   'VALIDATE.cannotProcess': '{file}: o arquivo não pode ser processado',
   'VALIDATE.noKind': '{file}: Esperava o arquivo numa pasta de tipo ou com nome <tipo>-*.csv (ou --kind), veio {name}',

@@ -5,8 +5,8 @@
  * Each row is checked on its own, then against the file's earlier rows as the run will (rule 4 of src/store/rows.ts):
  * a row bringing the natural key of an earlier valid row is its `duplicate` (a note: nothing would be sent for it)
  * or, with other content, refused (NATURAL_KEY_REUSED, src/batches/same-operation.ts); a row whose own
- * `idempotencyKey` an earlier row of another operation carries is refused too (IDEMPOTENCY_KEY_REUSED: the bank
- * would refuse the second request under that key). Keys are held as digests (./file-keys.ts: a file of a million rows
+ * `idempotencyKey` an earlier row of another operation carries is refused too (IDEMPOTENCY_KEY_REUSED, as the run
+ * refuses it at ingestion: rule 4 of src/store/rows.ts). Keys are held as digests (./file-keys.ts: a file of a million rows
  * within its memory target, docs/performance.md (a)); the few lines a digest matches are read again at the end and
  * their real keys compared. Keys owned by other files of the store are not looked at: validate opens no store.
  */
@@ -86,8 +86,6 @@ export async function validateBatchFile(
   };
   // Rows whose key's digest an earlier row had: [line, the earlier line, 'natural' | 'explicit'].
   const keys = new FileKeys();
-  // Rows the run sends and the bank refuses (an idempotency key reused): invalid here, but no policy applies to them.
-  let bankRefusals = 0;
   const suspects: Array<[number, number, 'natural' | 'explicit']> = [];
   try {
     const dialect = reader.dialect;
@@ -199,7 +197,6 @@ export async function validateBatchFile(
           line: ownerLine,
         });
         refuse(line, cents, row.record, 'idempotencyKey', message, 'IDEMPOTENCY_KEY_REUSED');
-        bankRefusals++;
       }
     }
   }
@@ -221,11 +218,11 @@ export async function validateBatchFile(
   }
   if (report.errors.length >= maxErrors) report.errors.push(t(locale, 'VALIDATE.moreErrors', { max: maxErrors }));
   const policy = options.policy[kindName] ?? (kind.movesMoneyOut ? 'all-or-nothing' : 'send-valid');
-  if (report.invalid - bankRefusals > 0) {
+  if (report.invalid > 0) {
     report.policyNote =
       policy === 'all-or-nothing'
         ? t(locale, 'VALIDATE.allOrNothing')
-        : t(locale, 'VALIDATE.sendValid', { valid: report.valid + bankRefusals });
+        : t(locale, 'VALIDATE.sendValid', { valid: report.valid });
   }
   return report;
 }

@@ -55,6 +55,15 @@ export function lastChangeDigest(kind: string, thing: string): Buffer {
 }
 
 /**
+ * The store's key of a row's own explicit idempotency key (its `idempotencyKey` column), in `natural_keys` beside
+ * the natural keys: the bank knows a key once a request carried it, so one key is one operation for good (rule 4 of
+ * ./rows.ts). A name no natural key can have, as `lastChangeDigest`'s.
+ */
+export function explicitKeyDigest(kind: string, idempotencyKey: string): Buffer {
+  return naturalKeyDigest(kind, `\u0000idempotencyKey\n${idempotencyKey}`);
+}
+
+/**
  * The key of a row that takes its natural key over from a `failed` row (`ownerBatchId`, `ownerLine`) whose key was the
  * derived `key`: the same row dropped again is a new request to the bank. `failed` means certainly not done, so a new
  * key cannot do anything twice; the old one would not be heard: a bank that keeps every answer of a key (errors

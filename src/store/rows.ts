@@ -5,7 +5,8 @@
  *
  *   (ingest) ──valid, key free──────────────► pending ──policy: batch has invalid rows──► rejected
  *      │  ├──invalid cells─────────────────► rejected                (nothing was ever sent)
- *      │  └──key owned, other content──────► rejected  (NATURAL_KEY_REUSED, an invalid row: rule 4)
+ *      │  ├──key owned, other content──────► rejected  (NATURAL_KEY_REUSED, an invalid row: rule 4)
+ *      │  └──own idempotencyKey another's──► rejected  (IDEMPOTENCY_KEY_REUSED, an invalid row: rule 4)
  *      └────natural key owned by another row► duplicate  (same operation: repeats the owner's outcome; nothing sent)
  *
  *   pending ──intent of a step committed──► in_flight ──step done, more steps──► in_flight
@@ -71,6 +72,12 @@
  *    keeps every answer of a key would replay its old refusal forever. It keeps the old key when the key is the
  *    row's own explicit one, or when a person settled the owner `failed` (rule 7: should they be wrong, the old key
  *    makes the bank replay what it did, never do it twice).
+    A row's own explicit idempotency key (its `idempotencyKey` column) is one operation for good: the bank knows a key
+    once a request carried it, and would refuse a second operation under it, or answer it with the first one's
+    outcome (a bill shown paid that nobody paid). The row that first brings it holds it (its entry in
+    `natural_keys`, `explicitKeyDigest`) whatever becomes of it, failed included, unless it is `rejected` (nothing
+    was sent). A later row of another natural key bringing that key is `rejected` (IDEMPOTENCY_KEY_REUSED, an
+    invalid row, in this file or an earlier one); the same row dropped again is its natural key's business.
  *    Changes of one thing (`BatchKind.changes`: charge-updates, of a charge): the owner answers a repeat only while
  *    it is the last row that claimed a key changing that thing (the thing's entry in `natural_keys`). After another
  *    change of it (20/12, then 27/12), the owner's outcome no longer says what the bank holds: the same change asked

@@ -106,7 +106,13 @@ import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.
 import { type OpenDatabaseOptions, StoreError } from './db.js';
 import { GroupBatch, type GroupStatement } from './group-batch.js';
 import { shortBatchId } from './intakes.js';
-import { deriveIdempotencyKey, lastChangeDigest, naturalKeyDigest, renewedIdempotencyKey } from './keys.js';
+import {
+  deriveIdempotencyKey,
+  explicitKeyDigest,
+  lastChangeDigest,
+  naturalKeyDigest,
+  renewedIdempotencyKey,
+} from './keys.js';
 import { decodeKeyText, decodeNullable, decodeObject, encodeKeyText, encodeObject } from './outputs-codec.js';
 import {
   assertRowTransition,
@@ -315,6 +321,9 @@ export interface Resolution {
 
 /** Code of a row whose natural key is owned by an earlier row. */
 export const DUPLICATE_NATURAL_KEY = 'DUPLICATE_NATURAL_KEY';
+
+/** Code of a row refused at ingestion: its own idempotency key is another operation's (rule 4 of ./rows.ts). */
+export const IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED';
 
 export interface StoreOptions extends OpenDatabaseOptions {
   /** Clock, for tests. @defaultValue () => new Date() */
@@ -1298,6 +1307,14 @@ export class Store {
       }
       const lastChanges = things.size > 0 ? await s.naturalKeyOwners(things) : new Map<string, NaturalKeyOwner>();
       const undone = undoneBy === undefined ? new Set<NaturalKeyOwner>() : await s.undoneOwners(owners, undoneBy);
+      // The rows' own explicit idempotency keys (stored: not the derived one), claimed beside the natural keys: the
+      // row that first carried a key to the bank holds it unless it was refused before anything was sent (rule 4).
+      const explicit = new Map<string, Buffer>();
+      for (const row of fresh) {
+        const own = row.valid ? keyText(row) : null;
+        if (own !== null && !explicit.has(own)) explicit.set(own, explicitKeyDigest(batch.kind, own));
+      }
+      const keyHolders = explicit.size > 0 ? await s.naturalKeyOwners(explicit) : new Map<string, NaturalKeyOwner>();
       /** A row refused at ingestion (invalid cells, or its key reused for another operation): nothing of it is sent. */
       const rejectedRow = (row: IngestRow, err: RowError): SqlParam[] => [
         batchId,
@@ -1345,6 +1362,31 @@ export class Store {
           // left to its owner, and never answered with the owner's outcome.
           invalid++;
           inserts.push(rejectedRow(row, reused));
+          continue;
+        }
+        // Its own idempotency key carried by another operation (another natural key): the bank would refuse it, or
+        // answer it with that operation's outcome. Refused as an invalid row; a row that gave nothing to the bank
+        // (rejected) holds no key, and the natural key's own owner (a failed row dropped again) may keep it.
+        const holder = stored === null || isDuplicate ? undefined : keyHolders.get(stored);
+        if (
+          holder !== undefined &&
+          holder.state !== 'rejected' &&
+          !(own !== undefined && own.batch_id === holder.batch_id && own.line === holder.line)
+        ) {
+          invalid++;
+          inserts.push(
+            rejectedRow(row, {
+              code: IDEMPOTENCY_KEY_REUSED,
+              message: t(locale, 'IDEMPOTENCY_KEY_REUSED', {
+                key: stored!,
+                line: holder.line,
+                where:
+                  holder.batch_id === batchId
+                    ? t(locale, 'NATURAL_KEY_REUSED.thisFile')
+                    : t(locale, 'NATURAL_KEY_REUSED.otherFile', { file: holder.file_name ?? holder.batch_id }),
+              }),
+            }),
+          );
           continue;
         }
         // A failed owner gives its key up; the row sends under a key of its own (renewedIdempotencyKey says why),
@@ -1399,6 +1441,10 @@ export class Store {
           };
           claim(digests.get(row.naturalKey)!, row.line);
           owners.set(row.naturalKey, owner);
+          if (stored !== null && explicit.has(stored)) {
+            claim(explicit.get(stored)!, row.line);
+            keyHolders.set(stored, owner);
+          }
           if (row.changes !== undefined) {
             claim(things.get(row.changes)!, row.line);
             lastChanges.set(row.changes, owner);

@@ -18,7 +18,7 @@ import { RequestQueue } from '../../src/queue/index.js';
 import type { CredentialsRefusedSettings } from '../../src/runner/bank-gate.js';
 import { processBatch } from '../../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../../src/sandbox/server.js';
-import type { Store } from '../../src/store/index.js';
+import type { BatchPolicy, Store } from '../../src/store/index.js';
 import { sandboxPerTest } from './sandbox.js';
 
 export interface EngineFileOptions {
@@ -28,6 +28,8 @@ export interface EngineFileOptions {
   locale?: Locale;
   /** @defaultValue 4 */
   maxAttempts?: number;
+  /** @defaultValue the kind's (all-or-nothing for kinds that move money out) */
+  policy?: BatchPolicy;
   /** While the bank refuses the key (src/runner/bank-gate.ts). @defaultValue the engine's: every 60 s, waiting */
   credentialsRefused?: CredentialsRefusedSettings;
 }
@@ -104,8 +106,9 @@ export function engineFilePerTest(prefix: string) {
           sleep: async () => (options.between ?? (async () => undefined))(),
           locale: options.locale ?? 'en',
           ...(options.credentialsRefused ? { credentialsRefused: options.credentialsRefused } : {}),
+          ...(options.policy ? { policy: options.policy } : {}),
         });
-        return { result, row: (await s.getRow(batchId, 2))! };
+        return { result, batchId, row: (await s.getRow(batchId, 2))! };
       } finally {
         reader.close();
       }
