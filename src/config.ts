@@ -131,6 +131,9 @@ export const configSchema = z.strictObject({
         })
         .prefault({}),
       paths: z.partialRecord(z.enum(BANK_OPERATIONS), z.string().startsWith('/')).default({}),
+      // Whether the bank answers a Pix QR payment sent again with the same IdempotencyKey with the first payment
+      // (src/formats/profiles.ts); absent: the profile's (interface true, delbank false).
+      pixPaymentKeyReplayed: z.boolean().optional(),
       tls: z
         .strictObject({
           certFile: z.string().min(1).optional(),

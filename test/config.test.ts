@@ -2,8 +2,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BankClient } from '../src/bank/client.js';
 import { buildConfig, loadConfig, parseConfigText } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
+import { silentLogger } from '../src/log.js';
+import { runnerOptionsFromConfig } from '../src/runner/options.js';
 
 function tempDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'remessa-config-'));
@@ -54,6 +57,25 @@ describe('config', () => {
     );
     const moved = errorOf(() => buildConfig({ bank: { pixPaymentPath: '/x' } }, { file: 'c.jsonc', env: {} }));
     expect(moved.message).toContain('unknown setting "bank.pixPaymentPath" (it is now "bank.paths.pixPayment")');
+  });
+
+  it("bank.pixPaymentKeyReplayed: absent, the profile's (interface replays, delbank not known to); set, the client's", async () => {
+    const replayed = async (bank: Record<string, unknown>): Promise<boolean> => {
+      const client = new BankClient({
+        baseUrl: 'http://127.0.0.1:9',
+        apiKey: 'k',
+        ...runnerOptionsFromConfig(buildConfig({ bank }, { env: {} }), silentLogger()).bank.client,
+      });
+      await client.close();
+      return client.pixPayments.keyReplayed;
+    };
+    expect(await replayed({})).toBe(true);
+    expect(await replayed({ profile: 'delbank' })).toBe(false);
+    expect(await replayed({ profile: 'delbank', pixPaymentKeyReplayed: true })).toBe(true);
+    expect(await replayed({ pixPaymentKeyReplayed: false })).toBe(false);
+    expect(errorOf(() => buildConfig({ bank: { pixPaymentKeyReplayed: 'yes' } }, { env: {} })).message).toContain(
+      'bank.pixPaymentKeyReplayed',
+    );
   });
 
   it('rejects an unknown key and names it, nested or not', () => {

@@ -33,6 +33,12 @@ export interface BankClientOptions {
   accountIdHeader?: string;
   /** Header that carries the caller's idempotency key. @defaultValue the profile's ('IdempotencyKey') */
   idempotencyKeyHeader?: string;
+  /**
+   * Whether the bank answers a Pix QR payment sent again with the same IdempotencyKey with the first payment: then a
+   * payment of unknown outcome that the lookup by endToEndId cannot find out about is resent; else it is left
+   * `uncertain` (src/formats/profiles.ts). @defaultValue the profile's (true for interface, false for delbank)
+   */
+  pixPaymentKeyReplayed?: boolean;
   /** Milliseconds to establish a TCP (and TLS) connection. @defaultValue 10000 */
   connectTimeoutMs?: number;
   /** Milliseconds between sending the request and receiving the complete response headers. @defaultValue 30000 */
@@ -119,6 +125,7 @@ export interface ResolvedBankClientOptions
       | 'logger'
       | 'profile'
       | 'paths'
+      | 'pixPaymentKeyReplayed'
       | 'onAttempt'
       | 'beforeSend'
     >
@@ -166,6 +173,7 @@ export function resolveBankClientOptions(options: BankClientOptions): ResolvedBa
   try {
     profile = resolveBankProfile(options.profile ?? 'interface', {
       paths: options.paths,
+      pixPaymentKeyReplayed: options.pixPaymentKeyReplayed,
       headers: {
         apiKey: options.apiKeyHeader,
         accountId: options.accountIdHeader,

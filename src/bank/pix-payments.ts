@@ -12,14 +12,33 @@
  * tags and splitInstructions, no transferAt: pay now), as the official clients do. The payment carries the caller's
  * IdempotencyKey in both. The initialization carries it only in `interface`: in `delbank` it goes without (the
  * clients send none), which is safe because an initialization moves no money (a resend hands out a new endToEndId).
+ *
+ * Read back (`findByEndToEndId`): GET `pixPaymentGet/{endToEndId}` (a sandbox addition in `interface`; the provider's
+ * `GET /baas/api/v2/transfers/{id}` in `delbank`, whose clients pass a "transfer identifier": whether the provider
+ * finds a transfer there by its endToEndId is not known, docs/providers.md). The endToEndId is what remessa holds
+ * before the payment's answer (it comes from its own initialization; the transfer's `id` comes only in the answer),
+ * and it is single use: a payment made with it is this row's. Only the lookup's own "no such payment"
+ * (`PIX_PAYMENT_NOT_FOUND`) proves none; a bare 404 may be a bank that does not find payments that way.
  */
 import { initiationTypeFor } from '../formats/pix.js';
 import { money, msg } from '../i18n/index.js';
-import { RequestValidationError } from './errors.js';
+import { NotFoundError, RequestValidationError } from './errors.js';
 import type { HttpTransport } from './http.js';
 import { pixInitializationSchema, pixPaymentSchema } from './schemas.js';
 import type { Cents, PixInitialization, PixPayment, PixPaymentRequest, RequestOptions } from './types.js';
 import { pixPaymentBody, pixTransferBody } from './wire.js';
+
+/** The code of the payment lookup's 404 when no payment used the endToEndId (docs/service-gaps.md). */
+export const PIX_PAYMENT_NOT_FOUND = 'PIX_PAYMENT_NOT_FOUND';
+
+/** What the lookup by endToEndId tells (see the top of this file). */
+export type PixPaymentLookup =
+  /** The payment made with that endToEndId. */
+  | { kind: 'found'; payment: PixPayment }
+  /** Certainly none: the lookup's own PIX_PAYMENT_NOT_FOUND. */
+  | { kind: 'absent' }
+  /** A 404 that proves nothing (no service code, or another one): the bank may not find payments this way. */
+  | { kind: 'cannot-tell'; error: NotFoundError };
 
 /**
  * Builds the payment body from an initialization. Refuses (RequestValidationError) an amount different from a fixed
@@ -125,5 +144,26 @@ export class PixPaymentsResource {
       { method: 'GET', path: this.#http.path('pixPaymentGet', endToEndId), signal: options.signal, task: options.task },
       pixPaymentSchema,
     );
+  }
+
+  /**
+   * `getByEndToEndId`, its 404 told apart: certainly none (the lookup's own PIX_PAYMENT_NOT_FOUND) or cannot tell.
+   * Any other failure (timeout, 5xx, 401) is thrown as is.
+   */
+  async findByEndToEndId(endToEndId: string, options: RequestOptions = {}): Promise<PixPaymentLookup> {
+    try {
+      return { kind: 'found', payment: await this.getByEndToEndId(endToEndId, options) };
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      return err.serviceCode === PIX_PAYMENT_NOT_FOUND ? { kind: 'absent' } : { kind: 'cannot-tell', error: err };
+    }
+  }
+
+  /**
+   * Whether the bank answers a payment sent again with the same IdempotencyKey with the first payment (the profile's
+   * `pixPaymentKeyReplayed`, config `bank.pixPaymentKeyReplayed`).
+   */
+  get keyReplayed(): boolean {
+    return this.#http.profile.pixPaymentKeyReplayed;
   }
 }

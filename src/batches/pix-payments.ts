@@ -19,20 +19,35 @@
  * Natural key: payload + amount in cents (the same QR code paid twice with the same amount is one intent; to pay a
  * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
  * An endToEndId expires: a row resumed long after its initialization may be refused by the bank (row `failed`).
+ *
+ * `pay` after an attempt of unknown outcome (timeout, connection reset, 5xx, a crash after its intent; the engine runs
+ * it again with `ctx.resend`): it finds out first, by the one identifier of the payment it holds before the answer,
+ * the endToEndId of the row's own initialization (single use: a payment made with it is this row's; the payment's
+ * `id` comes only in the lost answer, and the QR code's transactionId is shared by every payment of a static code):
+ *
+ *   GET pixPaymentGet/{endToEndId} ──found──────────────────────────► done with that payment, nothing resent
+ *        ├──certainly none (PIX_PAYMENT_NOT_FOUND)─────────────────► sent again, same key
+ *        └──cannot tell (a bare 404) ──key replayed by the bank─────► sent again, same key
+ *                                    └─not known to be (`delbank`)─► row `uncertain` (PIX_PAYMENT_NOT_LOOKED_UP),
+ *                                                                    for a person; never `failed`, never resent
+ *   (the lookup times out, 5xx: an unknown outcome again, retried; 401/403: the bank gate, as any request)
+ *
+ * Whether the bank answers a repeated key with the first payment is `client.pixPayments.keyReplayed` (the profile's,
+ * config `bank.pixPaymentKeyReplayed`: src/formats/profiles.ts). The next run of an `uncertain` row looks it up again.
  * A refusal of the payment after an attempt of unknown outcome (END_TO_END_ID_ALREADY_USED, QR_CODE_NOT_ACTIVE: by
- * our first attempt?) is settled by `settleRefusal` (src/store/rows.ts rule 5): the payment made with the row's own
- * single-use endToEndId, looked up, makes the step done; none (404) proves the first attempt did not pay (`failed`).
+ * our first attempt?) is settled by `settleRefusal` (src/store/rows.ts rule 5) with the same lookup: found makes the
+ * step done; certainly none proves the first attempt did not pay (`failed`); cannot tell leaves it `uncertain`.
  */
 
-import type { PixInitialization, PixQrType } from '../bank/client.js';
-import { NotFoundError, RequestValidationError } from '../bank/errors.js';
+import type { PixInitialization, PixPayment, PixQrType } from '../bank/client.js';
+import { RequestValidationError } from '../bank/errors.js';
 import { parseBrCode } from '../formats/brcode.js';
 import { formatAmount } from '../formats/money.js';
-import { msg } from '../i18n/index.js';
+import { msg, t } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
-import { type BatchKind, type ColumnSpec, StepOutcomeError } from './kind.js';
+import { type BatchKind, type ColumnSpec, StepOutcomeError, type StepOutput } from './kind.js';
 import { uuidV5 } from './validators.js';
 
 export interface PixPaymentRow {
@@ -42,8 +57,18 @@ export interface PixPaymentRow {
   idempotencyKey?: string;
 }
 
-/** The code of the payment lookup's 404 when no payment used the endToEndId (docs/service-gaps.md). */
-const PIX_PAYMENT_NOT_FOUND = 'PIX_PAYMENT_NOT_FOUND';
+/** The row's code when a payment of unknown outcome could not be looked up and is not resent (see the top). */
+export const PIX_PAYMENT_NOT_LOOKED_UP = 'PIX_PAYMENT_NOT_LOOKED_UP';
+
+/** The pay step's output from the bank's payment record (its answer, or the payment looked up). */
+function paidOutput(payment: PixPayment): StepOutput {
+  return {
+    paymentId: payment.id,
+    paymentStatus: payment.status,
+    // The bank paid: an answer without a readable amount leaves the column empty, never fails the row.
+    paidAmount: payment.amountCents ?? null,
+  };
+}
 
 /** Name of the derived key of the `pay` step (see the top of this file). Never change it. */
 export const PIX_PAY_KEY_NAME = 'pix-payments/pay';
@@ -153,33 +178,38 @@ export const pixPaymentsKind: BatchKind<PixPaymentRow> = {
             throw new StepOutcomeError('failed', err.code, err.message, { cause: err, detail: err.detail });
           throw err;
         }
-        const payment = await ctx.client.pixPayments.pay(request, pixPayKey(ctx.idempotencyKey), ctx.request);
-        return {
-          paymentId: payment.id,
-          paymentStatus: payment.status,
-          // The bank paid: an answer without a readable amount leaves the column empty, never fails the row.
-          paidAmount: payment.amountCents ?? null,
-        };
+        const payKey = pixPayKey(ctx.idempotencyKey);
+        if (ctx.resend) {
+          // An earlier attempt may have paid: find out before sending again (see the top of this file).
+          const found = await ctx.client.pixPayments.findByEndToEndId(init.endToEndId, ctx.request);
+          if (found.kind === 'found') return paidOutput(found.payment);
+          if (found.kind === 'cannot-tell' && !ctx.client.pixPayments.keyReplayed) {
+            const values = { e2e: init.endToEndId, key: payKey, reason: found.error.message };
+            throw new StepOutcomeError(
+              'uncertain',
+              PIX_PAYMENT_NOT_LOOKED_UP,
+              t('en', 'PIX_PAYMENT_NOT_LOOKED_UP', values),
+              { cause: found.error, detail: msg('PIX_PAYMENT_NOT_LOOKED_UP', values) },
+            );
+          }
+        }
+        return paidOutput(await ctx.client.pixPayments.pay(request, payKey, ctx.request));
       },
       async settleRefusal(ctx) {
         // The endToEndId is single-use and came from this row's own initialization: a payment made with it is ours.
         const e2e = ctx.previous.initialize?.endToEndId;
         if (typeof e2e !== 'string') return { kind: 'unclear', evidence: msg('EVIDENCE.noInitialization') };
-        try {
-          const payment = await ctx.client.pixPayments.getByEndToEndId(e2e, ctx.request);
+        const found = await ctx.client.pixPayments.findByEndToEndId(e2e, ctx.request);
+        if (found.kind === 'found') {
           return {
             kind: 'done',
-            evidence: msg('EVIDENCE.pixPaid', { id: payment.id, e2e }),
-            output: { paymentId: payment.id, paymentStatus: payment.status, paidAmount: payment.amountCents ?? null },
+            evidence: msg('EVIDENCE.pixPaid', { id: found.payment.id, e2e }),
+            output: paidOutput(found.payment),
           };
-        } catch (err) {
-          // Only the lookup's own "no such payment" proves it: a bare 404 may be a bank without this route (it is
-          // not in the spec), which proves nothing.
-          if (err instanceof NotFoundError && err.serviceCode === PIX_PAYMENT_NOT_FOUND) {
-            return { kind: 'not-done', evidence: msg('EVIDENCE.pixNotPaid', { e2e }) };
-          }
-          throw err;
         }
+        if (found.kind === 'absent') return { kind: 'not-done', evidence: msg('EVIDENCE.pixNotPaid', { e2e }) };
+        // A bare 404 may be a bank that does not find payments by endToEndId there: it proves nothing.
+        throw found.error;
       },
     },
   ],

@@ -22,6 +22,13 @@
  * - payment initialization (delbank only): moves no money; a resend hands out a new endToEndId and the first one is
  *   simply never used. The payment itself (the transfer) carries its IdempotencyKey in both profiles, and the
  *   single-use endToEndId is a second guard.
+ *
+ * THE PIX QR PAYMENT AFTER AN UNKNOWN OUTCOME (src/batches/pix-payments.ts, step `pay`): looked up first by the row's
+ * endToEndId (GET pixPaymentGet/{endToEndId}). Where that cannot tell, it is resent with its key only when the profile
+ * says the bank answers a repeated key with the first payment (`pixPaymentKeyReplayed`, config
+ * `bank.pixPaymentKeyReplayed`): remessa's reading of the interface (docs/service-gaps.md, "Idempotency"), not known
+ * of the provider's transfers (its clients send a key; nothing says what a repeat gets), so `false` in `delbank`: the
+ * row then stays `uncertain` for a person.
  */
 
 /** The profiles remessa knows. */
@@ -98,6 +105,12 @@ export interface BankProfile {
    * (its AddressDTO also has uf, state and street, which remessa's rows do not carry).
    */
   dynamicQrCity: 'city' | 'address';
+  /**
+   * Whether the bank answers a Pix QR payment sent again with the same IdempotencyKey with the first payment (never a
+   * second one). Decides whether a payment of unknown outcome that the lookup by endToEndId cannot find out about is
+   * resent (true) or left `uncertain` (false). See the top of this file.
+   */
+  pixPaymentKeyReplayed: boolean;
 }
 
 const INTERFACE_PATHS: Record<BankOperation, string> = {
@@ -151,6 +164,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     dynamicQrExpiresIn: 'number',
     staticQrBody: 'interface',
     dynamicQrCity: 'city',
+    pixPaymentKeyReplayed: true,
   },
   delbank: {
     name: 'delbank',
@@ -166,6 +180,7 @@ export const BANK_PROFILE_DEFINITIONS: Readonly<Record<BankProfileName, BankProf
     dynamicQrExpiresIn: 'string',
     staticQrBody: 'sdk',
     dynamicQrCity: 'address',
+    pixPaymentKeyReplayed: false,
   },
 };
 
@@ -174,6 +189,8 @@ export interface BankProfileOverrides {
   headers?: Partial<BankProfileHeaders> | undefined;
   /** Paths, one by one (each starts with '/'; `{name}` segments are filled in). */
   paths?: Partial<Record<BankOperation, string>> | undefined;
+  /** `BankProfile.pixPaymentKeyReplayed`, when the user knows better than the profile. */
+  pixPaymentKeyReplayed?: boolean | undefined;
 }
 
 /** The profile with the overrides applied. Throws a TypeError naming the bad override ("Expected X, got Y"). */
@@ -197,7 +214,12 @@ export function resolveBankProfile(name: BankProfileName, overrides: BankProfile
   for (const [h, value] of Object.entries(overrides.headers ?? {})) {
     if (value !== undefined) headers[h as keyof BankProfileHeaders] = value;
   }
-  return { ...base, headers, paths };
+  return {
+    ...base,
+    headers,
+    paths,
+    pixPaymentKeyReplayed: overrides.pixPaymentKeyReplayed ?? base.pixPaymentKeyReplayed,
+  };
 }
 
 /**

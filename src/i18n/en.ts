@@ -287,6 +287,8 @@ export const EN = {
   'EVIDENCE.noInitialization': 'no stored initialization to look up',
   'EVIDENCE.pixPaid': "the payment {id} was made with this row's endToEndId {e2e}",
   'EVIDENCE.pixNotPaid': "no payment was made with this row's endToEndId {e2e}",
+  PIX_PAYMENT_NOT_LOOKED_UP:
+    'This Pix payment may have gone through (its answer was lost), and the bank could not say whether a payment with endToEndId {e2e} exists ({reason}). It was not sent again: the bank is not known to answer a repeat under the same IdempotencyKey ({key}) with the first payment (setting bank.pixPaymentKeyReplayed). Check the account statement for endToEndId {e2e} before paying it by hand; the next run looks it up again',
   'APPROVAL.perFile': 'the file pays {amount}, over {setting} {limit}',
   'APPROVAL.perDay':
     "{used} of {kind} was let go on {day} (America/Sao_Paulo) already: with this file's {amount} it passes {setting} {limit}",

@@ -286,6 +286,8 @@ export const PT_BR: Catalogue = {
   'EVIDENCE.noInitialization': 'nenhuma inicialização guardada para consultar',
   'EVIDENCE.pixPaid': 'o pagamento {id} foi feito com o endToEndId {e2e} desta linha',
   'EVIDENCE.pixNotPaid': 'nenhum pagamento foi feito com o endToEndId {e2e} desta linha',
+  PIX_PAYMENT_NOT_LOOKED_UP:
+    'Este pagamento Pix pode ter sido feito (a resposta do banco se perdeu), e o banco não soube dizer se existe um pagamento com o endToEndId {e2e} ({reason}). Ele não foi enviado de novo: não se sabe se o banco responde a um reenvio com a mesma IdempotencyKey ({key}) com o primeiro pagamento (configuração bank.pixPaymentKeyReplayed). Confira no extrato da conta o endToEndId {e2e} antes de pagar à mão; a próxima execução consulta de novo',
   'APPROVAL.perFile': 'o arquivo paga {amount}, acima de {setting} {limit}',
   'APPROVAL.perDay':
     '{used} de {kind} já foram liberados em {day} (America/Sao_Paulo): com os {amount} deste arquivo, passa de {setting} {limit}',

@@ -30,7 +30,10 @@
  *   `maxRateLimitedAttempts` (20): the row is `waiting` (nothing was processed), sent by the next run or the daemon's
  *   next pass; `uncertain` only when an earlier attempt's outcome is unknown.
  * - no answer or 5xx, may have reached the bank: the step is `unknown`. Then:
- *     read step, or a step that sends the IdempotencyKey -> sent again (same key) per the retry policy;
+ *     read step, or a step that sends the IdempotencyKey -> sent again (same key) per the retry policy; the step,
+ *       run with `ctx.resend`, may look its effect up first and answer from it, or leave the row `uncertain` when
+ *       the lookup cannot tell and the bank is not known to replay the key (pix-payments' `pay`,
+ *       src/batches/pix-payments.ts);
  *     a step without key that has `recover` -> looked up first; created only if certainly absent;
  *     a step with neither (money above all) -> never resent: the row ends `uncertain`.
  * - retry budget spent -> the row ends `uncertain` with the reason; the next run of the batch (processBatch again,

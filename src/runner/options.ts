@@ -217,6 +217,7 @@ export function runnerOptionsFromConfig(config: Config, logger: Logger): RunnerO
     accountId: b.accountId,
     profile: b.profile,
     paths: { ...b.paths },
+    ...(b.pixPaymentKeyReplayed !== undefined ? { pixPaymentKeyReplayed: b.pixPaymentKeyReplayed } : {}),
     ...(b.headers.apiKey ? { apiKeyHeader: b.headers.apiKey } : {}),
     ...(b.headers.accountId ? { accountIdHeader: b.headers.accountId } : {}),
     ...(b.headers.idempotencyKey ? { idempotencyKeyHeader: b.headers.idempotencyKey } : {}),

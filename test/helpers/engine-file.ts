@@ -11,12 +11,14 @@ import path from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeEach } from 'vitest';
 import type { BankClient } from '../../src/bank/client.js';
+import type { BankClientOptions } from '../../src/bank/options.js';
 import type { BatchKind } from '../../src/batches/kind.js';
 import { readBatch } from '../../src/csv/reader.js';
 import type { Locale } from '../../src/i18n/index.js';
 import { RequestQueue } from '../../src/queue/index.js';
 import type { CredentialsRefusedSettings } from '../../src/runner/bank-gate.js';
 import { processBatch } from '../../src/runner/engine.js';
+import type { SandboxOptionsInput } from '../../src/sandbox/options.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY } from '../../src/sandbox/server.js';
 import type { BatchPolicy, Store } from '../../src/store/index.js';
 import { sandboxPerTest } from './sandbox.js';
@@ -34,8 +36,17 @@ export interface EngineFileOptions {
   credentialsRefused?: CredentialsRefusedSettings;
 }
 
-export function engineFilePerTest(prefix: string) {
-  const bank = sandboxPerTest({ sandbox: { port: 0 }, client: { apiKey: SANDBOX_PUBLIC_API_KEY } });
+/** The bank of every test of the file: the sandbox's options and the client's (a dialect: both `profile`). */
+export interface EngineFileBank {
+  sandbox?: SandboxOptionsInput;
+  client?: Partial<Omit<BankClientOptions, 'baseUrl'>>;
+}
+
+export function engineFilePerTest(prefix: string, bankOptions: EngineFileBank = {}) {
+  const bank = sandboxPerTest({
+    sandbox: { port: 0, ...bankOptions.sandbox },
+    client: { apiKey: SANDBOX_PUBLIC_API_KEY, ...bankOptions.client },
+  });
   let dir: string;
   let sandbox: RunningSandbox;
   let client: BankClient;
