@@ -159,6 +159,17 @@ describe('what the client sends, per profile', () => {
     });
   });
 
+  it('a dynamic QR code without expiresIn: delbank sends its clients\' default "86400", interface leaves it to the bank', async () => {
+    const { url, seen } = await recorder(() => ({ payloadPix: '000201...', qrCodePayload: '000201...' }));
+    await clientOf(url, { profile: 'delbank' }).qrCodes.createDynamic({
+      correlationId: randomUUID(),
+      amountCents: 100,
+    });
+    await clientOf(url).qrCodes.createDynamic({ correlationId: randomUUID(), amountCents: 100 });
+    expect(JSON.parse(seen[0]!.body).expiresIn).toBe('86400');
+    expect(JSON.parse(seen[1]!.body).expiresIn).toBeUndefined();
+  });
+
   it('interface: the spec names and paths, the account id on webhooks only, keys where the spec asks', async () => {
     const { url, seen } = await recorder((u) =>
       u.includes('/webhooks') ? [] : { id: 'p1', status: 'PIX_PROCESSING', endToEndId: 'E', amount: 10.5 },

@@ -183,8 +183,15 @@ export function pixTransferBody(request: PixPaymentRequest): Record<string, unkn
 }
 
 /**
- * Body of the dynamic QR creation (spec 2.9). `expiresIn` is a number in the spec; the provider's clients send a
- * string of digits ("86400"), hence `expiresInAs`. The city is `city: {name, zipCode}` in the spec and
+ * What the provider's clients send as a dynamic QR's `expiresIn` when the caller gives none (their default, the
+ * string "86400": a day, the service's own default too).
+ */
+export const SDK_DYNAMIC_QR_EXPIRES_IN_SECONDS = 86_400;
+
+/**
+ * Body of the dynamic QR creation (spec 2.9). `expiresIn` is a number in the spec, left out when the row gives none
+ * (the bank's default); the provider's clients always send it, a string of digits ("86400" by default), hence
+ * `expiresInAs`. The city is `city: {name, zipCode}` in the spec and
  * `address: {cityName, zipCode}` in the provider's clients (`cityAs`): under the other name it would be ignored and
  * the code would carry the account's city instead of the row's.
  */
@@ -202,9 +209,9 @@ export function dynamicQrBody(
     description: input.description,
     formatResponse: input.formatResponse,
     expiresIn:
-      input.expiresInSeconds === undefined || expiresInAs === 'number'
+      expiresInAs === 'number'
         ? input.expiresInSeconds
-        : String(input.expiresInSeconds),
+        : String(input.expiresInSeconds ?? SDK_DYNAMIC_QR_EXPIRES_IN_SECONDS),
     payer: input.payer,
     city: cityAs === 'city' ? input.city : undefined,
     address,

@@ -93,7 +93,10 @@ export interface BankProfile {
   keyless: ReadonlySet<KeyedOperation>;
   /** Body of the Pix QR payment: the spec's fields, or the SDK's transfer (type "Pix", saveFavorite, tags...). */
   pixPaymentBody: 'interface' | 'transfer';
-  /** Dynamic QR `expiresIn` as a JSON number (spec) or a string of digits (the SDK sends "86400"). */
+  /**
+   * Dynamic QR `expiresIn` as a JSON number, left out when the row gives none (spec), or a string of digits, "86400"
+   * when the row gives none (the SDK's default).
+   */
   dynamicQrExpiresIn: 'number' | 'string';
   /**
    * Body of the static QR creation: the spec's (`type`, `description`, the payer's message as `additionalInformation`)
