@@ -100,7 +100,8 @@ export interface BankProfile {
   dynamicQrExpiresIn: 'number' | 'string';
   /**
    * Body of the static QR creation: the spec's (`type`, `description`, the payer's message as `additionalInformation`)
-   * or the SDK's (the message as `additionalInfo`, `source: "QR_CODE_API"`, no `type` nor internal `description`).
+   * or the SDK's (the message as `additionalInfo`, `source: "QR_CODE_API"`). Both keep `type` and the internal
+   * `description`, which the SDK's request does not have (docs/providers.md, "What is uncertain").
    */
   staticQrBody: 'interface' | 'sdk';
   /**
