@@ -14,7 +14,8 @@
  *   and distinct from the initialization's key (one key per request: a bank that remembers keys per operation or
  *   globally sees two different requests). Besides the key, the single-use endToEndId guards against a second payment.
  *   In the `delbank` profile the payment is a transfer (POST /baas/api/v2/transfers), with the same key: the
- *   provider's clients send one there too, so exactly-once holds the same way in both profiles.
+ *   provider's clients send one there too; but whether the provider answers a repeat with the first transfer is not
+ *   known, so there a resend after an unknown outcome waits for the lookup's proof (below).
  *
  * Natural key: payload + amount in cents (the same QR code paid twice with the same amount is one intent; to pay a
  * reusable static QR code twice on purpose, give each row its own `idempotencyKey`).
