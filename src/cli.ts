@@ -378,21 +378,29 @@ function buildProgram(): Command {
       }),
     );
 
-  const decide = (ref: string, decision: Decision) =>
+  // Who decides is the OS user running the command (src/store/approvals.ts rule 3); `--by` is the name they write,
+  // recorded beside it (a person's name differs from their login, so it is not refused for differing).
+  const decide = (
+    ref: string,
+    decision: Omit<Extract<Decision, { approve: true }>, 'user'> | Omit<Extract<Decision, { approve: false }>, 'user'>,
+  ) =>
     guard(async () => {
       const { config, log } = setup(program, { bankSecrets: false });
-      const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }] = await Promise.all([
-        import('./runner/approval.js'),
-        import('./runner/options.js'),
-        import('./store/place.js'),
-      ]);
+      const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }, { processUser }] = await Promise.all(
+        [
+          import('./runner/approval.js'),
+          import('./runner/options.js'),
+          import('./store/place.js'),
+          import('./runner/os-users.js'),
+        ],
+      );
       const options = runnerOptionsFromConfig(config, log);
       const store = runnerStorePlace(options);
       if (!store.exists()) throw new RemessaError('APPROVAL_NO_STORE', say('CLI.noStore', { where: store.where }));
       return decideCommand({
         store,
         ref,
-        decision,
+        decision: { ...decision, user: await processUser() },
         rules: {
           forbidSameAsOwner: options.controls?.forbidSameAsOwner ?? true,
           makers: options.controls?.makers ?? [],

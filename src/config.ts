@@ -272,6 +272,9 @@ export const configSchema = z.strictObject({
       kinds: z.array(z.enum(KIND_NAMES)).optional(),
       forbidSameAsOwner: z.boolean().default(true),
       makers: z.array(z.string().trim().min(1)).default([]),
+      // A folder only approvers can write, outside the inbox: `.approved` markers are looked for there (same
+      // subfolder and name as the file had in the inbox) instead of beside the file. Made absolute like `folders`.
+      markersFrom: z.string().min(1).optional(),
       pollMs: positiveInt.default(2_000),
     })
     .prefault({}),
@@ -505,7 +508,20 @@ export function buildConfig(
   const bankTls = resolveBankTls(parsed.bank.tls, env, cwd);
   const sandboxTls = resolveSandboxTls(parsed.sandbox.tls, cwd);
   // Against a real bank, files that move money out wait for a person unless the config says otherwise.
-  const approval = { ...parsed.approval, kinds: parsed.approval.kinds ?? (embedded ? [] : [...MONEY_OUT_KINDS]) };
+  const approval = {
+    ...parsed.approval,
+    kinds: parsed.approval.kinds ?? (embedded ? [] : [...MONEY_OUT_KINDS]),
+    ...(parsed.approval.markersFrom !== undefined
+      ? { markersFrom: path.resolve(base, parsed.approval.markersFrom) }
+      : {}),
+  };
+  if (approval.markersFrom !== undefined && !path.relative(folders.inbox, approval.markersFrom).startsWith('..')) {
+    // Whoever writes the inbox (the makers) could then write markers: the folder would guard nothing.
+    throw new ConfigError(
+      `${where}: approval.markersFrom: expected a folder outside the inbox (${folders.inbox}), got ${approval.markersFrom}`,
+      { code: 'CONFIG_INVALID' },
+    );
+  }
   return deepFreeze({
     ...parsed,
     approval,

@@ -152,14 +152,20 @@ describe.each(engines)('on $name', (engine) => {
 
       // No decision before the preview; the owner and a maker are refused; nothing changes then.
       await expect(
-        decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date()),
+        decideApproval(store, 'b1', { approve: true, by: 'Ana', user: 'ana', via: 'command' }, RULES, new Date()),
       ).rejects.toThrow(/ainda não tem prévia/);
       await markPreviewWritten(store, 'b1', new Date());
       for (const [by, why] of [
         [' Maria ', /Maria é dono do arquivo/],
         ['JOAO', /JOAO consta em approval\.makers/],
       ] as const) {
-        const refused = decideApproval(store, 'b1', { approve: true, by, via: 'command' }, RULES, new Date());
+        const refused = decideApproval(
+          store,
+          'b1',
+          { approve: true, by, user: 'ana', via: 'command' },
+          RULES,
+          new Date(),
+        );
         await expect(refused).rejects.toThrow(ApprovalError);
         await expect(refused).rejects.toThrow(why);
       }
@@ -168,7 +174,7 @@ describe.each(engines)('on $name', (engine) => {
       const early = decideApproval(
         store,
         'b1',
-        { approve: true, by: 'Ana', via: 'marker', madeAt: new Date(preview - 1) },
+        { approve: true, by: 'Ana', user: 'ana', via: 'marker', madeAt: new Date(preview - 1) },
         RULES,
         new Date(),
       );
@@ -177,18 +183,121 @@ describe.each(engines)('on $name', (engine) => {
       expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
       // In English when the decider's locale says so.
       await expect(
-        decideApproval(store, 'b1', { approve: true, by: 'joao', via: 'command', locale: 'en' }, RULES, new Date()),
+        decideApproval(
+          store,
+          'b1',
+          { approve: true, by: 'joao', user: 'ana', via: 'command', locale: 'en' },
+          RULES,
+          new Date(),
+        ),
       ).rejects.toThrow(/joao is listed in approval\.makers/);
       expect((await getApproval(store, 'b1'))?.state).toBe('awaiting');
 
-      await decideApproval(store, 'b1', { approve: true, by: 'Ana', via: 'command' }, RULES, new Date());
+      await decideApproval(store, 'b1', { approve: true, by: 'Ana', user: 'ana', via: 'command' }, RULES, new Date());
       await expect(
-        decideApproval(store, 'b1', { approve: false, by: 'Ana', via: 'command', note: 'x' }, RULES, new Date()),
+        decideApproval(
+          store,
+          'b1',
+          { approve: false, by: 'Ana', user: 'ana', via: 'command', note: 'x' },
+          RULES,
+          new Date(),
+        ),
       ).rejects.toThrow(/já teve decisão \(approved\) de Ana/);
       expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
       expect((await store.getBatch('b1'))?.status).toBe('running');
       await store.recordIntent('b1', 2, 'pay');
       expect((await store.getRow('b1', 2))?.state).toBe('in_flight');
+    });
+
+    it('the approver is the OS user who decided, not the name written; an unknown or indistinct one is refused', async () => {
+      const approve = (user: string | null, via: 'command' | 'marker' = 'marker', rules = RULES) =>
+        decideApproval(
+          store,
+          'i1',
+          { approve: true, by: 'Maria Gerente', user, via, marker: 'lote.approved', locale: 'en' },
+          rules,
+          new Date(),
+        );
+      const refusal = async (user: string | null, via: 'command' | 'marker' = 'marker', rules = RULES) => {
+        const err = await approve(user, via, rules).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApprovalError);
+        expect((await getApproval(store, 'i1'))?.state).toBe('awaiting');
+        return (err as ApprovalError).message;
+      };
+      await storedBatch('i1', [1000]);
+      expect(await gateBatch(store, 'i1', controls(), 'joao.caixa')).toBe('hold');
+      await markPreviewWritten(store, 'i1', new Date());
+      // The clerk who sent the file writes his manager's name: the marker is his, so it is refused.
+      expect(await refusal('joao.caixa')).toBe(
+        'lote.approved was written by the OS user joao.caixa, the one who sent the file, and approval.forbidSameAsOwner ' +
+          'is on: the approver is who writes the marker, not the name written in it (Maria Gerente). Another person ' +
+          'must approve it, as their own user',
+      );
+      expect(await refusal(' JOAO.CAIXA ', 'command')).toMatch(
+        /^remessa approve ran as the OS user JOAO\.CAIXA, the one who sent the file.*not --by \(Maria Gerente\)/,
+      );
+      // Nobody can be told apart: refused, saying what to do.
+      expect(await refusal(null)).toMatch(
+        /^Who wrote lote\.approved is not known \(owner: unknown\).*run as your own OS/,
+      );
+      expect(await refusal('nobody', 'command')).toMatch(/^The OS user running this command is not known \(nobody\)/);
+      expect(await refusal('uid 65534')).toMatch(/not known \(owner: uid 65534\)/);
+      // An OS user listed in approval.makers, whatever name is written.
+      expect(await refusal('joao', 'command')).toBe(
+        'joao is listed in approval.makers (prepares files): another person must approve it',
+      );
+      // forbidSameAsOwner off: the owner is not compared (the makers still are).
+      expect(await refusal('joao', 'marker', { forbidSameAsOwner: false, makers: ['joao'] })).toMatch(
+        /^joao is listed/,
+      );
+
+      const approved = await approve('maria');
+      expect(approved).toMatchObject({ state: 'approved', decidedBy: 'Maria Gerente', decidedUser: 'maria' });
+    });
+
+    it('a file whose maker cannot be told (unknown, nobody) is never approved while forbidSameAsOwner is on', async () => {
+      for (const [id, owner] of [
+        ['u1', null],
+        ['u2', 'nobody'],
+      ] as const) {
+        await storedBatch(id, [1000]);
+        expect(await gateBatch(store, id, controls(), owner)).toBe('hold');
+        await markPreviewWritten(store, id, new Date());
+        for (const user of ['maria', owner]) {
+          const refused = decideApproval(
+            store,
+            id,
+            { approve: true, by: 'Maria', user, via: 'command' },
+            RULES,
+            new Date(),
+          );
+          await expect(refused).rejects.toThrow(
+            new RegExp(`^Não se sabe quem enviou o arquivo \\(dono: ${owner ?? 'desconhecido'}\\).*PrivateUsers=true`),
+          );
+        }
+        expect((await store.getBatch(id))?.status).toBe('awaiting_approval');
+        // Off, it may be approved (the makers still checked); a rejection is never refused.
+        const off = { forbidSameAsOwner: false, makers: ['joao'] };
+        if (id === 'u1') {
+          await decideApproval(
+            store,
+            id,
+            { approve: true, by: 'Maria', user: 'maria', via: 'command' },
+            off,
+            new Date(),
+          );
+          expect((await getApproval(store, id))?.state).toBe('approved');
+        } else {
+          await decideApproval(
+            store,
+            id,
+            { approve: false, by: 'Maria', user: null, via: 'command', note: 'x' },
+            RULES,
+            new Date(),
+          );
+          expect((await getApproval(store, id))?.state).toBe('rejected');
+        }
+      }
     });
 
     it('rejected: every unfinished row rejected (an uncertain lookup too), the batch done, no intent possible', async () => {
@@ -199,7 +308,7 @@ describe.each(engines)('on $name', (engine) => {
       await decideApproval(
         store,
         'b2',
-        { approve: false, by: 'Ana', via: 'command', note: 'wrong' },
+        { approve: false, by: 'Ana', user: 'ana', via: 'command', note: 'wrong' },
         RULES,
         new Date(),
       );
@@ -216,7 +325,7 @@ describe.each(engines)('on $name', (engine) => {
       await storedBatch('b3', [1000]);
       await gateBatch(store, 'b3', controls(), null);
       await markPreviewWritten(store, 'b3', new Date());
-      const decision = { approve: false, by: 'Ana', via: 'command', note: 'wrong', locale: 'en' } as const;
+      const decision = { approve: false, by: 'Ana', user: 'ana', via: 'command', note: 'wrong', locale: 'en' } as const;
       await decideApproval(store, 'b3', decision, RULES, new Date());
       expect((await store.getRow('b3', 2))?.errorMessage).toMatch(/^Rejected by Ana at .*: wrong; nothing was sent$/);
     });
@@ -252,17 +361,17 @@ describe.each(engines)('on $name', (engine) => {
       const day2 = new Date('2026-11-24T15:00:00Z');
       // Held on the 23rd; the bank could not be reached for its lookups: its rows wait.
       await storedBatch('w1', [2000, 2000]);
-      expect(await gateBatch(store, 'w1', c, null, day1)).toBe('hold');
+      expect(await gateBatch(store, 'w1', c, 'maria', day1)).toBe('hold');
       for (const line of [2, 3]) {
         await store.recordRowWaiting('w1', line, null, { code: 'BANK_UNREACHABLE', message: 'unreachable' });
       }
       // Another file, held the same day within the limit alone (its preview: nothing let go yet).
       await storedBatch('w2', [2000]);
-      expect(await gateBatch(store, 'w2', c, null, day1)).toBe('hold');
+      expect(await gateBatch(store, 'w2', c, 'maria', day1)).toBe('hold');
       expect((await getApproval(store, 'w2'))?.reasons.map((r) => r.code)).toEqual([APPROVAL_CODES.required]);
       for (const id of ['w1', 'w2']) {
         await markPreviewWritten(store, id, day1);
-        await decideApproval(store, id, { approve: true, by: 'Ana', via: 'command' }, RULES, day1);
+        await decideApproval(store, id, { approve: true, by: 'Ana', user: 'ana', via: 'command' }, RULES, day1);
       }
       // Approved on the 23rd, let go on the 24th: its waiting rows are let go too, and count.
       expect(await gateBatch(store, 'w1', c, null, day2)).toBe('go');
@@ -282,10 +391,10 @@ describe.each(engines)('on $name', (engine) => {
       expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(4000);
       // A new decision needs the new preview; once approved on it, the limit it shows is overridden.
       await expect(
-        decideApproval(store, 'w2', { approve: true, by: 'Rui', via: 'command' }, RULES, day2),
+        decideApproval(store, 'w2', { approve: true, by: 'Rui', user: 'ana', via: 'command' }, RULES, day2),
       ).rejects.toMatchObject({ code: APPROVAL_CODES.noPreview });
       await markPreviewWritten(store, 'w2', day2);
-      await decideApproval(store, 'w2', { approve: true, by: 'Rui', via: 'command' }, RULES, day2);
+      await decideApproval(store, 'w2', { approve: true, by: 'Rui', user: 'ana', via: 'command' }, RULES, day2);
       expect(await gateBatch(store, 'w2', c, null, day2)).toBe('go');
       expect(await releasedOnDay(store, 'bill-payments', '2026-11-24')).toBe(6000);
     });

@@ -98,13 +98,13 @@ describe('the command line speaks its user`s language', () => {
     expect(help.stdout).toContain('Uso: remessa approve');
     expect(help.stdout).toContain('libera para pagamento um arquivo que espera aprovação');
     expect(help.stdout).toContain('Opções:');
-    expect(help.stdout).toContain('--by <name>  quem aprova (registrado com a hora)');
+    expect(help.stdout).toContain('--by <name>  o nome de quem aprova, registrado com a hora ao lado do usuário');
     expect(help.stdout).toContain('-h, --help   mostra a ajuda do comando');
     expect(help.stdout).not.toMatch(/Usage|Options|display help/);
 
     const english = await cli(['approve', '--help', '--locale', 'en'], dir);
     expect(english.stdout).toContain('Usage: remessa approve');
-    expect(english.stdout).toContain('--by <name>  who approves (recorded with the time)');
+    expect(english.stdout).toContain("--by <name>  the approver's name, recorded with the time beside the OS");
     const file = path.join(dir, 'remessa.jsonc');
     writeFileSync(file, '{ "locale": "en" } // the operator reads English');
     const configured = await cli(['--config', file, 'status', '--sinse', '2026-11-01'], dir);

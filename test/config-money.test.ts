@@ -29,6 +29,20 @@ describe('approval and limits settings', () => {
     ]);
   });
 
+  it('approval.markersFrom is made absolute like the folders, and refused inside the inbox', () => {
+    const c = buildConfig({ folders: { base: '/srv/remessa' }, approval: { markersFrom: 'aprovacoes' } }, { env: {} });
+    expect(c.approval.markersFrom).toBe('/srv/remessa/aprovacoes');
+    expect(moneyControlsFromConfig(c).markersDir).toBe('/srv/remessa/aprovacoes');
+    expect(moneyControlsFromConfig(buildConfig({}, { env: {} })).markersDir).toBeUndefined();
+    for (const inside of ['inbox', 'inbox/aprovacoes']) {
+      expect(
+        errorOf(() =>
+          buildConfig({ folders: { base: '/srv/remessa' }, approval: { markersFrom: inside } }, { env: {} }),
+        ).message,
+      ).toMatch(/approval\.markersFrom: expected a folder outside the inbox \(\/srv\/remessa\/inbox\), got \/srv/);
+    }
+  });
+
   it('limits are reais as decimal strings, cents inside; anything else is refused naming the setting', () => {
     const c = buildConfig(
       { limits: { 'bill-payments': { perRow: '1500.5', perFile: '20000.00', perDay: '100000' } } },

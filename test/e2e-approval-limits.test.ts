@@ -23,6 +23,12 @@ import {
 } from './e2e-harness.js';
 import { closedPort } from './helpers/net.js';
 
+/**
+ * The OS owner of the files that wait: not root, the account the tests (and so the daemon) run as, whose files have
+ * no maker that can be told (src/store/approvals.ts rule 3); `remessa approve` runs as root.
+ */
+const MAKER_UID = 23456;
+
 const sandboxes: SandboxProcess[] = [];
 afterAll(async () => {
   for (const s of sandboxes) await s.stop();
@@ -78,7 +84,7 @@ describe('the day limit of a kind that waits for approval', () => {
       limits: { 'bill-payments': { perDay: '500.00' } },
     });
     // The night's run: the bank is down, the bills cannot be looked up; the file waits, its rows too.
-    await drop(ws, Buffer.from(billsCsv([15_000, 15_000])), 'bill-payments/noite.csv');
+    await drop(ws, Buffer.from(billsCsv([15_000, 15_000])), 'bill-payments/noite.csv', { uid: MAKER_UID });
     const first = await cli(ws, 'run');
     expect(first.code).toBe(3);
     const preview = await previewOf(ws, 'noite');
@@ -96,7 +102,7 @@ describe('the day limit of a kind that waits for approval', () => {
     expect(releasedCents(ws)).toBe(30_000);
 
     // A second file of R$ 300,00 the same day passes R$ 500,00: its preview says so before anyone approves it.
-    await drop(ws, Buffer.from(billsCsv([30_000])), 'bill-payments/tarde.csv');
+    await drop(ws, Buffer.from(billsCsv([30_000])), 'bill-payments/tarde.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     const waits = (await previewOf(ws, 'tarde')).filter((r) => r.barCode?.startsWith('WAITS:'));
     expect(waits.map((r) => r.barCode)).toEqual(['WAITS: APPROVAL_REQUIRED', 'WAITS: LIMIT_PER_DAY']);
@@ -113,8 +119,8 @@ describe('two files that wait the same day, each within the day limit alone', ()
       approval: { kinds: ['bill-payments'] },
       limits: { 'bill-payments': { perDay: '500.00' } },
     });
-    await drop(ws, Buffer.from(billsCsv([15_000, 15_000])), 'bill-payments/manha.csv');
-    await drop(ws, Buffer.from(billsCsv([10_000, 20_000])), 'bill-payments/tarde.csv');
+    await drop(ws, Buffer.from(billsCsv([15_000, 15_000])), 'bill-payments/manha.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(billsCsv([10_000, 20_000])), 'bill-payments/tarde.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     // Nothing is let go yet: each preview shows only that the kind waits for approval.
     for (const stem of ['manha', 'tarde']) {
@@ -167,9 +173,10 @@ describe('two files that wait the same day, each within the day limit alone', ()
     const outside = path.join(ws.dir, 'exports', 'bill-payments', 'fora.csv');
     await fs.mkdir(path.dirname(outside), { recursive: true });
     await fs.writeFile(outside, billsCsv([40_000]));
+    await fs.chown(outside, MAKER_UID, MAKER_UID);
     expect((await cli(ws, 'run', outside)).code).toBe(3);
     // Before it is approved, another file of the day is approved and paid: R$ 200,00 let go.
-    await drop(ws, Buffer.from(billsCsv([20_000])), 'bill-payments/antes.csv');
+    await drop(ws, Buffer.from(billsCsv([20_000])), 'bill-payments/antes.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     expect((await cli(ws, 'approve', 'antes.csv', '--by', 'Carla Tesouraria')).code).toBe(0);
     expect((await cli(ws, 'run')).stdout).toMatch(/antes\.csv: succeeded 1/);
@@ -204,7 +211,7 @@ describe('a file that waits for approval, one of its bills not looked up (the ba
       approval: { kinds: ['bill-payments'] },
     });
     await sandbox.setFaults([{ route: '/baas/api/v1/bill-payments/:paymentIdentifier', errorRate: 1 }]);
-    await drop(ws, Buffer.from(billsCsv([12_300])), 'bill-payments/consulta.csv');
+    await drop(ws, Buffer.from(billsCsv([12_300])), 'bill-payments/consulta.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     expect((await cli(ws, 'status')).stdout).toMatch(/Linhas incertas: 1\n.*consulta\.csv linha 2 etapa lookup/);
 
@@ -242,9 +249,9 @@ describe('an .approved marker when two takings of one file name wait', () => {
     sandboxes.push(sandbox);
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
     // Yesterday's export still waits; today's, of the same name, arrives beside it.
-    await drop(ws, Buffer.from(billsCsv([11_100])), 'bill-payments/pagamentos.csv');
+    await drop(ws, Buffer.from(billsCsv([11_100])), 'bill-payments/pagamentos.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
-    await drop(ws, Buffer.from(billsCsv([22_200])), 'bill-payments/pagamentos.csv');
+    await drop(ws, Buffer.from(billsCsv([22_200])), 'bill-payments/pagamentos.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     const previews = (await fs.readdir(path.join(ws.outbox, 'bill-payments'))).filter((n) =>
       n.endsWith('.preview.csv'),

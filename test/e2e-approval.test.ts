@@ -4,6 +4,11 @@
  * (the sandbox's effects ledger shows no payment, across a daemon restart), its preview is right; `remessa approve`
  * pays it once; `remessa reject` answers it with nothing sent; an `.approved` marker approves it, and a maker's is
  * refused; the file's owner may not approve it. Limits per row, per file and per day (across files and a restart).
+ *
+ * Who did what is the OS owner of the file (src/store/approvals.ts rule 3). The tests run as root, which is also the
+ * account the daemon runs as: a file it takes owned by root has no maker that can be told. So files that wait are
+ * dropped owned by MAKER_UID (the clerk who sends them), markers written owned by APPROVER_UID (the manager);
+ * neither uid has a name in /etc/passwd, so they read `uid 23456` and `uid 12345`. `remessa approve` runs as root.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +19,7 @@ import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
   answersOf,
   drop,
+  dropIn,
   EXAMPLES,
   makeWorkspace,
   type Proc,
@@ -27,6 +33,10 @@ import {
   waitFor,
   waitForAnswer,
 } from './e2e-harness.js';
+
+/** The clerk who sends the files (their OS owner), and the manager who approves them. */
+const MAKER_UID = 23456;
+const APPROVER_UID = 12345;
 
 let sandbox: SandboxProcess;
 const daemons: Proc[] = [];
@@ -75,6 +85,11 @@ async function restart(ws: Workspace, d: Proc): Promise<Proc> {
   expect(await stopDaemon(d)).toBe(0);
   daemons.splice(daemons.indexOf(d), 1);
   return daemonOn(ws);
+}
+
+/** Writes an `.approved` marker in the inbox (`inbox/<relative>`) as the OS user `uid` (the manager by default). */
+function marker(ws: Workspace, relative: string, text: string, uid = APPROVER_UID): Promise<void> {
+  return dropIn(ws.inbox, Buffer.from(text), relative, { uid });
 }
 
 function cli(ws: Workspace, ...args: string[]) {
@@ -134,7 +149,7 @@ describe('a bill-payments file that waits for approval', () => {
     let daemon = await daemonOn(ws);
     const paidBefore = await paidCount();
     const { text, barCodes } = billsCsv([12_345, 6_789]);
-    await drop(ws, Buffer.from(text), 'bill-payments/fornecedores.csv');
+    await drop(ws, Buffer.from(text), 'bill-payments/fornecedores.csv', { uid: MAKER_UID });
 
     const preview = await previewOf(ws, 'fornecedores');
     const rows = preview.filter((r) => /^\d{44}$/.test(r.barCode ?? ''));
@@ -158,8 +173,9 @@ describe('a bill-payments file that waits for approval', () => {
     expect(batchRow(ws, 'fornecedores.csv').status).toBe('awaiting_approval');
     expect(await answersOf(ws, 'bill-payments', 'fornecedores')).toEqual([]);
 
-    // The file's owner (the OS user who dropped it) may not approve it (approval.forbidSameAsOwner, on by default).
-    const owner = os.userInfo().username;
+    // The file's owner (the OS user who dropped it) may not approve it (approval.forbidSameAsOwner, on by default),
+    // not even by writing its name as --by while another OS user runs the command.
+    const owner = `uid ${MAKER_UID}`;
     const refused = await cli(ws, 'approve', 'fornecedores.csv', '--by', owner);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe(
@@ -175,7 +191,7 @@ describe('a bill-payments file that waits for approval', () => {
     expect(approved.stderr).toBe('');
     expect(approved.code).toBe(0);
     expect(approved.stdout).toMatch(
-      /^fornecedores\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): aprovado por Maria Conferente em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; o daemon o paga em instantes/,
+      /^fornecedores\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): aprovado por Maria Conferente \(usuário do sistema root\) em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; o daemon o paga em instantes/,
     );
 
     const answer = await waitForAnswer(ws, 'bill-payments', 'fornecedores');
@@ -190,12 +206,13 @@ describe('a bill-payments file that waits for approval', () => {
     );
     const db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
     const decision = db
-      .prepare('SELECT state, decided_by, decided_at, decided_via, owner FROM approvals')
+      .prepare('SELECT state, decided_by, decided_user, decided_at, decided_via, owner FROM approvals')
       .get() as Record<string, string>;
     db.close();
     expect(decision).toMatchObject({
       state: 'approved',
       decided_by: 'Maria Conferente',
+      decided_user: os.userInfo().username,
       decided_via: 'command',
       owner,
     });
@@ -214,12 +231,12 @@ describe('a bill-payments file that waits for approval', () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
     await daemonOn(ws);
     const paidBefore = await paidCount();
-    await drop(ws, Buffer.from(billsCsv([5_000, 6_000, 7_000]).text), 'bill-payments/errado.csv');
+    await drop(ws, Buffer.from(billsCsv([5_000, 6_000, 7_000]).text), 'bill-payments/errado.csv', { uid: MAKER_UID });
     await previewOf(ws, 'errado');
     const r = await cli(ws, 'reject', 'errado.csv', '--by', 'Ana Gerente', '--note', 'fornecedor errado');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^errado\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): rejeitado por Ana Gerente em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; toda linha é respondida `rejected`, nada foi enviado\n$/,
+      /^errado\.csv \(\d{8}T\d{6}Z-[0-9a-f]{8}\): rejeitado por Ana Gerente \(usuário do sistema root\) em \d\d\/\d\d\/\d{4} \d\d:\d\d:\d\d; toda linha é respondida `rejected`, nada foi enviado\n$/,
     );
     const answer = await waitForAnswer(ws, 'bill-payments', 'errado');
     const rows = parseResultCsv(answer.text);
@@ -237,23 +254,23 @@ describe('a bill-payments file that waits for approval', () => {
     });
     await daemonOn(ws);
     const paidBefore = await paidCount();
-    await drop(ws, Buffer.from(billsCsv([4_321]).text), 'bill-payments/lote.csv');
+    await drop(ws, Buffer.from(billsCsv([4_321]).text), 'bill-payments/lote.csv', { uid: MAKER_UID });
     await previewOf(ws, 'lote');
 
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.csv.approved'), 'joao.faturista\n');
+    await marker(ws, 'bill-payments/lote.csv.approved', 'joao.faturista\n');
     const refusal = await refusalOf(ws, 'lote');
     expect(refusal).toBe(
       'lote.csv.approved não aprovou lote.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
         'APPROVAL_REFUSED: joao.faturista consta em approval.makers (prepara arquivos): outra pessoa deve aprová-lo\n',
     );
     // A second refused marker leaves its own note: the first is never overwritten.
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.approved'), 'JOAO.FATURISTA\n');
+    await marker(ws, 'bill-payments/lote.approved', 'JOAO.FATURISTA\n');
     expect(await refusalOf(ws, 'lote', 2)).toContain('APPROVAL_REFUSED: JOAO.FATURISTA consta em approval.makers');
     expect(await refusalOf(ws, 'lote')).toBe(refusal);
     expect(await paidCount()).toBe(paidBefore);
     expect(batchRow(ws, 'lote.csv').status).toBe('awaiting_approval');
 
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'lote.approved'), 'Carla Tesouraria\n');
+    await marker(ws, 'bill-payments/lote.approved', 'Carla Tesouraria\n');
     const answer = await waitForAnswer(ws, 'bill-payments', 'lote');
     expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
     expect(await paidCount()).toBe(paidBefore + 1);
@@ -264,23 +281,117 @@ describe('a bill-payments file that waits for approval', () => {
   }, 120_000);
 });
 
+describe('who approves is the OS user who did it, not the name written (maker-checker)', () => {
+  it("a marker the sender wrote with his manager's name is refused, a link too, nothing paid; the manager's pays once", async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([3_456]).text), 'bill-payments/pagamentos.csv', { uid: MAKER_UID });
+    await previewOf(ws, 'pagamentos');
+
+    // The clerk who dropped the file drops the marker too, holding his manager's name.
+    await marker(ws, 'bill-payments/pagamentos.approved', 'maria\n', MAKER_UID);
+    expect(await refusalOf(ws, 'pagamentos')).toBe(
+      'pagamentos.approved não aprovou pagamentos.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
+        `APPROVAL_REFUSED: pagamentos.approved foi gravado pelo usuário do sistema uid ${MAKER_UID}, o mesmo que ` +
+        'enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem grava o marcador, não o nome ' +
+        'escrito nele (maria). Outra pessoa deve aprová-lo, com o seu próprio usuário\n',
+    );
+    // A link to a file of the manager's (symbolic, or hard) is not hers to give: refused, never read.
+    const hers = path.join(ws.dir, 'maria.txt');
+    await fs.writeFile(hers, 'maria\n');
+    await fs.chown(hers, APPROVER_UID, APPROVER_UID);
+    await fs.symlink(hers, path.join(ws.inbox, 'bill-payments', 'pagamentos.approved'));
+    expect(await refusalOf(ws, 'pagamentos', 2)).toMatch(
+      /\n\nAPPROVAL_MARKER_LINK: pagamentos\.approved é um link \(simbólico, ou um arquivo com mais de um nome\)/,
+    );
+    await fs.link(hers, path.join(ws.inbox, 'bill-payments', 'pagamentos.approved'));
+    expect(await refusalOf(ws, 'pagamentos', 3)).toMatch(/APPROVAL_MARKER_LINK/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'pagamentos.csv').status).toBe('awaiting_approval');
+    expect(await answersOf(ws, 'bill-payments', 'pagamentos')).toEqual([]);
+
+    // The manager's own marker: paid once, her OS user recorded beside the name she wrote.
+    await marker(ws, 'bill-payments/pagamentos.approved', 'maria\n');
+    const answer = await waitForAnswer(ws, 'bill-payments', 'pagamentos');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    for (const e of await sandbox.effects('bill_paid')) expect(e.count).toBe(1);
+    const db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+    const decision = db.prepare('SELECT decided_by, decided_user, decided_via, owner FROM approvals').get();
+    db.close();
+    expect(decision).toEqual({
+      decided_by: 'maria',
+      decided_user: `uid ${APPROVER_UID}`,
+      decided_via: 'marker',
+      owner: `uid ${MAKER_UID}`,
+    });
+  }, 120_000);
+
+  it('a file sent by the account remessa runs as (root here): approve run by that same account is refused', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([7_654]).text), 'bill-payments/proprio.csv');
+    const preview = await previewOf(ws, 'proprio');
+    expect(preview.find((r) => r.barCode === 'FILE')?.preview).toMatch(/, dono desconhecido$/);
+
+    const refused = await cli(ws, 'approve', 'proprio.csv', '--by', 'Maria Gerente');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(
+      /^não decidido: Não se sabe quem enviou o arquivo \(dono: desconhecido\) e approval\.forbidSameAsOwner está ligado/,
+    );
+    const en = await cli(ws, 'approve', 'proprio.csv', '--by', 'Maria Gerente', '--locale', 'en');
+    expect(en.stdout).toMatch(/^not decided: Who sent the file is not known \(owner: unknown\).*Reject it/);
+    // Nor by a marker of another OS user: who made the file cannot be told.
+    await marker(ws, 'bill-payments/proprio.approved', 'Maria Gerente\n');
+    expect(await refusalOf(ws, 'proprio')).toMatch(/\n\nAPPROVAL_REFUSED: Não se sabe quem enviou o arquivo/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'proprio.csv').status).toBe('awaiting_approval');
+  }, 120_000);
+
+  it('approval.markersFrom: a marker in the inbox is not looked at; one in the approvers folder pays', async () => {
+    const approvers = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-approvers-'));
+    const ws = await makeWorkspace(sandbox.url, {
+      approval: { kinds: ['bill-payments'], pollMs: 200, markersFrom: approvers },
+    });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv([1_111]).text), 'bill-payments/folha.csv', { uid: MAKER_UID });
+    await previewOf(ws, 'folha');
+    await marker(ws, 'bill-payments/folha.approved', 'maria\n');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await paidCount()).toBe(paidBefore);
+    expect(batchRow(ws, 'folha.csv').status).toBe('awaiting_approval');
+
+    await dropIn(approvers, Buffer.from('maria\n'), 'bill-payments/folha.approved', { uid: APPROVER_UID });
+    const answer = await waitForAnswer(ws, 'bill-payments', 'folha');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect(await fs.readdir(path.join(approvers, 'bill-payments'))).toEqual([]);
+    expect(await fs.readdir(path.join(ws.archive, 'approvals'))).toHaveLength(1);
+  }, 120_000);
+});
+
 describe('an .approved marker without a name', () => {
   it('empty or blank, it is refused with a note saying what it must hold (not waited on); with a name, it pays', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
     const daemon = await daemonOn(ws);
     const paidBefore = await paidCount();
-    await drop(ws, Buffer.from(billsCsv([2_222]).text), 'bill-payments/vazio.csv');
+    await drop(ws, Buffer.from(billsCsv([2_222]).text), 'bill-payments/vazio.csv', { uid: MAKER_UID });
     await previewOf(ws, 'vazio');
 
     // 0 bytes: refused once it has stayed so for intake.stableMs (100 ms here), archived, the file still waits.
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.approved'), '');
+    await marker(ws, 'bill-payments/vazio.approved', '');
     expect(await refusalOf(ws, 'vazio')).toBe(
       'vazio.approved não aprovou vazio.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
         'APPROVAL_MARKER_EMPTY: Esperava em vazio.approved o nome de quem aprova na primeira linha (ex.: Maria Silva), ' +
         'veio um arquivo vazio. Escreva-o de novo com o nome\n',
     );
     // Only blanks: the same, as the next note (the first one is kept).
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.csv.approved'), '  \n\t\n');
+    await marker(ws, 'bill-payments/vazio.csv.approved', '  \n\t\n');
     expect(await refusalOf(ws, 'vazio', 2)).toBe(
       'vazio.csv.approved não aprovou vazio.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
         'APPROVAL_MARKER_EMPTY: Esperava em vazio.csv.approved o nome de quem aprova na primeira linha ' +
@@ -296,7 +407,7 @@ describe('an .approved marker without a name', () => {
     // The log says it too (in English, for operators).
     expect(daemon.stdout() + daemon.stderr()).toMatch(/APPROVAL_MARKER_EMPTY.*approval marker refused: it is empty/);
 
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'vazio.approved'), '\n  Carla Tesouraria \n');
+    await marker(ws, 'bill-payments/vazio.approved', '\n  Carla Tesouraria \n');
     const answer = await waitForAnswer(ws, 'bill-payments', 'vazio');
     expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
     expect(await paidCount()).toBe(paidBefore + 1);
@@ -309,8 +420,8 @@ describe('an .approved marker older than the preview', () => {
     const paidBefore = await paidCount();
     // The uploading account drops its own approval with the file, before any preview exists.
     await fs.mkdir(path.join(ws.inbox, 'bill-payments'), { recursive: true });
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'cedo.approved'), 'Carla Tesouraria\n');
-    await drop(ws, Buffer.from(billsCsv([1_234]).text), 'bill-payments/cedo.csv');
+    await marker(ws, 'bill-payments/cedo.approved', 'Carla Tesouraria\n');
+    await drop(ws, Buffer.from(billsCsv([1_234]).text), 'bill-payments/cedo.csv', { uid: MAKER_UID });
     await daemonOn(ws);
     await previewOf(ws, 'cedo');
     const refusal = await refusalOf(ws, 'cedo');
@@ -319,7 +430,7 @@ describe('an .approved marker older than the preview', () => {
     expect(batchRow(ws, 'cedo.csv').status).toBe('awaiting_approval');
     expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual([]);
 
-    await fs.writeFile(path.join(ws.inbox, 'bill-payments', 'cedo.approved'), 'Carla Tesouraria\n');
+    await marker(ws, 'bill-payments/cedo.approved', 'Carla Tesouraria\n');
     const answer = await waitForAnswer(ws, 'bill-payments', 'cedo');
     expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
     expect(await paidCount()).toBe(paidBefore + 1);
@@ -331,8 +442,8 @@ describe('without a daemon: remessa run', () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments', 'pix-payments'] } });
     const paidBefore = await paidCount();
     const pixBefore = (await sandbox.effects()).filter((e) => e.kind.startsWith('pix')).length;
-    await drop(ws, Buffer.from(billsCsv([2_500]).text), 'bill-payments/noturno.csv');
-    await drop(ws, path.join(EXAMPLES, 'pix-payments.csv'), 'pix-payments/pix-noturno.csv');
+    await drop(ws, Buffer.from(billsCsv([2_500]).text), 'bill-payments/noturno.csv', { uid: MAKER_UID });
+    await drop(ws, path.join(EXAMPLES, 'pix-payments.csv'), 'pix-payments/pix-noturno.csv', { uid: MAKER_UID });
 
     const first = await cli(ws, 'run');
     expect(first.code).toBe(3);
@@ -366,6 +477,7 @@ describe('remessa run FILE, the file outside the inbox', () => {
     const file = path.join(ws.dir, 'exports', 'bill-payments', name);
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(file, billsCsv(cents).text);
+    await fs.chown(file, MAKER_UID, MAKER_UID);
     return file;
   }
 
@@ -437,13 +549,13 @@ describe('a copy of a file that waits for approval', () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'] } });
     const paidBefore = await paidCount();
     const text = billsCsv([3_300]).text;
-    await drop(ws, Buffer.from(text), 'bill-payments/original.csv');
+    await drop(ws, Buffer.from(text), 'bill-payments/original.csv', { uid: MAKER_UID });
     expect((await cli(ws, 'run')).code).toBe(3);
     // Its rows were never sent: pending, not uncertain ("cannot tell whether the bank acted"), as retry said.
     const retry = await cli(ws, 'retry');
     expect(retry.stdout).toMatch(/original\.csv .*: pending 1/);
     expect(retry.stdout).not.toMatch(/uncertain/);
-    await drop(ws, Buffer.from(text), 'bill-payments/copia.csv');
+    await drop(ws, Buffer.from(text), 'bill-payments/copia.csv', { uid: MAKER_UID });
     const copy = await cli(ws, 'run', path.join(ws.inbox, 'bill-payments', 'copia.csv'));
     expect(copy.stdout).toMatch(/copia\.csv: duplicate 1/);
     expect(copy.code).toBe(1);

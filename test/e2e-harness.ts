@@ -407,12 +407,28 @@ export async function makeWorkspace(
 }
 
 /** Copies `source` into the inbox the way a careful writer does: temp name, then rename. */
-export async function drop(ws: Workspace, source: string | Buffer, relative: string): Promise<void> {
-  const target = path.join(ws.inbox, relative);
+export async function drop(
+  ws: Workspace,
+  source: string | Buffer,
+  relative: string,
+  options: { /** Owner of the dropped file (tests run as root): the OS user who sent it. */ uid?: number } = {},
+): Promise<void> {
+  await dropIn(ws.inbox, source, relative, options);
+}
+
+/** `drop` under any folder (an `.approved` marker in `approval.markersFrom`, ...): written, owned by `uid`, renamed. */
+export async function dropIn(
+  dir: string,
+  source: string | Buffer,
+  relative: string,
+  options: { uid?: number } = {},
+): Promise<void> {
+  const target = path.join(dir, relative);
   await fs.mkdir(path.dirname(target), { recursive: true });
   const tmp = `${target}.tmp`;
   if (typeof source === 'string') await fs.copyFile(source, tmp);
   else await fs.writeFile(tmp, source);
+  if (options.uid !== undefined) await fs.chown(tmp, options.uid, options.uid);
   await fs.rename(tmp, target);
 }
 

@@ -319,6 +319,18 @@ export const EN = {
   'APPROVAL.markerAmbiguous':
     '{marker} fits {count} files of that name that wait for approval, and which preview it answers cannot be told: none was approved. Approve the one whose preview you read with remessa approve BATCH --by NAME (batches: {batches})',
   'APPROVAL.markerRefused': '{marker} did not approve {file}: nothing was sent, the file still waits.',
+  'APPROVAL.ownerUnknown':
+    "Who sent the file is not known (owner: {owner}) and approval.forbidSameAsOwner is on: without it nobody can confirm the approver is another person, so nobody may approve it. The owner tells who sent the file only when it comes through the account of whoever prepared it: it reads nobody when the service runs with PrivateUsers=true, and unknown when the file belongs to remessa's own account or is a link. Reject it (remessa reject) and have it sent again through the account of whoever prepared it, or turn approval.forbidSameAsOwner off and rely on approval.makers and approval.markersFrom",
+  'APPROVAL.approverUnknown.marker':
+    'Who wrote {marker} is not known (owner: {user}) and approval.forbidSameAsOwner is on: the approver is the OS user owning the marker, not the name written in it. Approve with remessa approve BATCH --by NAME run as your own OS user',
+  'APPROVAL.approverUnknown.command':
+    'The OS user running this command is not known ({user}) and approval.forbidSameAsOwner is on: the approver is that user, not --by. Run remessa approve as your own OS user',
+  'APPROVAL.sameUser.marker':
+    '{marker} was written by the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who writes the marker, not the name written in it ({by}). Another person must approve it, as their own user',
+  'APPROVAL.sameUser.command':
+    'remessa approve ran as the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who runs the command, not --by ({by}). Another person must approve it, as their own user',
+  'APPROVAL.markerLink':
+    '{marker} is a link (symbolic, or a file with more than one name): its owner does not tell who wrote it, and it was not read. Write a plain file holding your name',
 
   // Answers: rejection notes, summaries, validate
   FILE_IS_LINK:
@@ -456,8 +468,9 @@ export const EN = {
     `${plural(p.count, 'row')} waiting: the bank cannot be reached and nothing of them was sent; not answered yet: the next run or the daemon sends them`,
   // Commands that act on what status shows (src/runner/approval.ts, settle.ts, commands.ts)
   'DECIDE.approved':
-    '{file} ({batch}): approved by {by} at {at}; the daemon pays it within moments (or the next `remessa run`)',
-  'DECIDE.rejected': '{file} ({batch}): rejected by {by} at {at}; every row is answered `rejected`, nothing was sent',
+    '{file} ({batch}): approved by {by} (OS user {user}) at {at}; the daemon pays it within moments (or the next `remessa run`)',
+  'DECIDE.rejected':
+    '{file} ({batch}): rejected by {by} (OS user {user}) at {at}; every row is answered `rejected`, nothing was sent',
   'DECIDE.notDecided': 'not decided: {reason}',
   'RESOLVE.done': '{file} line {line} (batch {batch}): {from} -> {to}, settled by {by} at {at}; {then}',
   'RESOLVE.reanswered': 'answer written again: {answer}',
@@ -524,9 +537,10 @@ export const EN = {
   'CLI.reconcile.until': 'last creation date (yyyy-mm-dd) of the charges to list (default: today)',
   'CLI.arg.batch': 'batch id, a unique prefix of it, or the file name',
   'CLI.approve': 'let a file that waits for approval be paid (money controls: README "Money controls")',
-  'CLI.approve.by': 'who approves (recorded with the time)',
+  'CLI.approve.by':
+    "the approver's name, recorded with the time beside the OS user running the command (the one that counts)",
   'CLI.reject': 'answer a file that waits for approval with every row rejected; nothing is sent',
-  'CLI.reject.by': 'who rejects (recorded with the time)',
+  'CLI.reject.by': 'the name of who rejects, recorded with the time beside the OS user running the command',
   'CLI.reject.note': 'why: written in every row of the answer',
   'CLI.status': 'batches (parked, running with rate and ETA, rejected files too), rows by status, what is uncertain',
   'CLI.status.json': 'print one JSON document (its shape: docs/operations.md, "remessa status --json")',

@@ -318,6 +318,18 @@ export const PT_BR: Catalogue = {
   'APPROVAL.markerAmbiguous':
     '{marker} serve para {count} arquivos que aguardam aprovação com esse nome, e não se sabe de qual prévia se trata: nenhum foi aprovado. Aprove o da prévia lida com remessa approve LOTE --by NOME (lotes: {batches})',
   'APPROVAL.markerRefused': '{marker} não aprovou {file}: nada foi enviado, o arquivo continua aguardando.',
+  'APPROVAL.ownerUnknown':
+    'Não se sabe quem enviou o arquivo (dono: {owner}) e approval.forbidSameAsOwner está ligado: sem isso não há como confirmar que quem aprova é outra pessoa, então ninguém pode aprová-lo. O dono só diz quem enviou quando o arquivo chega pela conta de quem o preparou: aparece nobody quando o serviço roda com PrivateUsers=true, e desconhecido quando o arquivo é da própria conta do remessa ou é um link. Rejeite-o (remessa reject) e peça que seja enviado de novo pela conta de quem o preparou, ou desligue approval.forbidSameAsOwner e conte com approval.makers e approval.markersFrom',
+  'APPROVAL.approverUnknown.marker':
+    'Não se sabe quem gravou {marker} (dono: {user}) e approval.forbidSameAsOwner está ligado: quem aprova é o usuário do sistema dono do marcador, não o nome escrito nele. Aprove com remessa approve LOTE --by NOME rodando com o seu próprio usuário do sistema',
+  'APPROVAL.approverUnknown.command':
+    'Não se sabe qual usuário do sistema roda este comando ({user}) e approval.forbidSameAsOwner está ligado: quem aprova é esse usuário, não o --by. Rode remessa approve com o seu próprio usuário do sistema',
+  'APPROVAL.sameUser.marker':
+    '{marker} foi gravado pelo usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem grava o marcador, não o nome escrito nele ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
+  'APPROVAL.sameUser.command':
+    'remessa approve rodou como o usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem roda o comando, não o --by ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
+  'APPROVAL.markerLink':
+    '{marker} é um link (simbólico, ou um arquivo com mais de um nome): seu dono não diz quem o gravou, e ele não foi lido. Grave um arquivo comum com o seu nome',
 
   FILE_IS_LINK:
     '{file} é um link simbólico. O remessa nunca segue links na caixa de entrada: o destino não foi lido e nada foi enviado. Copie o próprio arquivo para a caixa de entrada em vez de criar um link.',
@@ -456,9 +468,9 @@ export const PT_BR: Catalogue = {
   'RUN.waitingRows': (p: P) =>
     `${plural(p.count, 'linha aguardando', 'linhas aguardando')}: o banco não pode ser alcançado e nada delas foi enviado; ainda sem resposta: a próxima execução ou o daemon as envia`,
   'DECIDE.approved':
-    '{file} ({batch}): aprovado por {by} em {at}; o daemon o paga em instantes (ou o próximo `remessa run`)',
+    '{file} ({batch}): aprovado por {by} (usuário do sistema {user}) em {at}; o daemon o paga em instantes (ou o próximo `remessa run`)',
   'DECIDE.rejected':
-    '{file} ({batch}): rejeitado por {by} em {at}; toda linha é respondida `rejected`, nada foi enviado',
+    '{file} ({batch}): rejeitado por {by} (usuário do sistema {user}) em {at}; toda linha é respondida `rejected`, nada foi enviado',
   'DECIDE.notDecided': 'não decidido: {reason}',
   'RESOLVE.done': '{file} linha {line} (lote {batch}): {from} -> {to}, resolvida por {by} em {at}; {then}',
   'RESOLVE.reanswered': 'resposta escrita de novo: {answer}',
@@ -527,9 +539,10 @@ export const PT_BR: Catalogue = {
   'CLI.arg.batch': 'id do lote, um prefixo único dele, ou o nome do arquivo',
   'CLI.approve':
     'libera para pagamento um arquivo que espera aprovação (controles de valores: README "Money controls")',
-  'CLI.approve.by': 'quem aprova (registrado com a hora)',
+  'CLI.approve.by':
+    'o nome de quem aprova, registrado com a hora ao lado do usuário do sistema que roda o comando (é ele que conta)',
   'CLI.reject': 'responde um arquivo que espera aprovação com todas as linhas rejeitadas; nada é enviado',
-  'CLI.reject.by': 'quem rejeita (registrado com a hora)',
+  'CLI.reject.by': 'o nome de quem rejeita, registrado com a hora ao lado do usuário do sistema que roda o comando',
   'CLI.reject.note': 'por quê: escrito em cada linha da resposta',
   'CLI.status':
     'lotes (parados, em andamento com ritmo e previsão, também os arquivos rejeitados), linhas por status, o que está incerto',

@@ -9,8 +9,16 @@
  *   `<outbox>/<kind>/<name>.preview.csv` is written. A Pix payment's `initialize` is an effect (it creates an
  *   endToEndId at the bank, which expires) and is held too: its preview shows what the BR Code itself says.
  * - Decisions: `remessa approve BATCH --by NAME`, or a `<name>.approved` marker (holding the approver's name on its
- *   first non-blank line; an empty one is refused with a note saying so) dropped beside where the file was in the inbox; `remessa reject BATCH --by NAME --note TEXT`. An approver may be required to
- *   differ from the file's OS owner (`approval.forbidSameAsOwner`, default on) and from `approval.makers`.
+ *   first non-blank line; an empty one is refused with a note saying so) dropped beside where the file was in the
+ *   inbox, or in the same place under `approval.markersFrom` when set (a folder only approvers can write: markers in
+ *   the inbox are then not looked at); `remessa reject BATCH --by NAME --note TEXT`.
+ * - Who decided is who the OS says did it (rule 3 of src/store/approvals.ts): a marker's OS owner, the OS user running
+ *   the command; the name written (`--by`, the marker's line) is kept beside it, and may differ (a person's name,
+ *   "Maria Silva", is not their login). The file's maker is its OS owner when it was taken (./os-users.ts), except
+ *   when that is the account remessa itself runs as (a file it copied in, or one every user of that account writes):
+ *   then the maker is unknown. With `approval.forbidSameAsOwner` on, an unknown or indistinct (`nobody`) maker or
+ *   approver refuses the approval with a message saying why and what to do; never let through. A marker that is a
+ *   link (symbolic, or hard: its owner is not who put it there) is refused unread (`APPROVAL_MARKER_LINK`).
  * - Limits (`limits.<kind>.perRow`, `.perFile`, `.perDay`, reais in the config, cents here): a row over perRow is
  *   invalid (a cell error naming the limit, so all-or-nothing rejects the file, as for any invalid row); a file whose
  *   unfinished rows add up to more than perFile, or that would take the kind's day (America/Sao_Paulo) past perDay,
@@ -21,7 +29,7 @@
  *   preview (`<name>.preview.v2.csv`, ...) saying who approved what.
  */
 
-import { mkdir, readFile, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
@@ -57,6 +65,7 @@ import type { StorePlace } from '../store/place.js';
 import type { BatchRecord, Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
 import type { MoneyControlOptions } from './options.js';
+import { fileOwner, processUser } from './os-users.js';
 
 export { withRowLimit } from './row-limit.js';
 
@@ -208,18 +217,18 @@ export function resumeGate(
   };
 }
 
-// ------------------------------------------------------------------------------------------------ the file's owner
+// ------------------------------------------------------------------------------------------------ the file's maker
 
-/** The OS user name owning `file` (from /etc/passwd), `uid N` when unnamed, null when it cannot be read. */
-export async function fileOwner(file: string): Promise<string | null> {
-  const st = await stat(file).catch(() => undefined);
-  if (!st) return null;
-  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  for (const line of passwd.split('\n')) {
-    const fields = line.split(':');
-    if (fields.length >= 3 && fields[2] === String(st.uid)) return fields[0]!;
-  }
-  return `uid ${st.uid}`;
+/**
+ * The maker of a taken file, for `approval.forbidSameAsOwner`: its OS owner (./os-users.ts), null when that cannot be
+ * read, the file is a link, or the owner is the account this process runs as (`me`): a file remessa copied in
+ * (across file systems) is its own, and an account every uploader shares tells none of them apart. Null refuses every
+ * approval while `forbidSameAsOwner` is on (rule 3 of src/store/approvals.ts).
+ */
+export async function makerOf(file: string, me?: string | null): Promise<string | null> {
+  const owner = await fileOwner(file);
+  const self = me === undefined ? await processUser() : me;
+  return owner !== null && owner === self ? null : owner;
 }
 
 // ------------------------------------------------------------------------------------------------ the preview
@@ -397,19 +406,25 @@ export async function writePreview(
 
 // ------------------------------------------------------------------------------------------------ the .approved marker
 
-/** The `.approved` marker beside where the file was dropped (`<name>.approved` or `<stem>.approved`), if any. */
-export async function findApprovalMarker(inboxDir: string, meta: WorkMeta): Promise<string | undefined> {
-  const dir = path.join(inboxDir, path.dirname(meta.relativePath));
+/**
+ * The `.approved` marker beside where the file was dropped (`<name>.approved` or `<stem>.approved`), if any, under
+ * `markersDir` (the inbox, or `approval.markersFrom`). A link is found too (never followed): it is refused with a note.
+ */
+export async function findApprovalMarker(markersDir: string, meta: WorkMeta): Promise<string | undefined> {
+  const dir = path.join(markersDir, path.dirname(meta.relativePath));
   for (const name of [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`]) {
     const file = path.join(dir, name);
-    if ((await stat(file).catch(() => undefined))?.isFile()) return file;
+    const st = await lstat(file).catch(() => undefined);
+    if (st?.isFile() || st?.isSymbolicLink()) return file;
   }
   return undefined;
 }
 
 /**
- * Applies the `.approved` marker of a batch that waits, if there is one: its first non-empty line is the approver's
- * name. A marker with no name (0 bytes, or only blanks) is left for the next look while it may still be being
+ * Applies the `.approved` marker of a batch that waits, if there is one (under `folders.markers`, else the inbox):
+ * its OS owner is the approver (rule 3 of src/store/approvals.ts); its first non-empty line is the name they wrote,
+ * kept beside. A marker that is a link (symbolic, or a file with more than one name) is refused before it is read
+ * (`APPROVAL_MARKER_LINK`): its owner is not who put it there, and its target is never read. A marker with no name (0 bytes, or only blanks) is left for the next look while it may still be being
  * written (changed within `emptyAfterMs`, the intake's `stableMs`); once it stays so, it is refused like a marker
  * naming the wrong person (`APPROVAL_MARKER_EMPTY`, its note saying what it must hold), not waited on forever without
  * a word. Once used (approved, or refused: a refusal is written beside the file's preview,
@@ -423,13 +438,14 @@ export async function applyApprovalMarker(
   store: Store,
   batchId: string,
   meta: WorkMeta,
-  folders: { inbox: string; outbox: string; archive: string },
+  folders: { inbox: string; outbox: string; archive: string; markers?: string | undefined },
   rules: ApproverRules,
   log: Logger,
   locale: Locale = DEFAULT_LOCALE,
   emptyAfterMs = 0,
 ): Promise<boolean> {
-  const marker = await findApprovalMarker(folders.inbox, meta);
+  const markersDir = folders.markers ?? folders.inbox;
+  const marker = await findApprovalMarker(markersDir, meta);
   if (!marker) return false;
   const nameIn = (text: string) =>
     text
@@ -438,9 +454,14 @@ export async function applyApprovalMarker(
       .find((l) => l !== '');
   // The marker's time is when its author decided: one older than the preview (dropped with the file, or left from
   // an earlier file of the same name) is refused (rule 4 of src/store/approvals.ts).
-  const madeAt = (await stat(marker).catch(() => undefined))?.mtime;
-  if (!madeAt) return false; // gone meanwhile
-  if (!nameIn(await readFile(marker, 'utf8').catch(() => '')) && Date.now() - madeAt.getTime() < emptyAfterMs) {
+  const found = await lstat(marker).catch(() => undefined);
+  const madeAt = found?.mtime;
+  if (!found || !madeAt) return false; // gone meanwhile
+  if (
+    found.isFile() &&
+    !nameIn(await readFile(marker, 'utf8').catch(() => '')) &&
+    Date.now() - madeAt.getTime() < emptyAfterMs
+  ) {
     return false; // no name yet: perhaps still being written
   }
   // Claimed before it is used, by a rename beside it to a name never taken (a dot file): one marker decides once,
@@ -452,7 +473,12 @@ export async function applyApprovalMarker(
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // taken by another handling meanwhile
     throw err;
   }
-  const text = await readFile(claimed, 'utf8').catch(() => '');
+  // Who wrote it is its owner, read from the claimed file itself (not followed): a link says nothing of who put it
+  // there, and is never read.
+  const claimedStat = await lstat(claimed).catch(() => undefined);
+  const linked = !claimedStat?.isFile() || claimedStat.nlink > 1;
+  const user = linked ? null : await fileOwner(claimed);
+  const text = linked ? '' : await readFile(claimed, 'utf8').catch(() => '');
   const by = nameIn(text);
   /** Writes why the marker did not approve the file beside its preview, as the next version of that note. */
   const refuse = async (code: string, reason: string) => {
@@ -473,9 +499,15 @@ export async function applyApprovalMarker(
     }
   };
   // The marker's name fits every taking of this file name that waits: which preview its author read cannot be told.
-  const alike = by ? await takingsTheMarkerNames(store, folders.inbox, marker) : [];
+  const alike = by ? await takingsTheMarkerNames(store, markersDir, marker) : [];
   let decided = false;
-  if (alike.length > 1) {
+  if (linked) {
+    log.warn(
+      { file: meta.relativePath, marker, code: APPROVAL_CODES.markerLink },
+      'approval marker refused: it is a link (its owner is not who put it there); not read',
+    );
+    await refuse(APPROVAL_CODES.markerLink, t(locale, 'APPROVAL.markerLink', { marker: path.basename(marker) }));
+  } else if (alike.length > 1) {
     log.warn(
       { file: meta.relativePath, marker, code: APPROVAL_CODES.markerAmbiguous, batches: alike.map((b) => b.id) },
       'approval marker refused: it names several files that wait',
@@ -505,16 +537,16 @@ export async function applyApprovalMarker(
       await decideApproval(
         store,
         batchId,
-        { approve: true, by: by.slice(0, 100), via: 'marker', locale, madeAt },
+        { approve: true, by: by.slice(0, 100), user, via: 'marker', marker: path.basename(marker), locale, madeAt },
         rules,
         new Date(),
       );
       decided = true;
-      log.info({ file: meta.relativePath, by, batch: shortBatchId(batchId) }, 'batch approved by marker file');
+      log.info({ file: meta.relativePath, by, user, batch: shortBatchId(batchId) }, 'batch approved by marker file');
     } catch (err) {
       if (!(err instanceof ApprovalError)) throw err;
       if (err.code === APPROVAL_CODES.noPreview) return false;
-      log.warn({ file: meta.relativePath, by, code: err.code, reason: err.message }, 'approval marker refused');
+      log.warn({ file: meta.relativePath, by, user, code: err.code, reason: err.message }, 'approval marker refused');
       await refuse(err.code, err.message);
     }
   }
@@ -528,13 +560,16 @@ export async function applyApprovalMarker(
   return decided;
 }
 
-/** The takings waiting for a decision, dropped in the inbox, that `marker` would approve (it fits their names). */
-async function takingsTheMarkerNames(store: Store, inboxDir: string, marker: string): Promise<BatchRecord[]> {
+/**
+ * The takings waiting for a decision, dropped in the inbox, that `marker` would approve (it fits their names, in the
+ * same place under `markersDir`: the inbox or `approval.markersFrom`).
+ */
+async function takingsTheMarkerNames(store: Store, markersDir: string, marker: string): Promise<BatchRecord[]> {
   const named: BatchRecord[] = [];
   for (const { batch } of await awaitingApprovals(store)) {
     const source = (await intakeForBatch(store, batch.id))?.source;
     if (source === undefined || path.isAbsolute(source)) continue; // given to `run` from elsewhere: no marker
-    const dir = path.join(inboxDir, path.dirname(source));
+    const dir = path.join(markersDir, path.dirname(source));
     const fits = [`${batch.fileName}${APPROVED_MARKER_SUFFIX}`, `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`];
     if (fits.some((name) => path.join(dir, name) === marker)) named.push(batch);
   }
@@ -601,6 +636,7 @@ export async function decideCommand(c: DecideCommand): Promise<number> {
       file: batch.fileName,
       batch: shortBatchId(batch.id),
       by: approval.decidedBy ?? '?',
+      user: approval.decidedUser ?? '?',
       at: approval.decidedAt ? instant(approval.decidedAt) : '?',
     };
     c.out.write(`${t(locale, approval.state === 'approved' ? 'DECIDE.approved' : 'DECIDE.rejected', said)}\n`);

@@ -93,9 +93,9 @@ import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   applyApprovalMarker,
   currentPreviewPath,
-  fileOwner,
   findApprovalMarker,
   gateBatch,
+  makerOf,
   resumeGate,
   withRowLimit,
   writePreview,
@@ -591,8 +591,9 @@ export async function openPipeline(
     }
     let result: ProcessBatchResult;
     const controls = options.controls;
-    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped (kept when it is held).
-    const owner = controls?.approvalKinds.includes(kindName) ? await fileOwner(batch.item.file) : null;
+    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped (kept when it is held); unknown
+    // when it is remessa's own account (./approval.ts makerOf).
+    const owner = controls?.approvalKinds.includes(kindName) ? await makerOf(batch.item.file) : null;
     try {
       // What was hashed and opened must still be what was taken before a row is stored or sent.
       await checkUnchanged(batch);
@@ -629,7 +630,8 @@ export async function openPipeline(
         const rules = { forbidSameAsOwner: controls?.forbidSameAsOwner ?? true, makers: controls?.makers ?? [] };
         // A marker without a name is refused once it has stayed so as long as a file must to be taken.
         const emptyAfterMs = options.intake.stableMs;
-        if (await applyApprovalMarker(store, batchId, meta, folders, rules, log, options.locale, emptyAfterMs))
+        const places = { ...folders, markers: controls?.markersDir };
+        if (await applyApprovalMarker(store, batchId, meta, places, rules, log, options.locale, emptyAfterMs))
           result = await run(undefined);
       }
     } catch (err) {
@@ -795,7 +797,8 @@ export async function openPipeline(
       const decided: TakenBatch[] = [];
       for (const [id, batch] of [...waiting]) {
         const status = (await store.getBatch(id))?.status;
-        if (status === 'awaiting_approval' && !(await findApprovalMarker(folders.inbox, batch.item.meta))) continue;
+        const markersDir = options.controls?.markersDir ?? folders.inbox;
+        if (status === 'awaiting_approval' && !(await findApprovalMarker(markersDir, batch.item.meta))) continue;
         if (waiting.delete(id)) decided.push(batch);
       }
       return decided;

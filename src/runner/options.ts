@@ -168,10 +168,18 @@ export interface WebhookReceiverSettings {
 export interface MoneyControlOptions {
   /** Kinds whose files wait for a person's approval before any effect step. */
   approvalKinds: readonly KindName[];
-  /** Refuse an approver named like the file's OS owner. */
+  /**
+   * Refuse an approver whose OS user is the file's OS owner, or when either cannot be told (src/store/approvals.ts
+   * rule 3).
+   */
   forbidSameAsOwner: boolean;
   /** Names that may never approve (they prepare the files). */
   makers: readonly string[];
+  /**
+   * Absolute folder where `.approved` markers are looked for instead of the inbox (`approval.markersFrom`): one only
+   * approvers can write. Absent: beside the file in the inbox.
+   */
+  markersDir?: string | undefined;
   /** How often the daemon looks for decisions and `.approved` markers, in milliseconds. */
   pollMs: number;
   /** Per kind: the most one row, one file, and one calendar day (America/Sao_Paulo) may pay, in cents. */
@@ -198,6 +206,7 @@ export function moneyControlsFromConfig(config: Pick<Config, 'approval' | 'limit
     approvalKinds: [...(config.approval.kinds ?? [])],
     forbidSameAsOwner: config.approval.forbidSameAsOwner,
     makers: [...config.approval.makers],
+    ...(config.approval.markersFrom !== undefined ? { markersDir: config.approval.markersFrom } : {}),
     pollMs: config.approval.pollMs,
     limits,
   };

@@ -41,9 +41,16 @@
  *    covers the limits its preview showed (approving is their override), not one passed only since: the gate then
  *    voids it before anything is sent (`holdAgain`, who approved and when kept in the new reasons) and the batch
  *    waits for a decision on its new preview (`<name>.preview.v2.csv`, ...: the first one is kept as it was read).
- * 3. An approver may be required to differ from the file's owner (`approval.forbidSameAsOwner`) and from every
- *    configured maker (`approval.makers`); names compare trimmed and case-insensitively. A refused decision changes
- *    nothing.
+ * 3. Who approves is who the OS says did it (`Decision.user`): the owner of the `.approved` marker, or the OS user
+ *    running `remessa approve`; never only the name written (`--by`, the marker's line), which anyone able to write
+ *    a marker can make up. That name is kept beside it (`decided_by`; the OS user in `decided_user`). With
+ *    `approval.forbidSameAsOwner` (default on) the approver's OS user must differ from the file's OS owner (its
+ *    maker, `owner`), and both must be told apart: an owner or approver unknown (null: unreadable, a link) or
+ *    INDISTINCT (`nobody`, the overflow uid every unmapped user reads as under a user namespace such as systemd's
+ *    `PrivateUsers=true`, or NFS squashing) refuses the approval, saying why and what to do: fail closed, never
+ *    let through. The name written may not be the owner's either. Neither the OS user nor the name written may be
+ *    one of `approval.makers`. Names compare trimmed and case-insensitively (`uid N` for a uid without a name). A
+ *    refused decision changes nothing. A rejection is never refused by these (it sends nothing).
  * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen. A
  *    decision made before it (`Decision.madeAt`: an `.approved` marker's time, a marker dropped with its file or left
  *    from an earlier one) is refused, so the account that uploads files cannot approve what it uploads unseen.
@@ -87,7 +94,10 @@ export interface ApprovalRecord {
   amountCents: Cents;
   heldAt: string;
   previewAt: string | null;
+  /** The name the person wrote (`--by`, the marker's line). */
   decidedBy: string | null;
+  /** The OS user who decided (rule 3): the marker's owner, or who ran the command. */
+  decidedUser: string | null;
   decidedAt: string | null;
   decidedVia: 'command' | 'marker' | null;
   note: string | null;
@@ -108,6 +118,8 @@ export const APPROVAL_CODES = {
   markerEmpty: 'APPROVAL_MARKER_EMPTY',
   /** An `.approved` marker whose name fits several files that wait (src/runner/approval.ts): refused. */
   markerAmbiguous: 'APPROVAL_MARKER_AMBIGUOUS',
+  /** An `.approved` marker that is a link (src/runner/approval.ts): refused unread, its owner says nothing. */
+  markerLink: 'APPROVAL_MARKER_LINK',
   /** An approval voided at release: the batch would pass a limit its preview did not show (rule 2). */
   previewStale: 'APPROVAL_PREVIEW_STALE',
 } as const;
@@ -124,6 +136,7 @@ interface ApprovalSql {
   held_at: string;
   preview_at: string | null;
   decided_by: string | null;
+  decided_user: string | null;
   decided_at: string | null;
   decided_via: 'command' | 'marker' | null;
   note: string | null;
@@ -139,6 +152,7 @@ function toApproval(r: ApprovalSql): ApprovalRecord {
     heldAt: r.held_at,
     previewAt: r.preview_at,
     decidedBy: r.decided_by,
+    decidedUser: r.decided_user ?? null,
     decidedAt: r.decided_at,
     decidedVia: r.decided_via,
     note: r.note,
@@ -305,7 +319,7 @@ export async function holdAgain(
   if (changes === 0) throw new StoreError('STORE_BATCH_NOT_READY', `Batch ${batchId} is not ready: it cannot be held`);
   const voided = await store.sql.run(
     `UPDATE approvals SET state = 'awaiting', reasons = ?, amount_cents = ?, held_at = ?, preview_at = NULL,
-       decided_by = NULL, decided_at = NULL, decided_via = NULL, note = NULL
+       decided_by = NULL, decided_user = NULL, decided_at = NULL, decided_via = NULL, note = NULL
      WHERE batch_id = ? AND state = 'approved'`,
     [JSON.stringify(hold.reasons), hold.amountCents, hold.now.toISOString(), batchId],
   );
@@ -323,36 +337,78 @@ export async function markPreviewWritten(store: Store, batchId: string, now: Dat
 }
 
 export interface ApproverRules {
-  /** Refuse an approver whose name is the file's owner's. */
+  /** Refuse an approver whose OS user is the file's OS owner, or either unknown or indistinct (rule 3). */
   forbidSameAsOwner: boolean;
   /** Names that prepare files and may never approve. */
   makers: readonly string[];
 }
 
-/** `locale`: the language of the refusals and of the rejected rows' message (the decider's). @defaultValue pt-BR */
+/**
+ * `by`: the name the person wrote (`--by`, the marker's line), kept for the record. `user`: who the OS says decided
+ * (rule 3), the one the rules check: the marker's owner, or the OS user running the command; null when it cannot be
+ * read. `locale`: the language of the refusals and of the rejected rows' message (the decider's). @defaultValue pt-BR
+ */
 export type Decision = (
   | { approve: true; by: string; via: 'command' | 'marker'; locale?: Locale | undefined }
   | { approve: false; by: string; via: 'command' | 'marker'; note: string; locale?: Locale | undefined }
 ) & {
+  user: string | null;
   /** When the person decided, if not now: an `.approved` marker's modification time (rule 4). */
   madeAt?: Date;
+  /** The marker's file name, to say which file's owner was read (via 'marker'). */
+  marker?: string;
 };
 
 function sameName(a: string, b: string): boolean {
   return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
-/** Why `by` may not approve this batch, or undefined when allowed (rule 3). */
+/**
+ * OS user names that stand for many people at once (rule 3): the overflow uid (65534, `nobody`; `nfsnobody` on older
+ * systems), which every uid not mapped into a user namespace reads as (systemd's `PrivateUsers=true`), and NFS squashes
+ * to. `uid N` is how a uid without a name is written (src/runner/os-users.ts).
+ */
+const INDISTINCT_USERS = new Set(['nobody', 'nfsnobody', 'uid 65534', 'uid 4294967294']);
+
+/** Whether an OS user name says who did something: not unknown (null, empty), not INDISTINCT_USERS. */
+export function distinctUser(name: string | null | undefined): name is string {
+  return name !== null && name !== undefined && name.trim() !== '' && !INDISTINCT_USERS.has(name.trim().toLowerCase());
+}
+
+/** Why this decision may not approve this batch, or undefined when allowed (rule 3). */
 export function approverRefusal(
   approval: ApprovalRecord,
-  by: string,
+  decision: Pick<Decision, 'by' | 'user' | 'via' | 'marker'>,
   rules: ApproverRules,
   locale: Locale = DEFAULT_LOCALE,
 ): string | undefined {
-  if (rules.forbidSameAsOwner && approval.owner !== null && sameName(approval.owner, by)) {
-    return t(locale, 'APPROVAL.owner', { by });
+  const by = decision.by.trim();
+  const user = decision.user?.trim() ?? null;
+  const viaMarker = decision.via === 'marker';
+  if (rules.forbidSameAsOwner) {
+    if (!distinctUser(approval.owner)) {
+      return t(locale, 'APPROVAL.ownerUnknown', {
+        owner: approval.owner ?? t(locale, 'PREVIEW.ownerUnknown'),
+      });
+    }
+    if (!distinctUser(user)) {
+      return t(locale, viaMarker ? 'APPROVAL.approverUnknown.marker' : 'APPROVAL.approverUnknown.command', {
+        marker: decision.marker ?? '.approved',
+        user: user ?? t(locale, 'PREVIEW.ownerUnknown'),
+      });
+    }
+    if (sameName(approval.owner, user)) {
+      return t(locale, viaMarker ? 'APPROVAL.sameUser.marker' : 'APPROVAL.sameUser.command', {
+        marker: decision.marker ?? '.approved',
+        user,
+        by,
+      });
+    }
+    if (sameName(approval.owner, by)) return t(locale, 'APPROVAL.owner', { by });
   }
-  if (rules.makers.some((m) => sameName(m, by))) return t(locale, 'APPROVAL.maker', { by });
+  for (const name of user === null ? [by] : [user, by]) {
+    if (rules.makers.some((m) => sameName(m, name))) return t(locale, 'APPROVAL.maker', { by: name });
+  }
   return undefined;
 }
 
@@ -403,14 +459,16 @@ export function decideApproval(
       );
     }
     if (decision.approve) {
-      const refusal = approverRefusal(approval, by, rules, locale);
+      const refusal = approverRefusal(approval, decision, rules, locale);
       if (refusal) throw new ApprovalError(APPROVAL_CODES.refused, refusal);
     }
     await s.sql.run(
-      `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, decided_via = ?, note = ? WHERE batch_id = ?`,
+      `UPDATE approvals SET state = ?, decided_by = ?, decided_user = ?, decided_at = ?, decided_via = ?, note = ?
+       WHERE batch_id = ?`,
       [
         decision.approve ? 'approved' : 'rejected',
         by,
+        decision.user?.trim() || null,
         now.toISOString(),
         decision.via,
         decision.approve ? null : decision.note,

@@ -1,0 +1,38 @@
+/**
+ * Who did something, as the OS tells it (maker-checker, src/store/approvals.ts rule 3): the owner of a file (who
+ * dropped a payment file, who wrote an `.approved` marker) and the user running this process (`remessa approve`).
+ * A name comes from /etc/passwd by uid, `uid N` when the uid has no entry (a container's user): names, not uids, are
+ * compared, so a decision taken on another host of a shared store compares as the people are known there.
+ *
+ * What must hold: an identity that cannot be read is null, never a guess. A file that is a link (symbolic, or a hard
+ * link: more than one name) is null too: its owner is not who put it there (anyone may link to a file of another
+ * person). Names that stand for many people (`nobody`) are returned as they read; the rules refuse them
+ * (`distinctUser` in src/store/approvals.ts).
+ */
+import { lstat, readFile } from 'node:fs/promises';
+
+/** The OS user name of `uid` (from /etc/passwd), `uid N` when it has none. */
+export async function userNameOfUid(uid: number): Promise<string> {
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  for (const line of passwd.split('\n')) {
+    const fields = line.split(':');
+    if (fields.length >= 3 && fields[2] === String(uid)) return fields[0]!;
+  }
+  return `uid ${uid}`;
+}
+
+/**
+ * The OS user name owning `file`, null when it cannot be read or the file is a link (see the header). Not followed:
+ * the owner of a symbolic link's target is not who made the link.
+ */
+export async function fileOwner(file: string): Promise<string | null> {
+  const st = await lstat(file).catch(() => undefined);
+  if (!st?.isFile() || st.nlink > 1) return null;
+  return userNameOfUid(st.uid);
+}
+
+/** The OS user running this process (its real uid), null where the OS has no uids (Windows). */
+export async function processUser(): Promise<string | null> {
+  const uid = process.getuid?.();
+  return uid === undefined ? null : userNameOfUid(uid);
+}
