@@ -515,17 +515,7 @@ const CHARGE_TYPE_WORDS: Readonly<Record<string, (typeof CHARGE_TYPES)[number]>>
 };
 
 function readChargeType(r: CellReader): (typeof CHARGE_TYPES)[number] | undefined {
-  const raw = r.record.type;
-  if (raw !== undefined && raw !== '') {
-    const word = raw
-      .normalize('NFD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .replace(/[\s_-]+/g, '')
-      .toLowerCase();
-    const mapped = CHARGE_TYPE_WORDS[word];
-    if (mapped !== undefined) return mapped;
-  }
-  return r.enumOf('type', CHARGE_TYPES, REQUIRED);
+  return r.enumOf('type', CHARGE_TYPES, { ...REQUIRED, words: CHARGE_TYPE_WORDS });
 }
 
 /**

@@ -128,7 +128,8 @@ column it was read as:
 
 What a sheet from Excel does that says one thing only is read: \`R$ 50,00\` (the currency sign), \`15/3/2027\` (day and
 month without zeros), and the charge types \`Boleto\`, \`Boleto Pix\`, \`Pix\` (a Pix charge with its own QR code:
-PIX_DYNAMIC), \`Pix estático\`, \`Pix dinâmico\`. What could mean two things is refused with a hint, never guessed: a CPF,
+PIX_DYNAMIC), \`Pix estático\`, \`Pix dinâmico\` (and for QR codes \`Pix dinâmico\`, \`Dinâmico\`, \`Pix estático\`,
+\`Estático\`: there \`Pix\` alone names neither). What could mean two things is refused with a hint, never guessed: a CPF,
 CNPJ or CEP that lost its leading zeros (Excel reads the column as a number: format it as Text), and \`1.500\` in a
 decimal-comma file (thousands or decimals? \`use vírgula: 1.234,56\`). What Excel wrote instead of what was typed is
 told as such: a long number in scientific notation (a CNPJ or bar code as \`1,12223E+13\`: its digits are lost; format

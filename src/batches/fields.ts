@@ -239,16 +239,29 @@ export class CellReader {
     return value;
   }
 
+  /**
+   * One of `values`, case aside; or one of `words` (the values as sheets write them: `Pix dinâmico`), compared with
+   * case, accents, spaces, `-` and `_` aside. Anything else is INVALID_ENUM, never guessed.
+   */
   enumOf<T extends string>(
     column: string,
     values: readonly T[],
-    options: { required?: boolean; when?: Phrase } = NO_OPTIONS,
+    options: { required?: boolean; when?: Phrase; words?: Readonly<Record<string, T>> } = NO_OPTIONS,
   ): T | undefined {
     if (!this.has(column)) {
       if (options.required) this.require(column, options.when);
       return undefined;
     }
     const raw = this.record[column]!;
+    if (options.words !== undefined) {
+      const word = raw
+        .normalize('NFD')
+        .replace(/[\u0300-\u036f]/g, '')
+        .replace(/[\s_-]+/g, '')
+        .toLowerCase();
+      const mapped = Object.hasOwn(options.words, word) ? options.words[word] : undefined;
+      if (mapped !== undefined) return mapped;
+    }
     let found: T | undefined;
     for (let i = 0; i < values.length; i++) {
       if (values[i] === raw) {

@@ -32,6 +32,17 @@ import { centsField, textField } from './same-operation.js';
 import * as v from './validators.js';
 
 export const QR_TYPES = ['PIX_DYNAMIC', 'PIX_STATIC'] as const;
+/**
+ * QR code types as sheets write them (case, accents, spaces, `-` and `_` do not count): `Pix dinâmico`, `Dinâmico`,
+ * `Pix estático`, `Estático`, as the charges kind reads them. `Pix` alone names neither here (every QR code is Pix):
+ * INVALID_ENUM, never guessed.
+ */
+const QR_TYPE_WORDS: Readonly<Record<string, (typeof QR_TYPES)[number]>> = {
+  pixdinamico: 'PIX_DYNAMIC',
+  dinamico: 'PIX_DYNAMIC',
+  pixestatico: 'PIX_STATIC',
+  estatico: 'PIX_STATIC',
+};
 /** Spec 2.10 and 8. */
 export const MAX_ADDITIONAL_INFOS = 3;
 
@@ -45,7 +56,12 @@ const WHY_DYNAMIC = msg('WHY.dynamicOnly');
 const WHY_STATIC = msg('WHY.staticOnly');
 
 export const QR_CODE_COLUMNS: readonly ColumnSpec[] = [
-  column('type', 'PIX_DYNAMIC (immediate payment) or PIX_STATIC', 'PIX_DYNAMIC', { required: true }),
+  column(
+    'type',
+    'PIX_DYNAMIC (immediate payment) or PIX_STATIC; also as sheets write them: Pix dinâmico or Dinâmico (PIX_DYNAMIC), Pix estático or Estático (PIX_STATIC), case and accents aside',
+    'PIX_DYNAMIC',
+    { required: true },
+  ),
   column(
     'correlationId',
     `${FORMATS.guid} for PIX_DYNAMIC; ${CORRELATION_ID_FORMAT} for PIX_STATIC`,
@@ -96,7 +112,7 @@ function forbid(r: CellReader, columns: readonly string[], why: Phrase): void {
 }
 
 export function parseQrCode(r: CellReader): QrCodeRow | undefined {
-  const type = r.enumOf('type', QR_TYPES, { required: true });
+  const type = r.enumOf('type', QR_TYPES, { required: true, words: QR_TYPE_WORDS });
   const description = r.text('description', { max: 140 });
   const formatResponse = r.enumOf('formatResponse', QR_FORMAT_RESPONSES);
   const idempotencyKey = r.guid('idempotencyKey');
