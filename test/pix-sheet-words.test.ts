@@ -5,6 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { chargeUpdatesKind } from '../src/batches/charge-updates.js';
+import { chargeVoidsKind } from '../src/batches/charge-voids.js';
 import type { BatchKind } from '../src/batches/kind.js';
 import { qrCodesKind } from '../src/batches/qr-codes.js';
 import { engineFilePerTest } from './helpers/engine-file.js';
@@ -39,5 +41,24 @@ describe('qr-codes: the type as a sheet writes it', () => {
     });
     expect(row.state).toBe('rejected');
     expect(row.errorCode).toBe('INVALID_ENUM');
+  });
+});
+
+describe('a charge the bank does not know, in the clerk words', () => {
+  // The bank answers 404 with a problem that has only a title (spec: the 404 problem on every {id} route). The row
+  // said remessa's own English request line ("POST /v1/charges/X/void failed with HTTP 404: ..."), where the clerk
+  // reads Portuguese; now it says the bank's words only, after the lead-in in the reader's language.
+  const voids = chargeVoidsKind as unknown as BatchKind<never>;
+  const updates = chargeUpdatesKind as unknown as BatchKind<never>;
+
+  it.each([
+    ['a void', voids, 'correlationId\r\nNAO-EXISTE-1\r\n'],
+    ['an update', updates, 'correlationId;dueDate\r\nNAO-EXISTE-2;10/02/2030\r\n'],
+  ])('%s: failed, "O banco recusou (HTTP 404): Not Found", no request line', async (_what, kind, sheet) => {
+    ef.useStore(await sqlite.open());
+    const { row } = await ef.runFile(kind, sheet, { locale: 'pt-BR' });
+    expect(row.state).toBe('failed');
+    expect(row.errorCode).toBe('SERVICE_NOT_FOUND');
+    expect(row.errorMessage).toMatch(/^O banco recusou \(HTTP 404\): Not Found \(traceId [0-9a-f-]+\)$/);
   });
 });

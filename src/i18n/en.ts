@@ -237,6 +237,7 @@ export const EN = {
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
   'BANK_ANSWER.refused': 'The bank refused (HTTP {status}): {said}',
   'BANK_ANSWER.error': 'The bank answered with an error (HTTP {status}): {said}',
+  'BANK_ANSWER.noText': 'no error text',
   CHARGE_ID_TAKEN:
     "The bank already holds another charge under correlationId {id} (the bank's / this row's: {differences}): this one was not created; use another correlationId or Seu número",
   'STEP_ERROR.internal': 'Internal error while driving the row: {reason}',

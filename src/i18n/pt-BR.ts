@@ -236,6 +236,7 @@ export const PT_BR: Catalogue = {
     'Não enviada: este arquivo de {kind} tem {count} linha(s) inválida(s), e um arquivo que movimenta dinheiro é enviado inteiro ou não é enviado',
   'BANK_ANSWER.refused': 'O banco recusou (HTTP {status}): {said}',
   'BANK_ANSWER.error': 'O banco respondeu com um erro (HTTP {status}): {said}',
+  'BANK_ANSWER.noText': 'sem texto de erro',
   CHARGE_ID_TAKEN:
     'O banco já tem outra cobrança com o correlationId {id} (valor no banco / nesta linha: {differences}): esta não foi criada; use outro correlationId ou Seu número',
   'STEP_ERROR.internal': 'Erro interno ao processar a linha: {reason}',

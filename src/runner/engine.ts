@@ -1548,6 +1548,23 @@ function errorCode(error: unknown): string {
 }
 
 /**
+ * What the bank said in an error answer, in its own words: its messages (after its code), else, for an error answer
+ * (HTTP 4xx/5xx), its problem's title and traceId (a 404 problem has nothing else; the traceId is what the bank's
+ * support asks for), never remessa's request line (`POST /v1/charges/X/void failed with HTTP 404`: English for the
+ * log, not for the person reading the row). A 2xx remessa could not read keeps remessa's description of what was wrong.
+ */
+function bankSaid(error: ServiceError, locale: Locale): string {
+  if (error.messages.length > 0) {
+    const detail = error.messages.join('; ');
+    return error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail;
+  }
+  if (error.status === undefined || error.status < 400) return error.message;
+  const words = [error.serviceCode, error.title].filter((w): w is string => w !== undefined && w !== '');
+  const text = words.length > 0 ? words.join(': ') : t(locale, 'BANK_ANSWER.noText');
+  return error.traceId ? `${text} (traceId ${error.traceId})` : text;
+}
+
+/**
  * The message stored on the row and written to the result file, for a person reading `locale`: never a secret
  * (scrubbed like a log line). The bank's answers keep the bank's own words, after a lead-in in the reader's words
  * that says who said them (a refusal, HTTP 4xx, or an error of the bank); remessa's own errors say their catalogue
@@ -1555,12 +1572,9 @@ function errorCode(error: unknown): string {
  */
 function errorMessage(error: unknown, locale: Locale): string {
   if (error instanceof ServiceError) {
-    const detail = error.messages.length > 0 ? error.messages.join('; ') : error.message;
-    const said = scrubSecrets(
-      error.serviceCode && !detail.includes(error.serviceCode) ? `${error.serviceCode}: ${detail}` : detail,
-    );
     const status = error.status;
-    if (status === undefined) return said;
+    if (status === undefined) return scrubSecrets(error.message);
+    const said = scrubSecrets(bankSaid(error, locale));
     // Not a refusal: a timeout, a rate limit, or a key whose first request the bank is still working on (classify).
     const refused =
       status >= 400 &&
