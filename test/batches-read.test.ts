@@ -9,6 +9,7 @@ import iconv from 'iconv-lite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KINDS } from '../src/batches/registry.js';
 import { formatCellErrors, rejectionCode, resultCells, resultHeader, validateRecord } from '../src/batches/results.js';
+import { headerColumns } from '../src/batches/supply.js';
 import { HeaderError } from '../src/csv/headers.js';
 import { dialectOverrides, readBatch } from '../src/csv/reader.js';
 import { createResultWriter } from '../src/csv/writer.js';
@@ -162,6 +163,24 @@ describe('a sheet with a title above its header', () => {
     const seen: Array<[number, boolean]> = [];
     for await (const record of reader.rows) seen.push([record.line, validateRecord(kind, record, reader.dialect).ok]);
     expect(seen).toEqual([[3, true]]);
+  });
+
+  it('a header under the title with a column it does not know: that header error, at its own line', async () => {
+    // Before: the title was taken for the header, and the answer named the title ('coluna 1 ("Baixas de dezembro")'),
+    // advising to map it to "", and said nothing of the header's own unknown column.
+    const path = join(dir, 'baixas-titulo.csv');
+    await writeFile(
+      path,
+      iconv.encode('Baixas de dezembro;\r\nIdentificador;Motivo\r\nNF-1;pago em dinheiro\r\n', 'windows-1252'),
+    );
+    const error = await readBatch(path, {
+      columns: headerColumns(KINDS['charge-voids']),
+      ...dialectOverrides({ encoding: 'auto', delimiter: 'auto', decimalMark: 'auto' }),
+    }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(HeaderError);
+    const header = error as HeaderError;
+    expect(header.problems).toEqual([expect.objectContaining({ column: 2, header: 'Motivo' })]);
+    expect(header.location.line).toBe(2);
   });
 
   it('still refuses a first line of one cell when the next is no header either', async () => {

@@ -19,7 +19,8 @@ const INTRO = `# Batch files: kinds and columns
 A batch is a CSV file dropped in \`inbox/<kind>/\`, or at the inbox root as \`<kind>-<name>.csv\` or
 \`<kind>_<name>.csv\`. The first non-empty line is the header; every other non-empty line is a row. A title above
 the header (a first line of one filled cell, \`Cobranças de novembro;;;;\`) is passed over when the next line is the
-kind's header.
+kind's header, or names some column of the kind: a header under a title with an unknown column
+(\`Identificador;Motivo\`) is answered with that header's problems, at its line.
 
 How files are read:
 

@@ -37,6 +37,7 @@ import {
 } from './detect.js';
 import {
   type ColumnSupply,
+  HEADER_PROBLEM_CODES,
   type HeaderColumn,
   type HeaderColumnSpec,
   HeaderError,
@@ -427,7 +428,8 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
       headerError = err;
     }
     // A title above the header (`Cobranças de novembro;;;;`, one filled cell): the header is the next line, when it
-    // reads as this kind's header; otherwise the first line's own error is told.
+    // reads as this kind's header, or names some column of it (`Identificador;Motivo`: then its own errors are told,
+    // at its line, not the title's); otherwise the first line's own error is told.
     if (resolved === undefined && headerRecord.cells.filter((c) => c.trim() !== '').length === 1) {
       const rest = first.length > 1 ? first.slice(1) : await records.next(rawRecord);
       if (rest !== null) {
@@ -435,8 +437,15 @@ export async function readBatch(filePath: string, options: ReadBatchOptions): Pr
           resolved = resolveAt(rest[0]!, options);
           headerRecord = rest[0]!;
           first = rest;
-        } catch {
-          // Not a header either.
+        } catch (err) {
+          if (!(err instanceof HeaderError)) throw err;
+          const filled = rest[0]!.cells.filter((c) => c.trim() !== '').length;
+          const unknown = err.problems.filter((p) => p.code === HEADER_PROBLEM_CODES.unknown).length;
+          if (filled > unknown) {
+            headerError = err;
+            headerRecord = rest[0]!;
+            first = rest;
+          }
         }
       }
     }
