@@ -46,6 +46,18 @@ describe('dates', () => {
     expect(() => parseDate('31/04/2026')).toThrow('Expected a calendar date, got "31/04/2026"');
   });
 
+  it("reads Excel's date and time at midnight as the date, and refuses another time naming the date", () => {
+    expect(parseDate('20/01/2027 00:00')).toBe('2027-01-20');
+    expect(parseDate('20/1/2027 0:00:00')).toBe('2027-01-20');
+    expect(parseDate('2027-01-20T00:00:00')).toBe('2027-01-20');
+    expect(parseDate('2027-01-20 00:00:00.000')).toBe('2027-01-20');
+    expect(() => parseDate('20/01/2027 14:30')).toThrow(
+      'Expected a date alone (dd/mm/yyyy), got "20/01/2027 14:30", with a time of day: write 20/01/2027',
+    );
+    expect(() => parseDate('31/02/2027 00:00')).toThrow('Expected a calendar date, got "31/02/2027"');
+    expect(() => parseDate('20/01/2027 25:00')).toThrow(FormatError);
+  });
+
   it("refuses Excel's short date (a year of two digits) and names the day it may mean, never guessing", () => {
     expect(() => parseDate('15/03/27')).toThrow(
       'Expected a year of four digits (dd/mm/yyyy), got "15/03/27": if it is 15/03/2027, write it so',

@@ -135,7 +135,9 @@ CNPJ or CEP that lost its leading zeros (Excel reads the column as a number: for
 decimal-comma file (thousands or decimals? \`use vírgula: 1.234,56\`). What Excel wrote instead of what was typed is
 told as such: a long number in scientific notation (a CNPJ or bar code as \`1,12223E+13\`: its digits are lost; format
 the column as Text), a date as its serial number (\`46384\`: the day it stands for is named, never guessed, since a
-sheet of the 1904 system counts otherwise), and the error value of a formula (\`#N/D\`, \`#VALOR!\`, \`#REF!\`), which
+sheet of the 1904 system counts otherwise), a year of two digits (\`15/03/27\`: four are asked for, naming
+15/03/2027), a date with a time of day (\`20/01/2027 00:00\`, a column formatted as date and time: midnight is read as
+the date, another time is refused), and the error value of a formula (\`#N/D\`, \`#VALOR!\`, \`#REF!\`), which
 rejects its row in any column (\`EXCEL_ERROR\` when the column would have taken it as text). The summary
 (\`<name>.summary.json\`) gives the amounts by status as a person reads them (\`R$ 14.325,21\`); a rejected row counts
 with the amount its cell holds when it can be read.

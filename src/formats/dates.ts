@@ -15,6 +15,13 @@ const BR_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/;
 const EXCEL_SERIAL = /^\d{5}$/;
 /** dd/mm/yy: Excel's short date format. Never read as a year (19yy or 20yy is a guess): refused with a hint. */
 const BR_DATE_SHORT_YEAR = /^(\d{1,2})\/(\d{1,2})\/(\d{2})$/;
+/**
+ * A date with a time of day, as Excel writes a cell formatted as date and time (`20/01/2027 00:00`) or a system its
+ * ISO form (`2027-01-20T00:00:00`, `2027-01-20 00:00`): the date part, then the time. Midnight is a date with no time
+ * (what a date-only value formatted so shows) and is read as that date; any other time is refused, naming the date:
+ * which day a moment of the day belongs to is not this column's to guess.
+ */
+const DATE_WITH_TIME = /^(\d{1,2}\/\d{1,2}\/\d{4}|\d{4}-\d{2}-\d{2})(?:[ T]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/;
 /** Serial number of 1970-01-01 in Excel's 1900 date system (which counts a 29/02/1900 that never was). */
 const EXCEL_SERIAL_EPOCH = 25569;
 
@@ -53,7 +60,8 @@ function checkCalendar(text: string, year: number, month: number, day: number): 
  * Reads `yyyy-mm-dd` or `dd/mm/yyyy` (Brazilian spreadsheets; surrounding spaces tolerated) and returns
  * `yyyy-mm-dd`. Throws {@link FormatError} `INVALID_DATE` for any other shape or a day the calendar lacks
  * (2026-02-29); for an Excel serial number (`46384`) its message names the day it would be, and for a year of two
- * digits (`15/03/27`, Excel's short date) it asks for four, naming the 20yy day it may mean.
+ * digits (`15/03/27`, Excel's short date) it asks for four, naming the 20yy day it may mean. A date with the time
+ * 00:00 (Excel's date-and-time format) is that date; another time is refused (`DATE_WITH_TIME`).
  */
 export function parseDate(text: string): string {
   // Fast path: exactly yyyy-mm-dd (the common cell), read by char codes; any other text takes the regexes below.
@@ -68,6 +76,16 @@ export function parseDate(text: string): string {
   if (iso) return checkCalendar(trimmed, Number(iso[1]), Number(iso[2]), Number(iso[3]));
   const br = BR_DATE.exec(trimmed);
   if (br) return checkCalendar(trimmed, Number(br[3]), Number(br[2]), Number(br[1]));
+  const withTime = DATE_WITH_TIME.exec(trimmed);
+  if (withTime) {
+    const date = parseDate(withTime[1]!);
+    if (Number(withTime[2]) === 0 && Number(withTime[3]) === 0 && Number(withTime[4] ?? 0) === 0) return date;
+    const [year, month, day] = date.split('-');
+    throw formatError('INVALID_DATE', 'INVALID_DATE.withTime', {
+      got: JSON.stringify(trimmed),
+      date: `${day}/${month}/${year}`,
+    });
+  }
   const short = BR_DATE_SHORT_YEAR.exec(trimmed);
   if (short) {
     throw formatError('INVALID_DATE', 'INVALID_DATE.shortYear', {

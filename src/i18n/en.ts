@@ -55,6 +55,8 @@ export const EN = {
     'Expected a date as dd/mm/yyyy, got {got}: Excel wrote the date as a number (in a Windows sheet, {date}); format the column as Date and save the sheet again',
   'INVALID_DATE.shortYear':
     'Expected a year of four digits (dd/mm/yyyy), got {got}: if it is {date}, write it so (in Excel, format the column as a Date with a four-digit year)',
+  'INVALID_DATE.withTime':
+    'Expected a date alone (dd/mm/yyyy), got {got}, with a time of day: write {date} (in Excel, format the column as a Date, without the time)',
   'INVALID_DATE.calendar': 'Expected a calendar date, got {got}',
   'INVALID_DATE.iso': 'Expected a date as yyyy-mm-dd, got {got}',
   'INVALID_DATE.time': 'Expected a time HH:mm between 00:00 and 23:59, got {got}',

@@ -55,6 +55,8 @@ export const PT_BR: Catalogue = {
     'Esperava uma data como dd/mm/aaaa, veio {got}: o Excel escreveu a data como número (numa planilha do Windows, {date}); formate a coluna como Data e salve a planilha de novo',
   'INVALID_DATE.shortYear':
     'Esperava o ano com quatro dígitos (dd/mm/aaaa), veio {got}: caso seja {date}, escreva assim (no Excel, formate a coluna como Data com o ano de quatro dígitos)',
+  'INVALID_DATE.withTime':
+    'Esperava só a data (dd/mm/aaaa), veio {got}, com um horário: escreva {date} (no Excel, formate a coluna como Data, sem hora)',
   'INVALID_DATE.calendar': 'Esperava uma data que exista no calendário, veio {got}',
   'INVALID_DATE.iso': 'Esperava uma data como aaaa-mm-dd, veio {got}',
   'INVALID_DATE.time': 'Esperava um horário HH:mm entre 00:00 e 23:59, veio {got}',
