@@ -447,6 +447,13 @@ describe('qr-codes', () => {
     expect(key('71C7D9BE-4B85-4E43-9F1C-1F3B8B4E9A2D')).toBe('71c7d9be-4b85-4e43-9f1c-1f3b8b4e9a2d');
     expect(key('+5511987654321')).toBe('+5511987654321');
     expectError(qrCodes, { type: 'PIX_STATIC', correlationId: 'a', pixKey: 'not a key' }, 'pixKey', 'INVALID_PIX_KEY');
+    // A CPF key Excel stripped of its leading zero: said so, with the key to type, never guessed.
+    const [lost] = errors(qrCodes, { type: 'PIX_STATIC', correlationId: 'a', pixKey: '1234567890' });
+    expect(lost).toMatchObject({ column: 'pixKey', code: 'INVALID_PIX_KEY' });
+    expect(render('pt-BR', lost!.message)).toBe(
+      'Esperava uma chave Pix, veio "1234567890": um CPF sem os zeros à esquerda (11 dígitos); o Excel os apaga: ' +
+        'formate a coluna como Texto e digite a chave com os zeros (012.345.678-90)',
+    );
     // The same key however written is the same code: a duplicate, not another operation.
     const owner = ok(qrCodes, { type: 'PIX_STATIC', correlationId: 'loja-1', pixKey: '+5511987654321' });
     const again = ok(qrCodes, { type: 'PIX_STATIC', correlationId: 'loja-1', pixKey: '(11) 98765-4321' });

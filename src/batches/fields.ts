@@ -151,6 +151,10 @@ export class CellReader {
   error(column: string | undefined, code: string, key: MessageKey, params?: Params): void {
     this.#push(column, code, msg(key, params));
   }
+  /** Records an error whose catalogue message a validator built (its key and values). */
+  errorMessage(column: string | undefined, code: string, message: Message): void {
+    this.#push(column, code, message);
+  }
 
   /**
    * Records a cell error; a cell that holds what Excel wrote instead of the value typed (a formula's `#N/D`, a CNPJ

@@ -170,7 +170,9 @@ export function parseQrCode(r: CellReader): QrCodeRow | undefined {
     // payer's bank finds.
     const pixKey = pixKeyText === undefined ? undefined : v.canonicalPixKey(pixKeyText);
     if (pixKeyText !== undefined && pixKey === undefined) {
-      r.error('pixKey', 'INVALID_PIX_KEY', 'INVALID_PIX_KEY', { got: shown(pixKeyText) });
+      const lost = v.pixKeyLostZeros(pixKeyText);
+      if (lost) r.errorMessage('pixKey', 'INVALID_PIX_KEY', lost);
+      else r.error('pixKey', 'INVALID_PIX_KEY', 'INVALID_PIX_KEY', { got: shown(pixKeyText) });
     }
     const additionalInformation = r.text('additionalInformation', { max: STATIC_QR_ADDITIONAL_INFORMATION_MAX });
     if (correlationId === undefined || (pixKeyText !== undefined && pixKey === undefined)) return undefined;

@@ -82,6 +82,15 @@ export function documentProblem(
   return { code: 'INVALID_DOCUMENT', message: msg('INVALID_DOCUMENT', { length: bare.length }) };
 }
 
+/**
+ * Why a Pix key cell of digits only is no key when it is a CPF or CNPJ that Excel stripped of its leading zeros
+ * (`1234567890` for the key 012.345.678-90): said with how to keep them, never guessed. Undefined otherwise.
+ */
+export function pixKeyLostZeros(text: string): Message | undefined {
+  const zeros = lostLeadingZeros(text.trim(), undefined);
+  return zeros && msg('INVALID_PIX_KEY.leadingZeros', { ...zeros, got: JSON.stringify(text.trim()) });
+}
+
 /** A CPF or CNPJ of digits only that is valid once zeros are put in front: what Excel leaves of `012.345.678-90`. */
 function lostLeadingZeros(
   bare: string,

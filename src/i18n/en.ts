@@ -210,6 +210,8 @@ export const EN = {
   BANK_AMOUNT_NOT_WHOLE_CENTS: 'Expected a whole number of cents greater than 0, got {got}',
   BANK_PIX_AMOUNT_FIXED: "Expected the QR code's own amount, {amount} (it does not accept another), got {got}",
   BANK_PIX_AMOUNT_REQUIRED: 'Expected an amount in the row: the QR code carries none',
+  'INVALID_PIX_KEY.leadingZeros':
+    'Expected a Pix key, got {got}: a {what} without its leading zeros ({expected} digits); Excel drops them: format the column as Text and type the key with the zeros ({padded})',
   INVALID_PIX_KEY: 'Expected a Pix key: CPF, CNPJ, +55 phone, e-mail or random key (EVP), got {got}',
   'WHY.dynamicOnly': 'PIX_DYNAMIC only',
   'WHY.staticOnly': 'PIX_STATIC only',

@@ -210,6 +210,8 @@ export const PT_BR: Catalogue = {
   BANK_AMOUNT_NOT_WHOLE_CENTS: 'Esperava um número inteiro de centavos maior que 0, veio {got}',
   BANK_PIX_AMOUNT_FIXED: 'Esperava o valor do próprio QR code, {amount} (ele não aceita outro valor), veio {got}',
   BANK_PIX_AMOUNT_REQUIRED: 'Esperava um valor na linha: o QR code não traz valor',
+  'INVALID_PIX_KEY.leadingZeros':
+    'Esperava uma chave Pix, veio {got}: um {what} sem os zeros à esquerda ({expected} dígitos); o Excel os apaga: formate a coluna como Texto e digite a chave com os zeros ({padded})',
   INVALID_PIX_KEY: 'Esperava uma chave Pix: CPF, CNPJ, telefone +55, e-mail ou chave aleatória (EVP), veio {got}',
   'WHY.dynamicOnly': 'só para PIX_DYNAMIC',
   'WHY.staticOnly': 'só para PIX_STATIC',
