@@ -179,7 +179,7 @@ describe('remessa status', () => {
     const bad = await runCli(['status', '--config', ws.config, '--state', 'sleeping'], { cwd: ELSEWHERE });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      'Esperava um estado de lote (ingesting, running, parked, done, rejected, awaiting_approval), veio "sleeping"',
+      'Esperava um estado de lote (ingesting, running, parked, done, rejected, awaiting_approval, approved), veio "sleeping"',
     );
     // A window that ends before it begins is refused, not answered with an empty list (before: exit 0, no batch).
     const backwards = await runCli(

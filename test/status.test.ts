@@ -23,6 +23,13 @@ describe('batchState', () => {
     expect(batchState({ status: 'rejected' }, true)).toBe('rejected');
   });
 
+  it('an approved batch not let go yet shows approved, driven or not; once running, its approval is not read', () => {
+    expect(batchState({ status: 'ready' }, false, true)).toBe('approved');
+    expect(batchState({ status: 'ready' }, true, true)).toBe('approved');
+    expect(batchState({ status: 'running' }, false, true)).toBe('parked');
+    expect(batchState({ status: 'awaiting_approval' }, false)).toBe('awaiting_approval');
+  });
+
   it('a holder file left by a process that is gone is nobody driving', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'remessa-status-'));
     expect(currentDriver(dir)).toBeNull();

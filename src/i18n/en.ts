@@ -494,6 +494,9 @@ export const EN = {
   'RETRY.nothing': 'nothing to retry: no batch has uncertain, waiting or parked rows',
   'RETRY.needsFile': '{batch}: its rows were not all stored; drop the file again to go on',
   'RETRY.failed': '{batch}: could not be retried: {reason}',
+  'RETRY.awaitsApproval': '{batch}: waits for approval (remessa approve / reject); nothing of it is sent before',
+  'RETRY.approvedWaits':
+    '{batch}: approved, not paid yet: the daemon pays it (within approval.pollMs) or the next `remessa run`, not retry',
   'RECONCILE.summary': (p: P) =>
     `reconciled: ${p.changes} change(s), ${p.listed} charge(s) listed, ${p.lookedUp} looked up${p.failed ? ` (${p.failed} failed)` : ''}, ${p.events} event(s) applied`,
   'STATUS.foreign': 'Bank events about things remessa did not create: {count}',

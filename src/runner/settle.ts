@@ -7,6 +7,8 @@
  *   same rows refuses them (DATA_FOLDER_LOCKED, exit 2), so a person never settles a row the engine is resending.
  * - `resolve` moves a row only from `uncertain`, to `succeeded` or `failed`, recording who, when and why in the same
  *   transaction (src/store/rows.ts, rule 5); anything else is refused with nothing changed.
+ * - `retry` sends nothing of a batch that waits for approval, nor of one approved and not let go yet (its file's
+ *   handling lets it go through the approval gate: the daemon, or the next `run`); it says which, never "stopped".
  * - After either, the batch's answer is written again through `reanswerBatch` (./commands.ts), the one place that
  *   decides how a stale answer is replaced; a batch still unfinished (rows pending or in flight) gets no answer yet.
  */
@@ -21,7 +23,7 @@ import {
   EXIT_UNSETTLED,
 } from '../exit-codes.js';
 import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
-import type { Store } from '../store/index.js';
+import { getApproval, type Store } from '../store/index.js';
 import { shortBatchId } from '../store/intakes.js';
 import { runnerStorePlace } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
@@ -156,6 +158,20 @@ export async function resolveRow(options: RunnerOptions, request: ResolveRequest
   }
 }
 
+/**
+ * What `retry` says of a batch it did not finish: one that waits for a decision, or approved and not let go yet (left
+ * to its file's handling: the daemon, or the next `run`; src/store/approvals.ts "Who drives an approved batch"), says
+ * so; any other was stopped before its end.
+ */
+async function parkedLine(store: Store, locale: Locale, batch: BatchRecord, name: string, counts: string) {
+  const now = await store.getBatch(batch.id);
+  if (now?.status === 'awaiting_approval') return t(locale, 'RETRY.awaitsApproval', { batch: name });
+  if (now?.status === 'ready' && (await getApproval(store, batch.id))?.state === 'approved') {
+    return t(locale, 'RETRY.approvedWaits', { batch: name });
+  }
+  return `${name}: ${counts} (${t(locale, 'RUN.parked')})`;
+}
+
 /** `remessa retry [BATCH]`: the uncertain (and parked) rows of one batch or all, now; then their answers again. */
 export async function retryBatches(options: RunnerOptions, ref?: string): Promise<number> {
   const log = options.logger;
@@ -215,7 +231,7 @@ export async function retryBatches(options: RunnerOptions, ref?: string): Promis
           break;
         case 'parked':
           unsettled = true;
-          out(options).write(`${name}: ${counts} (${t(locale, 'RUN.parked')})\n`);
+          out(options).write(`${await parkedLine(pipeline.store, locale, r.batch, name, counts)}\n`);
           break;
         case 'needs-file':
           unsettled = true;

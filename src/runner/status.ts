@@ -6,6 +6,10 @@
  *
  *   store status          someone drives the folder    nobody does
  *   ingesting             ingesting                    parked   (stopped while its rows were stored; resumes)
+ *   awaiting_approval     awaiting_approval            awaiting_approval (waits for a person's decision)
+ *   ready, approved       approved                     approved (a person approved it, nothing is sent yet: the
+ *                                                                daemon lets it go within approval.pollMs, or the
+ *                                                                next `run`; src/store/approvals.ts)
  *   ready | running       running                      parked   (stopped, or the process died; the next run resumes)
  *   done                  done                         done     (uncertain rows may remain: see `counts`)
  *   rejected              rejected                     rejected (the file as a whole; nothing was sent)
@@ -29,7 +33,7 @@ import { DEFAULT_LOCALE, instantIn, type Locale, render, t } from '../i18n/index
 import { stemOf } from '../intake/index.js';
 import { answerPaths } from '../outbox/index.js';
 import { isProcessRunning } from '../process-running.js';
-import { intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
+import { getApproval, intakeForBatch, type RowCounts, type RowState, type Store } from '../store/index.js';
 import { type DaemonView, isSharedStore, listDaemons } from '../store/leases.js';
 import { describeStorePlace, runnerStorePlace, SQLITE_STORE_FILE } from '../store/place.js';
 import type { BatchRecord } from '../store/store.js';
@@ -212,8 +216,12 @@ export function currentDriver(dataDir: string): LockHolder | null {
   return holder && holderAlive(holder) ? holder : null;
 }
 
-/** The state `status` shows for a stored batch (the table at the top of this file). */
-export function batchState(batch: Pick<BatchRecord, 'status'>, driven: boolean): BatchState {
+/**
+ * The state `status` shows for a stored batch (the table at the top of this file). `approved`: the batch's approval
+ * record says approved (src/store/approvals.ts); only read while the batch is `ready`, since once let go it runs.
+ */
+export function batchState(batch: Pick<BatchRecord, 'status'>, driven: boolean, approved = false): BatchState {
+  if (batch.status === 'ready' && approved) return 'approved';
   switch (batch.status) {
     case 'done':
     case 'rejected':
@@ -319,7 +327,8 @@ export async function buildStatusReport(
   const entries: BatchStatusEntry[] = [];
   const storedRejections = new Set<string>();
   for (const b of (await store?.listBatches()) ?? []) {
-    const state = batchState(b, driver !== null);
+    const approved = b.status === 'ready' && (await getApproval(store!, b.id))?.state === 'approved';
+    const state = batchState(b, driver !== null, approved);
     if (b.status === 'rejected') storedRejections.add(`${b.kind}/${stemOf(b.fileName)}`);
     if (!keep({ kind: b.kind, state, createdAt: b.createdAt })) continue;
     const counts = await store!.countRows(b.id);
