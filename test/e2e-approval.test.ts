@@ -360,7 +360,12 @@ describe('who approves is the OS user who did it, not the name written (maker-ch
     await daemonOn(ws);
     const paidBefore = await paidCount();
     await drop(ws, Buffer.from(billsCsv([1_111]).text), 'bill-payments/folha.csv', { uid: MAKER_UID });
-    await previewOf(ws, 'folha');
+    // The preview tells the approver where a marker is read: the approvers' folder, not beside the file in the inbox.
+    const decide = (await previewOf(ws, 'folha')).find((r) => r.barCode === 'DECIDE')?.preview;
+    expect(decide).toContain(
+      `ou deixe folha.approved com o seu nome na pasta dos aprovadores ${path.join(approvers, 'bill-payments')}`,
+    );
+    expect(decide).not.toContain('caixa de entrada');
     await marker(ws, 'bill-payments/folha.approved', 'maria\n');
     await new Promise((r) => setTimeout(r, 1500));
     expect(await paidCount()).toBe(paidBefore);

@@ -466,6 +466,8 @@ export const EN = {
   'PREVIEW.ownerUnknown': 'unknown',
   'PREVIEW.decide':
     'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name beside the file in the inbox',
+  'PREVIEW.decideIn':
+    "remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name in the approvers' folder {dir} (approval.markersFrom)",
   'RUN.nothingWaiting': 'nothing waiting in the inbox',
   'RUN.credentialsRefused': (p: P) =>
     `${plural(p.count, 'row')} waiting: the bank refused remessa's credentials (check REMESSA_API_KEY, bank.apiKeyFile or the systemd credential remessa-api-key) and nothing of them was done; the answer shows them waiting: run again once the key is fixed`,

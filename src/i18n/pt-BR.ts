@@ -467,6 +467,8 @@ export const PT_BR: Catalogue = {
   'PREVIEW.ownerUnknown': 'desconhecido',
   'PREVIEW.decide':
     'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome ao lado do arquivo na caixa de entrada',
+  'PREVIEW.decideIn':
+    'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome na pasta dos aprovadores {dir} (approval.markersFrom)',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',
   'RUN.credentialsRefused': (p: P) =>
     `${plural(p.count, 'linha aguardando', 'linhas aguardando')}: o banco recusou as credenciais do remessa (confira REMESSA_API_KEY, bank.apiKeyFile ou a credencial do systemd remessa-api-key) e nada delas foi feito; a resposta as mostra aguardando: execute de novo quando a chave estiver corrigida`,

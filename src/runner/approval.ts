@@ -305,7 +305,18 @@ export async function currentPreviewPath(outboxDir: string, kind: string, name: 
 export async function writePreview(
   store: Store,
   batchId: string,
-  options: { outboxDir: string; name: string; now?: Date; locale?: Locale },
+  options: {
+    outboxDir: string;
+    name: string;
+    now?: Date;
+    locale?: Locale;
+    /**
+     * The folder this file's `.approved` marker is read from when it is not beside the file in the inbox
+     * (`approval.markersFrom` and the file's subfolder): the DECIDE line names it, since markers in the inbox are then
+     * not looked at.
+     */
+    markersIn?: string | undefined;
+  },
 ): Promise<string> {
   // Its labels (TOTAL, WAITS, FILE, DECIDE) and status words (`to pay`) are markers, like a result's statuses; the
   // sentences beside them are in the person's locale.
@@ -388,10 +399,11 @@ export async function writePreview(
     await writer.write(
       summary(
         'DECIDE',
-        t(locale, 'PREVIEW.decide', {
+        t(locale, options.markersIn === undefined ? 'PREVIEW.decide' : 'PREVIEW.decideIn', {
           // The whole id: a prefix of it names every file taken in the same ten minutes.
           batch: batchId,
           marker: `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`,
+          ...(options.markersIn === undefined ? {} : { dir: options.markersIn }),
         }),
       ),
     );
