@@ -202,7 +202,7 @@ describe.each(engines)('on $name', (engine) => {
           RULES,
           new Date(),
         ),
-      ).rejects.toThrow(/já teve decisão \(approved\) de Ana/);
+      ).rejects.toThrow(/^O lote b1 \(\S+\) já foi aprovado \(approved\) por Ana em \d\d\/\d\d\/\d{4} /);
       expect(await gateBatch(store, 'b1', controls(), 'maria')).toBe('go');
       expect((await store.getBatch('b1'))?.status).toBe('running');
       await store.recordIntent('b1', 2, 'pay');
@@ -319,6 +319,26 @@ describe.each(engines)('on $name', (engine) => {
       ]);
       expect((await store.getRow('b2', 2))?.errorMessage).toMatch(/^Rejeitado por Ana em .*: wrong; nada foi enviado$/);
       await expect(store.recordIntent('b2', 2, 'pay')).rejects.toThrow();
+    });
+
+    it('a refusal names the state in Portuguese, with its code beside (README, Language)', async () => {
+      await storedBatch('b5', [1000]);
+      await gateBatch(store, 'b5', controls(), null);
+      await markPreviewWritten(store, 'b5', new Date());
+      // A batch whose decision is pending while the batch itself is not held (its status moved on meanwhile).
+      await store.sql.run(`UPDATE batches SET status = 'running' WHERE id = ?`, ['b5']);
+      const decide = (locale: 'pt-BR' | 'en') =>
+        decideApproval(
+          store,
+          'b5',
+          { approve: true, by: 'Ana', user: 'ana', via: 'command', locale },
+          RULES,
+          new Date(),
+        );
+      await expect(decide('pt-BR')).rejects.toThrow(
+        /^O lote b5 \(\S+\) não aguarda aprovação: está em execução \(running\)$/,
+      );
+      await expect(decide('en')).rejects.toThrow(/^Batch b5 \(\S+\) does not wait for approval: it is running$/);
     });
 
     it("rejected in the decider's locale: English when asked for", async () => {

@@ -319,7 +319,7 @@ describe('remessa resolve and retry', () => {
     );
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(
-      `Esperava uma linha incerta (uncertain), veio a linha ${lines[0]} de charges.csv failed (resolvida por Ana Souza em `,
+      `Esperava uma linha incerta (uncertain), veio a linha ${lines[0]} de charges.csv, com falha (failed), resolvida por Ana Souza em `,
     );
     const noBatch = await runCli(
       ['resolve', '--config', ws.config, 'other.csv', String(lines[2]), '--as', 'failed', '--note', 'x'],

@@ -116,7 +116,7 @@ describe.each(engines)('on $name', (engine) => {
       const id = 'e'.repeat(64);
       await batchWithUncertainRow(id, 'charges.csv');
       await expect(store.resolveRow(id, 2, { as: 'failed', by: 'Ana', note: 'x' })).rejects.toThrow(
-        /^Esperava uma linha incerta \(uncertain\), veio a linha 2 de charges\.csv succeeded: .*nada foi alterado$/,
+        /^Esperava uma linha incerta \(uncertain\), veio a linha 2 de charges\.csv, bem-sucedida \(succeeded\): .*nada foi alterado$/,
       );
       expect((await store.getRow(id, 2))!.state).toBe('succeeded');
       await store.resolveRow(id, 3, { as: 'succeeded', by: 'Ana', note: 'paid' });

@@ -305,8 +305,9 @@ export const EN = {
   RESOLVED_AS_FAILED: 'Settled as failed by {by} at {at}: {note}',
   APPROVAL_REJECTED: (p: P) => `Rejected by ${p.by} at ${p.at}${p.note ? `: ${p.note}` : ''}; nothing was sent`,
   'APPROVAL.notHeld': 'Batch {batch} ({file}) does not wait for approval',
-  'APPROVAL.notAwaiting': 'Batch {batch} ({file}) is {status}',
-  'APPROVAL.decidedAlready': 'Batch {batch} ({file}) was {state} already by {by} at {at}',
+  // English names a status by its code (pt-BR says it in words with the code beside).
+  'APPROVAL.notAwaiting': (p: P) => `Batch ${p.batch} (${p.file}) does not wait for approval: it is ${p.status}`,
+  'APPROVAL.decidedAlready': (p: P) => `Batch ${p.batch} (${p.file}) was ${p.state} already by ${p.by} at ${p.at}`,
   'APPROVAL.noName': 'Expected the name of the person who decides, got nothing',
   'APPROVAL.beforePreview':
     'Batch {batch} ({file}): expected a decision made after its preview ({preview}), got one made at {made}: write the marker again once you have read the preview',

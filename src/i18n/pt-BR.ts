@@ -7,6 +7,34 @@ import type { Catalogue } from './index.js';
 type P = Readonly<Record<string, string | undefined>>;
 const paren = (v: string | undefined) => (v ? ` (${v})` : '');
 const plural = (n: string | undefined, one: string, many: string) => `${n} ${n === '1' ? one : many}`;
+/**
+ * A status code inside a sentence a person reads: named in Portuguese with the code beside (`em execução (running)`),
+ * since the codes are what ERPs and `status` show (README, Language) and the person must recognise them; a code not
+ * known here reads as itself.
+ */
+const said = (words: Readonly<Record<string, string>>, code: string | undefined) =>
+  code !== undefined && words[code] ? `${words[code]} (${code})` : (code ?? '?');
+/** A batch's status in the store (src/store/approvals.ts), as a sentence says it of a lote. */
+const BATCH_STATUS: Readonly<Record<string, string>> = {
+  ingesting: 'sendo lido',
+  ready: 'pronto para envio',
+  running: 'em execução',
+  done: 'concluído',
+  rejected: 'rejeitado',
+  awaiting_approval: 'aguardando aprovação',
+  gone: 'inexistente',
+};
+/** A row's state (src/store/rows.ts), as a sentence says it of a linha. */
+const ROW_STATE: Readonly<Record<string, string>> = {
+  pending: 'pendente',
+  in_flight: 'em envio',
+  waiting: 'aguardando',
+  succeeded: 'bem-sucedida',
+  failed: 'com falha',
+  rejected: 'rejeitada',
+  duplicate: 'duplicada',
+  uncertain: 'incerta',
+};
 
 export const PT_BR: Catalogue = {
   REQUIRED: (p: P) => `Esperava um valor${paren(p.when)}, veio uma célula vazia`,
@@ -304,8 +332,10 @@ export const PT_BR: Catalogue = {
   RESOLVED_AS_FAILED: 'Dado como falho por {by} em {at}: {note}',
   APPROVAL_REJECTED: (p: P) => `Rejeitado por ${p.by} em ${p.at}${p.note ? `: ${p.note}` : ''}; nada foi enviado`,
   'APPROVAL.notHeld': 'O lote {batch} ({file}) não aguarda aprovação',
-  'APPROVAL.notAwaiting': 'O lote {batch} ({file}) está {status}',
-  'APPROVAL.decidedAlready': 'O lote {batch} ({file}) já teve decisão ({state}) de {by} em {at}',
+  'APPROVAL.notAwaiting': (p: P) =>
+    `O lote ${p.batch} (${p.file}) não aguarda aprovação: está ${said(BATCH_STATUS, p.status)}`,
+  'APPROVAL.decidedAlready': (p: P) =>
+    `O lote ${p.batch} (${p.file}) já foi ${said({ approved: 'aprovado', rejected: 'rejeitado' }, p.state)} por ${p.by} em ${p.at}`,
   'APPROVAL.beforePreview':
     'Lote {batch} ({file}): esperava uma decisão tomada depois da prévia ({preview}), veio uma de {made}: escreva o marcador de novo depois de ler a prévia',
   'APPROVAL.noName': 'Esperava o nome da pessoa que decide, não veio nenhum',
@@ -483,7 +513,7 @@ export const PT_BR: Catalogue = {
   'RESOLVE.reanswered': 'resposta escrita de novo: {answer}',
   'RESOLVE.noLine': '{file} (lote {batch}) não tem a linha de dados {line}',
   'RESOLVE.notUncertain': (p: P) =>
-    `Esperava uma linha incerta (uncertain), veio a linha ${p.line} de ${p.file} ${p.state}${p.by ? ` (resolvida por ${p.by} em ${p.at})` : ''}: só uma linha de resultado desconhecido é resolvida por uma pessoa; nada foi alterado`,
+    `Esperava uma linha incerta (uncertain), veio a linha ${p.line} de ${p.file}, ${said(ROW_STATE, p.state)}${p.by ? `, resolvida por ${p.by} em ${p.at}` : ''}: só uma linha de resultado desconhecido é resolvida por uma pessoa; nada foi alterado`,
   'RESOLVE.nothingSent': (p: P) =>
     `Esperava uma linha com um pedido ao banco de resultado desconhecido, veio a linha ${p.line} de ${p.file}, incerta${p.step ? ` na etapa ${p.step}` : ''} antes de qualquer pedido com efeito: o banco não pode tê-la feito (não foi paga nem criada), então não é dada como succeeded. \`remessa retry\` tenta de novo; nada foi alterado`,
   'RESOLVE.notFinished': 'o lote ainda não terminou: sua resposta é escrita quando terminar',
