@@ -108,7 +108,7 @@ describe('an approved file, before it is paid', () => {
     // Before a decision, retry sends nothing and says it waits for one.
     const early = await cli(ws, 'retry', 'aprovado.csv');
     expect(early.stdout).toMatch(
-      /^aprovado\.csv \(lote \S+\): aguarda aprovação \(remessa approve \/ reject\); nada dele é enviado antes\n$/,
+      /^aprovado\.csv \(lote \S+\): aguarda aprovação \(remessa approve \/ reject\); nada dele é enviado antes da decisão\n$/,
     );
     expect(early.code).toBe(3);
 

@@ -558,7 +558,7 @@ describe('a copy of a file that waits for approval', () => {
     expect((await cli(ws, 'run')).code).toBe(3);
     // Its rows were never sent: pending, not uncertain ("cannot tell whether the bank acted"), as retry said.
     const retry = await cli(ws, 'retry');
-    expect(retry.stdout).toMatch(/original\.csv .*: pending 1/);
+    expect(retry.stdout).toMatch(/original\.csv .*: aguarda aprovação .*nada dele é enviado antes da decisão/);
     expect(retry.stdout).not.toMatch(/uncertain/);
     await drop(ws, Buffer.from(text), 'bill-payments/copia.csv', { uid: MAKER_UID });
     const copy = await cli(ws, 'run', path.join(ws.inbox, 'bill-payments', 'copia.csv'));

@@ -497,7 +497,8 @@ export const EN = {
   'RETRY.nothing': 'nothing to retry: no batch has uncertain, waiting or parked rows',
   'RETRY.needsFile': '{batch}: its rows were not all stored; drop the file again to go on',
   'RETRY.failed': '{batch}: could not be retried: {reason}',
-  'RETRY.awaitsApproval': '{batch}: waits for approval (remessa approve / reject); nothing of it is sent before',
+  'RETRY.awaitsApproval':
+    '{batch}: waits for approval (remessa approve / reject); nothing of it is sent before the decision',
   'RETRY.approvedWaits':
     '{batch}: approved, not paid yet: the daemon pays it (within approval.pollMs) or the next `remessa run`, not retry',
   'RECONCILE.summary': (p: P) =>

@@ -526,7 +526,7 @@ export const PT_BR: Catalogue = {
   'RETRY.nothing': 'nada a tentar de novo: nenhum lote tem linhas incertas, aguardando o banco ou paradas',
   'RETRY.needsFile': '{batch}: nem todas as suas linhas foram guardadas; deposite o arquivo de novo para continuar',
   'RETRY.failed': '{batch}: não pôde ser tentado de novo: {reason}',
-  'RETRY.awaitsApproval': '{batch}: aguarda aprovação (remessa approve / reject); nada dele é enviado antes',
+  'RETRY.awaitsApproval': '{batch}: aguarda aprovação (remessa approve / reject); nada dele é enviado antes da decisão',
   'RETRY.approvedWaits':
     '{batch}: aprovado, ainda não pago: quem o paga é o daemon (em até approval.pollMs) ou o próximo `remessa run`, não o retry',
   'RECONCILE.summary': (p: P) =>
