@@ -337,6 +337,7 @@ export async function writePreview(
   await mkdir(path.dirname(file), { recursive: true });
   const writer = await createResultWriter(file, { dialect: batch.dialect, header });
   const totals = new Map<string, { rows: number; cents: Cents }>();
+  let shownAt: Date;
   try {
     for (let after = 0; ; ) {
       const page = await store.rowsAfter(batchId, after, 500);
@@ -407,12 +408,15 @@ export async function writePreview(
         }),
       ),
     );
+    // The preview's time is the instant before it can be seen (close renames it into place): a marker made by
+    // someone who read it is never older than it (rule 4 of src/store/approvals.ts), however soon it is dropped.
+    shownAt = options.now ?? new Date();
     await writer.close();
   } catch (error) {
     await writer.abort();
     throw error;
   }
-  await markPreviewWritten(store, batchId, options.now ?? new Date());
+  await markPreviewWritten(store, batchId, shownAt);
   return file;
 }
 
