@@ -187,6 +187,30 @@ describe('what the inbox answers in Portuguese, after the status test', () => {
     expect(text.split('\r\n')[1]).toMatch(/^NAO-EXISTE-1;failed;/);
   }, 90_000);
 
+  it('a row with a cell more than its header, or a value under no header, is refused as validate says: nothing paid', async () => {
+    // Before: validate refused these rows (a value under the blank 4th header, a 5th cell) and the run paid them all
+    // the same, the description cut at the ';' of an unquoted =HYPERLINK(...;...) and the cell after it dropped.
+    const payload =
+      '00020126440014br.gov.bcb.pix0122fornecedor@example.com5204000053039865802BR5923Fornecedor Exemplo Ltda6009Sao Paulo62090505NF1236304371F';
+    const pixBefore = (await sandbox.effects('pix_paid')).length;
+    const sheet = [
+      'Copia e cola;Valor;Descrição;',
+      `${payload};33,33;=HYPERLINK("http://x";"clique")`,
+      `${payload};44,44;Pedido 9;;a mais`,
+      '',
+    ].join('\r\n');
+    await drop(ws, iconv.encode(sheet, 'windows-1252'), 'pix-payments/celulas.csv');
+    const a = await answer('pix-payments', 'celulas');
+    expect(a.type, a.text).toBe('result');
+    const rows = parseResultCsv(await fs.readFile(a.file), 'windows-1252');
+    expect(rows.map((r) => [r.status, r.errorCode])).toEqual([
+      ['rejected', 'UNNAMED_COLUMN'],
+      ['rejected', 'COLUMN_COUNT'],
+    ]);
+    expect(rows[1]!.errorMessage).toContain('Esperava 4 células, como no cabeçalho, vieram 5');
+    expect((await sandbox.effects('pix_paid')).length).toBe(pixBefore);
+  }, 90_000);
+
   it('a sheet of a known kind at the inbox root, or in a folder named in Portuguese, is told where it goes', async () => {
     // Before: only "expected a kind folder or a <kind>-*.csv name", with no word on what the sheet is.
     const sheet = await fs.readFile(path.join(import.meta.dirname, '..', 'examples', 'charges-planilha-pt.csv'));

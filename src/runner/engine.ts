@@ -135,7 +135,11 @@ export interface InputRecord {
   line: number;
   record: Record<string, string>;
   cells?: string[];
-  problem?: CellError;
+  /**
+   * The reader's problems of the record (a cell count other than the header's, a value under no header, a type
+   * contradicting its header): the row is invalid, as `validate` says (src/batches/results.ts `validateRecord`).
+   */
+  problems?: readonly CellError[];
 }
 
 /** The file side of a batch: what `readBatch` returns (dialect, header, rows). */
@@ -619,7 +623,7 @@ class BatchRun {
   }
 
   private toIngestRow(rec: InputRecord, keys: IdempotencyKeys): IngestRow {
-    const errors: CellError[] = rec.problem ? [rec.problem] : [];
+    const errors: CellError[] = rec.problems ? [...rec.problems] : [];
     let parsed: ReturnType<BatchKind['parse']>;
     try {
       parsed = this.kind.parse(rec.record, this.dialect);
