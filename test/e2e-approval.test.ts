@@ -14,6 +14,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import iconv from 'iconv-lite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
@@ -473,6 +474,28 @@ describe('without a daemon: remessa run', () => {
     expect(second.code).toBe(0);
     expect(await paidCount()).toBe(paidBefore + 1);
     expect((await sandbox.effects('pix_paid')).length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+});
+
+describe('the preview of a Brazilian sheet (;, 1.234,56, Windows-1252), as Excel opens it', () => {
+  it('writes the bar code and the CNPJ as text (="...") and the due date dd/mm/yyyy, as the answer does', async () => {
+    // Before: the 44-digit bar code echoed bare (Excel shows 3,41913E+43: the approver cannot tell which bill), the
+    // beneficiary's CNPJ bare, the due date as the bank's 2030-08-31T00:00:00.
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'] } });
+    const { barCodes } = billsCsv([12_345]);
+    const sheet = ['Pagamentos;;', 'Código de barras;Valor;Data de pagamento', `${barCodes[0]};123,45;`, ';;', ''];
+    await drop(ws, iconv.encode(sheet.join('\r\n'), 'windows-1252'), 'bill-payments/planilha.csv', { uid: MAKER_UID });
+    expect((await cli(ws, 'run')).code).toBe(3);
+    const text = iconv.decode(await fs.readFile((await previewFile(ws, 'bill-payments', 'planilha'))!), 'windows-1252');
+    const [header, row] = text.split('\r\n');
+    const columns = header!.split(';');
+    const cells = row!.split(';');
+    const cell = (name: string) => cells[columns.indexOf(name)];
+    // `="..."` in CSV quotes: Excel opens it as the text of the digits.
+    expect(cell('Código de barras')).toBe(`"=""${barCodes[0]}"""`);
+    expect(cell('beneficiaryDocument')).toMatch(/^"=""\d{14}"""$/);
+    expect(cell('dueDate')).toBe('31/08/2030');
+    expect([cell('preview'), cell('amountToPay'), cell('chargedAmount')]).toEqual(['to pay', '123,45', '123,45']);
   }, 120_000);
 });
 

@@ -40,6 +40,7 @@ import { DEFAULT_LOCALE, instant, type Locale, t } from '../i18n/index.js';
 import { APPROVED_MARKER_SUFFIX, stemOf } from '../intake/classify.js';
 import { moveFile, type WorkMeta } from '../intake/work-area.js';
 import type { Logger } from '../log.js';
+import { dayFirstDate, identifierCell, inputCell, type ResultFormSettings, resultForms } from '../outbox/cell-forms.js';
 import { answerPaths, writeFileAtomic } from '../outbox/result.js';
 import {
   APPROVAL_CODES,
@@ -239,6 +240,9 @@ export const PREVIEW_COLUMNS = ['preview', 'errorCode', 'errorMessage', 'amountT
 interface KindPreview {
   columns: readonly string[];
   money: ReadonlySet<string>;
+  /** Identifiers of digits (written `="..."` in the spreadsheet form) and due dates (dd/mm/yyyy there). */
+  identifiers?: ReadonlySet<string>;
+  dueDates?: ReadonlySet<string>;
   values(row: { outputs: Record<string, unknown>; parsed: unknown }): Record<string, ResultCell>;
 }
 
@@ -247,6 +251,8 @@ const KIND_PREVIEWS: Partial<Record<KindName, KindPreview>> = {
   'bill-payments': {
     columns: ['beneficiary', 'beneficiaryDocument', 'dueDate', 'chargedAmount', 'billAmount', 'billStatus', 'billType'],
     money: new Set(['chargedAmount', 'billAmount']),
+    identifiers: new Set(['beneficiaryDocument']),
+    dueDates: new Set(['dueDate']),
     values: ({ outputs }) => outputs as Record<string, ResultCell>,
   },
   'pix-payments': {
@@ -316,6 +322,8 @@ export async function writePreview(
      * not looked at.
      */
     markersIn?: string | undefined;
+    /** The form of identifiers and dates (config `results`), as the file's answer has them. @defaultValue auto */
+    results?: Partial<ResultFormSettings>;
   },
 ): Promise<string> {
   // Its labels (TOTAL, WAITS, FILE, DECIDE) and status words (`to pay`) are markers, like a result's statuses; the
@@ -336,6 +344,10 @@ export async function writePreview(
   const file = previewPath(options.outboxDir, batch.kind, options.name, version);
   await mkdir(path.dirname(file), { recursive: true });
   const writer = await createResultWriter(file, { dialect: batch.dialect, header });
+  // Read in Excel as the answer is (src/outbox/cell-forms.ts): a bar code or CNPJ that Excel would turn into
+  // 3,41913E+43 is text, a due date dd/mm/yyyy in a Brazilian sheet. A due date is a day: the bank's midnight
+  // (`2030-12-31T00:00:00`) is that day, not an instant moved to Brasília time.
+  const forms = resultForms(batch.dialect, options.results);
   const totals = new Map<string, { rows: number; cents: Cents }>();
   let shownAt: Date;
   try {
@@ -350,7 +362,7 @@ export async function writePreview(
         total.cents += row.amountCents ?? 0;
         totals.set(status, total);
         const input = row.cells ?? batch.header.map((h) => row.record[h] ?? '');
-        const cells: ResultCell[] = Array.from({ length: width }, (_, i) => input[i] ?? '');
+        const cells: ResultCell[] = Array.from({ length: width }, (_, i) => inputCell(input[i] ?? '', forms));
         const notLookedUp = row.state === 'uncertain' || row.state === 'waiting';
         cells.push(
           status,
@@ -366,7 +378,12 @@ export async function writePreview(
           const values = extra.values({ outputs: row.outputs, parsed: row.parsed });
           for (const col of extra.columns) {
             const v = values[col] ?? null;
-            cells.push(extra.money.has(col) && typeof v === 'number' && Number.isInteger(v) ? { cents: v } : v);
+            if (extra.money.has(col) && typeof v === 'number' && Number.isInteger(v)) cells.push({ cents: v });
+            else if (typeof v === 'string' && v !== '' && extra.identifiers?.has(col))
+              cells.push(identifierCell(v, forms));
+            else if (typeof v === 'string' && forms.dates === 'dayFirst' && extra.dueDates?.has(col))
+              cells.push(/^\d{4}-\d{2}-\d{2}/.test(v) ? dayFirstDate(v.slice(0, 10)) : v);
+            else cells.push(v);
           }
         }
         await writer.write(cells);

@@ -625,6 +625,7 @@ export async function openPipeline(
           locale: options.locale,
           // Where findApprovalMarker looks for this file's marker when the approvers have their own folder.
           markersIn: controls?.markersDir && path.join(controls.markersDir, path.dirname(meta.relativePath)),
+          results: options.results,
         });
         log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
         // A team that approves by file may have dropped the marker already, after an earlier run's preview (one older
@@ -768,6 +769,7 @@ export async function openPipeline(
           outboxDir: folders.outbox,
           name: intake.answerName,
           locale: options.locale,
+          results: options.results,
         });
         log.info({ file: intake.source, preview: r.preview }, 'batch waits for approval again: preview written');
       }
