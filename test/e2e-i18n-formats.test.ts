@@ -39,6 +39,8 @@ const BILLS = [
   '828800000007899001232029611000000004000000000027;;89,90',
   // 4: the bar code's general check digit (position 5) is 1
   ';34192313800001000001090000123456789000009004;250,00',
+  // 5: a line typed with a wrong amount digit: its general check digit (line position 33) is 1
+  '34191.09008 00123.456782 90000.000001 1 31380000015001;;150,01',
   '',
 ].join('\r\n');
 
@@ -90,11 +92,14 @@ describe('what the parsers say, in Portuguese', () => {
       ['rejected', 'INVALID_CHECK_DIGIT'],
       ['rejected', 'INVALID_CHECK_DIGIT'],
       ['rejected', 'INVALID_CHECK_DIGIT'],
+      ['rejected', 'INVALID_CHECK_DIGIT'],
     ]);
     expect(rows.map((r) => r.errorMessage)).toEqual([
       'coluna 1 (Linha digitável -> digitableLine): Esperava o dígito verificador 8 no campo 1 da linha digitável (posição 10), veio 9',
       'coluna 1 (Linha digitável -> digitableLine): Esperava o dígito verificador 6 no bloco 1 da linha digitável (posição 12), veio 7',
       'coluna 2 (Código de barras -> barCode): Esperava o dígito verificador 1 no código de barras (posição 5), veio 2',
+      // It said "no código de barras (posição 5)": position 5 of the line typed is another digit.
+      'coluna 1 (Linha digitável -> digitableLine): Esperava o dígito verificador 9 na linha digitável (posição 33, o dígito sozinho antes dos 14 de vencimento e valor), veio 1',
     ]);
     for (const r of rows) expect(r.errorMessage).not.toMatch(ENGLISH);
   }, 90_000);
@@ -169,7 +174,7 @@ describe('what the reader and the inbox say, in Portuguese', () => {
     // Statuses and states stay as they are (ERPs read them); the words around them are Portuguese.
     expect(pt.stdout).toContain('Lotes: 4: rejected 2, done 2');
     expect(pt.stdout).toContain('arquivo recusado por inteiro: UNKNOWN_KIND');
-    expect(pt.stdout).toContain('Linhas: rejected 6');
+    expect(pt.stdout).toContain('Linhas: rejected 7');
     expect(pt.stdout).toContain('Linhas incertas: 0');
     expect(pt.stdout).not.toMatch(/Waiting|Batches|Rows|Uncertain|no rows|since|Driven/);
   }, 60_000);

@@ -217,7 +217,10 @@ describe('errors say what is wrong', () => {
     expect(formatError(() => validateBankSlipLine(withDigit(31, '1'))).message).toContain('field 3');
     const general = formatError(() => validateBankSlipLine(withDigit(32, '0')));
     expect(general.code).toBe('INVALID_CHECK_DIGIT');
-    expect(general.message).toBe('Expected check digit 5 for the bar code (position 5), got 0');
+    // Named where the person typed it: the line's position 33 (it was 'the bar code (position 5)').
+    expect(general.message).toBe(
+      'Expected check digit 5 for the digitable line (position 33, the lone digit before the 14 of due date and amount), got 0',
+    );
   });
 
   it('currency other than 9', () => {

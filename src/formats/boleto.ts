@@ -157,7 +157,16 @@ export function validateBankSlipLine(line: string): void {
   requireCheckDigit(line[9]!, mod10(line.slice(0, 9)), msg('WHAT.lineField', { field: 1, position: 10 }));
   requireCheckDigit(line[20]!, mod10(line.slice(10, 20)), msg('WHAT.lineField', { field: 2, position: 21 }));
   requireCheckDigit(line[31]!, mod10(line.slice(21, 31)), msg('WHAT.lineField', { field: 3, position: 32 }));
-  validateBankSlipBarCode(rearrangeLine(line));
+  // The general check digit, named where the person typed it: the line's position 33, not the bar code's 5.
+  const barCode = rearrangeLine(line);
+  if (barCode[3] === BRL_CURRENCY_CODE) {
+    requireCheckDigit(
+      line[32]!,
+      bankSlipMod11Dv(barCode.slice(0, 4) + barCode.slice(5)),
+      msg('WHAT.slipLineGeneralDv'),
+    );
+  }
+  validateBankSlipBarCode(barCode);
 }
 
 /** 44-digit bar code of a valid digitable line. */

@@ -96,6 +96,7 @@ export const EN = {
   'WHAT.slipFreeField': 'a bank slip free field',
   'WHAT.slipBarCode': 'a bank slip bar code',
   'WHAT.slipGeneralDv': 'the bar code (position 5)',
+  'WHAT.slipLineGeneralDv': 'the digitable line (position 33, the lone digit before the 14 of due date and amount)',
   'WHAT.slipLine': 'a bank slip digitable line',
   'WHAT.lineField': 'field {field} of the digitable line (position {position})',
   'WHAT.agency': 'an agency',

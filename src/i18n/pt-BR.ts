@@ -123,6 +123,7 @@ export const PT_BR: Catalogue = {
   'WHAT.slipFreeField': 'um campo livre de boleto',
   'WHAT.slipBarCode': 'um código de barras de boleto',
   'WHAT.slipGeneralDv': 'o código de barras (posição 5)',
+  'WHAT.slipLineGeneralDv': 'a linha digitável (posição 33, o dígito sozinho antes dos 14 de vencimento e valor)',
   'WHAT.slipLine': 'uma linha digitável de boleto',
   'WHAT.lineField': 'o campo {field} da linha digitável (posição {position})',
   'WHAT.agency': 'uma agência',
