@@ -12,6 +12,7 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crc16Hex } from '../src/formats/brcode.js';
+import { utcDate } from '../src/formats/dates.js';
 import {
   drop,
   makeWorkspace,
@@ -164,6 +165,39 @@ describe('what the reader and the inbox say, in Portuguese', () => {
     const en = await runCli(['validate', '--config', ws.config, '--locale', 'en', '--kind', 'charges', file]);
     expect(en.stdout).toContain(
       'charges-aspas.csv line 2, column 3: Expected the quoted value that opens in column 3 to close with a quote',
+    );
+  }, 60_000);
+
+  it('validate: a payment date or due date out of range, said as the clerk typed it', async () => {
+    // Before: "Esperava payAt a partir de hoje (2026-11-29) ..., veio 2026-11-01" for a cell 01/11/2026, and a due
+    // date "de 2026-11-29 a 2036-11-26; veio 2040-01-15" for 15/01/2040: dates the clerk never wrote.
+    const today = utcDate();
+    const dayFirst = (d: string) => `${d.slice(8, 10)}/${d.slice(5, 7)}/${d.slice(0, 4)}`;
+    const bills = path.join(dir, 'contas-datas.csv');
+    await fs.writeFile(
+      bills,
+      iconv.encode(
+        'Linha digitável;Valor;Data de pagamento\r\n34191.09008 00123.456782 90000.000001 1 31380000015000;150,00;01/11/2020\r\n',
+        'windows-1252',
+      ),
+    );
+    const pt = await runCli(['validate', '--config', ws.config, '--kind', 'bill-payments', bills]);
+    expect(pt.stdout).toContain(
+      `contas-datas.csv linha 2, coluna 3 (Data de pagamento -> payAt): Esperava payAt a partir de hoje (${dayFirst(today)}) (o banco recusa data passada), veio "01/11/2020"`,
+    );
+    const charges = path.join(dir, 'cobrancas-datas.csv');
+    await fs.writeFile(
+      charges,
+      iconv.encode(
+        'Tipo;Seu número;Valor;Vencimento;Nome do pagador;CPF/CNPJ\r\nBANKSLIP;NF-1;10,00;15/01/2099;Ana;529.982.247-25\r\n',
+        'windows-1252',
+      ),
+    );
+    const due = await runCli(['validate', '--config', ws.config, '--kind', 'charges', charges]);
+    expect(due.stdout).toMatch(
+      new RegExp(
+        `linha 2, coluna 4 \\(Vencimento -> dueDate\\): Esperava .*, de ${dayFirst(today)} a \\d\\d/\\d\\d/\\d{4}; veio "15/01/2099"`,
+      ),
     );
   }, 60_000);
 

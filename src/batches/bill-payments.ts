@@ -30,7 +30,7 @@ import type { LookedUpBill } from '../bank/bill-payments.js';
 import { RequestValidationError } from '../bank/errors.js';
 import { parseDate, utcDate } from '../formats/dates.js';
 import { formatError } from '../formats/errors.js';
-import { msg } from '../i18n/index.js';
+import { day, msg } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import { column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
 import { CELL_ERROR_CODES, type CellReader, naturalKeyWithExplicit, recordParser, shown } from './fields.js';
@@ -113,7 +113,11 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   if (payAt !== undefined) {
     const today = utcDate();
     if (payAt.slice(0, 10) < today) {
-      r.error('payAt', CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE.payAt', { today, got: payAt.slice(0, 10) });
+      // The cell as typed and today as the person's locale writes a date (it said `veio 2026-11-01` for `01/11/2026`).
+      r.error('payAt', CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE.payAt', {
+        today: day(today),
+        got: shown(r.record.payAt!),
+      });
       payAt = undefined;
     }
   }

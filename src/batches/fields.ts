@@ -12,7 +12,7 @@ import { clip, excerptValue } from '../errors.js';
 import { parseDate } from '../formats/dates.js';
 import { FormatError } from '../formats/errors.js';
 import { formatAmount, parseAmount } from '../formats/money.js';
-import { type Locale, type Message, type MessageKey, msg, type Params, render } from '../i18n/index.js';
+import { day, type Locale, type Message, type MessageKey, msg, type Params, render } from '../i18n/index.js';
 import type { Cents } from '../types.js';
 import type { CellError, Dialect, ParseResult } from './kind.js';
 import * as v from './validators.js';
@@ -351,11 +351,12 @@ export class CellReader {
     }
     const range = options.range;
     if (range !== undefined && (date < range.from || date > range.to)) {
+      // The person's own cell and dates as their locale writes them (it said `veio 2026-11-01` for `01/11/2026`).
       this.error(column, CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE', {
         what: range.what,
-        from: range.from,
-        to: range.to,
-        got: date,
+        from: day(range.from),
+        to: day(range.to),
+        got: shown(raw),
       });
       return undefined;
     }

@@ -6,7 +6,7 @@
  * read them. Log lines for operators stay in English.
  *
  * A value may itself be a message (a `when`, a `why`): it is rendered in the same locale first; an amount of money
- * (`money`) and an instant (`instant`) are said as the locale says them.
+ * (`money`), an instant (`instant`) and a day (`day`) are said as the locale says them.
  */
 import { brasiliaTime } from '../formats/brasilia-time.js';
 import { EN } from './en.js';
@@ -26,7 +26,11 @@ export interface MoneyValue {
 export interface InstantValue {
   instant: string;
 }
-export type ParamValue = string | number | Message | MoneyValue | InstantValue | undefined;
+/** A calendar day (yyyy-mm-dd) as a value: said as the locale writes a date (`29/11/2026` in pt-BR). */
+export interface DayValue {
+  day: string;
+}
+export type ParamValue = string | number | Message | MoneyValue | InstantValue | DayValue | undefined;
 export type Params = Readonly<Record<string, ParamValue>>;
 /** A sentence to be: its catalogue key and the values to put in it. */
 export interface Message {
@@ -62,7 +66,9 @@ export function t(locale: Locale, key: MessageKey, params: Params = {}): string 
             ? moneyIn(locale, v.cents)
             : 'instant' in v
               ? instantIn(locale, v.instant)
-              : t(locale, v.key, v.params);
+              : 'day' in v
+                ? dayIn(locale, v.day)
+                : t(locale, v.key, v.params);
   }
   if (typeof entry === 'function') return entry(values);
   // A placeholder without a value is left as it is (`{eta_formatted}` is filled by the progress bar itself).
@@ -104,6 +110,17 @@ export function instantIn(locale: Locale, iso: string): string {
 /** An instant value: `msg('X', { at: instant('2026-11-28T07:48:01Z') })` (see `instantIn`). */
 export function instant(iso: string): InstantValue {
   return { instant: iso };
+}
+
+/** A day as `locale` writes it: `29/11/2026` in pt-BR (as the sheet's dates), `2026-11-29` in English. */
+export function dayIn(locale: Locale, isoDay: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDay);
+  return locale === 'pt-BR' && m ? `${m[3]}/${m[2]}/${m[1]}` : isoDay;
+}
+
+/** A day value: `msg('X', { today: day('2026-11-29') })` reads `29/11/2026` in pt-BR (see `dayIn`). */
+export function day(isoDay: string): DayValue {
+  return { day: isoDay };
 }
 
 /** A message value: `msg('WHEN.with', { column: 'payer.name' })`. */
