@@ -158,3 +158,23 @@ describe.each(engines)('engine against sandbox faults ($name)', (engine) => {
     expectEachOnceInLedger('bill_paid', 15);
   });
 });
+
+describe('a row whose answers were all lost, read in Portuguese', () => {
+  it('says what happened in Portuguese, not undici English', async () => {
+    // Before: "Etapa pay: resultado desconhecido depois de 4 tentativa(s): POST /baas/api/v1/bill-payments: connection
+    // failed (UND_ERR_SOCKET); the request may have been processed; tentada de novo na próxima execução".
+    store = await engines[0]!.open();
+    await setup([{ route: 'POST /baas/api/v1/bill-payments', dropAfterCommitRate: 1 }]);
+    const [result] = await runUntilDone(billPaymentsKind as BatchKind<never>, billRows(1, 3000), 1);
+    expect(result!.counts.uncertain).toBe(1);
+    const batchId = createHash('sha256')
+      .update(readFileSync(path.join(dir, 'bill-payments.csv')))
+      .digest('hex');
+    const row = (await store.rowsAfter(batchId, 0, 10))[0]!;
+    expect(row.errorMessage).toMatch(
+      /^Etapa pay: resultado desconhecido depois de \d tentativa\(s\): POST \/baas\/api\/v1\/bill-payments: a conexão caiu sem resposta \(UND_ERR_SOCKET\); o pedido pode ter sido processado; tentada de novo/,
+    );
+    expect(row.errorMessage).not.toMatch(/connection failed|may have been processed/);
+    expectEachOnceInLedger('bill_paid', 1);
+  });
+});

@@ -34,7 +34,7 @@
  *   scrubber's `scrubSecrets` before they are stored.
  */
 import { RemessaError } from '../errors.js';
-import { type Message, render } from '../i18n/index.js';
+import { type Message, type MessageKey, msg, render } from '../i18n/index.js';
 import { scrubSecrets } from '../log.js';
 
 /** What the factory needs to know about the request that failed. */
@@ -45,6 +45,8 @@ export interface RequestDescription {
 }
 
 export interface ServiceErrorDetails extends RequestDescription {
+  /** The sentence for a person (src/i18n), when remessa words it itself (no answer came: a network failure). */
+  detail?: Message;
   /** HTTP status, undefined when no response arrived. */
   status?: number;
   title?: string;
@@ -91,7 +93,10 @@ export class ServiceError extends RemessaError {
   readonly replayed: boolean;
 
   constructor(code: string, message: string, details: ServiceErrorDetails) {
-    super(code, scrubSecrets(message), details.cause === undefined ? undefined : { cause: details.cause });
+    super(code, scrubSecrets(message), {
+      ...(details.cause === undefined ? {} : { cause: details.cause }),
+      ...(details.detail === undefined ? {} : { detail: details.detail }),
+    });
     this.method = details.method;
     this.path = scrubSecrets(details.path);
     this.status = details.status;
@@ -478,30 +483,33 @@ export function errorFromNetworkFailure(err: unknown, request: RequestDescriptio
   const text = err instanceof Error ? err.message : String(err);
   const where = `${request.method} ${request.path}`;
   const base = { method: request.method, path: request.path, cause: err };
+  // Worded once, in the catalogue: the log reads the English, a row's result the reader's language.
+  const said = (key: MessageKey, reason?: string) => {
+    const detail = msg(key, { where, reason });
+    return { message: render('en', detail), detail };
+  };
   switch (code) {
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return new ServiceTimeoutError(`${where}: could not connect in time (${text})`, { ...base, phase: 'connect' });
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return new ServiceTimeoutError(`${where}: no response headers in time; the request may have been processed`, {
-        ...base,
-        phase: 'headers',
-      });
-    case 'UND_ERR_BODY_TIMEOUT':
-      return new ServiceTimeoutError(`${where}: the response body stalled; the request may have been processed`, {
-        ...base,
-        phase: 'body',
-      });
+    case 'UND_ERR_CONNECT_TIMEOUT': {
+      const { message, detail } = said('BANK_NETWORK.connectTimeout', text);
+      return new ServiceTimeoutError(message, { ...base, detail, phase: 'connect' });
+    }
+    case 'UND_ERR_HEADERS_TIMEOUT': {
+      const { message, detail } = said('BANK_NETWORK.headersTimeout');
+      return new ServiceTimeoutError(message, { ...base, detail, phase: 'headers' });
+    }
+    case 'UND_ERR_BODY_TIMEOUT': {
+      const { message, detail } = said('BANK_NETWORK.bodyTimeout');
+      return new ServiceTimeoutError(message, { ...base, detail, phase: 'body' });
+    }
   }
   if (isConnectFailure(err) || (code !== undefined && NOT_SENT_CODES.has(code))) {
     const reason = unreachableReason(code);
-    const what = reason === 'tls' ? 'TLS handshake failed' : 'could not connect';
-    return new ServiceUnreachableError(`${where}: ${what} (${code ?? text}); nothing was sent`, { ...base, reason });
+    const { message, detail } = said(reason === 'tls' ? 'BANK_NETWORK.tls' : 'BANK_NETWORK.unreachable', code ?? text);
+    return new ServiceUnreachableError(message, { ...base, detail, reason });
   }
   // Reset or closed: the request may have been written and acted on, unless the socket says it wrote nothing.
   const written = bytesWritten(err);
   const reached = written === undefined || written > 0;
-  return new ServiceConnectionError(
-    `${where}: connection failed (${code ?? text})${reached ? '; the request may have been processed' : '; nothing was sent'}`,
-    { ...base, mayHaveReachedServer: reached },
-  );
+  const { message, detail } = said(reached ? 'BANK_NETWORK.dropped' : 'BANK_NETWORK.droppedNotSent', code ?? text);
+  return new ServiceConnectionError(message, { ...base, detail, mayHaveReachedServer: reached });
 }

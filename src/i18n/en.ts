@@ -240,6 +240,13 @@ export const EN = {
   'ROW_INVALID.invalid': 'The row is invalid',
   BATCH_HAS_INVALID_ROWS:
     'Not sent: this {kind} file has {count} invalid row(s), and a file that moves money is sent whole or not at all',
+  'BANK_NETWORK.connectTimeout': '{where}: could not connect in time ({reason})',
+  'BANK_NETWORK.headersTimeout': '{where}: no response headers in time; the request may have been processed',
+  'BANK_NETWORK.bodyTimeout': '{where}: the response body stalled; the request may have been processed',
+  'BANK_NETWORK.unreachable': '{where}: could not connect ({reason}); nothing was sent',
+  'BANK_NETWORK.tls': '{where}: TLS handshake failed ({reason}); nothing was sent',
+  'BANK_NETWORK.dropped': '{where}: connection failed ({reason}); the request may have been processed',
+  'BANK_NETWORK.droppedNotSent': '{where}: connection failed ({reason}); nothing was sent',
   'BANK_ANSWER.refused': 'The bank refused (HTTP {status}): {said}',
   'BANK_ANSWER.error': 'The bank answered with an error (HTTP {status}): {said}',
   'BANK_ANSWER.noText': 'no error text',

@@ -267,6 +267,13 @@ export const PT_BR: Catalogue = {
   'ROW_INVALID.invalid': 'A linha é inválida',
   BATCH_HAS_INVALID_ROWS:
     'Não enviada: este arquivo de {kind} tem {count} linha(s) inválida(s), e um arquivo que movimenta dinheiro é enviado inteiro ou não é enviado',
+  'BANK_NETWORK.connectTimeout': '{where}: não conectou ao banco a tempo ({reason})',
+  'BANK_NETWORK.headersTimeout': '{where}: o banco não respondeu a tempo; o pedido pode ter sido processado',
+  'BANK_NETWORK.bodyTimeout': '{where}: a resposta do banco parou no meio; o pedido pode ter sido processado',
+  'BANK_NETWORK.unreachable': '{where}: não foi possível conectar ao banco ({reason}); nada foi enviado',
+  'BANK_NETWORK.tls': '{where}: a conexão segura (TLS) com o banco falhou ({reason}); nada foi enviado',
+  'BANK_NETWORK.dropped': '{where}: a conexão caiu sem resposta ({reason}); o pedido pode ter sido processado',
+  'BANK_NETWORK.droppedNotSent': '{where}: a conexão caiu ({reason}); nada foi enviado',
   'BANK_ANSWER.refused': 'O banco recusou (HTTP {status}): {said}',
   'BANK_ANSWER.error': 'O banco respondeu com um erro (HTTP {status}): {said}',
   'BANK_ANSWER.noText': 'sem texto de erro',

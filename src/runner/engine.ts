@@ -1577,7 +1577,8 @@ function bankSaid(error: ServiceError, locale: Locale): string {
 function errorMessage(error: unknown, locale: Locale): string {
   if (error instanceof ServiceError) {
     const status = error.status;
-    if (status === undefined) return scrubSecrets(error.message);
+    // No answer came (a network failure): remessa's own words, in the reader's language.
+    if (status === undefined) return scrubSecrets(error.describe(locale));
     const said = scrubSecrets(bankSaid(error, locale));
     // Not a refusal: a timeout, a rate limit, or a key whose first request the bank is still working on (classify).
     const refused =
