@@ -183,6 +183,28 @@ describe('a sheet with a title above its header', () => {
     expect(header.location.line).toBe(2);
   });
 
+  it("tells the header line's own problem, not the title's, when the header has one column too many", async () => {
+    // Before: 'linha 1: coluna 1 ("Pagamentos de contas - novembro/2026"): Esperava um nome de coluna', with the
+    // advice to map the title to "" and amount said missing; the extra `Observação` on line 2 was never named.
+    const path = join(dir, 'contas.csv');
+    await writeFile(
+      path,
+      iconv.encode(
+        'Pagamentos de contas - novembro/2026;;;\r\nLinha digitável;Valor;Data de pagamento;Observação\r\n' +
+          '34191.09008 00123.456782 90000.000001 1 31380000015000;150,00;;boleto\r\n',
+        'windows-1252',
+      ),
+    );
+    const settings = { mappings: {}, defaults: {}, csv: {} };
+    const error = await readBatch(path, readOptions(settings, 'bill-payments', 'contas.csv')).catch((e) => e);
+    expect(error).toBeInstanceOf(HeaderError);
+    const told = (error as HeaderError).describe('pt-BR');
+    expect(told).toContain('linha 2');
+    expect(told).toContain('Observação');
+    expect(told).not.toContain('Pagamentos de contas');
+    expect((error as HeaderError).problems.map((p) => p.code)).toEqual(['HEADER_UNKNOWN_COLUMN']);
+  });
+
   it('still refuses a first line of one cell when the next is no header either', async () => {
     const path = join(dir, 'charges-nada.csv');
     await writeFile(path, 'Cobranças de novembro;;\r\nBANKSLIP;NF-1;10,00\r\n');
