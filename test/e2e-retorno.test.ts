@@ -22,6 +22,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { brasiliaTime } from '../src/formats/brasilia-time.js';
 import { BANK_PROFILE_DEFINITIONS, type BankOperation, fillPath } from '../src/formats/profiles.js';
 import { instantIn } from '../src/i18n/index.js';
 import { SANDBOX_BILL_FIXTURES } from '../src/sandbox/bills.js';
@@ -332,8 +333,9 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     procs.push(daemon);
     // Things no event reports: a bill payment scheduled a little ahead (it goes through at the bank on its date), and
     // a key claim (moved on by the other participant, here the sandbox's admin route).
-    const payAt = new Date(Date.now() + 30_000);
-    const payAtText = payAt.toISOString().slice(0, 19);
+    // Written as the clerk would, Brasília's wall time without a zone (as remessa sends it and the bank reads it).
+    const payAt = new Date(Math.floor((Date.now() + 30_000) / 1000) * 1000);
+    const payAtText = brasiliaTime(payAt.toISOString(), false).replace(' ', 'T');
     const bill = SANDBOX_BILL_FIXTURES.PENDING_PAYMENT;
     await drop(
       w.ws,
@@ -372,7 +374,7 @@ describe(`the retorno end to end (${TEST_PROFILE} profile; sandbox and daemon in
     expect(waiting.stdout).toContain('Waiting for a final status from the bank: 4');
     for (const id of e2e) expect(waiting.stdout).toContain(`pix-payment ${id}: PIX_PROCESSING`);
     expect(waiting.stdout).toContain(`bill-payment ${billRow.paymentId}: SCHEDULED since`);
-    expect(waiting.stdout).toContain(`due ${instantIn('en', new Date(`${payAtText}Z`).toISOString())}`);
+    expect(waiting.stdout).toContain(`due ${instantIn('en', payAt.toISOString())}`);
     expect(waiting.stdout).toContain(`claim ${claimRow.claimId}: ${claimRow.claimStatus} since`);
 
     // Once the payment's date has passed (the bank runs it then).

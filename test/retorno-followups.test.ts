@@ -70,12 +70,13 @@ describe.each(engines)('on $name', (engine) => {
       let r = await pass();
       expect(r.lookedUp).toBe(0);
       expect(await unsettledText(w.store)).toContain(
-        `bill-payment ${payment.id}: SCHEDULED since 2026-11-23 09:00:00 BRT, due 2026-11-25 07:00:00 BRT`,
+        // The 10:00 typed is Brasília's (the bank's clock reads a time without zone so): due at 10:00 BRT.
+        `bill-payment ${payment.id}: SCHEDULED since 2026-11-23 09:00:00 BRT, due 2026-11-25 10:00:00 BRT`,
       );
       expect(await owedSeconds()).toBe(0);
 
       // Its date has come and the bank paid it: owed for 2 hours until reconciliation tells it.
-      w.clock = new Date('2026-11-25T12:00:00.000Z');
+      w.clock = new Date('2026-11-25T15:00:00.000Z');
       expect(await owedSeconds()).toBe(7200);
       r = await pass();
       expect(r.lookedUp).toBe(1);
@@ -85,7 +86,7 @@ describe.each(engines)('on $name', (engine) => {
           kind: 'bill-payment',
           oldStatus: 'SCHEDULED',
           newStatus: 'PAID',
-          occurredAt: '2026-11-25T10:00:00.000Z',
+          occurredAt: '2026-11-25T13:00:00.000Z',
           paidCents: 15_000,
           source: 'reconcile',
         }),
@@ -108,7 +109,8 @@ describe.each(engines)('on $name', (engine) => {
       expect(r.lookupErrors).toBe(1);
       expect(await lines()).toEqual([]);
       expect(await unsettledText(w.store)).toContain('Waiting for a final status from the bank: 1');
-      expect(await owedSeconds()).toBe(4 * 3600);
+      // Due at 08:00 in Brasília (11:00 UTC), the clock at 12:00 UTC.
+      expect(await owedSeconds()).toBe(3600);
     });
   });
 

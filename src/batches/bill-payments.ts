@@ -28,7 +28,8 @@
 
 import type { LookedUpBill } from '../bank/bill-payments.js';
 import { RequestValidationError } from '../bank/errors.js';
-import { parseDate, utcDate } from '../formats/dates.js';
+import { brasiliaDay } from '../formats/brasilia-time.js';
+import { parseDate } from '../formats/dates.js';
 import { formatError } from '../formats/errors.js';
 import { day, msg } from '../i18n/index.js';
 import type { Cents } from '../types.js';
@@ -109,9 +110,9 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   }
   const amountCents = r.amount('amount', { required: true });
   let payAt = r.has('payAt') ? r.format('payAt', () => parsePayAt(r.record.payAt!)) : undefined;
-  // The bank refuses a payment scheduled for a day already past (the date is read as UTC, as it is sent).
+  // The bank refuses a payment scheduled for a day already past: its days are Brasília's (docs/service-gaps.md).
   if (payAt !== undefined) {
-    const today = utcDate();
+    const today = brasiliaDay(new Date());
     if (payAt.slice(0, 10) < today) {
       // The cell as typed and today as the person's locale writes a date (it said `veio 2026-11-01` for `01/11/2026`).
       r.error('payAt', CELL_ERROR_CODES.dateOutOfRange, 'DATE_OUT_OF_RANGE.payAt', {

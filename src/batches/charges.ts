@@ -18,13 +18,14 @@
  * slips the payer's name, document and address (zip code, street, city, state) are required, ourNumber is 1..11
  * digits and only for BANKSLIP (express charge, wallet 121); up to 3 discount items and 3 additionalInfo entries.
  * Checked here so that `validate` and the run agree with the bank (issue 8 section 4), never only at the bank: a due
- * date from today to 10 years ahead (UTC date), a bank slip amount of at most 99.999.999,99 (10 digits in the bar
+ * date from today to 10 years ahead (today in Brasília), a bank slip amount of at most 99.999.999,99 (10 digits in the bar
  * code), discount items greater than 0 (percent too), text lengths in UTF-16 code units.
  */
 import type { AmountRule, CreateChargeInput, Discount, Payer, PixChargeAdditionalInfo } from '../bank/client.js';
 import { ConflictError, NotFoundError } from '../bank/errors.js';
 import type { Charge, CreatedCharge } from '../bank/types.js';
 import { MAX_BANK_SLIP_AMOUNT_CENTS } from '../formats/boleto.js';
+import { brasiliaDay, brasiliaMidnight } from '../formats/brasilia-time.js';
 import {
   CHARGE_TYPES,
   CORRELATION_ID_PATTERN,
@@ -32,7 +33,7 @@ import {
   MAX_EXPIRES_IN_SECONDS,
   PIX_STATIC_ADDITIONAL_INFO_MAX,
 } from '../formats/charges.js';
-import { addDays, utcDate } from '../formats/dates.js';
+import { addDays } from '../formats/dates.js';
 import { formatAmount } from '../formats/money.js';
 import { msg } from '../i18n/index.js';
 import { addressColumns, column, FORMATS, IDEMPOTENCY_KEY_COLUMN } from './columns.js';
@@ -54,19 +55,19 @@ const CORRELATION_ID_EXPECTED = msg('EXPECT.correlationId');
 let dueDates: { range: DateRange; until: number } | undefined;
 
 /**
- * The due dates the bank accepts today (src/formats/charges.ts MAX_DUE_DATE_DAYS_AHEAD): computed once per UTC day,
- * not per row.
+ * The due dates the bank accepts today (src/formats/charges.ts MAX_DUE_DATE_DAYS_AHEAD), today being the day in
+ * Brasília, as the bank counts days: computed once per such day, not per row.
  */
 export function dueDateRange(now: number = Date.now()): DateRange {
   if (dueDates === undefined || now >= dueDates.until || now < dueDates.until - 86_400_000) {
-    const today = utcDate(new Date(now));
+    const today = brasiliaDay(new Date(now));
     dueDates = {
       range: {
         from: today,
         to: addDays(today, MAX_DUE_DATE_DAYS_AHEAD),
         what: msg('WHAT.dueDate'),
       },
-      until: Date.parse(`${addDays(today, 1)}T00:00:00Z`),
+      until: brasiliaMidnight(addDays(today, 1)),
     };
   }
   return dueDates.range;

@@ -1,6 +1,7 @@
 import { msg } from '../i18n/index.js';
+import { brasiliaDay } from './brasilia-time.js';
 import { bankSlipMod11Dv, mod10 } from './check-digits.js';
-import { addDays, daysBetween, epochDay, utcDate } from './dates.js';
+import { addDays, daysBetween, epochDay } from './dates.js';
 import { requireCheckDigit, requireDigits } from './digits.js';
 import { formatError } from './errors.js';
 
@@ -52,7 +53,7 @@ export function dueDateFactor(date: string): number {
  *
  * @param today yyyy-mm-dd; defaults to the current UTC date.
  */
-export function factorToDate(factor: number, today: string = utcDate()): string | null {
+export function factorToDate(factor: number, today: string = brasiliaDay(new Date())): string | null {
   if (factor === 0) return null;
   if (!Number.isInteger(factor) || factor < FACTOR_MIN || factor > 9999) {
     throw formatError('INVALID_DATE', 'BOLETO.factor', { got: factor });

@@ -43,3 +43,34 @@ const BRASILIA_DAY = new Intl.DateTimeFormat('en-CA', {
 export function brasiliaDay(at: Date): string {
   return BRASILIA_DAY.format(at);
 }
+
+/**
+ * The instant (ms) a calendar day (yyyy-mm-dd) begins in Brasília: `2026-11-29` -> 2026-11-29T03:00:00Z. Read from the
+ * zone's rules (UTC-3 since 2019, when Brazil ended daylight saving time; Intl knows it if it ever returns).
+ */
+export function brasiliaMidnight(day: string): number {
+  const utcMidnight = Date.parse(`${day}T00:00:00Z`);
+  // The zone's offset at that instant (hours behind UTC), then the midnight it gives.
+  const p: Record<string, string> = {};
+  for (const part of BRASILIA_PARTS.formatToParts(utcMidnight)) p[part.type] = part.value;
+  const local = Date.parse(`${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}Z`);
+  return utcMidnight + (utcMidnight - local);
+}
+
+/**
+ * A date-time as a person or a Brazilian bank writes it: with its zone as given (`2026-11-25T10:00:00Z`, `...-03:00`);
+ * without one, Brasília's wall time (`2026-11-25T10:00:00` is 13:00 UTC); a date alone, its midnight in Brasília.
+ * Undefined when it is none of these. (A day's offset is the same all day in Brasília since 2019.)
+ */
+export function brasiliaWallTime(text: string): Date | undefined {
+  const local = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?$/.exec(text);
+  if (local) {
+    const [, day, hh = '00', mm = '00', ss = '00', frac = ''] = local;
+    const asUtc = Date.parse(`${day}T${hh}:${mm}:${ss}${frac}Z`);
+    if (Number.isNaN(asUtc)) return undefined;
+    return new Date(asUtc + (brasiliaMidnight(day!) - Date.parse(`${day}T00:00:00Z`)));
+  }
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text)) return undefined;
+  const at = new Date(text);
+  return Number.isNaN(at.getTime()) ? undefined : at;
+}

@@ -18,7 +18,7 @@ export const PIX_STATIC_ADDITIONAL_INFO_MAX = 37;
 export const MAX_EXPIRES_IN_SECONDS = 31_536_000;
 
 /**
- * Due dates a charge may have (creation and update): from today (UTC date, as the sandbox's clock reads it) to
+ * Due dates a charge may have (creation and update): from today (the day in Brasília, as the bank counts days) to
  * MAX_DUE_DATE_DAYS_AHEAD days ahead. The spec only says an unparsable date is a 400; the sandbox refuses a past date
  * and one more than 10 years ahead (the bar code's due-date factor reaches ~15), and remessa checks the same before
  * sending (docs/service-gaps.md).

@@ -46,6 +46,7 @@ import { z } from 'zod';
 import type { BankClient } from '../bank/client.js';
 import { NotFoundError } from '../bank/errors.js';
 import type { BillPayment, Charge, ClaimSearchItem, RequestOptions } from '../bank/types.js';
+import { brasiliaWallTime } from '../formats/brasilia-time.js';
 import { utcInstant } from '../formats/dates.js';
 import { wireToCents } from '../formats/money.js';
 import { instant, type Locale, type Message, msg } from '../i18n/index.js';
@@ -176,9 +177,9 @@ export function deriveFromRow(row: SucceededRow): RowDerivation {
       const id = str(out.paymentId);
       if (!id) return null;
       const status = str(out.paymentStatus) ?? 'PAID';
-      // A scheduled payment is owed on its date (payAt without a zone is UTC, as the bank reads it).
+      // A scheduled payment is owed on its date: payAt is sent without a zone, Brasília's wall time, as the bank reads it.
       const payAt = str(parsed.payAt);
-      const dueAt = status.toUpperCase() === 'SCHEDULED' && payAt ? utcInstant(payAt) : undefined;
+      const dueAt = status.toUpperCase() === 'SCHEDULED' && payAt ? brasiliaWallTime(payAt)?.toISOString() : undefined;
       return { thing: { ...base, kind: 'bill-payment', key: id, status, dueAt } };
     }
     case 'claims': {

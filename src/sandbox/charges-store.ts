@@ -407,7 +407,7 @@ export function createCharge(deps: ChargeDeps, input: NewCharge): StoredCharge {
         JSON.stringify(input.extras),
         input.apiKeyId,
         now,
-        now.slice(0, 10),
+        deps.clock.today(),
         now,
       );
     const seq = Number(info.lastInsertRowid);

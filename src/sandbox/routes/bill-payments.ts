@@ -14,6 +14,7 @@
  * - payAt later than now: the payment is accepted with status SCHEDULED and goes through when the clock passes it.
  */
 import type { FastifyInstance } from 'fastify';
+import { brasiliaDay, brasiliaWallTime } from '../../formats/brasilia-time.js';
 import { type BillIdentifier, FormatError, formatAmount, parseBillIdentifier } from '../../formats/index.js';
 import { BillPaymentRefusal, billToWire, payBill, resolveBill, settleScheduledBillPayments } from '../bills.js';
 import { idempotencyFor } from '../idempotency.js';
@@ -40,8 +41,8 @@ function parseIdentifier(errors: FieldErrors, path: string, text: string, today:
 }
 
 /**
- * payAt: an ISO 8601 date-time (a value without zone is read as UTC) or a date (midnight UTC). A date before today
- * is refused.
+ * payAt: an ISO 8601 date-time, or a date. A Brazilian bank's clock: a date-time without zone is Brasília's time, a date
+ * alone its midnight in Brasília; one whose day in Brasília is before today (the clock's, Brasília's) is refused.
  */
 function readPayAt(errors: FieldErrors, value: unknown, today: string): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
@@ -49,17 +50,12 @@ function readPayAt(errors: FieldErrors, value: unknown, today: string): Date | u
     errors.add('$.payAt', `Expected an ISO 8601 date-time such as 2026-12-01T10:00:00Z, got ${typeof value}.`);
     return undefined;
   }
-  const text = /^\d{4}-\d{2}-\d{2}$/.test(value)
-    ? `${value}T00:00:00Z`
-    : /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(value)
-      ? `${value}Z`
-      : value;
-  const at = /^\d{4}-\d{2}-\d{2}T/.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(at.getTime())) {
+  const at = brasiliaWallTime(value);
+  if (at === undefined) {
     errors.add('$.payAt', `Expected an ISO 8601 date-time such as 2026-12-01T10:00:00Z, got ${JSON.stringify(value)}.`);
     return undefined;
   }
-  if (at.toISOString().slice(0, 10) < today) {
+  if (brasiliaDay(at) < today) {
     errors.add('$.payAt', `Expected payAt today (${today}) or later, got ${JSON.stringify(value)}.`);
     return undefined;
   }
