@@ -240,7 +240,12 @@ describe.each(E2E_PROFILES)('provider profile %s', (profile) => {
       expect(await fs.readFile(first!.results[0]!, 'utf8')).toBe(firstText);
       expect(again).toHaveLength(4);
       for (const r of again) expect(['succeeded', 'duplicate']).toContain(r.status);
-      expect(again.map((r) => r.paidAmount)).toEqual(['150.00', '250.00', '490.00', '89.90']);
+      // A duplicate paid nothing: its paidAmount is empty (summed in Excel, each bill counts once); its payment is the
+      // original's, named by id.
+      expect(again.map((r) => r.paidAmount)).toEqual(['', '', '', '']);
+      const paidFirst = parseResultCsv(firstText).map((r) => r.paymentId);
+      expect(paidFirst.every((id) => id !== '')).toBe(true);
+      expect(again.map((r) => r.paymentId)).toEqual(paidFirst);
 
       // Two rows of charges.csv in a new file, with one new row: only the new row acts.
       const lines = (await fs.readFile(path.join(EXAMPLES, 'charges.csv'), 'utf8')).split('\n');

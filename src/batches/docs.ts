@@ -103,7 +103,9 @@ failed, duplicate, uncertain; a row \`waiting\` for an unreachable bank has no o
 once none of its rows waits), \`errorCode\`, \`errorMessage\`, then the kind's outputs listed below (an output named
 like an input column gets \` (result)\` appended), in the same encoding, delimiter and decimal mark as the input. Cells that would start a spreadsheet formula get a leading \`'\`. A file output
 (\`pdfFile\`, \`imageFile\`) names a file in the answer's folder \`outbox/<kind>/<name>.<taken>-<tag>/\`; a duplicate of a
-row of another file names the original's file from there (\`../<original's name>/X.pdf\`).
+row of another file names the original's file from there (\`../<original's name>/X.pdf\`). A \`duplicate\` line
+shows the original's ids and statuses, to find it by, but its amount columns (marked \`(amount)\` below:
+\`paidAmount\`) stay empty: that line paid nothing, so the column summed in a spreadsheet counts each payment once.
 
 ## Messages
 

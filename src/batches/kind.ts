@@ -219,6 +219,7 @@ export interface BatchKind<Row = unknown> {
   resultColumns: readonly string[];
   /**
    * Result columns whose step output is an amount in cents: written with the file's decimal mark (`1234,56`).
+   * Money that moved: a `duplicate` line leaves them empty (src/outbox/result.ts), since it moved none.
    * @defaultValue none
    */
   resultMoneyColumns?: readonly string[];

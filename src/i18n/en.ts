@@ -308,6 +308,7 @@ export const EN = {
   'APPROVAL.required': "approval.kinds includes {kind}: every such file waits for a person's approval",
   'APPROVAL.notSent': 'Not sent: {reasons} (approval is off for {kind}, so the file is rejected whole)',
   'DUPLICATE.original': '{message} (original: {state})',
+  'DUPLICATE.originalPaidNothing': '{message}, nothing paid by this line (original: {state})',
   'DUPLICATE.notFinished': 'not finished yet',
   // What a person decided, written by the store in the decider's locale (src/store/store.ts, approvals.ts)
   RESOLVED_AS_FAILED: 'Settled as failed by {by} at {at}: {note}',

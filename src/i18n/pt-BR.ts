@@ -336,6 +336,7 @@ export const PT_BR: Catalogue = {
   'APPROVAL.notSent':
     'Não enviado: {reasons} (a aprovação está desligada para {kind}, então o arquivo é recusado inteiro)',
   'DUPLICATE.original': '{message} (original: {state})',
+  'DUPLICATE.originalPaidNothing': '{message}, nada foi pago por esta linha (original: {state})',
   'DUPLICATE.notFinished': 'ainda não terminou',
   RESOLVED_AS_FAILED: 'Dado como falho por {by} em {at}: {note}',
   APPROVAL_REJECTED: (p: P) => `Rejeitado por ${p.by} em ${p.at}${p.note ? `: ${p.note}` : ''}; nada foi enviado`,

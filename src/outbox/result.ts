@@ -11,6 +11,19 @@
  * - Crash at any instant: the store's mark that the answer is stale is cleared only after both files of the new
  *   version are in place (`answerIntake`); a crash before that leaves it stale, and the next pass writes it (or adopts
  *   the files a crash left complete, when nothing changed since they were read).
+ *
+ * A `duplicate` line (src/store/rows.ts rule 4: the same operation as an earlier row, its original; nothing sent)
+ * moved no money, and its line must never say it did: a clerk sums `paidAmount` in a spreadsheet, and a bill paid
+ * once must count once. So, for every kind:
+ * - its money columns (the kind's `resultMoneyColumns`: `paidAmount`) stay EMPTY, whatever the original's state;
+ * - what lets a person find the original stays: its ids and the bank's statuses beside them (`paymentId`,
+ *   `paymentStatus`, `endToEndId`, a charge's bar code), its file columns (named from this answer's folder:
+ *   `../<original's answer>/X.pdf`), and `errorMessage` naming the original's line, file and state, and, for a kind
+ *   with money columns, that nothing was paid by this line (`DUPLICATE.originalPaidNothing`).
+ * The summary counts a duplicate under `duplicate`, with the amount its own cell asked (like `failed` and `rejected`
+ * rows: money that did not move), never under `succeeded`: `amounts.succeeded` counts each payment once. The retorno
+ * is made of succeeded rows only (src/store/things.ts), and an approval preview puts a duplicate in its own
+ * `TOTAL duplicate (not paid)`, never in `amountToPay` (src/runner/approval.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -93,7 +106,8 @@ export interface ResultSummary {
   counts: Record<RowOutcome, number>;
   /**
    * Sum of the rows' amounts by status, as a person reads them (`R$ 14.325,21`); rejected rows count with the amount
-   * their cell holds when it can be read. Rows without an amount are left out.
+   * their cell holds when it can be read. Rows without an amount are left out. Only `succeeded` is money that moved:
+   * a `duplicate` counts here with the amount its own line asked, never under `succeeded` (its original's line has it).
    */
   amounts: Record<RowOutcome, { cents: number; formatted: string }>;
   startedAt: string | null;
@@ -425,15 +439,17 @@ function resultLine(
   let outputs = row.outputs;
   let message = row.errorMessage;
   if (row.state === 'duplicate' && row.owner) {
-    outputs = row.owner.outputs;
-    message = t(locale, 'DUPLICATE.original', {
+    // The original's references (ids, statuses, files), never its money: this line moved none (top of this file).
+    outputs = { ...row.owner.outputs };
+    for (const col of moneyColumns) delete outputs[col];
+    const moves = resultColumns.some((col) => moneyColumns.has(col));
+    message = t(locale, moves ? 'DUPLICATE.originalPaidNothing' : 'DUPLICATE.original', {
       message: message ?? 'DUPLICATE_NATURAL_KEY',
       state: describeOwner(row.owner.state, locale),
     });
     const ownerFolder = row.owner.answerName;
-    if (ownerFolder && row.duplicateOf && row.duplicateOf.batchId !== row.batchId && fileColumns.size > 0) {
+    if (ownerFolder && row.duplicateOf && row.duplicateOf.batchId !== row.batchId) {
       // The original's files are in the original's folder: named from this batch's folder, where file columns point.
-      outputs = { ...outputs };
       for (const col of fileColumns) {
         const value = outputs[col];
         if (typeof value === 'string' && value !== '') outputs[col] = `../${ownerFolder}/${value}`;
