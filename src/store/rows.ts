@@ -7,7 +7,7 @@
  *      │  ├──invalid cells─────────────────► rejected                (nothing was ever sent)
  *      │  ├──key owned, other content──────► rejected  (NATURAL_KEY_REUSED, an invalid row: rule 4)
  *      │  └──own idempotencyKey another's──► rejected  (IDEMPOTENCY_KEY_REUSED, an invalid row: rule 4)
- *      └────natural key owned by another row► duplicate  (same operation: repeats the owner's outcome; nothing sent)
+ *      └────natural key owned by another row► duplicate  (same operation: names the owner's outcome, no money of its own; nothing sent)
  *
  *   pending ──intent of a step committed──► in_flight ──step done, more steps──► in_flight
  *      │                                      │  ├──last step done──────────────► succeeded
