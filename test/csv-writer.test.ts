@@ -21,10 +21,25 @@ const US: Dialect = { encoding: 'utf8', bom: true, delimiter: ',', decimalMark: 
 
 describe('neutraliseFormula', () => {
   it('prefixes a quote to cells that would start a formula, and only those', () => {
-    for (const bad of ['=1+1', '+55 11', '-2', '@SUM(A1)', '\tx', '\rx', '=HYPERLINK("http://x")']) {
+    for (const bad of [
+      '=1+1',
+      '+55 11',
+      '-2+3',
+      '-A1',
+      '-1,',
+      '-',
+      '@SUM(A1)',
+      '\tx',
+      '\rx',
+      '=HYPERLINK("http://x")',
+    ]) {
       expect(neutraliseFormula(bad)).toBe(`'${bad}`);
     }
     for (const ok of ['', 'Ana', '12,34', "'already", ' =x', 'a=b']) expect(neutraliseFormula(ok)).toBe(ok);
+  });
+
+  it("echoes a negative number as typed: it computes nothing (it was written back as '-5,00)", () => {
+    for (const n of ['-2', '-5,00', '-1.234,56', '-0.5']) expect(neutraliseFormula(n)).toBe(n);
   });
 });
 

@@ -119,7 +119,7 @@ describe.each(engines)('on $name', (engine) => {
       expect(lines.slice(0, 5)).toEqual([
         'correlationId;payer.name;amount;status;errorCode;errorMessage;ourNumber;paidAmount',
         'A-1;José Conceição;1234,56;succeeded;;;00000000042;1234,56',
-        `'=cmd|calc;'@SUM(1);'-1;rejected;INVALID_AMOUNT;"column amount: Expected an amount without a sign, got ""-1""";;`,
+        `'=cmd|calc;'@SUM(1);-1;rejected;INVALID_AMOUNT;"column amount: Expected an amount without a sign, got ""-1""";;`,
         `A-1;José Conceição;1234,56;duplicate;DUPLICATE_NATURAL_KEY;Same charges natural key as line 2 of this file: not sent again, nothing paid by this line (original: succeeded);00000000042;`,
         `A-3;Ana;10,00;uncertain;UNKNOWN_OUTCOME;'+ timed out;;`,
       ]);

@@ -5,8 +5,8 @@
  * - Nothing appears under the final name until `close()` has written and flushed everything: rows go to a temporary
  *   file in the same folder, renamed over the final name at the end (a reader never sees half a result).
  * - No cell can start a formula when the file is opened in a spreadsheet: a cell starting with =, +, -, @, tab or
- *   CR gets a leading single quote (OWASP "CSV injection"). Our own outputs never hold negative numbers, so
- *   prefixing a leading '-' loses nothing. The one formula written is remessa's own `{ asText }` cell: `="0123"`, a
+ *   CR gets a leading single quote (OWASP "CSV injection"), except a negative number (`-5,00`: a minus, digits and
+ *   separators only), which computes nothing and is echoed as typed. The one formula written is remessa's own `{ asText }` cell: `="0123"`, a
  *   string constant, which Excel shows as the text 0123 instead of reading the number 123 (see `asTextFormula`).
  * - Memory stays flat: rows are streamed with backpressure (`write` waits when the file lags behind).
  *
@@ -48,10 +48,17 @@ const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
 /** Rows kept by `write` before they are made text and written in one piece. */
 const ROWS_PER_CHUNK = 256;
 
-/** Prefixes a single quote when the text would start a formula in a spreadsheet. */
+/**
+ * Prefixes a single quote when the text would start a formula in a spreadsheet. A negative number as a person typed it
+ * (`-5,00`, `-1.234,56`: a minus, then only digits and separators) is left as it is: it computes nothing, a
+ * spreadsheet reads it as the number, and quoted it was echoed back as `'-5,00`, not what the clerk wrote.
+ */
 export function neutraliseFormula(text: string): string {
-  return text.length > 0 && FORMULA_START.has(text[0]!) ? `'${text}` : text;
+  return text.length > 0 && FORMULA_START.has(text[0]!) && !NEGATIVE_NUMBER.test(text) ? `'${text}` : text;
 }
+
+/** A minus, then digits and decimal or thousands separators only, ending in a digit: no formula can hide in it. */
+const NEGATIVE_NUMBER = /^-[\d.,]*\d$/;
 
 /**
  * `="0123"`: a formula whose value is the text `0123`. Excel (and Google Sheets) open it as text in any locale, and
