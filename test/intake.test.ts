@@ -10,6 +10,7 @@ import { CompletenessScanner } from '../src/intake/completeness.js';
 import { Intake, type IntakeClaims, type IntakeOptions, type TakenBatch } from '../src/intake/intake.js';
 import { FileChangedError, listWorkItems, moveFile, takeIntoWorkArea } from '../src/intake/work-area.js';
 import { KIND_NAMES } from '../src/types.js';
+import { otherFileSystem } from './helpers/other-fs.js';
 
 /** Whether an archive entry is `name` archived: `<stem>.<taking id>.<ext...>` (src/outbox/names.ts). */
 function archivedAs(entry: string, name: string): boolean {
@@ -273,14 +274,13 @@ describe('Intake', () => {
   });
 
   it('moveFile works across file systems (an inbox on another mount): copied, synced, renamed, source removed', async () => {
-    let shm: string;
-    try {
-      shm = await fs.mkdtemp('/dev/shm/remessa-intake-');
-    } catch {
-      return; // no second file system here
+    const other = await otherFileSystem();
+    if (!('dir' in other)) {
+      console.warn(`test/intake.test.ts: moveFile across file systems not tried: ${other.reason}`);
+      return;
     }
     try {
-      const from = path.join(shm, 'x.csv');
+      const from = path.join(other.dir, 'x.csv');
       await fs.writeFile(from, 'a,b\n1,2\n');
       const to = path.join(root, 'moved.csv');
       await moveFile(from, to);
@@ -288,7 +288,7 @@ describe('Intake', () => {
       await expect(fs.stat(from)).rejects.toThrow();
       expect((await fs.readdir(root)).filter((f) => f.endsWith('.part'))).toEqual([]);
     } finally {
-      await fs.rm(shm, { recursive: true, force: true });
+      await other.remove();
     }
   });
 

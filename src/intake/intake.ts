@@ -31,7 +31,10 @@
  *   batch up in the store, nothing sent), and before its answer is written; a file that changed is read again;
  * - a link is never followed and a special file never opened: each is answered once with a rejection naming only
  *   its own path, then archived as it is (a link stays a link);
- * - a handler that throws leaves the file in the work area, retried later: never lost, never archived unanswered.
+ * - a handler that throws leaves the file in the work area, retried later: never lost, never archived unanswered;
+ * - who dropped a file (its OS owner, the maker of maker-checker) is read from the file the take moves, as it was in
+ *   the inbox, never from what is in the work area, which across file systems is a copy of remessa's own
+ *   (src/intake/work-area.ts `ownerUid`); a file with more than one name has no owner that can be told.
  *
  * Names that writers use while at work are ignored (src/intake/classify.ts). A `.done` marker is honoured whether or
  * not `requireDoneMarker` is on: its file is taken at once and the marker archived with it; a marker whose file was

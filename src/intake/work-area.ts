@@ -10,7 +10,8 @@
  * `outbox/charges/jan.<id>.result.csv`.
  *
  * `<id>/meta.json` is written (temp name, then rename) before the file is moved in, so a work folder that holds the
- * file always knows where the file came from. What must hold: a file is never in two of these places and never in
+ * file always knows where the file came from; once moved, again with who owned the file in the inbox (`ownerUid`, the
+ * maker of maker-checker: read from the file moved, since a copy across file systems is remessa's own). What must hold: a file is never in two of these places and never in
  * none; nothing is deleted (only our own meta.json and the emptied work folder are removed after archiving).
  *
  * After a crash, `listWorkItems` finds every file that was taken but not archived; the runner processes it again
@@ -21,9 +22,10 @@
  */
 
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream, constants as fsConstants, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import { RemessaError } from '../errors.js';
 import type { Message } from '../i18n/index.js';
@@ -53,6 +55,14 @@ export interface WorkMeta {
    * what is in the work area is compared with this before the file is read and before its answer is written.
    */
   taken?: FileFingerprint;
+  /**
+   * The OS owner (uid) of the file as it was in the inbox, read from the very file moved (`moveFile`'s `source`), before
+   * a copy across file systems made it this process's own: who dropped it, the file's maker for maker-checker
+   * (src/runner/approval.ts `makerOf`). null when it cannot be told: a link, a file with more than one name (anyone
+   * may link to another person's file), or not read. Absent in a meta.json written before the move (a crash then, or
+   * the rewrite failed) or by an older remessa, and for a file `run` reads where it is: the file's own owner is read.
+   */
+  ownerUid?: number | null;
   /**
    * Set when the intake itself answers the file as a whole (a link, a FIFO, a folder, an unreadable or cut-off
    * file): the file is then never opened again; the handler writes this rejection and nothing else.
@@ -100,30 +110,58 @@ export class FileChangedError extends IntakeError {
 
 const META_FILE = 'meta.json';
 
+/** What `moveFile` moved. */
+export interface MovedFile {
+  /** Copied across file systems (not renamed): the copy at `to` is then this process's own, whoever owned `from`. */
+  copied: boolean;
+  /**
+   * The entry as it was in `from` (not followed), read from the very file moved: the renamed entry (its owner and
+   * links unchanged by the rename), or the handle the copy was read from. Undefined when it could not be read after a
+   * rename, and for a link moved as a link.
+   */
+  source?: Stats;
+}
+
+/** Opening a file to copy it: never a link's target, never blocking on a FIFO swapped in since the lstat. */
+const COPY_FROM_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
+
 /**
  * Moves `from` to `to`: a rename when both are on one file system (atomic). Across file systems (an inbox on a network
  * share) it copies to a temp name beside `to`, syncs, renames, then removes `from`: the file may briefly exist in
- * both places, never in neither. A symbolic link is moved as a link (its target is never read); another special
- * file (FIFO, socket, device, folder) cannot be copied across file systems and is left where it is.
+ * both places, never in neither. The copy is read through one handle opened without following links, which is also
+ * where `source` (the owner of what was copied) is read from. A symbolic link is moved as a link (its target is never
+ * read); another special file (FIFO, socket, device, folder) cannot be copied across file systems and is left where
+ * it is.
  */
-export async function moveFile(from: string, to: string): Promise<void> {
+export async function moveFile(from: string, to: string): Promise<MovedFile> {
   try {
     await fs.rename(from, to);
+    return { copied: false, source: await fs.lstat(to).catch(() => undefined) };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
     const stat = await fs.lstat(from);
     if (stat.isSymbolicLink()) {
       await fs.symlink(await fs.readlink(from), to);
       await fs.unlink(from);
-      return;
+      return { copied: true };
     }
-    if (!stat.isFile()) {
-      throw new IntakeError('INTAKE_NOT_MOVABLE', `${from} is not a regular file and cannot be moved to ${to}`, {
+    const notMovable = () =>
+      new IntakeError('INTAKE_NOT_MOVABLE', `${from} is not a regular file and cannot be moved to ${to}`, {
         cause: err,
       });
-    }
+    if (!stat.isFile()) throw notMovable();
+    const input = await fs.open(from, COPY_FROM_FLAGS).catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'ELOOP' ? notMovable() : e; // swapped for a link since the lstat
+    });
+    let source: Stats;
     const tmp = `${to}.${randomBytes(4).toString('hex')}.part`;
-    await fs.copyFile(from, tmp);
+    try {
+      source = await input.stat();
+      if (!source.isFile()) throw notMovable();
+      await pipeline(input.createReadStream({ start: 0, autoClose: false }), createWriteStream(tmp, { flags: 'wx' }));
+    } finally {
+      await input.close();
+    }
     const handle = await fs.open(tmp, 'r+');
     try {
       await handle.sync();
@@ -132,6 +170,7 @@ export async function moveFile(from: string, to: string): Promise<void> {
     }
     await fs.rename(tmp, to);
     await fs.unlink(from);
+    return { copied: true, source };
   }
 }
 
@@ -152,13 +191,14 @@ export function newWorkId(): string {
 }
 
 /**
- * Takes `source` (an absolute path inside the inbox) into a fresh work folder. Returns undefined when the file
- * vanished before the move (someone else took it, or the writer renamed it): nothing to do.
+ * Takes `source` (an absolute path inside the inbox) into a fresh work folder, recording who owned it there
+ * (`ownerUid`). Returns undefined when the file vanished before the move (someone else took it, or the writer renamed
+ * it): nothing to do.
  */
 export async function takeIntoWorkArea(
   workDir: string,
   source: string,
-  meta: Omit<WorkMeta, 'takenAt'>,
+  meta: Omit<WorkMeta, 'takenAt' | 'ownerUid'>,
   markerPath?: string,
   /** The work id, when chosen before (a shared inbox claims the file under it first). @defaultValue a new one */
   workId?: string,
@@ -170,8 +210,9 @@ export async function takeIntoWorkArea(
   if (markerPath) full.marker = path.basename(markerPath);
   await writeFileAtomic(path.join(dir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
   const file = path.join(dir, meta.name);
+  let moved: MovedFile;
   try {
-    await moveFile(source, file);
+    moved = await moveFile(source, file);
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -183,6 +224,11 @@ export async function takeIntoWorkArea(
       },
     );
   }
+  // Who dropped it: the owner of the file moved, as it was in the inbox (a copy is this process's own). Known only once
+  // moved, so meta.json is written again; if that fails (disk trouble), the owner is missing from it and, after a
+  // restart, the work file's own is read instead: for a copy, this process's account, which is no maker (refused).
+  full.ownerUid = moved.source?.isFile() && moved.source.nlink === 1 ? moved.source.uid : null;
+  await writeFileAtomic(path.join(dir, META_FILE), `${JSON.stringify(full, null, 2)}\n`).catch(() => undefined);
   if (markerPath) {
     // The marker follows its file; losing it is harmless (the file is already taken).
     await moveFile(markerPath, path.join(dir, full.marker!)).catch(() => undefined);

@@ -14,9 +14,10 @@
  *   the inbox are then not looked at); `remessa reject BATCH --by NAME --note TEXT`.
  * - Who decided is who the OS says did it (rule 3 of src/store/approvals.ts): a marker's OS owner, the OS user running
  *   the command; the name written (`--by`, the marker's line) is kept beside it, and may differ (a person's name,
- *   "Maria Silva", is not their login). The file's maker is its OS owner when it was taken (./os-users.ts), except
- *   when that is the account remessa itself runs as (a file it copied in, or one every user of that account writes):
- *   then the maker is unknown. With `approval.forbidSameAsOwner` on, an unknown or indistinct (`nobody`) maker or
+ *   "Maria Silva", is not their login). The file's maker is its OS owner in the inbox, read by the intake from the
+ *   file it takes before a copy across file systems (an inbox on an SFTP mount) makes it remessa's own
+ *   (src/intake/work-area.ts `ownerUid`, ./os-users.ts), except when that is the account remessa itself runs as (a
+ *   file it put there, or one every user of that account writes): then the maker is unknown. With `approval.forbidSameAsOwner` on, an unknown or indistinct (`nobody`) maker or
  *   approver refuses the approval with a message saying why and what to do; never let through. A marker that is a
  *   link (symbolic, or hard: its owner is not who put it there) is refused unread (`APPROVAL_MARKER_LINK`).
  * - Limits (`limits.<kind>.perRow`, `.perFile`, `.perDay`, reais in the config, cents here): a row over perRow is
@@ -66,7 +67,7 @@ import type { StorePlace } from '../store/place.js';
 import type { BatchRecord, Store } from '../store/store.js';
 import type { Cents, KindName } from '../types.js';
 import type { MoneyControlOptions } from './options.js';
-import { fileOwner, processUser } from './os-users.js';
+import { fileOwner, processUser, userNameOfUid } from './os-users.js';
 
 export { withRowLimit } from './row-limit.js';
 
@@ -221,13 +222,20 @@ export function resumeGate(
 // ------------------------------------------------------------------------------------------------ the file's maker
 
 /**
- * The maker of a taken file, for `approval.forbidSameAsOwner`: its OS owner (./os-users.ts), null when that cannot be
- * read, the file is a link, or the owner is the account this process runs as (`me`): a file remessa copied in
- * (across file systems) is its own, and an account every uploader shares tells none of them apart. Null refuses every
+ * The maker of a taken file, for `approval.forbidSameAsOwner`: its OS owner in the inbox, as the intake read it from
+ * the file it moved (`WorkMeta.ownerUid`: a take across file systems is a copy, owned by this process), else the owner
+ * of `item.file` itself (a file `run` reads where it is, or a work item from before `ownerUid`) (./os-users.ts). Null
+ * when that cannot be read, the file is a link, or the owner is the account this process runs as (`me`): a file
+ * remessa itself put in the inbox, and an account every uploader shares, tell none of them apart. Null refuses every
  * approval while `forbidSameAsOwner` is on (rule 3 of src/store/approvals.ts).
  */
-export async function makerOf(file: string, me?: string | null): Promise<string | null> {
-  const owner = await fileOwner(file);
+export async function makerOf(
+  item: { file: string; meta: Pick<WorkMeta, 'ownerUid'> },
+  me?: string | null,
+): Promise<string | null> {
+  const { ownerUid } = item.meta;
+  const owner =
+    ownerUid === undefined ? await fileOwner(item.file) : ownerUid === null ? null : await userNameOfUid(ownerUid);
   const self = me === undefined ? await processUser() : me;
   return owner !== null && owner === self ? null : owner;
 }

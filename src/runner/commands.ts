@@ -591,9 +591,9 @@ export async function openPipeline(
     }
     let result: ProcessBatchResult;
     const controls = options.controls;
-    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped (kept when it is held); unknown
-    // when it is remessa's own account (./approval.ts makerOf).
-    const owner = controls?.approvalKinds.includes(kindName) ? await makerOf(batch.item.file) : null;
+    // The maker, for approval.forbidSameAsOwner: the OS owner of the file as dropped, read when it was taken (kept when
+    // it is held); unknown when it is remessa's own account (./approval.ts makerOf).
+    const owner = controls?.approvalKinds.includes(kindName) ? await makerOf(batch.item) : null;
     try {
       // What was hashed and opened must still be what was taken before a row is stored or sent.
       await checkUnchanged(batch);

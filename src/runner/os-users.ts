@@ -2,7 +2,10 @@
  * Who did something, as the OS tells it (maker-checker, src/store/approvals.ts rule 3): the owner of a file (who
  * dropped a payment file, who wrote an `.approved` marker) and the user running this process (`remessa approve`).
  * A name comes from /etc/passwd by uid, `uid N` when the uid has no entry (a container's user): names, not uids, are
- * compared, so a decision taken on another host of a shared store compares as the people are known there.
+ * compared, so a decision taken on another host of a shared store compares as the people are known there. A payment
+ * file's owner is read where it was dropped: the intake keeps the uid of the file it takes, read from the file moved
+ * before a copy across file systems makes it this process's own (src/intake/work-area.ts `ownerUid`), and the name is
+ * read from it here when the maker is recorded (./approval.ts `makerOf`).
  *
  * What must hold: an identity that cannot be read is null, never a guess. A file that is a link (symbolic, or a hard
  * link: more than one name) is null too: its owner is not who put it there (anyone may link to a file of another
