@@ -118,5 +118,7 @@ describe.skipIf(!mount)('an inbox on another file system (the take is a copy)', 
     expect(approved.code).toBe(0);
     const answer = await waitForAnswer(ws, 'bill-payments', 'sftp');
     expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    // The copy is what was checked: not read as a file still being written (which waited stableMs more).
+    expect(d.stderr() + d.stdout()).not.toMatch(/changed after it was taken/);
   }, 120_000);
 });

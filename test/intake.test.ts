@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { classifyInboxPath, kindFromRootName, stemOf } from '../src/intake/classify.js';
 import { CompletenessScanner } from '../src/intake/completeness.js';
@@ -548,6 +549,35 @@ describe('Intake: whole files only, and one answer for what is not a file', () =
     const archived = await listArchive();
     expect(archived).toHaveLength(1);
     expect(await fs.readFile(path.join(opts.archiveDir, archived[0]!), 'utf8')).toBe('a,b\n1,2\n3,4\n');
+  });
+
+  it('an inbox on another file system: the copy taken is read at once, not waited on as changed since the take', async () => {
+    // The take is a copy there: a new inode and modification time, which must not read as a writer still at work
+    // (that waited stableMs more, 20 s by default, and warned 'the file changed after it was taken').
+    const other = await otherFileSystem();
+    if (!('dir' in other)) {
+      console.warn(`test/intake.test.ts: a take across file systems not tried: ${other.reason}`);
+      return;
+    }
+    try {
+      const { seen, handler } = recorder();
+      const warned: string[] = [];
+      const logger = pino({ level: 'warn' }, { write: (line: string) => warned.push(JSON.parse(line).msg) });
+      const intake = new Intake(
+        { ...opts, inboxDir: path.join(other.dir, 'inbox'), stableMs: 60_000, logger },
+        handler,
+      );
+      running.push(intake);
+      await intake.start();
+      const file = path.join(other.dir, 'inbox', 'charges', 'c.csv');
+      await fs.writeFile(file, 'a,b\n1,2\n');
+      await fs.writeFile(`${file}.done`, '');
+      await until(() => seen.length === 1, 5000);
+      expect(seen[0]).toEqual({ name: 'c.csv', content: 'a,b\n1,2\n' });
+      expect(warned).toEqual([]);
+    } finally {
+      await other.remove();
+    }
   });
 
   it('links, FIFOs and folders named *.csv are answered once, never followed nor opened', async () => {

@@ -11,7 +11,13 @@
  *
  * `<id>/meta.json` is written (temp name, then rename) before the file is moved in, so a work folder that holds the
  * file always knows where the file came from; once moved, again with who owned the file in the inbox (`ownerUid`, the
- * maker of maker-checker: read from the file moved, since a copy across file systems is remessa's own). What must hold: a file is never in two of these places and never in
+ * maker of maker-checker: read from the file moved, since a copy across file systems is remessa's own) and, for such
+ * a copy of the file as it was checked, the copy's own fingerprint (`taken`).
+ *
+ * Across file systems (an inbox on an SFTP or network mount) the take is a copy, then the inbox's file is removed: a
+ * writer that still holds that file open and writes on afterwards writes into a removed file, which the work area
+ * never sees (with a rename, the intake sees the taken file change and reads it again). What guards against that is
+ * what guards every take: a file is taken only when quiet for stableMs (or marked done) with its last line finished. What must hold: a file is never in two of these places and never in
  * none; nothing is deleted (only our own meta.json and the emptied work folder are removed after archiving).
  *
  * After a crash, `listWorkItems` finds every file that was taken but not archived; the runner processes it again
@@ -120,6 +126,11 @@ export interface MovedFile {
    * rename, and for a link moved as a link.
    */
   source?: Stats;
+  /**
+   * A copy: whether `from`'s size and modification time were the same once it was read as before (nothing written into
+   * it meanwhile), so the copy holds `from` as `source` says.
+   */
+  copiedUnchanged?: boolean;
 }
 
 /** Opening a file to copy it: never a link's target, never blocking on a FIFO swapped in since the lstat. */
@@ -154,11 +165,13 @@ export async function moveFile(from: string, to: string): Promise<MovedFile> {
       throw e.code === 'ELOOP' ? notMovable() : e; // swapped for a link since the lstat
     });
     let source: Stats;
+    let after: Stats;
     const tmp = `${to}.${randomBytes(4).toString('hex')}.part`;
     try {
       source = await input.stat();
       if (!source.isFile()) throw notMovable();
       await pipeline(input.createReadStream({ start: 0, autoClose: false }), createWriteStream(tmp, { flags: 'wx' }));
+      after = await input.stat();
     } finally {
       await input.close();
     }
@@ -170,7 +183,11 @@ export async function moveFile(from: string, to: string): Promise<MovedFile> {
     }
     await fs.rename(tmp, to);
     await fs.unlink(from);
-    return { copied: true, source };
+    return {
+      copied: true,
+      source,
+      copiedUnchanged: after.size === source.size && after.mtimeMs === source.mtimeMs,
+    };
   }
 }
 
@@ -228,6 +245,18 @@ export async function takeIntoWorkArea(
   // moved, so meta.json is written again; if that fails (disk trouble), the owner is missing from it and, after a
   // restart, the work file's own is read instead: for a copy, this process's account, which is no maker (refused).
   full.ownerUid = moved.source?.isFile() && moved.source.nlink === 1 ? moved.source.uid : null;
+  // A copy is a new inode with a new modification time: when it holds the file as it was checked (`taken`), what is
+  // compared from now on is the copy, not read as a writer still at work (which waited stableMs more and warned).
+  // Otherwise (written into while it was checked or copied) `taken` stays, and the intake waits for it to settle.
+  if (
+    moved.copied &&
+    moved.copiedUnchanged &&
+    moved.source &&
+    sameFingerprint(fingerprintOf(moved.source), full.taken)
+  ) {
+    const copy = await fs.lstat(file).catch(() => undefined);
+    if (copy?.size === moved.source.size) full.taken = fingerprintOf(copy);
+  }
   await writeFileAtomic(path.join(dir, META_FILE), `${JSON.stringify(full, null, 2)}\n`).catch(() => undefined);
   if (markerPath) {
     // The marker follows its file; losing it is harmless (the file is already taken).
