@@ -17,8 +17,10 @@
  * Across file systems (an inbox on an SFTP or network mount) the take is a copy, then the inbox's file is removed: a
  * writer that still holds that file open and writes on afterwards writes into a removed file, which the work area
  * never sees (with a rename, the intake sees the taken file change and reads it again). What guards against that is
- * what guards every take: a file is taken only when quiet for stableMs (or marked done) with its last line finished. What must hold: a file is never in two of these places and never in
- * none; nothing is deleted (only our own meta.json and the emptied work folder are removed after archiving).
+ * what guards every take: a file is taken only when quiet for stableMs (or marked done) with its last line finished.
+ *
+ * What must hold: a file is never in two of these places and never in none; nothing is deleted (only our own meta.json
+ * and the emptied work folder are removed after archiving).
  *
  * After a crash, `listWorkItems` finds every file that was taken but not archived; the runner processes it again
  * (the store makes that safe: rows already done are not sent again) and archives it. A work folder with meta.json
