@@ -209,9 +209,21 @@ describe('one answer lists every header problem', () => {
 
   it('a header of punctuation only is unknown, not silently ignored', () => {
     const err = headerError(() => resolve('charges', ['Valor', 'Vencimento', '#']));
-    expect(err.problems).toEqual([
-      { code: 'HEADER_UNKNOWN_COLUMN', column: 3, header: '#', nearest: expect.anything() },
-    ]);
+    expect(err.problems).toEqual([{ code: 'HEADER_UNKNOWN_COLUMN', column: 3, header: '#' }]);
+  });
+
+  it('names a nearest known name only when it is a likely misspelling (Observação was told "barCode")', () => {
+    const far = headerError(() => resolve('bill-payments', ['Linha digitável', 'Valor', 'Observação']));
+    expect(far.problems).toEqual([{ code: 'HEADER_UNKNOWN_COLUMN', column: 3, header: 'Observação' }]);
+    expect(far.message).not.toMatch(/nearest|barCode/);
+    expect(far.suggestion).toEqual({ Observação: '' });
+    const near = headerError(() => resolve('charges', ['Valr', 'Vencimento']));
+    expect(near.problems).toContainEqual({
+      code: 'HEADER_UNKNOWN_COLUMN',
+      column: 1,
+      header: 'Valr',
+      nearest: expect.objectContaining({ column: 'amount' }),
+    });
   });
 
   it('a runaway header gives a bounded answer', () => {

@@ -337,10 +337,12 @@ export function resolveHeader(
       if (hit === undefined) {
         if (policy === 'reject') {
           // Only where it is shown, and for a header of a plausible length: edit distance is quadratic.
-          const nearest =
+          const found =
             problems.length < MAX_PROBLEMS_SHOWN && key.length <= MAX_SUGGESTED_HEADER
               ? nearestName(key, known)
               : undefined;
+          // Named only when it is a likely misspelling: "Observação" has no near name, and was told "barCode".
+          const nearest = found && closeEnough(source, found.name) ? found : undefined;
           problems.push(
             nearest
               ? { code: HEADER_PROBLEM_CODES.unknown, column, header: source, nearest }
@@ -388,7 +390,6 @@ export function resolveHeader(
   return { header, warnings, absent };
 }
 
-/** The known name nearest to `key`, when it is near enough to be a likely misspelling or variant. */
 /**
  * Where the columns of remessa's answers start in a header (its length when it has none): the header ends with
  * `answerColumns`, each as remessa names it in an answer (`status`, or `status (result)`, `status (result 2)` when
@@ -407,6 +408,7 @@ export function answerColumnsStart(rawCells: readonly string[], answerColumns: r
   return end;
 }
 
+/** The known name nearest to `key` (edit distance); whether it is near enough is `closeEnough`'s to say. */
 function nearestName(key: string, known: ReadonlyMap<string, KnownName>): { name: string; column: string } | undefined {
   let best: { name: string; column: string; d: number } | undefined;
   for (const [k, v] of known) {
