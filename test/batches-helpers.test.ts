@@ -1,6 +1,7 @@
 import { join, sep } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { correlationIdFromYourNumber } from '../src/batches/derived-ids.js';
 import { kindFor, kindFromPath } from '../src/batches/registry.js';
 import { rejectionCode, resultCells, resultHeader, validateRecord } from '../src/batches/results.js';
 import { safeFileName } from '../src/batches/safe-name.js';
@@ -36,6 +37,13 @@ describe('safeFileName', () => {
     }
     expect(safeFileName('a/b', 'pdf')).not.toBe(safeFileName('a\\b', 'pdf'));
     expect(safeFileName('São Paulo', 'pdf').startsWith('Sao_Paulo-')).toBe(true);
+    // A Seu número's derived correlationId (NF 3001/A): named as typed, not by its escapes (was NF_203001_2FA-...).
+    const derived = correlationIdFromYourNumber('NF 3001/A');
+    expect(derived).toBe('NF~203001~2FA');
+    expect(safeFileName(derived, 'pdf')).toMatch(/^NF_3001_A-[0-9a-f]{8}\.pdf$/);
+    expect(safeFileName(correlationIdFromYourNumber('Ação nº 7'), 'pdf')).toMatch(/^Acao_no_7-[0-9a-f]{8}\.pdf$/);
+    // Ids that read alike once unescaped still get names of their own (the hash is the id's).
+    expect(safeFileName('NF~20A', 'pdf')).not.toBe(safeFileName('NF A', 'pdf'));
   });
 
   it('any string gives one plain file name of bounded length (property)', () => {

@@ -7,6 +7,9 @@
  * - it is at most 120 characters plus the extension;
  * - two different ids never get the same name: whenever the id had to be changed to be safe, a short hash of the
  *   original id is appended (`a_b-5f3c9e21.pdf` for `a/b`).
+ *
+ * A correlationId derived from a Seu número (./derived-ids.ts: `NF~203001~2FA` for `NF 3001/A`) is named after the Seu
+ * número the clerk typed (`NF_3001_A-ba9be141.pdf`, was `NF_203001_2FA-...`); the hash is still the id's own.
  */
 import { createHash } from 'node:crypto';
 
@@ -24,7 +27,7 @@ export function safeFileName(id: string, extension: string): string {
     return `${id}.${ext}`;
   }
   const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 8);
-  let stem = id
+  let stem = unescapeDerived(id)
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '') // accents off: "São" -> "Sao"
     .replace(/[^A-Za-z0-9._-]+/g, '_')
@@ -33,4 +36,11 @@ export function safeFileName(id: string, extension: string): string {
     .replace(/[._]+$/, '');
   stem = stem.slice(0, MAX_STEM_LENGTH - 9);
   return `${stem === '' ? 'row' : stem}-${hash}.${ext}`;
+}
+
+/** `~XX` escapes of a derived correlationId (UTF-8 bytes in hex) back to their characters, for a name only. */
+function unescapeDerived(id: string): string {
+  return id.includes('~')
+    ? id.replace(/(?:~[0-9A-F]{2})+/g, (run) => Buffer.from(run.replaceAll('~', ''), 'hex').toString('utf8'))
+    : id;
 }
