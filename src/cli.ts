@@ -378,15 +378,18 @@ function buildProgram(): Command {
       }),
     );
 
-  // Who decides is the OS user running the command (src/store/approvals.ts rule 3); `--by` is the name they write,
-  // recorded beside it (a person's name differs from their login, so it is not refused for differing).
+  // Who decides is the OS user running the command (src/store/approvals.ts rule 3), the caller of sudo when started by
+  // `sudo -u remessa` (./runner/os-users.ts commandUser); `--by` is the name they write, recorded beside it (a person's
+  // name differs from their login, so it is not refused for differing).
   const decide = (
     ref: string,
-    decision: Omit<Extract<Decision, { approve: true }>, 'user'> | Omit<Extract<Decision, { approve: false }>, 'user'>,
+    decision:
+      | Omit<Extract<Decision, { approve: true }>, 'user' | 'ranAs'>
+      | Omit<Extract<Decision, { approve: false }>, 'user' | 'ranAs'>,
   ) =>
     guard(async () => {
       const { config, log } = setup(program, { bankSecrets: false });
-      const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }, { processUser }] = await Promise.all(
+      const [{ decideCommand }, { runnerOptionsFromConfig }, { runnerStorePlace }, { commandUser }] = await Promise.all(
         [
           import('./runner/approval.js'),
           import('./runner/options.js'),
@@ -400,7 +403,7 @@ function buildProgram(): Command {
       return decideCommand({
         store,
         ref,
-        decision: { ...decision, user: await processUser() },
+        decision: { ...decision, ...(await commandUser()) },
         rules: {
           forbidSameAsOwner: options.controls?.forbidSameAsOwner ?? true,
           makers: options.controls?.makers ?? [],

@@ -60,10 +60,19 @@ export interface Proc {
   exited: Promise<number | string>;
 }
 
+/**
+ * The environment a command inherits: the tests' own without what sudo sets (SUDO_UID, ...), so that a suite started
+ * through sudo still runs its commands as the tests' user (`remessa approve` reads its caller from SUDO_UID); a test
+ * that plays sudo gives them in `env`.
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SUDO_')));
+}
+
 export function spawnCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Proc {
   const child = spawn(process.execPath, [...TSX_IMPORT, CLI, ...args], {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, REMESSA_LOG_LEVEL: process.env.REMESSA_E2E_LOG_LEVEL ?? 'info', ...options.env },
+    env: { ...inheritedEnv(), REMESSA_LOG_LEVEL: process.env.REMESSA_E2E_LOG_LEVEL ?? 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -344,6 +344,7 @@ export const EN = {
     '{marker} was written by the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who writes the marker, not the name written in it ({by}). Another person must approve it, as their own user',
   'APPROVAL.sameUser.command':
     'remessa approve ran as the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who runs the command, not --by ({by}). Another person must approve it, as their own user',
+  'APPROVAL.viaSudo': '{user}, through sudo as {as}',
   'APPROVAL.markerLink':
     '{marker} is a link (symbolic, or a file with more than one name): its owner does not tell who wrote it, and it was not read. Write a plain file holding your name',
 

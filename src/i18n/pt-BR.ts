@@ -372,6 +372,7 @@ export const PT_BR: Catalogue = {
     '{marker} foi gravado pelo usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem grava o marcador, não o nome escrito nele ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
   'APPROVAL.sameUser.command':
     'remessa approve rodou como o usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem roda o comando, não o --by ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
+  'APPROVAL.viaSudo': '{user}, por sudo como {as}',
   'APPROVAL.markerLink':
     '{marker} é um link (simbólico, ou um arquivo com mais de um nome): seu dono não diz quem o gravou, e ele não foi lido. Grave um arquivo comum com o seu nome',
 

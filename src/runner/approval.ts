@@ -60,6 +60,7 @@ import {
   rejectUnsentBatch,
   releaseBatch,
   releasedOnDay,
+  saidUser,
   unfinishedAmount,
 } from '../store/approvals.js';
 import { intakeForBatch, shortBatchId } from '../store/intakes.js';
@@ -677,7 +678,8 @@ export async function decideCommand(c: DecideCommand): Promise<number> {
       file: batch.fileName,
       batch: shortBatchId(batch.id),
       by: approval.decidedBy ?? '?',
-      user: approval.decidedUser ?? '?',
+      user:
+        c.decision.user === null ? (approval.decidedUser ?? '?') : saidUser(c.decision.user, c.decision.ranAs, locale),
       at: approval.decidedAt ? instant(approval.decidedAt) : '?',
     };
     c.out.write(`${t(locale, approval.state === 'approved' ? 'DECIDE.approved' : 'DECIDE.rejected', said)}\n`);

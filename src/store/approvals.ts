@@ -43,7 +43,10 @@
  *    waits for a decision on its new preview (`<name>.preview.v2.csv`, ...: the first one is kept as it was read).
  * 3. Who approves is who the OS says did it (`Decision.user`): the owner of the `.approved` marker, or the OS user
  *    running `remessa approve`; never only the name written (`--by`, the marker's line), which anyone able to write
- *    a marker can make up. That name is kept beside it (`decided_by`; the OS user in `decided_user`). With
+ *    a marker can make up. A command started by `sudo -u remessa` is the sudo caller's (SUDO_UID; why it is trusted:
+ *    src/runner/os-users.ts), checked as any approver, the account it ran as kept beside (`Decision.ranAs`). The
+ *    name written is kept beside it (`decided_by`); the OS user in `decided_user`: the person's name, and through sudo
+ *    `<person> via sudo as <account>` (`maria via sudo as remessa`: the first word is always the person). With
  *    `approval.forbidSameAsOwner` (default on) the approver's OS user must differ from the file's OS owner (its
  *    maker, `owner`), and both must be told apart: an owner or approver unknown (null: unreadable, a link) or
  *    INDISTINCT (`nobody`, the overflow uid every unmapped user reads as under a user namespace such as systemd's
@@ -353,6 +356,8 @@ export type Decision = (
   | { approve: false; by: string; via: 'command' | 'marker'; note: string; locale?: Locale | undefined }
 ) & {
   user: string | null;
+  /** The account a command ran as when started by sudo as another one (`user` is then the caller of sudo). */
+  ranAs?: string | undefined;
   /** When the person decided, if not now: an `.approved` marker's modification time (rule 4). */
   madeAt?: Date;
   /** The marker's file name, to say which file's owner was read (via 'marker'). */
@@ -375,16 +380,28 @@ export function distinctUser(name: string | null | undefined): name is string {
   return name !== null && name !== undefined && name.trim() !== '' && !INDISTINCT_USERS.has(name.trim().toLowerCase());
 }
 
+/** `decided_user` (rule 3): the person; through sudo, the account beside (`maria via sudo as remessa`). */
+export function decidedUserOf(decision: Pick<Decision, 'user' | 'ranAs'>): string | null {
+  const user = decision.user?.trim() || null;
+  return user !== null && decision.ranAs ? `${user} via sudo as ${decision.ranAs}` : user;
+}
+
+/** The decider's OS user as a message says it: through sudo, with the account it ran as (`APPROVAL.viaSudo`). */
+export function saidUser(user: string, ranAs: string | undefined, locale: Locale): string {
+  return ranAs ? t(locale, 'APPROVAL.viaSudo', { user, as: ranAs }) : user;
+}
+
 /** Why this decision may not approve this batch, or undefined when allowed (rule 3). */
 export function approverRefusal(
   approval: ApprovalRecord,
-  decision: Pick<Decision, 'by' | 'user' | 'via' | 'marker'>,
+  decision: Pick<Decision, 'by' | 'user' | 'via' | 'marker' | 'ranAs'>,
   rules: ApproverRules,
   locale: Locale = DEFAULT_LOCALE,
 ): string | undefined {
   const by = decision.by.trim();
   const user = decision.user?.trim() ?? null;
   const viaMarker = decision.via === 'marker';
+  const said = (name: string) => saidUser(name, viaMarker ? undefined : decision.ranAs, locale);
   if (rules.forbidSameAsOwner) {
     if (!distinctUser(approval.owner)) {
       return t(locale, 'APPROVAL.ownerUnknown', {
@@ -394,13 +411,13 @@ export function approverRefusal(
     if (!distinctUser(user)) {
       return t(locale, viaMarker ? 'APPROVAL.approverUnknown.marker' : 'APPROVAL.approverUnknown.command', {
         marker: decision.marker ?? '.approved',
-        user: user ?? t(locale, 'PREVIEW.ownerUnknown'),
+        user: said(user ?? t(locale, 'PREVIEW.ownerUnknown')),
       });
     }
     if (sameName(approval.owner, user)) {
       return t(locale, viaMarker ? 'APPROVAL.sameUser.marker' : 'APPROVAL.sameUser.command', {
         marker: decision.marker ?? '.approved',
-        user,
+        user: said(user),
         by,
       });
     }
@@ -468,7 +485,7 @@ export function decideApproval(
       [
         decision.approve ? 'approved' : 'rejected',
         by,
-        decision.user?.trim() || null,
+        decidedUserOf(decision),
         now.toISOString(),
         decision.via,
         decision.approve ? null : decision.note,

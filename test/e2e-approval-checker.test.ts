@@ -1,0 +1,155 @@
+/**
+ * Maker-checker holes an auditor would find (src/store/approvals.ts rule 3, src/runner/approval.ts): the daemon and
+ * the sandbox as child processes, real HTTP, real SQLite, files and markers owned by other OS users (the tests run as
+ * root and chown: MAKER_UID the clerk who sends files, APPROVER_UID the manager; neither has a name, so they read
+ * `uid 23456` and `uid 12345`).
+ *
+ * - `sudo -u remessa remessa approve` is the caller's approval, not the account's: sudo is played by giving the command
+ *   SUDO_UID (root runs it, as remessa's account would): the caller is checked as any approver and recorded.
+ */
+
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildBankSlipBarCode } from '../src/formats/index.js';
+import {
+  drop,
+  makeWorkspace,
+  type Proc,
+  parseResultCsv,
+  runCli,
+  type SandboxProcess,
+  startDaemon,
+  startSandboxProcess,
+  stopDaemon,
+  type Workspace,
+  waitFor,
+  waitForAnswer,
+} from './e2e-harness.js';
+
+const MAKER_UID = 23456;
+const APPROVER_UID = 12345;
+/** The account the tests (and so the daemon and the commands) run as: remessa's own here. */
+const ME = os.userInfo().username;
+
+let sandbox: SandboxProcess;
+const daemons: Proc[] = [];
+let billSet = 0;
+
+beforeAll(async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-checker-'));
+  sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
+}, 60_000);
+
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => stopDaemon(d)));
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+/** A bill-payments CSV of one synthetic payable slip (a new bill per call). */
+function billsCsv(cents: number): string {
+  billSet++;
+  const barCode = buildBankSlipBarCode({
+    bankCode: '341',
+    dueDate: '2030-08-31',
+    amountCents: cents,
+    freeField: `10900001234567${String(billSet).padStart(3, '0')}77000000`,
+  });
+  return `barCode,amount\n${barCode},${(cents / 100).toFixed(2)}\n`;
+}
+
+async function paidCount(): Promise<number> {
+  return (await sandbox.effects('bill_paid')).reduce((n, e) => n + e.count, 0);
+}
+
+async function daemonOn(ws: Workspace): Promise<Proc> {
+  const d = startDaemon(ws);
+  daemons.push(d);
+  await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(d.stderr() + d.stdout()), 60_000);
+  return d;
+}
+
+function approvalOf(ws: Workspace, fileName: string): Record<string, unknown> | undefined {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
+    return db
+      .prepare(
+        `SELECT a.state, a.preview_at, a.decided_by, a.decided_user, a.decided_via, a.owner, b.status
+         FROM approvals a JOIN batches b ON b.id = a.batch_id WHERE b.file_name = ?`,
+      )
+      .get(fileName) as Record<string, unknown> | undefined;
+  } catch {
+    return undefined; // the store is not created yet
+  } finally {
+    db?.close();
+  }
+}
+
+/** Waits until `<name>` waits for a decision with its preview written. */
+function previewed(ws: Workspace, fileName: string): Promise<Record<string, unknown>> {
+  return waitFor(
+    `${fileName} to wait with its preview`,
+    () => {
+      const a = approvalOf(ws, fileName);
+      return a?.state === 'awaiting' && a.preview_at !== null ? a : undefined;
+    },
+    60_000,
+  );
+}
+
+describe('remessa approve started by sudo -u remessa', () => {
+  it("is the sudo caller's: the sender refused, an unknown caller refused, the manager recorded as herself via sudo", async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    await drop(ws, Buffer.from(billsCsv(2_468)), 'bill-payments/sudo.csv', { uid: MAKER_UID });
+    await previewed(ws, 'sudo.csv');
+    const approve = (sudoUid: string) =>
+      runCli(['approve', 'sudo.csv', '--by', 'Maria Gerente', '--config', ws.config], {
+        env: { REMESSA_LOG_LEVEL: 'warn', SUDO_UID: sudoUid, SUDO_USER: 'someone', SUDO_GID: sudoUid },
+      });
+
+    // The clerk who sent the file, through sudo to remessa's account: his own file, refused.
+    const own = await approve(String(MAKER_UID));
+    expect(own.stdout).toBe(
+      `não decidido: remessa approve rodou como o usuário do sistema uid ${MAKER_UID}, por sudo como ${ME}, o mesmo ` +
+        'que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem roda o comando, não o ' +
+        '--by (Maria Gerente). Outra pessoa deve aprová-lo, com o seu próprio usuário\n',
+    );
+    expect(own.code).toBe(1);
+    // A SUDO_UID that is no uid tells nobody: refused, never read as the account.
+    const unknown = await approve('maria');
+    expect(unknown.stdout).toMatch(
+      new RegExp(
+        `^não decidido: Não se sabe qual usuário do sistema roda este comando \\(desconhecido, por sudo como ${ME}\\)`,
+      ),
+    );
+    expect(unknown.code).toBe(1);
+    expect(approvalOf(ws, 'sudo.csv')).toMatchObject({ state: 'awaiting', decided_user: null });
+
+    // The manager, through sudo: hers, recorded with the account it ran as.
+    const hers = await approve(String(APPROVER_UID));
+    expect(hers.stdout).toMatch(
+      new RegExp(
+        `^sudo\\.csv \\(\\S+\\): aprovado por Maria Gerente \\(usuário do sistema uid ${APPROVER_UID}, por sudo como ${ME}\\) em `,
+      ),
+    );
+    expect(hers.code).toBe(0);
+    const answer = await waitForAnswer(ws, 'bill-payments', 'sudo');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect(approvalOf(ws, 'sudo.csv')).toMatchObject({
+      state: 'approved',
+      decided_by: 'Maria Gerente',
+      decided_user: `uid ${APPROVER_UID} via sudo as ${ME}`,
+      decided_via: 'command',
+      owner: `uid ${MAKER_UID}`,
+    });
+  }, 120_000);
+});
