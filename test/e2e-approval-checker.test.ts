@@ -6,6 +6,8 @@
  *
  * - `sudo -u remessa remessa approve` is the caller's approval, not the account's: sudo is played by giving the command
  *   SUDO_UID (root runs it, as remessa's account would): the caller is checked as any approver and recorded.
+ * - A marker in a folder where the uploader can rename files (writable without the sticky bit, or the uploader's own)
+ *   may be a manager's marker of another file renamed onto the uploader's (a rename keeps the owner): refused.
  */
 
 import fs from 'node:fs/promises';
@@ -16,6 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
   drop,
+  dropIn,
   makeWorkspace,
   type Proc,
   parseResultCsv,
@@ -151,5 +154,66 @@ describe('remessa approve started by sudo -u remessa', () => {
       decided_via: 'command',
       owner: `uid ${MAKER_UID}`,
     });
+  }, 120_000);
+});
+
+/** The refusal note of a marker of `<stem>.csv` (`version` 2 and on: the later ones), beside its preview. */
+function refusalOf(ws: Workspace, stem: string, version = 1): Promise<string> {
+  const suffix = `.approval-refused${version === 1 ? '' : `.v${version}`}.txt`;
+  return waitFor(
+    `the refusal ${version} of ${stem}`,
+    async () => {
+      const dir = path.join(ws.outbox, 'bill-payments');
+      const names = await fs.readdir(dir).catch(() => [] as string[]);
+      const note = names.find((n) => n.startsWith(`${stem}.`) && n.endsWith(suffix));
+      return note ? fs.readFile(path.join(dir, note), 'utf8') : undefined;
+    },
+    30_000,
+  );
+}
+
+describe('an .approved marker in a folder where others can rename it', () => {
+  it("a manager's marker renamed onto the sender's file is refused, the folder named; once protected, hers pays", async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    const paidBefore = await paidCount();
+    const folder = path.join(ws.inbox, 'bill-payments');
+    await drop(ws, Buffer.from(billsCsv(1_357)), 'bill-payments/dele.csv', { uid: MAKER_UID });
+    await previewed(ws, 'dele.csv');
+    // The inbox's folder is writable by every uploader, without the sticky bit.
+    await fs.chmod(folder, 0o777);
+    // The manager approves another file by its marker; the sender renames it onto his own file's name before remessa
+    // reads it (any user may rename in that folder): its owner is still the manager.
+    await dropIn(ws.inbox, Buffer.from('Maria Gerente\n'), 'bill-payments/outro.approved', { uid: APPROVER_UID });
+    await fs.rename(path.join(folder, 'outro.approved'), path.join(folder, 'dele.approved'));
+    expect(await refusalOf(ws, 'dele')).toBe(
+      'dele.approved não aprovou dele.csv: nada foi enviado, o arquivo continua aguardando.\n\n' +
+        `APPROVAL_MARKER_FOLDER: dele.approved não foi usado: na pasta ${folder} (permissões 0777) outros usuários ` +
+        'podem renomear um arquivo que não é deles, e assim pôr o marcador de outro arquivo com este nome (quem o ' +
+        `gravou continua sendo o dono). Proteja a pasta com chmod +t ${folder}, ou defina approval.markersFrom com ` +
+        'uma pasta só dos aprovadores; ou aprove com remessa approve LOTE --by NOME\n',
+    );
+    // The folder of the uploading account (as an SFTP inbox often is), sticky or not: he can rename in it all the same.
+    await fs.chown(folder, MAKER_UID, 0);
+    await fs.chmod(folder, 0o3770);
+    await dropIn(ws.inbox, Buffer.from('Maria Gerente\n'), 'bill-payments/dele.approved', { uid: APPROVER_UID });
+    expect(await refusalOf(ws, 'dele', 2)).toMatch(
+      new RegExp(
+        `APPROVAL_MARKER_FOLDER: dele\\.approved não foi usado: a pasta ${folder} é do usuário do sistema uid ${MAKER_UID}, `,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await paidCount()).toBe(paidBefore);
+    expect(approvalOf(ws, 'dele.csv')).toMatchObject({ state: 'awaiting', status: 'awaiting_approval' });
+
+    // remessa's folder with the sticky bit: only the marker's writer (and remessa, root) can rename it. Hers pays.
+    await fs.chown(folder, process.getuid!(), 0);
+    await fs.chmod(folder, 0o1777);
+    await dropIn(ws.inbox, Buffer.from('Maria Gerente\n'), 'bill-payments/dele.approved', { uid: APPROVER_UID });
+    const answer = await waitForAnswer(ws, 'bill-payments', 'dele');
+    expect(parseResultCsv(answer.text).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await paidCount()).toBe(paidBefore + 1);
+    expect(approvalOf(ws, 'dele.csv')).toMatchObject({ state: 'approved', decided_user: `uid ${APPROVER_UID}` });
+    expect(await fs.readdir(path.join(ws.archive, 'approvals'))).toHaveLength(3);
   }, 120_000);
 });

@@ -344,6 +344,12 @@ export const EN = {
     '{marker} was written by the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who writes the marker, not the name written in it ({by}). Another person must approve it, as their own user',
   'APPROVAL.sameUser.command':
     'remessa approve ran as the OS user {user}, the one who sent the file, and approval.forbidSameAsOwner is on: the approver is who runs the command, not --by ({by}). Another person must approve it, as their own user',
+  'APPROVAL.markerFolder.owner':
+    "{marker} was not used: the folder {dir} belongs to the OS user {owner}, who can rename any file in it and so give another file's marker this name (its writer stays its owner). A marker counts only in a folder of remessa's account (or root's) with chmod +t: change the folder's owner, or set approval.markersFrom to a folder of the approvers alone; or approve with remessa approve BATCH --by NAME",
+  'APPROVAL.markerFolder.writable':
+    "{marker} was not used: in the folder {dir} (mode {mode}) other users can rename a file that is not theirs, and so give another file's marker this name (its writer stays its owner). Protect the folder with chmod +t {dir}, or set approval.markersFrom to a folder of the approvers alone; or approve with remessa approve BATCH --by NAME",
+  'APPROVAL.markerFolder.unreadable':
+    "{marker} was not used: the permissions of the folder {dir} could not be read, and without them nobody can tell whether another person gave another file's marker this name. Approve with remessa approve BATCH --by NAME",
   'APPROVAL.viaSudo': '{user}, through sudo as {as}',
   'APPROVAL.markerLink':
     '{marker} is a link (symbolic, or a file with more than one name): its owner does not tell who wrote it, and it was not read. Write a plain file holding your name',

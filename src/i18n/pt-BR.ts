@@ -372,6 +372,12 @@ export const PT_BR: Catalogue = {
     '{marker} foi gravado pelo usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem grava o marcador, não o nome escrito nele ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
   'APPROVAL.sameUser.command':
     'remessa approve rodou como o usuário do sistema {user}, o mesmo que enviou o arquivo, e approval.forbidSameAsOwner está ligado: quem aprova é quem roda o comando, não o --by ({by}). Outra pessoa deve aprová-lo, com o seu próprio usuário',
+  'APPROVAL.markerFolder.owner':
+    '{marker} não foi usado: a pasta {dir} é do usuário do sistema {owner}, que pode renomear qualquer arquivo nela e assim pôr o marcador de outro arquivo com este nome (quem o gravou continua sendo o dono). Um marcador só vale numa pasta do usuário do remessa (ou do root) com chmod +t: mude o dono da pasta, ou defina approval.markersFrom com uma pasta só dos aprovadores; ou aprove com remessa approve LOTE --by NOME',
+  'APPROVAL.markerFolder.writable':
+    '{marker} não foi usado: na pasta {dir} (permissões {mode}) outros usuários podem renomear um arquivo que não é deles, e assim pôr o marcador de outro arquivo com este nome (quem o gravou continua sendo o dono). Proteja a pasta com chmod +t {dir}, ou defina approval.markersFrom com uma pasta só dos aprovadores; ou aprove com remessa approve LOTE --by NOME',
+  'APPROVAL.markerFolder.unreadable':
+    '{marker} não foi usado: não foi possível ler as permissões da pasta {dir}, e sem elas não se sabe se outra pessoa pôs com este nome o marcador de outro arquivo. Aprove com remessa approve LOTE --by NOME',
   'APPROVAL.viaSudo': '{user}, por sudo como {as}',
   'APPROVAL.markerLink':
     '{marker} é um link (simbólico, ou um arquivo com mais de um nome): seu dono não diz quem o gravou, e ele não foi lido. Grave um arquivo comum com o seu nome',

@@ -14,12 +14,16 @@
  *   the inbox are then not looked at); `remessa reject BATCH --by NAME --note TEXT`.
  * - Who decided is who the OS says did it (rule 3 of src/store/approvals.ts): a marker's OS owner, the OS user running
  *   the command; the name written (`--by`, the marker's line) is kept beside it, and may differ (a person's name,
- *   "Maria Silva", is not their login). The file's maker is its OS owner in the inbox, read by the intake from the
- *   file it takes before a copy across file systems (an inbox on an SFTP mount) makes it remessa's own
- *   (src/intake/work-area.ts `ownerUid`, ./os-users.ts), except when that is the account remessa itself runs as (a
- *   file it put there, or one every user of that account writes): then the maker is unknown. With `approval.forbidSameAsOwner` on, an unknown or indistinct (`nobody`) maker or
- *   approver refuses the approval with a message saying why and what to do; never let through. A marker that is a
- *   link (symbolic, or hard: its owner is not who put it there) is refused unread (`APPROVAL_MARKER_LINK`).
+ *   "Maria Silva", is not their login). The file's maker is its OS owner in the inbox, read by the intake from the file
+ *   it takes before a copy across file systems (an inbox on an SFTP mount) makes it remessa's own
+ *   (src/intake/work-area.ts `ownerUid`, ./os-users.ts), except when that is the account remessa itself runs as (a file
+ *   it put there, or one every user of that account writes): then the maker is unknown. With
+ *   `approval.forbidSameAsOwner` on, an unknown or indistinct (`nobody`) maker or approver refuses the approval with a
+ *   message saying why and what to do; never let through. A marker that is a link (symbolic, or hard: its owner is not
+ *   who put it there) is refused unread (`APPROVAL_MARKER_LINK`), and so is one in a folder where others than its
+ *   writer can rename it (`APPROVAL_MARKER_FOLDER`, `markerFolderRefusal`): a rename keeps the owner, so another file's
+ *   marker renamed onto this file's name would approve it in its writer's name. `remessa approve` run through sudo is
+ *   the caller of sudo's (./os-users.ts `commandUser`).
  * - Limits (`limits.<kind>.perRow`, `.perFile`, `.perDay`, reais in the config, cents here): a row over perRow is
  *   invalid (a cell error naming the limit, so all-or-nothing rejects the file, as for any invalid row); a file whose
  *   unfinished rows add up to more than perFile, or that would take the kind's day (America/Sao_Paulo) past perDay,
@@ -463,17 +467,54 @@ export async function findApprovalMarker(markersDir: string, meta: WorkMeta): Pr
 }
 
 /**
- * Applies the `.approved` marker of a batch that waits, if there is one (under `folders.markers`, else the inbox):
- * its OS owner is the approver (rule 3 of src/store/approvals.ts); its first non-empty line is the name they wrote,
- * kept beside. A marker that is a link (symbolic, or a file with more than one name) is refused before it is read
- * (`APPROVAL_MARKER_LINK`): its owner is not who put it there, and its target is never read. A marker with no name (0 bytes, or only blanks) is left for the next look while it may still be being
- * written (changed within `emptyAfterMs`, the intake's `stableMs`); once it stays so, it is refused like a marker
- * naming the wrong person (`APPROVAL_MARKER_EMPTY`, its note saying what it must hold), not waited on forever without
- * a word. Once used (approved, or refused: a refusal is written beside the file's preview,
- * `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...: never overwritten), the marker is moved
- * to `<archive>/approvals/`. It is claimed first (renamed beside itself to a dot file, never taken), so one marker
- * decides once. A marker whose name fits several takings that wait (two files of one name) is refused
- * (`APPROVAL_MARKER_AMBIGUOUS`): which preview its author read cannot be told.
+ * Why a marker found under `markersDir` may have been put under its name by someone else than its owner, or undefined
+ * when it cannot (rule 3 of src/store/approvals.ts). A rename keeps a file's owner: whoever can rename entries of the
+ * marker's folder can turn a manager's `a.csv.approved` into `b.csv.approved` (their own file), approved in the
+ * manager's name. So every folder from the marker's up to `markersDir` (renaming a folder moves every marker in it)
+ * must let nobody but the marker's owner, remessa's account (`meUid`) and root rename its entries: owned by one of
+ * them (a folder's owner can always rename in it, after a chmod if need be), and writable by its group or others only
+ * with the sticky bit (then only a file's owner, the folder's owner and root rename it). A POSIX ACL granting write
+ * shows in the group bits (its mask), so it counts as group-writable. Who can rename `markersDir` itself (its parent's
+ * writers) is the operator's to keep to root and remessa. Null `meUid`: no uids on this system, nothing checked.
+ */
+export async function markerFolderRefusal(
+  markersDir: string,
+  marker: string,
+  markerUid: number,
+  meUid: number | null,
+  locale: Locale = DEFAULT_LOCALE,
+): Promise<string | undefined> {
+  if (meUid === null) return undefined;
+  const root = path.resolve(markersDir);
+  for (let dir = path.dirname(path.resolve(marker)); ; dir = path.dirname(dir)) {
+    const st = await stat(dir).catch(() => undefined);
+    const said = {
+      marker: path.basename(marker),
+      dir,
+      mode: st ? (st.mode & 0o7777).toString(8).padStart(4, '0') : '?',
+    };
+    if (!st) return t(locale, 'APPROVAL.markerFolder.unreadable', said);
+    if (![0, meUid, markerUid].includes(st.uid)) {
+      return t(locale, 'APPROVAL.markerFolder.owner', { ...said, owner: await userNameOfUid(st.uid) });
+    }
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return t(locale, 'APPROVAL.markerFolder.writable', said);
+    if (dir === root || path.dirname(dir) === dir || path.relative(root, dir).startsWith('..')) return undefined;
+  }
+}
+
+/**
+ * Applies the `.approved` marker of a batch that waits, if there is one (under `folders.markers`, else the inbox): its
+ * OS owner is the approver (rule 3 of src/store/approvals.ts); its first non-empty line is the name they wrote, kept
+ * beside. A marker that is a link (symbolic, or a file with more than one name) is refused before it is read
+ * (`APPROVAL_MARKER_LINK`): its owner is not who put it there, and its target is never read. So is one whose folder
+ * lets others rename it (`APPROVAL_MARKER_FOLDER`, `markerFolderRefusal`). A marker with no name (0 bytes, or only
+ * blanks) is left for the next look while it may still be being written (changed within `emptyAfterMs`, the intake's
+ * `stableMs`); once it stays so, it is refused like a marker naming the wrong person (`APPROVAL_MARKER_EMPTY`, its note
+ * saying what it must hold), not waited on forever without a word. Once used (approved, or refused: a refusal is
+ * written beside the file's preview, `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...: never
+ * overwritten), the marker is moved to `<archive>/approvals/`. It is claimed first (renamed beside itself to a dot
+ * file, never taken), so one marker decides once. A marker whose name fits several takings that wait (two files of one
+ * name) is refused (`APPROVAL_MARKER_AMBIGUOUS`): which preview its author read cannot be told.
  * Returns whether the batch was decided.
  */
 export async function applyApprovalMarker(
@@ -542,6 +583,10 @@ export async function applyApprovalMarker(
   };
   // The marker's name fits every taking of this file name that waits: which preview its author read cannot be told.
   const alike = by ? await takingsTheMarkerNames(store, markersDir, marker) : [];
+  // Whether someone else than its writer may have given it this name (a rename keeps the owner): then it says nothing.
+  const folderRefusal = linked
+    ? undefined
+    : await markerFolderRefusal(markersDir, marker, claimedStat!.uid, process.getuid?.() ?? null, locale);
   let decided = false;
   if (linked) {
     log.warn(
@@ -549,6 +594,12 @@ export async function applyApprovalMarker(
       'approval marker refused: it is a link (its owner is not who put it there); not read',
     );
     await refuse(APPROVAL_CODES.markerLink, t(locale, 'APPROVAL.markerLink', { marker: path.basename(marker) }));
+  } else if (folderRefusal) {
+    log.warn(
+      { file: meta.relativePath, marker, code: APPROVAL_CODES.markerFolder, user },
+      'approval marker refused: others than its writer can rename files in its folder; not used',
+    );
+    await refuse(APPROVAL_CODES.markerFolder, folderRefusal);
   } else if (alike.length > 1) {
     log.warn(
       { file: meta.relativePath, marker, code: APPROVAL_CODES.markerAmbiguous, batches: alike.map((b) => b.id) },

@@ -53,7 +53,10 @@
  *    `PrivateUsers=true`, or NFS squashing) refuses the approval, saying why and what to do: fail closed, never
  *    let through. The name written may not be the owner's either. Neither the OS user nor the name written may be
  *    one of `approval.makers`. Names compare trimmed and case-insensitively (`uid N` for a uid without a name). A
- *    refused decision changes nothing. A rejection is never refused by these (it sends nothing).
+ *    refused decision changes nothing. A rejection is never refused by these (it sends nothing). A marker's owner says
+ *    who approved only where nobody else can give it its name (a rename keeps the owner): a marker whose folders let
+ *    others than its writer, remessa's account and root rename it is refused before any of this
+ *    (src/runner/approval.ts `markerFolderRefusal`).
  * 4. A decision is taken only once the preview is written (`preview_at`): a person approves what could be seen. A
  *    decision made before it (`Decision.madeAt`: an `.approved` marker's time, a marker dropped with its file or left
  *    from an earlier one) is refused, so the account that uploads files cannot approve what it uploads unseen.
@@ -123,6 +126,11 @@ export const APPROVAL_CODES = {
   markerAmbiguous: 'APPROVAL_MARKER_AMBIGUOUS',
   /** An `.approved` marker that is a link (src/runner/approval.ts): refused unread, its owner says nothing. */
   markerLink: 'APPROVAL_MARKER_LINK',
+  /**
+   * An `.approved` marker in a folder where others than its writer can rename files (src/runner/approval.ts): refused,
+   * its owner does not say it was written for this file.
+   */
+  markerFolder: 'APPROVAL_MARKER_FOLDER',
   /** An approval voided at release: the batch would pass a limit its preview did not show (rule 2). */
   previewStale: 'APPROVAL_PREVIEW_STALE',
 } as const;
