@@ -18,12 +18,14 @@ import {
   ApprovalError,
   decideApproval,
   getApproval,
+  heldTakingsNamed,
   IdempotencyKeys,
   type IngestRow,
   markPreviewWritten,
   releasedOnDay,
   type Store,
 } from '../src/store/index.js';
+import { batchIdForIntake, registerIntake } from '../src/store/intakes.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const DIALECT: Dialect = { delimiter: ',', decimalMark: '.', encoding: 'utf8', bom: false };
@@ -348,6 +350,37 @@ describe.each(engines)('on $name', (engine) => {
       const decision = { approve: false, by: 'Ana', user: 'ana', via: 'command', note: 'wrong', locale: 'en' } as const;
       await decideApproval(store, 'b3', decision, RULES, new Date());
       expect((await store.getRow('b3', 2))?.errorMessage).toMatch(/^Rejected by Ana at .*: wrong; nothing was sent$/);
+    });
+  });
+
+  describe('takings held, by the name of an .approved marker', () => {
+    it('are those of the name or of the name and an extension, newest first; % and _ in a name are themselves', async () => {
+      for (const [id, takenAt] of [
+        ['lote_1', '2026-11-20T10:00:00Z'],
+        ['loteX1', '2026-11-20T11:00:00Z'],
+        ['lote_1.b', '2026-11-20T12:00:00Z'],
+        ['outro', '2026-11-20T13:00:00Z'],
+      ] as const) {
+        const intake = await registerIntake(store, {
+          id,
+          folder: 'bill-payments',
+          fileName: `${id}.csv`,
+          source: `bill-payments/${id}.csv`,
+          contentSha256: id,
+          takenAt,
+          answerName: id,
+        });
+        expect(await batchIdForIntake(store, intake)).toBe(id);
+        await storedBatch(id, [1000]);
+        expect(await gateBatch(store, id, controls(), 'maria')).toBe('hold');
+      }
+      const named = await heldTakingsNamed(store, 'lote_1');
+      expect(named.map((h) => [h.fileName, h.state, h.source, h.answerName])).toEqual([
+        ['lote_1.b.csv', 'awaiting', 'bill-payments/lote_1.b.csv', 'lote_1.b'],
+        ['lote_1.csv', 'awaiting', 'bill-payments/lote_1.csv', 'lote_1'],
+      ]);
+      expect((await heldTakingsNamed(store, 'lote_1.csv')).map((h) => h.fileName)).toEqual(['lote_1.csv']);
+      expect(await heldTakingsNamed(store, 'lote%')).toEqual([]);
     });
   });
 

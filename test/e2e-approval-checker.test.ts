@@ -8,6 +8,7 @@
  *   SUDO_UID (root runs it, as remessa's account would): the caller is checked as any approver and recorded.
  * - A marker in a folder where the uploader can rename files (writable without the sticky bit, or the uploader's own)
  *   may be a manager's marker of another file renamed onto the uploader's (a rename keeps the owner): refused.
+ * - A marker of a file decided already approves nothing: archived with a note beside its preview, not left unmentioned.
  */
 
 import fs from 'node:fs/promises';
@@ -215,5 +216,37 @@ describe('an .approved marker in a folder where others can rename it', () => {
     expect(await paidCount()).toBe(paidBefore + 1);
     expect(approvalOf(ws, 'dele.csv')).toMatchObject({ state: 'approved', decided_user: `uid ${APPROVER_UID}` });
     expect(await fs.readdir(path.join(ws.archive, 'approvals'))).toHaveLength(3);
+  }, 120_000);
+});
+
+describe('an .approved marker of a file decided already', () => {
+  it('is archived with a note saying who decided, not left in the inbox; a marker of no file held stays', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    await daemonOn(ws);
+    await drop(ws, Buffer.from(billsCsv(9_753)), 'bill-payments/tarde.csv', { uid: MAKER_UID });
+    await previewed(ws, 'tarde.csv');
+    const approved = await runCli(['approve', 'tarde.csv', '--by', 'Carla Tesouraria', '--config', ws.config], {
+      env: { REMESSA_LOG_LEVEL: 'warn' },
+    });
+    expect(approved.code).toBe(0);
+    await waitForAnswer(ws, 'bill-payments', 'tarde');
+
+    // Another manager drops her marker once it is decided, and one for a file nobody dropped (yet).
+    await dropIn(ws.inbox, Buffer.from('Maria Gerente\n'), 'bill-payments/tarde.approved', { uid: APPROVER_UID });
+    await dropIn(ws.inbox, Buffer.from('Maria Gerente\n'), 'bill-payments/amanha.approved', { uid: APPROVER_UID });
+    const note = await refusalOf(ws, 'tarde');
+    const archived = await fs.readdir(path.join(ws.archive, 'approvals'));
+    expect(archived).toEqual([expect.stringMatching(/^\d{8}T\d{3}-\d+-tarde\.approved$/)]);
+    const where = path.join(ws.archive, 'approvals', archived[0]!);
+    const [first, reason] = note.split('\n\n');
+    expect(first).toBe(
+      `tarde.approved chegou depois da decisão sobre tarde.csv e não foi usado: nada mudou. Foi movido para ${where}.`,
+    );
+    expect(reason).toMatch(
+      /^APPROVAL_NOT_AWAITING: O lote \S+ \(tarde\.csv\) já foi aprovado \(approved\) por Carla Tesouraria em .+\n$/,
+    );
+    expect(await fs.readFile(where, 'utf8')).toBe('Maria Gerente\n');
+    expect(await fs.readdir(path.join(ws.inbox, 'bill-payments'))).toEqual(['amanha.approved']);
+    expect(approvalOf(ws, 'tarde.csv')).toMatchObject({ state: 'approved', decided_by: 'Carla Tesouraria' });
   }, 120_000);
 });

@@ -350,6 +350,8 @@ export const EN = {
     "{marker} was not used: in the folder {dir} (mode {mode}) other users can rename a file that is not theirs, and so give another file's marker this name (its writer stays its owner). Protect the folder with chmod +t {dir}, or set approval.markersFrom to a folder of the approvers alone; or approve with remessa approve BATCH --by NAME",
   'APPROVAL.markerFolder.unreadable':
     "{marker} was not used: the permissions of the folder {dir} could not be read, and without them nobody can tell whether another person gave another file's marker this name. Approve with remessa approve BATCH --by NAME",
+  'APPROVAL.markerLate':
+    '{marker} came after the decision on {file} and was not used: nothing changed. It was moved to {archived}.',
   'APPROVAL.viaSudo': '{user}, through sudo as {as}',
   'APPROVAL.markerLink':
     '{marker} is a link (symbolic, or a file with more than one name): its owner does not tell who wrote it, and it was not read. Write a plain file holding your name',

@@ -378,6 +378,8 @@ export const PT_BR: Catalogue = {
     '{marker} não foi usado: na pasta {dir} (permissões {mode}) outros usuários podem renomear um arquivo que não é deles, e assim pôr o marcador de outro arquivo com este nome (quem o gravou continua sendo o dono). Proteja a pasta com chmod +t {dir}, ou defina approval.markersFrom com uma pasta só dos aprovadores; ou aprove com remessa approve LOTE --by NOME',
   'APPROVAL.markerFolder.unreadable':
     '{marker} não foi usado: não foi possível ler as permissões da pasta {dir}, e sem elas não se sabe se outra pessoa pôs com este nome o marcador de outro arquivo. Aprove com remessa approve LOTE --by NOME',
+  'APPROVAL.markerLate':
+    '{marker} chegou depois da decisão sobre {file} e não foi usado: nada mudou. Foi movido para {archived}.',
   'APPROVAL.viaSudo': '{user}, por sudo como {as}',
   'APPROVAL.markerLink':
     '{marker} é um link (simbólico, ou um arquivo com mais de um nome): seu dono não diz quem o gravou, e ele não foi lido. Grave um arquivo comum com o seu nome',

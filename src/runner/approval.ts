@@ -11,7 +11,9 @@
  * - Decisions: `remessa approve BATCH --by NAME`, or a `<name>.approved` marker (holding the approver's name on its
  *   first non-blank line; an empty one is refused with a note saying so) dropped beside where the file was in the
  *   inbox, or in the same place under `approval.markersFrom` when set (a folder only approvers can write: markers in
- *   the inbox are then not looked at); `remessa reject BATCH --by NAME --note TEXT`.
+ *   the inbox are then not looked at); `remessa reject BATCH --by NAME --note TEXT`. A marker that comes after its
+ *   file was decided (a second approver's, or after `remessa approve`) is archived by the daemon with a note beside
+ *   the preview saying who decided (`archiveLateMarkers`), never left to be refused beside the next file of its name.
  * - Who decided is who the OS says did it (rule 3 of src/store/approvals.ts): a marker's OS owner, the OS user running
  *   the command; the name written (`--by`, the marker's line) is kept beside it, and may differ (a person's name,
  *   "Maria Silva", is not their login). The file's maker is its OS owner in the inbox, read by the intake from the file
@@ -34,7 +36,7 @@
  *   preview (`<name>.preview.v2.csv`, ...) saying who approved what.
  */
 
-import { lstat, mkdir, readFile, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
@@ -57,6 +59,7 @@ import {
   decideApproval,
   findBatches,
   getApproval,
+  heldTakingsNamed,
   holdAgain,
   holdBatch,
   immediate,
@@ -570,16 +573,7 @@ export async function applyApprovalMarker(
     // same file is its next version (each says why that marker was refused).
     const name = (await intakeForBatch(store, batchId))?.answerName ?? stemOf(meta.name);
     const note = `${t(locale, 'APPROVAL.markerRefused', { marker: path.basename(marker), file: meta.name })}\n\n${code}: ${reason}\n`;
-    const noteOf = (version: number) => answerPaths(folders.outbox, kind, name, version).approvalRefusedPath;
-    await mkdir(path.dirname(noteOf(1)), { recursive: true });
-    for (let version = 1; ; version++) {
-      try {
-        await writeFileAtomic(noteOf(version), note, { noClobber: true });
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-    }
+    await writeMarkerNote(folders.outbox, kind, name, note);
   };
   // The marker's name fits every taking of this file name that waits: which preview its author read cannot be told.
   const alike = by ? await takingsTheMarkerNames(store, markersDir, marker) : [];
@@ -651,6 +645,93 @@ export async function applyApprovalMarker(
   await mkdir(path.dirname(archived), { recursive: true });
   await moveFile(claimed, archived).catch((err: unknown) => log.warn({ err, marker }, 'could not archive the marker'));
   return decided;
+}
+
+/** Writes `note` as the next `<outbox>/<kind>/<name>.approval-refused.txt` (`.v2.txt`, ...: none overwritten). */
+async function writeMarkerNote(outbox: string, kind: string, name: string, note: string): Promise<string> {
+  const noteOf = (version: number) => answerPaths(outbox, kind, name, version).approvalRefusedPath;
+  await mkdir(path.dirname(noteOf(1)), { recursive: true });
+  for (let version = 1; ; version++) {
+    try {
+      await writeFileAtomic(noteOf(version), note, { noClobber: true });
+      return noteOf(version);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
+
+/**
+ * Markers left over (the daemon, every `approval.pollMs`): an `.approved` marker under `folders.markers` (else the
+ * inbox) whose name fits only takings already decided (approved or rejected: by a command, another marker, or a
+ * marker of the other name, `lote.csv.approved` beside `lote.approved`) approves nothing; left there, it would stay
+ * unmentioned, then be refused as older than the preview of the next file of that name, beside that file's preview.
+ * It is claimed (renamed to a dot file, as a used marker is), moved to `<archive>/approvals/`, and a note beside the
+ * latest decided taking's preview (its next `.approval-refused.txt` version) says it came after the decision and who
+ * decided. A marker fitting a taking that waits is its handling's (`applyApprovalMarker`); one fitting no taking held
+ * for approval is left where it is (it may be for a file not dropped yet: rule 4 of src/store/approvals.ts judges it
+ * then). Returns how many were archived.
+ */
+export async function archiveLateMarkers(
+  store: Store,
+  folders: { inbox: string; outbox: string; archive: string; markers?: string | undefined },
+  log: Logger,
+  locale: Locale = DEFAULT_LOCALE,
+): Promise<number> {
+  const markersDir = folders.markers ?? folders.inbox;
+  const entries = await readdir(markersDir, { recursive: true, withFileTypes: true }).catch(() => []);
+  let archived = 0;
+  for (const entry of entries) {
+    const name = entry.name;
+    if (name.startsWith('.') || !name.toLowerCase().endsWith(APPROVED_MARKER_SUFFIX)) continue;
+    if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+    const dir = entry.parentPath ?? entry.path;
+    const relativeDir = path.relative(markersDir, dir) || '.';
+    const named = name.slice(0, -APPROVED_MARKER_SUFFIX.length);
+    const takings = (await heldTakingsNamed(store, named)).filter(
+      (h) =>
+        !path.isAbsolute(h.source) &&
+        path.dirname(h.source) === relativeDir &&
+        (h.fileName === named || stemOf(h.fileName) === named),
+    );
+    if (takings.length === 0 || takings.some((h) => h.state === 'awaiting')) continue;
+    const decided = takings[0]!;
+    const marker = path.join(dir, name);
+    const claimed = path.join(dir, `.${name}.${decided.batchId.slice(0, 12)}.late.claimed`);
+    try {
+      await rename(marker, claimed);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // taken by a handling meanwhile
+      throw err;
+    }
+    const target = path.join(folders.archive, 'approvals', `${decided.batchId.slice(0, 12)}-${Date.now()}-${name}`);
+    const said = {
+      batch: shortBatchId(decided.batchId),
+      file: decided.fileName,
+      state: decided.state,
+      by: decided.decidedBy ?? '?',
+      at: decided.decidedAt ? instant(decided.decidedAt) : '?',
+    };
+    const note =
+      `${t(locale, 'APPROVAL.markerLate', { marker: name, file: decided.fileName, archived: target })}\n\n` +
+      `${APPROVAL_CODES.notAwaiting}: ${t(locale, 'APPROVAL.decidedAlready', said)}\n`;
+    // Moved first: the note says where it is.
+    await mkdir(path.dirname(target), { recursive: true });
+    await moveFile(claimed, target);
+    const written = await writeMarkerNote(folders.outbox, decided.folder, decided.answerName, note);
+    archived++;
+    log.info(
+      {
+        marker: path.join(relativeDir, name),
+        batch: said.batch,
+        state: decided.state,
+        note: written,
+        archived: target,
+      },
+      'approval marker after the decision: not used, archived',
+    );
+  }
+  return archived;
 }
 
 /**

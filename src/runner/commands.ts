@@ -92,6 +92,7 @@ import { runnerStorePlace } from '../store/place.js';
 import type { EndpointGroup, KindName, RowOutcome } from '../types.js';
 import {
   applyApprovalMarker,
+  archiveLateMarkers,
   currentPreviewPath,
   findApprovalMarker,
   gateBatch,
@@ -212,7 +213,8 @@ export interface Pipeline {
   ): Promise<ResumedBatch[]>;
   /**
    * The files that waited for approval and are now decided (by `remessa approve`/`reject`) or have an `.approved`
-   * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts).
+   * marker: each is forgotten here and returned, to be handled again (src/runner/approval.ts). Markers that came
+   * after their file's decision are archived with a note (./approval.ts `archiveLateMarkers`).
    */
   takeDecided(): Promise<TakenBatch[]>;
   /**
@@ -804,6 +806,13 @@ export async function openPipeline(
         const markersDir = options.controls?.markersDir ?? folders.inbox;
         if (status === 'awaiting_approval' && !(await findApprovalMarker(markersDir, batch.item.meta))) continue;
         if (waiting.delete(id)) decided.push(batch);
+      }
+      // Markers of files decided already approve nothing: archived with a note, not left to a later file's preview.
+      if (options.controls) {
+        const places = { ...folders, markers: options.controls.markersDir };
+        await archiveLateMarkers(store, places, log, options.locale).catch((err: unknown) =>
+          log.warn({ err }, 'could not archive approval markers that came after their decision'),
+        );
       }
       return decided;
     },

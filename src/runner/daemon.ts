@@ -11,6 +11,7 @@
  *     watching --(SIGHUP, or the config file changed)--> reload (./reload.ts) --> watching
  *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
  *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
+ *     watching --(every approval.pollMs: an .approved marker of a file decided already)--> archived, noted --> watching
  *     watching --(several daemons on one PostgreSQL store: its lease lost, src/store/leases.ts)--> stopping --> exit 1
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,

@@ -207,6 +207,36 @@ export async function approvedNotRun(
   );
 }
 
+/** A taking held for approval (decided or not), with where its file was dropped and where it is answered. */
+export interface HeldTaking {
+  batchId: string;
+  state: ApprovalState;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  fileName: string;
+  /** Path as dropped (relative to the inbox), or the absolute path given to `run`. */
+  source: string;
+  /** Outbox folder of its answers. */
+  folder: string;
+  answerName: string;
+}
+
+/**
+ * The takings held for approval of files named `name` or `<name>.<extension>` (which a `<name>.approved` marker's
+ * name fits), newest first; the caller compares names exactly (LIKE ignores case in SQLite).
+ */
+export function heldTakingsNamed(store: Store, name: string): Promise<HeldTaking[]> {
+  const like = `${name.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
+  return store.sql.all<HeldTaking>(
+    `SELECT a.batch_id AS "batchId", a.state AS state, a.decided_by AS "decidedBy", a.decided_at AS "decidedAt",
+       i.file_name AS "fileName", i.source AS source, i.folder AS folder, i.answer_name AS "answerName"
+     FROM approvals a JOIN intakes i ON i.batch_id = a.batch_id
+     WHERE i.file_name = ? OR i.file_name LIKE ? ESCAPE '\\'
+     ORDER BY i.taken_at DESC, i.id DESC`,
+    [name, like],
+  );
+}
+
 /**
  * Sum of the amounts of the batch's rows that may still be sent: every unfinished state (./rows.ts), `waiting`
  * among them (a row left waiting for an unreachable bank is sent as soon as it is back: it is let go like the others).
