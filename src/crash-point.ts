@@ -5,9 +5,10 @@
  *
  * Points:
  * - `after-resume`: rows of earlier batches were settled in the store, their answers not rewritten yet;
- * - `answer-renamed`: a new version of an answer is in place, the store does not know yet.
+ * - `answer-renamed`: a new version of an answer is in place, the store does not know yet;
+ * - `marker-claimed`: an approval marker was claimed (renamed to its dot file), its decision not recorded yet.
  */
-export type CrashPointName = 'after-resume' | 'answer-renamed';
+export type CrashPointName = 'after-resume' | 'answer-renamed' | 'marker-claimed';
 
 export function crashPoint(name: CrashPointName): void {
   if (process.env.REMESSA_TEST_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');

@@ -38,6 +38,7 @@
 
 import { lstat, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { crashPoint } from '../crash-point.js';
 import { createResultWriter, type ResultCell } from '../csv/writer.js';
 import { RemessaError } from '../errors.js';
 import { brasiliaDay } from '../formats/brasilia-time.js';
@@ -469,6 +470,27 @@ export async function findApprovalMarker(markersDir: string, meta: WorkMeta): Pr
   return undefined;
 }
 
+/** The name a marker is claimed under by the handling of `batchId` (a dot file beside it, never taken). */
+function claimedName(marker: string, batchId: string): string {
+  return path.join(path.dirname(marker), `.${path.basename(marker)}.${batchId.slice(0, 12)}.claimed`);
+}
+
+/** A marker of `meta`'s file claimed for `batchId` and left so by a crash before its decision, if there is one. */
+async function claimedMarkerOf(
+  markersDir: string,
+  meta: WorkMeta,
+  batchId: string,
+): Promise<{ marker: string; claimed: string } | undefined> {
+  const dir = path.join(markersDir, path.dirname(meta.relativePath));
+  for (const name of [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`]) {
+    const marker = path.join(dir, name);
+    const claimed = claimedName(marker, batchId);
+    const st = await lstat(claimed).catch(() => undefined);
+    if (st?.isFile() || st?.isSymbolicLink()) return { marker, claimed };
+  }
+  return undefined;
+}
+
 /**
  * Why a marker found under `markersDir` may have been put under its name by someone else than its owner, or undefined
  * when it cannot (rule 3 of src/store/approvals.ts). A rename keeps a file's owner: whoever can rename entries of the
@@ -516,8 +538,9 @@ export async function markerFolderRefusal(
  * saying what it must hold), not waited on forever without a word. Once used (approved, or refused: a refusal is
  * written beside the file's preview, `<outbox>/<kind>/<answer name>.approval-refused.txt`, then `.v2.txt`, ...: never
  * overwritten), the marker is moved to `<archive>/approvals/`. It is claimed first (renamed beside itself to a dot
- * file, never taken), so one marker decides once. A marker whose name fits several takings that wait (two files of one
- * name) is refused (`APPROVAL_MARKER_AMBIGUOUS`): which preview its author read cannot be told.
+ * file, never taken), so one marker decides once; one a crash left claimed and undecided is found by the next look
+ * at its batch and used as claimed (it was lost so before). A marker whose name fits several takings that wait (two
+ * files of one name) is refused (`APPROVAL_MARKER_AMBIGUOUS`): which preview its author read cannot be told.
  * Returns whether the batch was decided.
  */
 export async function applyApprovalMarker(
@@ -531,7 +554,10 @@ export async function applyApprovalMarker(
   emptyAfterMs = 0,
 ): Promise<boolean> {
   const markersDir = folders.markers ?? folders.inbox;
-  const marker = await findApprovalMarker(markersDir, meta);
+  // A marker this batch's handling claimed before a crash cut it short (renamed, its decision not recorded): it is
+  // used as it was claimed. Looked for first: the approver gave it once, and nothing else would find it again.
+  const left = await claimedMarkerOf(markersDir, meta, batchId);
+  const marker = left?.marker ?? (await findApprovalMarker(markersDir, meta));
   if (!marker) return false;
   const nameIn = (text: string) =>
     text
@@ -540,10 +566,11 @@ export async function applyApprovalMarker(
       .find((l) => l !== '');
   // The marker's time is when its author decided: one older than the preview (dropped with the file, or left from
   // an earlier file of the same name) is refused (rule 4 of src/store/approvals.ts).
-  const found = await lstat(marker).catch(() => undefined);
+  const found = await lstat(left?.claimed ?? marker).catch(() => undefined);
   const madeAt = found?.mtime;
   if (!found || !madeAt) return false; // gone meanwhile
   if (
+    left === undefined &&
     found.isFile() &&
     !nameIn(await readFile(marker, 'utf8').catch(() => '')) &&
     Date.now() - madeAt.getTime() < emptyAfterMs
@@ -552,12 +579,15 @@ export async function applyApprovalMarker(
   }
   // Claimed before it is used, by a rename beside it to a name never taken (a dot file): one marker decides once,
   // whichever handling sees it first (two takings of one file name are handled at the same time at a start).
-  const claimed = path.join(path.dirname(marker), `.${path.basename(marker)}.${batchId.slice(0, 12)}.claimed`);
-  try {
-    await rename(marker, claimed);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // taken by another handling meanwhile
-    throw err;
+  const claimed = left?.claimed ?? claimedName(marker, batchId);
+  if (left === undefined) {
+    try {
+      await rename(marker, claimed);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // taken by another handling meanwhile
+      throw err;
+    }
+    crashPoint('marker-claimed');
   }
   // Who wrote it is its owner, read from the claimed file itself (not followed): a link says nothing of who put it
   // there, and is never read.
