@@ -219,6 +219,28 @@ describe('an .approved marker in a folder where others can rename it', () => {
   }, 120_000);
 });
 
+describe('the preview of a file in an inbox folder that would refuse its marker', () => {
+  it('does not tell the approver to drop the marker there, and says why', async () => {
+    const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
+    const folder = path.join(ws.inbox, 'bill-payments');
+    await fs.mkdir(folder, { recursive: true });
+    await fs.chmod(folder, 0o777);
+    await daemonOn(ws);
+    await drop(ws, Buffer.from(billsCsv(2_468)), 'bill-payments/aviso.csv', { uid: MAKER_UID });
+    await previewed(ws, 'aviso.csv');
+    const outbox = path.join(ws.outbox, 'bill-payments');
+    const name = (await fs.readdir(outbox)).find((n) => n.startsWith('aviso.') && n.endsWith('.preview.csv'))!;
+    const decide = (await fs.readFile(path.join(outbox, name), 'utf8'))
+      .split(/\r?\n/)
+      .find((l) => l.startsWith('DECIDE'));
+    expect(decide).toContain(
+      `aviso.approved ao lado do arquivo na caixa de entrada seria recusado: na pasta ${folder}`,
+    );
+    expect(decide).toContain('remessa approve');
+    expect(decide).not.toContain('ou deixe');
+  }, 60_000);
+});
+
 describe('an .approved marker of a file decided already', () => {
   it('is archived with a note saying who decided, not left in the inbox; a marker of no file held stays', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });

@@ -485,6 +485,8 @@ export const EN = {
   'PREVIEW.ownerUnknown': 'unknown',
   'PREVIEW.decide':
     'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name beside the file in the inbox',
+  'PREVIEW.decideNoMarker':
+    'remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | a {marker} beside the file in the inbox would be refused: in the folder {dir} other users can rename it (protect it with chmod +t, or set approval.markersFrom)',
   'PREVIEW.decideIn':
     "remessa approve {batch} --by NAME | remessa reject {batch} --by NAME --note TEXT | or drop {marker} holding your name in the approvers' folder {dir} (approval.markersFrom)",
   'RUN.nothingWaiting': 'nothing waiting in the inbox',

@@ -515,6 +515,8 @@ export const PT_BR: Catalogue = {
   'PREVIEW.ownerUnknown': 'desconhecido',
   'PREVIEW.decide':
     'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome ao lado do arquivo na caixa de entrada',
+  'PREVIEW.decideNoMarker':
+    'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | um {marker} ao lado do arquivo na caixa de entrada seria recusado: na pasta {dir} outros usuários podem renomeá-lo (proteja-a com chmod +t, ou defina approval.markersFrom)',
   'PREVIEW.decideIn':
     'remessa approve {batch} --by NOME | remessa reject {batch} --by NOME --note TEXTO | ou deixe {marker} com o seu nome na pasta dos aprovadores {dir} (approval.markersFrom)',
   'RUN.nothingWaiting': 'nada esperando na caixa de entrada',

@@ -339,6 +339,11 @@ export async function writePreview(
      * not looked at.
      */
     markersIn?: string | undefined;
+    /**
+     * Without `markersIn`: the folder of the inbox where a marker beside the file would be refused, since others can
+     * rename in it (`unsafeMarkerFolder`). The DECIDE line then does not send the approver there.
+     */
+    inboxRefusesMarkers?: string | undefined;
     /** The form of identifiers and dates (config `results`), as the file's answer has them. @defaultValue auto */
     results?: Partial<ResultFormSettings>;
   },
@@ -434,12 +439,20 @@ export async function writePreview(
     await writer.write(
       summary(
         'DECIDE',
-        t(locale, options.markersIn === undefined ? 'PREVIEW.decide' : 'PREVIEW.decideIn', {
-          // The whole id: a prefix of it names every file taken in the same ten minutes.
-          batch: batchId,
-          marker: `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`,
-          ...(options.markersIn === undefined ? {} : { dir: options.markersIn }),
-        }),
+        t(
+          locale,
+          options.markersIn !== undefined
+            ? 'PREVIEW.decideIn'
+            : options.inboxRefusesMarkers !== undefined
+              ? 'PREVIEW.decideNoMarker'
+              : 'PREVIEW.decide',
+          {
+            // The whole id: a prefix of it names every file taken in the same ten minutes.
+            batch: batchId,
+            marker: `${stemOf(batch.fileName)}${APPROVED_MARKER_SUFFIX}`,
+            dir: options.markersIn ?? options.inboxRefusesMarkers,
+          },
+        ),
       ),
     );
     // The preview's time is the instant before it can be seen (close renames it into place): a marker made by
@@ -509,20 +522,31 @@ export async function markerFolderRefusal(
   meUid: number | null,
   locale: Locale = DEFAULT_LOCALE,
 ): Promise<string | undefined> {
+  const unsafe = await unsafeMarkerFolder(markersDir, marker, markerUid, meUid);
+  if (unsafe === undefined) return undefined;
+  const said = { marker: path.basename(marker), dir: unsafe.dir, mode: unsafe.mode };
+  if (unsafe.why === 'unreadable') return t(locale, 'APPROVAL.markerFolder.unreadable', said);
+  if (unsafe.why === 'owner') {
+    return t(locale, 'APPROVAL.markerFolder.owner', { ...said, owner: await userNameOfUid(unsafe.ownerUid!) });
+  }
+  return t(locale, 'APPROVAL.markerFolder.writable', said);
+}
+
+/** The first folder that lets others rename `marker` (see `markerFolderRefusal`), and why; undefined when none. */
+export async function unsafeMarkerFolder(
+  markersDir: string,
+  marker: string,
+  markerUid: number,
+  meUid: number | null,
+): Promise<{ why: 'unreadable' | 'owner' | 'writable'; dir: string; mode: string; ownerUid?: number } | undefined> {
   if (meUid === null) return undefined;
   const root = path.resolve(markersDir);
   for (let dir = path.dirname(path.resolve(marker)); ; dir = path.dirname(dir)) {
     const st = await stat(dir).catch(() => undefined);
-    const said = {
-      marker: path.basename(marker),
-      dir,
-      mode: st ? (st.mode & 0o7777).toString(8).padStart(4, '0') : '?',
-    };
-    if (!st) return t(locale, 'APPROVAL.markerFolder.unreadable', said);
-    if (![0, meUid, markerUid].includes(st.uid)) {
-      return t(locale, 'APPROVAL.markerFolder.owner', { ...said, owner: await userNameOfUid(st.uid) });
-    }
-    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return t(locale, 'APPROVAL.markerFolder.writable', said);
+    if (!st) return { why: 'unreadable', dir, mode: '?' };
+    const mode = (st.mode & 0o7777).toString(8).padStart(4, '0');
+    if (![0, meUid, markerUid].includes(st.uid)) return { why: 'owner', dir, mode, ownerUid: st.uid };
+    if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return { why: 'writable', dir, mode };
     if (dir === root || path.dirname(dir) === dir || path.relative(root, dir).startsWith('..')) return undefined;
   }
 }

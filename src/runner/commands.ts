@@ -98,6 +98,7 @@ import {
   gateBatch,
   makerOf,
   resumeGate,
+  unsafeMarkerFolder,
   withRowLimit,
   writePreview,
 } from './approval.js';
@@ -627,6 +628,17 @@ export async function openPipeline(
           locale: options.locale,
           // Where findApprovalMarker looks for this file's marker when the approvers have their own folder.
           markersIn: controls?.markersDir && path.join(controls.markersDir, path.dirname(meta.relativePath)),
+          // Else beside the file in the inbox, unless a marker there would be refused (whoever writes it).
+          inboxRefusesMarkers: controls?.markersDir
+            ? undefined
+            : (
+                await unsafeMarkerFolder(
+                  folders.inbox,
+                  path.join(folders.inbox, meta.relativePath),
+                  -1,
+                  process.getuid?.() ?? null,
+                )
+              )?.dir,
           results: options.results,
         });
         log.info({ file: meta.relativePath, preview: written }, 'batch waits for approval: preview written');
