@@ -16,8 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
+  bankSlipBillsCsv,
   drop,
   dropIn,
   makeWorkspace,
@@ -56,17 +56,6 @@ afterAll(async () => {
 });
 
 /** A bill-payments CSV of one synthetic payable slip (a new bill per call). */
-function billsCsv(cents: number): string {
-  billSet++;
-  const barCode = buildBankSlipBarCode({
-    bankCode: '341',
-    dueDate: '2030-08-31',
-    amountCents: cents,
-    freeField: `10900001234567${String(billSet).padStart(3, '0')}77000000`,
-  });
-  return `barCode,amount\n${barCode},${(cents / 100).toFixed(2)}\n`;
-}
-
 async function paidCount(): Promise<number> {
   return (await sandbox.effects('bill_paid')).reduce((n, e) => n + e.count, 0);
 }
@@ -112,7 +101,7 @@ describe('remessa approve started by sudo -u remessa', () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
     await daemonOn(ws);
     const paidBefore = await paidCount();
-    await drop(ws, Buffer.from(billsCsv(2_468)), 'bill-payments/sudo.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(bankSlipBillsCsv([2_468], ++billSet)), 'bill-payments/sudo.csv', { uid: MAKER_UID });
     await previewed(ws, 'sudo.csv');
     const approve = (sudoUid: string) =>
       runCli(['approve', 'sudo.csv', '--by', 'Maria Gerente', '--config', ws.config], {
@@ -179,7 +168,7 @@ describe('an .approved marker in a folder where others can rename it', () => {
     await daemonOn(ws);
     const paidBefore = await paidCount();
     const folder = path.join(ws.inbox, 'bill-payments');
-    await drop(ws, Buffer.from(billsCsv(1_357)), 'bill-payments/dele.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(bankSlipBillsCsv([1_357], ++billSet)), 'bill-payments/dele.csv', { uid: MAKER_UID });
     await previewed(ws, 'dele.csv');
     // The inbox's folder is writable by every uploader, without the sticky bit.
     await fs.chmod(folder, 0o777);
@@ -226,7 +215,7 @@ describe('the preview of a file in an inbox folder that would refuse its marker'
     await fs.mkdir(folder, { recursive: true });
     await fs.chmod(folder, 0o777);
     await daemonOn(ws);
-    await drop(ws, Buffer.from(billsCsv(2_468)), 'bill-payments/aviso.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(bankSlipBillsCsv([2_468], ++billSet)), 'bill-payments/aviso.csv', { uid: MAKER_UID });
     await previewed(ws, 'aviso.csv');
     const outbox = path.join(ws.outbox, 'bill-payments');
     const name = (await fs.readdir(outbox)).find((n) => n.startsWith('aviso.') && n.endsWith('.preview.csv'))!;
@@ -245,7 +234,7 @@ describe('an .approved marker of a file decided already', () => {
   it('is archived with a note saying who decided, not left in the inbox; a marker of no file held stays', async () => {
     const ws = await makeWorkspace(sandbox.url, { approval: { kinds: ['bill-payments'], pollMs: 200 } });
     await daemonOn(ws);
-    await drop(ws, Buffer.from(billsCsv(9_753)), 'bill-payments/tarde.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(bankSlipBillsCsv([9_753], ++billSet)), 'bill-payments/tarde.csv', { uid: MAKER_UID });
     await previewed(ws, 'tarde.csv');
     const approved = await runCli(['approve', 'tarde.csv', '--by', 'Carla Tesouraria', '--config', ws.config], {
       env: { REMESSA_LOG_LEVEL: 'warn' },

@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBankSlipBarCode } from '../src/formats/index.js';
 import { createPrng } from '../src/sandbox/faults.js';
 import {
+  bankSlipBillsCsv,
   drop,
   dropIn,
   makeWorkspace,
@@ -37,21 +37,6 @@ const SEED = Number(process.env.REMESSA_E2E_SEED ?? 20261129);
 let sandbox: SandboxProcess;
 let ws: Workspace;
 const daemons: Proc[] = [];
-
-function billsCsv(): string {
-  const lines = ['barCode,amount'];
-  for (let i = 0; i < BILLS; i++) {
-    const cents = 2_000 + i;
-    const barCode = buildBankSlipBarCode({
-      bankCode: '341',
-      dueDate: '2030-09-30',
-      amountCents: cents,
-      freeField: `10900009876543200000${String(i).padStart(5, '0')}`,
-    });
-    lines.push(`${barCode},${(cents / 100).toFixed(2)}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 function started(): Proc {
   const d = startDaemon(ws);
@@ -87,7 +72,18 @@ afterAll(async () => {
 describe('SIGKILL between an approval and its payments', () => {
   it('pays every approved bill exactly once, nothing before the approval', async () => {
     let daemon = started();
-    await drop(ws, Buffer.from(billsCsv()), 'bill-payments/folha.csv', { uid: MAKER_UID });
+    await drop(
+      ws,
+      Buffer.from(
+        bankSlipBillsCsv(
+          Array.from({ length: BILLS }, (_, i) => 2_000 + i),
+          1,
+          '2030-09-30',
+        ),
+      ),
+      'bill-payments/folha.csv',
+      { uid: MAKER_UID },
+    );
     await waitFor(
       'the preview',
       async () =>

@@ -14,8 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
+  bankSlipBillsCsv,
   drop,
   makeWorkspace,
   type Proc,
@@ -67,23 +67,13 @@ async function workspaceWithInboxElsewhere(): Promise<Workspace> {
   return ws;
 }
 
-function billsCsv(cents: number): string {
-  const barCode = buildBankSlipBarCode({
-    bankCode: '341',
-    dueDate: '2030-08-31',
-    amountCents: cents,
-    freeField: '1090000123456799900000001',
-  });
-  return `barCode,amount\n${barCode},${(cents / 100).toFixed(2)}\n`;
-}
-
 describe.skipIf(!mount)('an inbox on another file system (the take is a copy)', () => {
   it('records who dropped the file as its maker, so another person can approve it; it is paid once', async () => {
     const ws = await workspaceWithInboxElsewhere();
     const d = startDaemon(ws);
     daemons.push(d);
     await waitFor('the daemon to be ready', () => /remessa daemon ready/.test(d.stderr() + d.stdout()), 60_000);
-    await drop(ws, Buffer.from(billsCsv(4_321)), 'bill-payments/sftp.csv', { uid: MAKER_UID });
+    await drop(ws, Buffer.from(bankSlipBillsCsv([4_321], 1)), 'bill-payments/sftp.csv', { uid: MAKER_UID });
 
     const db = () => new Database(path.join(ws.data, 'remessa.sqlite'), { readonly: true });
     const held = await waitFor(

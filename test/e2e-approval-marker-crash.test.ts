@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
+  bankSlipBillsCsv,
   drop,
   dropIn,
   makeWorkspace,
@@ -33,21 +33,6 @@ let sandbox: SandboxProcess;
 let ws: Workspace;
 const daemons: Proc[] = [];
 
-function billsCsv(): string {
-  const lines = ['barCode,amount'];
-  for (let i = 0; i < BILLS; i++) {
-    const cents = 3_000 + i;
-    const barCode = buildBankSlipBarCode({
-      bankCode: '341',
-      dueDate: '2030-09-30',
-      amountCents: cents,
-      freeField: `10900009876543200001${String(i).padStart(5, '0')}`,
-    });
-    lines.push(`${barCode},${(cents / 100).toFixed(2)}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
 beforeAll(async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-e2e-marker-crash-'));
   sandbox = await startSandboxProcess(path.join(dir, 'sandbox.sqlite'));
@@ -63,7 +48,17 @@ describe('a crash right after an approval marker is claimed', () => {
   it('keeps the approval: the restarted daemon decides with the claimed marker, and the bills are paid once', async () => {
     const first = startDaemon(ws, { REMESSA_TEST_CRASH_AT: 'marker-claimed' });
     daemons.push(first);
-    await drop(ws, Buffer.from(billsCsv()), 'bill-payments/lote.csv', { uid: MAKER_UID });
+    await drop(
+      ws,
+      Buffer.from(
+        bankSlipBillsCsv(
+          Array.from({ length: BILLS }, (_, i) => 3_000 + i),
+          1,
+        ),
+      ),
+      'bill-payments/lote.csv',
+      { uid: MAKER_UID },
+    );
     await waitFor(
       'the preview',
       async () =>

@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
+import { buildBankSlipBarCode } from '../src/formats/index.js';
 import {
   BANK_PROFILE_DEFINITIONS,
   BANK_PROFILES,
@@ -536,4 +537,22 @@ export function parseResultCsv(
   return parse(text, { columns: true, delimiter, skip_empty_lines: true, relax_column_count: true }) as Array<
     Record<string, string>
   >;
+}
+
+/**
+ * A bill-payments file (`barCode,amount`, comma and dot) of synthetic bank slips the sandbox pays, one a amount in
+ * cents. `set` keeps its bills apart from every other call's in the same sandbox (a bill is paid once).
+ */
+export function bankSlipBillsCsv(amounts: readonly number[], set: number, dueDate = '2030-08-31'): string {
+  const lines = ['barCode,amount'];
+  amounts.forEach((cents, i) => {
+    const barCode = buildBankSlipBarCode({
+      bankCode: '341',
+      dueDate,
+      amountCents: cents,
+      freeField: `1090000${String(set).padStart(10, '0')}${String(i).padStart(8, '0')}`,
+    });
+    lines.push(`${barCode},${(cents / 100).toFixed(2)}`);
+  });
+  return `${lines.join('\n')}\n`;
 }

@@ -474,18 +474,34 @@ export async function writePreview(
  * `markersDir` (the inbox, or `approval.markersFrom`). A link is found too (never followed): it is refused with a note.
  */
 export async function findApprovalMarker(markersDir: string, meta: WorkMeta): Promise<string | undefined> {
-  const dir = path.join(markersDir, path.dirname(meta.relativePath));
-  for (const name of [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`]) {
-    const file = path.join(dir, name);
+  for (const file of markerPaths(markersDir, meta)) {
     const st = await lstat(file).catch(() => undefined);
     if (st?.isFile() || st?.isSymbolicLink()) return file;
   }
   return undefined;
 }
 
-/** The name a marker is claimed under by the handling of `batchId` (a dot file beside it, never taken). */
-function claimedName(marker: string, batchId: string): string {
-  return path.join(path.dirname(marker), `.${path.basename(marker)}.${batchId.slice(0, 12)}.claimed`);
+/** Where `meta`'s file's marker may be under `markersDir`: `<name>.approved`, then `<stem>.approved`. */
+function markerPaths(markersDir: string, meta: WorkMeta): string[] {
+  const dir = path.join(markersDir, path.dirname(meta.relativePath));
+  return [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`].map((name) =>
+    path.join(dir, name),
+  );
+}
+
+/**
+ * The name a marker is claimed under for `batchId` (a dot file beside it, never taken): by its batch's handling, or
+ * (`late.claimed`) as one that came after the decision (`archiveLateMarkers`).
+ */
+function claimedName(marker: string, batchId: string, suffix = 'claimed'): string {
+  return path.join(path.dirname(marker), `.${path.basename(marker)}.${batchId.slice(0, 12)}.${suffix}`);
+}
+
+/** Where a used marker is kept: `<archive>/approvals/<batch>-<ms>-<name>`, its folder made. */
+async function archivedMarkerPath(archive: string, batchId: string, marker: string): Promise<string> {
+  const dir = path.join(archive, 'approvals');
+  await mkdir(dir, { recursive: true });
+  return path.join(dir, `${batchId.slice(0, 12)}-${Date.now()}-${path.basename(marker)}`);
 }
 
 /** A marker of `meta`'s file claimed for `batchId` and left so by a crash before its decision, if there is one. */
@@ -494,9 +510,7 @@ async function claimedMarkerOf(
   meta: WorkMeta,
   batchId: string,
 ): Promise<{ marker: string; claimed: string } | undefined> {
-  const dir = path.join(markersDir, path.dirname(meta.relativePath));
-  for (const name of [`${meta.name}${APPROVED_MARKER_SUFFIX}`, `${stemOf(meta.name)}${APPROVED_MARKER_SUFFIX}`]) {
-    const marker = path.join(dir, name);
+  for (const marker of markerPaths(markersDir, meta)) {
     const claimed = claimedName(marker, batchId);
     const st = await lstat(claimed).catch(() => undefined);
     if (st?.isFile() || st?.isSymbolicLink()) return { marker, claimed };
@@ -691,12 +705,7 @@ export async function applyApprovalMarker(
       await refuse(err.code, err.message);
     }
   }
-  const archived = path.join(
-    folders.archive,
-    'approvals',
-    `${batchId.slice(0, 12)}-${Date.now()}-${path.basename(marker)}`,
-  );
-  await mkdir(path.dirname(archived), { recursive: true });
+  const archived = await archivedMarkerPath(folders.archive, batchId, marker);
   await moveFile(claimed, archived).catch((err: unknown) => log.warn({ err, marker }, 'could not archive the marker'));
   return decided;
 }
@@ -751,14 +760,14 @@ export async function archiveLateMarkers(
     if (takings.length === 0 || takings.some((h) => h.state === 'awaiting')) continue;
     const decided = takings[0]!;
     const marker = path.join(dir, name);
-    const claimed = path.join(dir, `.${name}.${decided.batchId.slice(0, 12)}.late.claimed`);
+    const claimed = claimedName(marker, decided.batchId, 'late.claimed');
     try {
       await rename(marker, claimed);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // taken by a handling meanwhile
       throw err;
     }
-    const target = path.join(folders.archive, 'approvals', `${decided.batchId.slice(0, 12)}-${Date.now()}-${name}`);
+    const target = await archivedMarkerPath(folders.archive, decided.batchId, marker);
     const said = {
       batch: shortBatchId(decided.batchId),
       file: decided.fileName,
@@ -770,7 +779,6 @@ export async function archiveLateMarkers(
       `${t(locale, 'APPROVAL.markerLate', { marker: name, file: decided.fileName, archived: target })}\n\n` +
       `${APPROVAL_CODES.notAwaiting}: ${t(locale, 'APPROVAL.decidedAlready', said)}\n`;
     // Moved first: the note says where it is.
-    await mkdir(path.dirname(target), { recursive: true });
     await moveFile(claimed, target);
     const written = await writeMarkerNote(folders.outbox, decided.folder, decided.answerName, note);
     archived++;
