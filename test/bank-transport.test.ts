@@ -23,6 +23,8 @@ interface Seen {
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
+  /** The header lines as they came, `[name, value, ...]`: a header sent twice shows twice here. */
+  raw: string[];
   body: string;
 }
 
@@ -41,7 +43,7 @@ async function httpServer(handler: Handler): Promise<{ url: string; seen: Seen[]
       body += c.toString('utf8');
     });
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw: req.rawHeaders, body });
       handler(req, res, seen.length - 1);
     });
   });
@@ -156,6 +158,37 @@ describe('headers', () => {
     expect(seen[0]?.headers['x-api-key']).toBe('transport-test-key');
     expect(seen[0]?.headers['x-service-api-key']).toBeUndefined();
     expect(seen[0]?.headers['idempotency-key']).toBe(KEY);
+  });
+
+  it('sends each header once, on both profiles; a key given by useApiKey from the next request on', async () => {
+    const { url, seen } = await httpServer((req, res) => {
+      if (req.url?.includes('webhook')) json(res, 200, []);
+      else json(res, 200, PIX_PAYMENT);
+    });
+    const names = (s: Seen | undefined) => (s?.raw ?? []).filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+    for (const profile of ['interface', 'delbank'] as const) {
+      const { client } = makeClient(url, { profile });
+      const from = seen.length;
+      await client.webhooks.list();
+      await client.pixPayments.pay(PIX_REQUEST, KEY);
+      client.useApiKey('rotated-key');
+      await client.webhooks.list();
+      const sent = seen.slice(from);
+      const [apiKey, accountId] =
+        profile === 'delbank'
+          ? ['x-delbank-api-key', 'x-delfinance-account-id']
+          : ['x-service-api-key', 'x-service-account-id'];
+      for (const s of sent) {
+        const list = names(s);
+        expect(new Set(list).size, `${profile} ${s.method} ${s.url}: ${list.join(', ')}`).toBe(list.length);
+        expect(list).toEqual(expect.arrayContaining([apiKey, 'accept', 'user-agent']));
+      }
+      // The account id: on webhooks always, on every request for delbank (its dialect), once each time.
+      expect(sent[0]?.headers[accountId]).toBe('7654321');
+      expect(sent[1]?.headers[accountId]).toBe(profile === 'delbank' ? '7654321' : undefined);
+      expect(sent[1]?.headers['content-type']).toBe('application/json');
+      expect(sent.map((s) => s.headers[apiKey])).toEqual(['transport-test-key', 'transport-test-key', 'rotated-key']);
+    }
   });
 
   it('a webhook call without an account id configured fails before sending', async () => {
