@@ -69,7 +69,7 @@ function rowCounts(dataDir: string, batchFile: string): Record<string, number> {
   try {
     const rows = db
       .prepare(
-        `SELECT r.state, COUNT(*) AS n FROM rows r JOIN batches b ON b.id = r.batch_id
+        `SELECT r.state, COUNT(*) AS n FROM rows r JOIN batches b ON b.batch_no = r.batch_no
          WHERE b.file_name = ? GROUP BY r.state`,
       )
       .all(batchFile) as Array<{ state: string; n: number }>;

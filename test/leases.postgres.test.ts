@@ -148,7 +148,9 @@ describe.skipIf(skipPostgres)('daemons sharing a PostgreSQL store (leases, claim
       locked = r;
     });
     const blocker = other.driver.transaction(async (tx) => {
-      await tx.get("SELECT line FROM rows WHERE batch_id = 'b1' AND line = 2 FOR UPDATE");
+      await tx.get(
+        "SELECT line FROM rows WHERE batch_no = (SELECT batch_no FROM batches WHERE id = 'b1') AND line = 2 FOR UPDATE",
+      );
       locked();
       await held;
     });

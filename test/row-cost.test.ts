@@ -172,7 +172,10 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
 
   /** Sets a row's outputs of 'b1' as stored, by SQL (what a later release of remessa might do). */
   async function setOutputs(s: Store, line: number, outputs: Record<string, unknown>): Promise<void> {
-    await s.sql.run('UPDATE rows SET outputs = ? WHERE batch_id = ? AND line = ?', [encodeObject(outputs), 'b1', line]);
+    await s.sql.run(
+      'UPDATE rows SET outputs = ? WHERE batch_no = (SELECT batch_no FROM batches WHERE id = ?) AND line = ?',
+      [encodeObject(outputs), 'b1', line],
+    );
   }
 
   it('reads back every row exactly as it was given: keys, natural key, parsed row, outputs', async () => {
@@ -189,7 +192,7 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     expect(rows[2]!.outputs).toEqual({});
     // What is stored: no derived key, the explicit one whole.
     const stored = await store.sql.all<{ idempotency_key: string | null }>(
-      'SELECT idempotency_key FROM rows WHERE batch_id = ? ORDER BY line',
+      'SELECT idempotency_key FROM rows WHERE batch_no = (SELECT batch_no FROM batches WHERE id = ?) ORDER BY line',
       ['b1'],
     );
     expect(stored.map((r) => r.idempotency_key)).toEqual([null, 'explicit-key-3', null]);
@@ -210,7 +213,7 @@ describe.each(engines)('a bill payment row on $name: derived values, statements'
     const row = billRow(2);
     await store.ingest('old', [row]);
     const stored = await store.sql.get<{ idempotency_key: string | null }>(
-      'SELECT idempotency_key FROM rows WHERE batch_id = ?',
+      'SELECT idempotency_key FROM rows WHERE batch_no = (SELECT batch_no FROM batches WHERE id = ?)',
       ['old'],
     );
     expect(stored!.idempotency_key).toBe(row.valid ? row.idempotencyKey : '');

@@ -174,7 +174,9 @@ describe('on SQLite only (its file, pragmas, migrations folder and lock file)', 
         { line: 6, record: { barCode: 'x' }, cells: ['x', '', ''], valid: false, errors: [] },
       ]);
       const stored = sqliteOf(store)
-        .prepare('SELECT line, record FROM rows WHERE batch_id = ? ORDER BY line')
+        .prepare(
+          'SELECT line, record FROM rows WHERE batch_no = (SELECT batch_no FROM batches WHERE id = ?) ORDER BY line',
+        )
         .all('b1') as Array<{ line: number; record: string }>;
       expect(stored.map((r) => [r.line, r.record])).toEqual([
         [2, ''],
@@ -489,10 +491,11 @@ describe.each(engines)('on $name', (engine) => {
       expect(rows[0]!.errorMessage).toContain('first.csv');
       // the failed owner gave k2 up: the new row owns it now
       expect(
-        await store.driver.get('SELECT batch_id FROM natural_keys WHERE key_digest = ?', [
-          naturalKeyDigest('charges', 'k2'),
-        ]),
-      ).toEqual({
+        await store.driver.get(
+          'SELECT b.id AS batch_id, k.line FROM natural_keys k JOIN batches b ON b.batch_no = k.batch_no WHERE k.key_digest = ?',
+          [naturalKeyDigest('charges', 'k2')],
+        ),
+      ).toMatchObject({
         batch_id: 'b2',
       });
       expect(rows[3]!.errorMessage).toContain('linha 4 deste arquivo');
@@ -522,9 +525,10 @@ describe.each(engines)('on $name', (engine) => {
       expect(byLine.get(212)!.state).toBe('pending');
       expect(byLine.get(252)!.errorMessage).toContain('linha 212 deste arquivo');
       expect(
-        await store.driver.get('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
-          naturalKeyDigest('charges', 'freed'),
-        ]),
+        await store.driver.get(
+          'SELECT b.id AS batch_id, k.line FROM natural_keys k JOIN batches b ON b.batch_no = k.batch_no WHERE k.key_digest = ?',
+          [naturalKeyDigest('charges', 'freed')],
+        ),
       ).toEqual({
         batch_id: 'b1',
         line: 212,
@@ -581,9 +585,10 @@ describe.each(engines)('on $name', (engine) => {
         ['125', { batch_id: 'b2', line: 4 }],
       ] as const) {
         expect(
-          await store.driver.get('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
-            naturalKeyDigest('charges', key),
-          ]),
+          await store.driver.get(
+            'SELECT b.id AS batch_id, k.line FROM natural_keys k JOIN batches b ON b.batch_no = k.batch_no WHERE k.key_digest = ?',
+            [naturalKeyDigest('charges', key)],
+          ),
         ).toEqual(owner);
       }
       // They count as invalid rows: an all-or-nothing file sends nothing.
@@ -855,9 +860,10 @@ describe.each(engines)(
         duplicateOf: { batchId: 'b1', line: 2 },
       });
       expect(
-        await store.driver.all('SELECT batch_id, line FROM natural_keys WHERE key_digest = ?', [
-          naturalKeyDigest('charges', 'same'),
-        ]),
+        await store.driver.all(
+          'SELECT b.id AS batch_id, k.line FROM natural_keys k JOIN batches b ON b.batch_no = k.batch_no WHERE k.key_digest = ?',
+          [naturalKeyDigest('charges', 'same')],
+        ),
       ).toEqual([{ batch_id: 'b1', line: 2 }]);
     });
 

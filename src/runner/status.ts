@@ -398,8 +398,8 @@ export async function buildStatusReport(
   for (const e of entries) {
     if (e.id === null || (e.counts.waiting ?? 0) === 0) continue;
     const byCode = await store!.sql.all<{ code: string | null; n: number }>(
-      `SELECT error_code AS code, COUNT(*) AS n FROM rows WHERE batch_id = ? AND state = 'waiting' GROUP BY error_code`,
-      [e.id],
+      `SELECT error_code AS code, COUNT(*) AS n FROM rows WHERE batch_no = ? AND state = 'waiting' GROUP BY error_code`,
+      [await store!.batchNo(e.id)],
     );
     for (const r of byCode) {
       const code = r.code ?? 'UNKNOWN';

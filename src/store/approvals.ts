@@ -244,8 +244,8 @@ export function heldTakingsNamed(store: Store, name: string): Promise<HeldTaking
 export async function unfinishedAmount(store: Store, batchId: string): Promise<Cents> {
   const r = await store.sql.get<{ total: number }>(
     `SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS total FROM rows
-     WHERE batch_id = ? AND state IN (${UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ')})`,
-    [batchId],
+     WHERE batch_no = ? AND state IN (${UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ')})`,
+    [await store.batchNo(batchId)],
   );
   return r!.total;
 }
@@ -326,15 +326,15 @@ export function rejectUnsentBatch(store: Store, batchId: string, error: RowError
       throw new StoreError('STORE_BATCH_RELEASED', `Batch ${batchId} was let go already: its rows cannot be rejected`);
     }
     for (const row of await s.sql.all<{ line: number; state: 'in_flight' | 'uncertain' }>(
-      `SELECT line, state FROM rows WHERE batch_id = ? AND state IN ('in_flight', 'uncertain') ORDER BY line`,
-      [batchId],
+      `SELECT line, state FROM rows WHERE batch_no = ? AND state IN ('in_flight', 'uncertain') ORDER BY line`,
+      [await s.batchNo(batchId)],
     )) {
       if (row.state === 'uncertain') await s.transitionRow(batchId, row.line, 'in_flight');
       await s.transitionRow(batchId, row.line, 'pending');
     }
     for (const row of await s.sql.all<{ line: number }>(
-      `SELECT line FROM rows WHERE batch_id = ? AND state = 'pending' ORDER BY line`,
-      [batchId],
+      `SELECT line FROM rows WHERE batch_no = ? AND state = 'pending' ORDER BY line`,
+      [await s.batchNo(batchId)],
     )) {
       await s.transitionRow(batchId, row.line, 'rejected', { error, currentStep: null });
     }
@@ -554,12 +554,12 @@ const EFFECT_BLOCKED = `(b.status = 'awaiting_approval' OR (a.state IS NOT NULL 
  * step of the batch may start (a batch that does not exist refuses nothing, as `assertEffectAllowed`). A write under
  * it that changed nothing asks `assertEffectAllowed` why.
  */
-export function effectAllowed(batchId: string): string {
+export function effectAllowed(batchNo: string): string {
   return `NOT EXISTS (SELECT 1 FROM batches b LEFT JOIN approvals a ON a.batch_id = b.id
-  WHERE b.id = ${batchId} AND ${EFFECT_BLOCKED})`;
+  WHERE b.batch_no = ${batchNo} AND ${EFFECT_BLOCKED})`;
 }
 
-/** `effectAllowed` of the batch given as the condition's one parameter. */
+/** `effectAllowed` of the batch whose number (./store.ts `batchNo`) is the condition's one parameter. */
 export const EFFECT_ALLOWED = effectAllowed('?');
 
 /**

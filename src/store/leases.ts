@@ -359,18 +359,18 @@ export async function claimRows(
     const now = clock(s);
     const page = await s.sql.all<{ line: number; holder: string | null }>(
       `SELECT r.line, r.holder FROM rows r
-       WHERE r.batch_id = ? AND r.line > ? AND r.state IN (${states.map(() => '?').join(', ')})
+       WHERE r.batch_no = ? AND r.line > ? AND r.state IN (${states.map(() => '?').join(', ')})
          AND (r.holder IS NULL OR r.holder = ? OR ${deadHolder('r.holder', now.sql)})
        ORDER BY r.line LIMIT ? FOR UPDATE OF r SKIP LOCKED`,
-      [batchId, afterLine, ...states, daemon.name, ...now.params, limit],
+      [await s.batchNo(batchId), afterLine, ...states, daemon.name, ...now.params, limit],
     );
     if (page.length === 0) return [];
     const taken = page.filter((r) => r.holder !== null && r.holder !== daemon.name);
     for (const r of taken) await takeOverSteps(s, batchId, r.line, r.holder!, daemon.name);
     const all = page.map((r) => r.line);
-    await s.sql.run(`UPDATE rows SET holder = ? WHERE batch_id = ? AND line IN (${all.map(() => '?').join(', ')})`, [
+    await s.sql.run(`UPDATE rows SET holder = ? WHERE batch_no = ? AND line IN (${all.map(() => '?').join(', ')})`, [
       daemon.name,
-      batchId,
+      await s.batchNo(batchId),
       ...all,
     ]);
     return all;
@@ -390,9 +390,9 @@ export async function rowsWorkedElsewhere(store: Store, batchId: string): Promis
   const now = clock(store);
   const r = await store.sql.get<{ n: number | string }>(
     `SELECT COUNT(*) AS n FROM rows r
-     WHERE r.batch_id = ? AND r.state IN ('pending', 'in_flight', 'waiting')
+     WHERE r.batch_no = ? AND r.state IN ('pending', 'in_flight', 'waiting')
        AND (r.holder IS NULL OR (r.holder <> ? AND NOT ${deadHolder('r.holder', now.sql)}))`,
-    [batchId, daemon.name, ...now.params],
+    [await store.batchNo(batchId), daemon.name, ...now.params],
   );
   return Number(r?.n ?? 0);
 }
@@ -418,7 +418,7 @@ export async function batchesToHelp(store: Store, limit = 4): Promise<HelpableBa
      WHERE b.status = 'running'
        AND EXISTS (SELECT 1 FROM intakes i JOIN file_claims f ON f.work_id = i.id
                    WHERE i.batch_id = b.id AND f.holder <> ? AND NOT ${deadHolder('f.holder', now.sql)})
-       AND EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id AND r.state = 'pending' AND r.holder IS NULL)
+       AND EXISTS (SELECT 1 FROM rows r WHERE r.batch_no = b.batch_no AND r.state = 'pending' AND r.holder IS NULL)
      ORDER BY b.created_at LIMIT ?`,
     [daemon.name, ...now.params, limit],
   );
@@ -428,12 +428,12 @@ export async function batchesToHelp(store: Store, limit = 4): Promise<HelpableBa
 async function takeOverSteps(s: Store, batchId: string, line: number, from: string, to: string): Promise<void> {
   await s.sql.run(
     `UPDATE steps SET state = 'unknown', error_code = ?, error_message = ?, updated_at = ?
-     WHERE batch_id = ? AND line = ? AND state = 'intent'`,
+     WHERE batch_no = ? AND line = ? AND state = 'intent'`,
     [
       TAKEN_OVER,
       `Daemon "${from}" died (its lease passed) with this step's request possibly sent; taken over by "${to}" as an unknown outcome`,
       new Date().toISOString(),
-      batchId,
+      await s.batchNo(batchId),
       line,
     ],
   );

@@ -8,7 +8,7 @@ import { Things } from './things.js';
 
 export async function storeSnapshot(store: Store): Promise<StoreSnapshot> {
   const rows = await store.sql.all<StoreSnapshot['rows'][number]>(
-    'SELECT b.kind AS kind, r.state AS state, COUNT(*) AS count FROM rows r JOIN batches b ON b.id = r.batch_id GROUP BY b.kind, r.state',
+    'SELECT b.kind AS kind, r.state AS state, COUNT(*) AS count FROM rows r JOIN batches b ON b.batch_no = r.batch_no GROUP BY b.kind, r.state',
   );
   const batches = await store.sql.all<StoreSnapshot['batches'][number]>(
     'SELECT status AS state, COUNT(*) AS count FROM batches GROUP BY status',

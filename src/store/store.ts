@@ -94,6 +94,12 @@
  * not stored when it is the one derived from the row's kind and natural key in the batch's `key_namespace` (stored
  * with the batch at its creation), and is derived again in that same namespace when read: the key a row was sent
  * with never changes, whatever the account id of a later run; rows of a batch without a namespace keep their key.
+ * Migration 021: the per-row tables (rows, steps, natural_keys, and resolutions, keyed by a row) name their batch by
+ * its number (`batches.batch_no`, never changed nor reused) instead of its 25-character id, which every row, step,
+ * key claim and index entry held again. The store maps an id to its number once per batch (`batchNo`, a cache its
+ * views share) and binds the number in every statement on those tables; everything it returns names batches by id,
+ * as before. A duplicate names its owner's batch by id (`rows.duplicate_of_batch`, read by people), joined through
+ * `batches` where a statement needs the owner's row.
  */
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -405,6 +411,8 @@ class RowHints {
 interface IntentMove {
   pg: boolean;
   batchId: string;
+  /** The batch's number (`Store.batchNo`), which the per-row tables bind. */
+  no: number;
   line: number;
   step: string;
   now: string;
@@ -442,6 +450,7 @@ function mergedOutputs(stored: string | null, output: StepOutput): string | null
 /** A row's last answer on its hint (`lastStepsWrite`): what `lastStepWrite` is given, outputs encoded. */
 interface LastStepEntry {
   batchId: string;
+  no: number;
   line: number;
   now: string;
   outputs: string | null;
@@ -456,7 +465,7 @@ type InFlightEntry = IntentMove & { hint: RowHint };
 
 /** A row a group statement moved (`onePerRow`). */
 interface MovedRow {
-  batch_id: string;
+  batch_no: number;
   line: number;
 }
 
@@ -465,30 +474,30 @@ interface MovedRow {
  * which returns the rows it moved); a later entry of the same row is answered undefined (not moved: its write takes
  * its locked path, after the first's, as it would have without the group). Each entry's result at its index.
  */
-async function onePerRow<E extends { batchId: string; line: number }, M extends MovedRow>(
+async function onePerRow<E extends { no: number; line: number }, M extends MovedRow>(
   entries: readonly E[],
   run: (kept: readonly E[]) => Promise<M[]>,
 ): Promise<Array<M | undefined>> {
-  const rowKey = (batchId: string, line: number) => `${line}\n${batchId}`;
+  const rowKey = (no: number, line: number) => `${line}\n${no}`;
   const first = new Map<string, number>();
   const kept: E[] = [];
   for (const [i, e] of entries.entries()) {
-    const key = rowKey(e.batchId, e.line);
+    const key = rowKey(e.no, e.line);
     if (first.has(key)) continue;
     first.set(key, i);
     kept.push(e);
   }
   const moved = new Map<string, M>();
-  for (const m of await run(kept)) moved.set(rowKey(m.batch_id, m.line), m);
+  for (const m of await run(kept)) moved.set(rowKey(Number(m.batch_no), m.line), m);
   return entries.map((e, i) => {
-    const key = rowKey(e.batchId, e.line);
+    const key = rowKey(e.no, e.line);
     return first.get(key) === i ? moved.get(key) : undefined;
   });
 }
 
 /** A succeeded row's step records as JSON, for the last answer's RETURNING (`lastStepWrite`, `heldSteps` reads it). */
 const STEPS_JSON = `(SELECT json_agg(json_build_array(s.step, s.state, s.attempts, s.output, s.error_code))
-  FROM steps s WHERE s.batch_id = r.batch_id AND s.line = r.line)::text`;
+  FROM steps s WHERE s.batch_no = r.batch_no AND s.line = r.line)::text`;
 
 /** The group of a write whose hot statements serve the group's rows together (./group-batch.ts). */
 interface RowGroup {
@@ -506,16 +515,16 @@ interface LastStepBack {
 
 /** An intent's step record upsert parameters: the intent's, after the riding answer's when there is one. */
 function intentRecords(
-  batchId: string,
+  no: number,
   line: number,
   step: string,
   now: string,
   answered: ReadAnswer | undefined,
 ): SqlParam[] {
-  const intent: SqlParam[] = [batchId, line, step, 'intent', 1, null, null, null, now];
+  const intent: SqlParam[] = [no, line, step, 'intent', 1, null, null, null, now];
   return answered === undefined
     ? intent
-    : [batchId, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
+    : [no, line, answered.step, 'done', 0, JSON.stringify(answered.output), null, null, now, ...intent];
 }
 
 /** `recordIntent`'s transition checks, on the row's state as locked and its steps' as read (before or by the write). */
@@ -567,7 +576,6 @@ export interface WriteOptions {
 }
 
 interface RowSql {
-  batch_id: string;
   line: number;
   natural_key: string | null;
   idempotency_key: string | null;
@@ -587,6 +595,7 @@ interface RowSql {
 
 interface BatchSql {
   id: string;
+  batch_no: number;
   columns: string | null;
   key_namespace: string | null;
   kind: KindName;
@@ -719,6 +728,8 @@ export class Store {
   private readonly shared: StoreShared;
   /** What each batch's rows are read with (`rowContext`), once read; shared with the transaction views. */
   private readonly contextByBatch = new Map<string, RowContext>();
+  /** Each batch's number by its id (`batchNo`), once read; shared with the transaction views. */
+  private readonly noByBatch = new Map<string, number>();
 
   constructor(driver: SqlDriver, file: string, options: StoreOptions = {}) {
     this.driver = driver;
@@ -833,7 +844,7 @@ export class Store {
     let withDrops: { sql: string; params: SqlParam[] } | undefined;
     for (let i = 0; i < drops.length; i += DROPS_PER_STATEMENT) {
       const part = drops.slice(i, i + DROPS_PER_STATEMENT);
-      const sql = `DELETE FROM steps WHERE (batch_id, line, step) IN (${part.map(() => '(?, ?, ?)').join(', ')})`;
+      const sql = `DELETE FROM steps WHERE (batch_no, line, step) IN (${part.map(() => '(?, ?, ?)').join(', ')})`;
       const params = part.flat();
       const lastPart = i + DROPS_PER_STATEMENT >= drops.length;
       if (lastPart && ids.length > 0 && this.driver.dialect === 'postgres') withDrops = { sql, params };
@@ -855,14 +866,20 @@ export class Store {
    * fn awaits nothing but the calls of the view it is given (see the top of this file).
    */
   transaction<T>(fn: (s: Store) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-    if (this.tx) return this.tx.savepoint((tx) => this.inView(tx, fn, this.atCommit!));
+    const forget = (error: unknown): never => {
+      this.forgetNumbers();
+      throw error;
+    };
+    if (this.tx) return this.tx.savepoint((tx) => this.inView(tx, fn, this.atCommit!)).catch(forget);
     if (this.shared.closed) return Promise.reject(new StoreError('STORE_CLOSED', 'The store is closed'));
-    return this.driver.transaction(async (tx) => {
-      const end = new AtCommit();
-      const result = await this.inView(tx, fn, end);
-      await this.applyAtCommit(tx, end);
-      return result;
-    }, options);
+    return this.driver
+      .transaction(async (tx) => {
+        const end = new AtCommit();
+        const result = await this.inView(tx, fn, end);
+        await this.applyAtCommit(tx, end);
+        return result;
+      }, options)
+      .catch(forget);
   }
 
   /**
@@ -982,6 +999,7 @@ export class Store {
     try {
       return await this.driver.transaction((tx) => this.groupIn(tx, ops, failed), { durable });
     } catch (error) {
+      this.forgetNumbers();
       if (failed.has(error)) return 'a write failed';
       throw error;
     }
@@ -1032,6 +1050,7 @@ export class Store {
           try {
             results.push({ ok: true, value: await tx.savepoint((sp) => this.inView(sp, op.fn, end)) });
           } catch (error) {
+            this.forgetNumbers();
             // A deadlock or serialisation failure is the whole group's: rolled back and run again by the driver.
             if (isRetryableConflict(error)) throw error;
             results.push({ ok: false, error });
@@ -1063,17 +1082,18 @@ export class Store {
     line: number,
   ): Promise<{ state: RowState; outputs: string | null } | undefined> {
     const daemon = this.shared.daemon;
+    const no = await this.batchNo(batchId);
     if (daemon === undefined) {
       return this.sql.get<{ state: RowState; outputs: string | null }>(
-        `SELECT state, outputs FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
-        [batchId, line],
+        `SELECT state, outputs FROM rows WHERE batch_no = ? AND line = ?${this.forUpdate}`,
+        [no, line],
       );
     }
     // Several daemons share the store (./leases.ts): a row held by another one is never moved by this one.
     daemon.assertLive();
     const row = await this.sql.get<{ state: RowState; outputs: string | null; holder: string | null }>(
-      `SELECT state, outputs, holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
-      [batchId, line],
+      `SELECT state, outputs, holder FROM rows WHERE batch_no = ? AND line = ?${this.forUpdate}`,
+      [no, line],
     );
     if (row && row.holder !== null && row.holder !== daemon.name) {
       throw new StoreError(
@@ -1089,9 +1109,15 @@ export class Store {
   /** Creates the batch, or returns it unchanged when a batch with the same id (same content) exists. */
   createBatch(batch: NewBatch): Promise<BatchRecord> {
     return this.unit(async (s) => {
+      // Its number (migration 021): PostgreSQL's sequence (the column's default); on SQLite, whose one writer holds
+      // the transaction, one more than the highest (batches are never deleted).
+      const [noColumn, noValue] =
+        s.driver.dialect === 'postgres'
+          ? ['', '']
+          : [', batch_no', ', (SELECT COALESCE(MAX(batch_no), 0) + 1 FROM batches)'];
       await s.sql.run(
-        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, key_namespace, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'ingesting', ?) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO batches (id, kind, file_name, dialect, header, columns, key_namespace, status, created_at${noColumn})
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'ingesting', ?${noValue}) ON CONFLICT (id) DO NOTHING`,
         [
           batch.id,
           batch.kind,
@@ -1109,6 +1135,7 @@ export class Store {
 
   async getBatch(id: string): Promise<BatchRecord | undefined> {
     const row = await this.sql.get<BatchSql>('SELECT * FROM batches WHERE id = ?', [id]);
+    if (row) this.remember(row);
     return row && toBatch(row);
   }
 
@@ -1125,7 +1152,7 @@ export class Store {
     return (
       await this.sql.all<BatchSql>(
         `SELECT * FROM batches b WHERE b.status NOT IN ('done', 'rejected')
-           OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_id = b.id
+           OR EXISTS (SELECT 1 FROM rows r WHERE r.batch_no = b.batch_no
                       AND r.state IN ('pending', 'in_flight', 'waiting', 'uncertain'))
          ORDER BY b.created_at, b.id`,
       )
@@ -1136,6 +1163,7 @@ export class Store {
   private async requireBatch(batchId: string): Promise<BatchRecord> {
     // Locked (see `forUpdate`): every caller writes the batch by what it read of it, in the same transaction.
     const row = await this.sql.get<BatchSql>(`SELECT * FROM batches WHERE id = ?${this.forUpdate}`, [batchId]);
+    if (row) this.remember(row);
     const batch = row && toBatch(row);
     if (!batch) throw new StoreError('STORE_NO_BATCH', `No batch ${batchId}`);
     return batch;
@@ -1157,11 +1185,11 @@ export class Store {
     for (let i = 0; i < unique.length; i += KEYS_PER_STATEMENT) {
       const part = unique.slice(i, i + KEYS_PER_STATEMENT);
       const found = await this.sql.all<NaturalKeyOwner & { key_digest: Uint8Array }>(
-        `SELECT k.key_digest, k.batch_id, k.line, r.state, r.error_code, r.parsed, r.cells, r.outputs, b.file_name,
-           (SELECT i.answer_name FROM intakes i WHERE i.batch_id = k.batch_id LIMIT 1) AS answer_name
+        `SELECT k.key_digest, k.batch_no, b.id AS batch_id, k.line, r.state, r.error_code, r.parsed, r.cells, r.outputs,
+           b.file_name, (SELECT i.answer_name FROM intakes i WHERE i.batch_id = b.id LIMIT 1) AS answer_name
          FROM natural_keys k
-           LEFT JOIN rows r ON r.batch_id = k.batch_id AND r.line = k.line
-           LEFT JOIN batches b ON b.id = k.batch_id
+           LEFT JOIN rows r ON r.batch_no = k.batch_no AND r.line = k.line
+           LEFT JOIN batches b ON b.batch_no = k.batch_no
          WHERE k.key_digest IN (${part.map(() => '?').join(', ')})`,
         part.map((k) => k.digest),
       );
@@ -1214,13 +1242,13 @@ export class Store {
     const held = [...owners.values()].filter((o) => o.state !== null && UNFINISHED_ROW_STATES.includes(o.state));
     for (let i = 0; i < held.length; i += KEYS_PER_STATEMENT) {
       const part = held.slice(i, i + KEYS_PER_STATEMENT);
-      const locked = await this.sql.all<{ batch_id: string; line: number; state: RowState }>(
-        `SELECT batch_id, line, state FROM rows WHERE (batch_id, line) IN (${part.map(() => '(?, ?)').join(', ')})
-         ORDER BY batch_id, line FOR SHARE`,
-        part.flatMap((o) => [o.batch_id, o.line]),
+      const locked = await this.sql.all<{ batch_no: number; line: number; state: RowState }>(
+        `SELECT batch_no, line, state FROM rows WHERE (batch_no, line) IN (${part.map(() => '(?, ?)').join(', ')})
+         ORDER BY batch_no, line FOR SHARE`,
+        part.flatMap((o) => [o.batch_no, o.line]),
       );
-      const now = new Map(locked.map((r) => [`${r.batch_id}\n${r.line}`, r.state]));
-      for (const o of part) o.state = now.get(`${o.batch_id}\n${o.line}`) ?? null;
+      const now = new Map(locked.map((r) => [`${r.batch_no}\n${r.line}`, r.state]));
+      for (const o of part) o.state = now.get(`${o.batch_no}\n${o.line}`) ?? null;
     }
   }
 
@@ -1236,8 +1264,8 @@ export class Store {
   private async rejectPendingRows(batchId: string, error: RowError, now: string): Promise<void> {
     await this.sql.run(
       `UPDATE rows SET state = 'rejected', error_code = ?, error_message = ?, updated_at = ?
-       WHERE batch_id = ? AND state = 'pending'`,
-      [error.code, error.message, now, batchId],
+       WHERE batch_no = ? AND state = 'pending'`,
+      [error.code, error.message, now, await this.batchNo(batchId)],
     );
   }
 
@@ -1262,6 +1290,7 @@ export class Store {
       // ingestions of one store take turns (reads of it go on); SQLite's one writer does the same.
       if (s.driver.dialect === 'postgres') await s.sql.run('LOCK TABLE natural_keys IN SHARE ROW EXCLUSIVE MODE');
       const batch = await s.ingestingBatch(batchId, 'its rows are already stored');
+      const no = await s.batchNo(batchId);
       const now = s.ts();
       const columns = batch.columns;
       const ns = batch.keyNamespace;
@@ -1317,7 +1346,7 @@ export class Store {
       const keyHolders = explicit.size > 0 ? await s.naturalKeyOwners(explicit) : new Map<string, NaturalKeyOwner>();
       /** A row refused at ingestion (invalid cells, or its key reused for another operation): nothing of it is sent. */
       const rejectedRow = (row: IngestRow, err: RowError): SqlParam[] => [
-        batchId,
+        no,
         row.line,
         null,
         null,
@@ -1335,7 +1364,7 @@ export class Store {
       const inserts: SqlParam[][] = [];
       /** The keys and things claimed, by digest: a later row of the chunk claiming one again replaces the claim. */
       const claims = new Map<string, SqlParam[]>();
-      const claim = (digest: Buffer, line: number) => claims.set(digest.toString('hex'), [digest, batchId, line]);
+      const claim = (digest: Buffer, line: number) => claims.set(digest.toString('hex'), [digest, no, line]);
       for (const row of fresh) {
         if (!row.valid) {
           invalid++;
@@ -1402,7 +1431,7 @@ export class Store {
         // Never the derived key (keyText's null): stored as it is.
         const key = renew ? renewedIdempotencyKey(row.idempotencyKey, own!.batch_id, own!.line) : stored;
         inserts.push([
-          batchId,
+          no,
           row.line,
           encodeKeyText(row.naturalKey, row.cells),
           key,
@@ -1431,6 +1460,7 @@ export class Store {
         if (!isDuplicate) {
           const owner: NaturalKeyOwner = {
             batch_id: batchId,
+            batch_no: no,
             line: row.line,
             state: 'pending',
             file_name: batch.fileName,
@@ -1454,15 +1484,15 @@ export class Store {
       // Several rows a statement (the rows before their keys' claims: a claim names its row).
       await insertMany(
         s.sql,
-        `INSERT INTO rows (batch_id, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
+        `INSERT INTO rows (batch_no, line, natural_key, idempotency_key, record, cells, parsed, state, error_code,
            error_message, amount_cents, duplicate_of_batch, duplicate_of_line, updated_at)`,
         inserts,
       );
       await insertMany(
         s.sql,
-        'INSERT INTO natural_keys (key_digest, batch_id, line)',
+        'INSERT INTO natural_keys (key_digest, batch_no, line)',
         [...claims.values()],
-        ' ON CONFLICT (key_digest) DO UPDATE SET batch_id = excluded.batch_id, line = excluded.line',
+        ' ON CONFLICT (key_digest) DO UPDATE SET batch_no = excluded.batch_no, line = excluded.line',
       );
       await s.sql.run(
         `UPDATE batches SET row_count = row_count + ?, invalid_count = invalid_count + ?, last_line = ? WHERE id = ?`,
@@ -1554,8 +1584,8 @@ export class Store {
       waiting: 0,
     };
     for (const r of await this.sql.all<{ state: RowState; n: number }>(
-      'SELECT state, COUNT(*) AS n FROM rows WHERE batch_id = ? GROUP BY state',
-      [batchId],
+      'SELECT state, COUNT(*) AS n FROM rows WHERE batch_no = ? GROUP BY state',
+      [await this.batchNo(batchId)],
     )) {
       counts[r.state] = r.n;
     }
@@ -1567,8 +1597,8 @@ export class Store {
     const out: Partial<Record<RowState, Cents>> = {};
     for (const r of await this.sql.all<{ state: RowState; total: number }>(
       `SELECT state, CAST(SUM(amount_cents) AS BIGINT) AS total FROM rows
-       WHERE batch_id = ? AND amount_cents IS NOT NULL GROUP BY state`,
-      [batchId],
+       WHERE batch_no = ? AND amount_cents IS NOT NULL GROUP BY state`,
+      [await this.batchNo(batchId)],
     )) {
       out[r.state] = r.total;
     }
@@ -1578,8 +1608,11 @@ export class Store {
   // ---------------------------------------------------------------- rows
 
   async getRow(batchId: string, line: number): Promise<RowRecord | undefined> {
-    const row = await this.sql.get<RowSql>('SELECT * FROM rows WHERE batch_id = ? AND line = ?', [batchId, line]);
-    return row && toRow(row, await this.rowContext(batchId));
+    const row = await this.sql.get<RowSql>('SELECT * FROM rows WHERE batch_no = ? AND line = ?', [
+      await this.batchNo(batchId),
+      line,
+    ]);
+    return row && toRow(row, await this.rowContext(batchId), batchId);
   }
 
   /**
@@ -1602,8 +1635,8 @@ export class Store {
         ? `AND state IN (${states.map(() => '?').join(', ')})`
         : '';
     const rows = await this.sql.all<RowSql>(
-      `SELECT * FROM rows WHERE batch_id = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
-      [batchId, afterLine, ...(unfinished ? [] : states), limit],
+      `SELECT * FROM rows WHERE batch_no = ? AND line > ? ${filter} ORDER BY line LIMIT ?`,
+      [await this.batchNo(batchId), afterLine, ...(unfinished ? [] : states), limit],
     );
     this.hint(batchId, rows);
     return this.toRows(batchId, rows);
@@ -1613,8 +1646,8 @@ export class Store {
   async rowsAt(batchId: string, lines: readonly number[]): Promise<RowRecord[]> {
     if (lines.length === 0) return [];
     const rows = await this.sql.all<RowSql>(
-      `SELECT * FROM rows WHERE batch_id = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
-      [batchId, ...lines],
+      `SELECT * FROM rows WHERE batch_no = ? AND line IN (${lines.map(() => '?').join(', ')}) ORDER BY line`,
+      [await this.batchNo(batchId), ...lines],
     );
     this.hint(batchId, rows);
     return this.toRows(batchId, rows);
@@ -1634,7 +1667,7 @@ export class Store {
     if (rows.length === 0) return [];
     const context = await this.rowContext(batchId);
     const out: RowRecord[] = [];
-    for (const r of rows) out.push(toRow(r, context));
+    for (const r of rows) out.push(toRow(r, context, batchId));
     return out;
   }
 
@@ -1651,14 +1684,14 @@ export class Store {
       `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file,
          (SELECT i.answer_name FROM intakes i WHERE i.batch_id = r.duplicate_of_batch LIMIT 1) AS owner_answer
        FROM rows r
-         LEFT JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
          LEFT JOIN batches ob ON ob.id = r.duplicate_of_batch
-       WHERE r.batch_id = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
-      [batchId, afterLine, limit],
+         LEFT JOIN rows o ON o.batch_no = ob.batch_no AND o.line = r.duplicate_of_line
+       WHERE r.batch_no = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
+      [await this.batchNo(batchId), afterLine, limit],
     );
     const context = rows.length === 0 ? undefined : await this.rowContext(batchId);
     return rows.map((r) => ({
-      ...toRow(r, context),
+      ...toRow(r, context, batchId),
       owner:
         r.owner_state === null
           ? null
@@ -1676,19 +1709,29 @@ export class Store {
   async uncertainRows(limit = 100): Promise<Array<RowRecord & { fileName: string; kind: KindName }>> {
     return (
       await this.sql.all<
-        RowSql & { file_name: string; kind: KindName; batch_columns: string | null; key_namespace: string | null }
+        RowSql & {
+          batch_id: string;
+          file_name: string;
+          kind: KindName;
+          batch_columns: string | null;
+          key_namespace: string | null;
+        }
       >(
-        `SELECT r.*, b.file_name, b.kind, b.columns AS batch_columns, b.key_namespace
-         FROM rows r JOIN batches b ON b.id = r.batch_id
-         WHERE r.state = 'uncertain' ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+        `SELECT r.*, b.id AS batch_id, b.file_name, b.kind, b.columns AS batch_columns, b.key_namespace
+         FROM rows r JOIN batches b ON b.batch_no = r.batch_no
+         WHERE r.state = 'uncertain' ORDER BY r.updated_at, b.id, r.line LIMIT ?`,
         [limit],
       )
     ).map((r) => ({
-      ...toRow(r, {
-        columns: parseJson<Array<string | null>>(r.batch_columns) ?? undefined,
-        kind: r.kind,
-        keyNamespace: r.key_namespace ?? undefined,
-      }),
+      ...toRow(
+        r,
+        {
+          columns: parseJson<Array<string | null>>(r.batch_columns) ?? undefined,
+          kind: r.kind,
+          keyNamespace: r.key_namespace ?? undefined,
+        },
+        r.batch_id,
+      ),
       fileName: r.file_name,
       kind: r.kind,
     }));
@@ -1716,11 +1759,42 @@ export class Store {
     return context;
   }
 
+  /**
+   * The batch's number (migration 021): the per-row tables (rows, steps, natural_keys, resolutions) refer to their
+   * batch by it, and every statement on them binds it; callers name batches by their ids, and never see it. Read once
+   * per batch and kept (a batch's number never changes; on PostgreSQL the database hands it out, so every daemon of
+   * one store reads the same), shared with the transaction views: the hot path runs no statement for it. 0 for a batch
+   * that does not exist (not kept: a statement bound to it finds nothing, as one bound to the unknown id did).
+   * What keeps the cache true: every read of a batch's own record keeps its number again (`remember`: `getBatch`,
+   * `requireBatch`, and so `createBatch`), and a transaction or savepoint that fails forgets them all
+   * (`forgetNumbers`). A number read in a transaction that created its batch and was then undone is so never used:
+   * SQLite gives it to the next batch created, and PostgreSQL, running a deadlock's victim again, creates the batch
+   * anew under a new number, which its `createBatch` keeps.
+   */
+  async batchNo(batchId: string): Promise<number> {
+    const known = this.noByBatch.get(batchId);
+    if (known !== undefined) return known;
+    const r = await this.sql.get<{ batch_no: number }>('SELECT batch_no FROM batches WHERE id = ?', [batchId]);
+    if (r === undefined) return 0;
+    this.noByBatch.set(batchId, Number(r.batch_no));
+    return Number(r.batch_no);
+  }
+
+  /** Keeps the number of a batch whose record was read (`batchNo`). */
+  private remember(row: BatchSql): void {
+    this.noByBatch.set(row.id, Number(row.batch_no));
+  }
+
+  /** A transaction or savepoint failed: the numbers read in it may be of batches it created (`batchNo`). */
+  private forgetNumbers(): void {
+    this.noByBatch.clear();
+  }
+
   /** Number of rows that still have work (pending, in flight, uncertain) in the batch. */
   async countUnfinished(batchId: string): Promise<number> {
     const r = await this.sql.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND state IN (${UNFINISHED_SQL})`,
-      [batchId],
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_no = ? AND state IN (${UNFINISHED_SQL})`,
+      [await this.batchNo(batchId)],
     );
     return r!.n;
   }
@@ -1730,8 +1804,8 @@ export class Store {
   /** The row's step records, by step name. */
   async getSteps(batchId: string, line: number): Promise<Map<string, StepRecord>> {
     const out = new Map<string, StepRecord>();
-    for (const s of await this.sql.all<StepSql>('SELECT * FROM steps WHERE batch_id = ? AND line = ?', [
-      batchId,
+    for (const s of await this.sql.all<StepSql>('SELECT * FROM steps WHERE batch_no = ? AND line = ?', [
+      await this.batchNo(batchId),
       line,
     ])) {
       out.set(s.step, toStep(s));
@@ -1750,8 +1824,8 @@ export class Store {
   ): Promise<Map<number, Map<string, StepRecord>>> {
     const out = new Map<number, Map<string, StepRecord>>();
     for (const s of await this.sql.all<StepSql & { line: number }>(
-      'SELECT * FROM steps WHERE batch_id = ? AND line BETWEEN ? AND ?',
-      [batchId, firstLine, lastLine],
+      'SELECT * FROM steps WHERE batch_no = ? AND line BETWEEN ? AND ?',
+      [await this.batchNo(batchId), firstLine, lastLine],
     )) {
       let steps = out.get(s.line);
       if (steps === undefined) {
@@ -1797,9 +1871,9 @@ export class Store {
       sets.push('outputs = ?');
       params.push(encodeObject({ ...(decodeNullable(cur.outputs) ?? {}), ...patch.outputs }));
     }
-    await this.sql.run(`UPDATE rows SET ${sets.join(', ')} WHERE batch_id = ? AND line = ?`, [
+    await this.sql.run(`UPDATE rows SET ${sets.join(', ')} WHERE batch_no = ? AND line = ?`, [
       ...params,
-      batchId,
+      await this.batchNo(batchId),
       line,
     ]);
     if (ANSWERED_ROW_STATES.includes(to)) await this.markAnswersStale(batchId, line);
@@ -1820,8 +1894,8 @@ export class Store {
       batchList(
         (
           await this.sql.get<{ dups: string | null }>(
-            `SELECT ${this.duplicatedIn} AS dups FROM rows r WHERE r.batch_id = ? AND r.line = ?`,
-            [batchId, line],
+            `SELECT ${this.duplicatedIn('?')} AS dups FROM rows r WHERE r.batch_no = ? AND r.line = ?`,
+            [batchId, await this.batchNo(batchId), line],
           )
         )?.dups ?? null,
       );
@@ -1834,15 +1908,14 @@ export class Store {
 
   /**
    * The batches other than its own holding duplicates of the row `r` of a statement, as a JSON array of their ids
-   * (`batchList` reads it; NULL or [] when none): what `markAnswersStale` bumps.
+   * (`batchList` reads it; NULL or [] when none): what `markAnswersStale` bumps. `id`: the SQL of the row's batch id
+   * (a duplicate names its owner's batch by its id: `rows.duplicate_of_batch`), a parameter or a column.
    */
-  private get duplicatedIn(): string {
+  private duplicatedIn(id: string): string {
     const list =
-      this.driver.dialect === 'postgres'
-        ? 'json_agg(DISTINCT d.batch_id)::text'
-        : 'json_group_array(DISTINCT d.batch_id)';
-    return `(SELECT ${list} FROM rows d
-      WHERE d.duplicate_of_batch = r.batch_id AND d.duplicate_of_line = r.line AND d.batch_id <> r.batch_id)`;
+      this.driver.dialect === 'postgres' ? 'json_agg(DISTINCT db.id)::text' : 'json_group_array(DISTINCT db.id)';
+    return `(SELECT ${list} FROM rows d JOIN batches db ON db.batch_no = d.batch_no
+      WHERE d.duplicate_of_batch = ${id} AND d.duplicate_of_line = r.line AND d.batch_no <> r.batch_no)`;
   }
 
   /** Moves the step to `to` (checked against the step machine in rows.ts); `attempt` adds one to its attempts. */
@@ -1865,13 +1938,14 @@ export class Store {
   ): Promise<void> {
     // The row's lock guards its steps too (a step that does not exist yet has no row of its own to lock).
     if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    const no = await this.batchNo(batchId);
     const cur = await this.sql.get<{ state: StepState }>(
-      'SELECT state FROM steps WHERE batch_id = ? AND line = ? AND step = ?',
-      [batchId, line, step],
+      'SELECT state FROM steps WHERE batch_no = ? AND line = ? AND step = ?',
+      [no, line, step],
     );
     assertStepTransition(cur?.state ?? null, to, `step ${step} (line ${line})`);
     await this.sql.run(STEP_UPSERT, [
-      batchId,
+      no,
       line,
       step,
       to,
@@ -1904,13 +1978,14 @@ export class Store {
     other_state?: StepState | null;
   }> {
     if (this.driver.dialect === 'postgres') await this.lockRow(batchId, line);
+    const no = await this.batchNo(batchId);
     const cur =
       other === undefined
         ? await this.sql.get<{ state: RowState; outputs: string | null; step_state: StepState | null }>(
             `SELECT r.state, r.outputs, s.state AS step_state FROM rows r
-         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
-       WHERE r.batch_id = ? AND r.line = ?`,
-            [step, batchId, line],
+         LEFT JOIN steps s ON s.batch_no = r.batch_no AND s.line = r.line AND s.step = ?
+       WHERE r.batch_no = ? AND r.line = ?`,
+            [step, no, line],
           )
         : await this.sql.get<{
             state: RowState;
@@ -1919,10 +1994,10 @@ export class Store {
             other_state: StepState | null;
           }>(
             `SELECT r.state, r.outputs, s.state AS step_state, o.state AS other_state FROM rows r
-         LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line AND s.step = ?
-         LEFT JOIN steps o ON o.batch_id = r.batch_id AND o.line = r.line AND o.step = ?
-       WHERE r.batch_id = ? AND r.line = ?`,
-            [step, other, batchId, line],
+         LEFT JOIN steps s ON s.batch_no = r.batch_no AND s.line = r.line AND s.step = ?
+         LEFT JOIN steps o ON o.batch_no = r.batch_no AND o.line = r.line AND o.step = ?
+       WHERE r.batch_no = ? AND r.line = ?`,
+            [step, other, no, line],
           );
     if (!cur) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     return cur;
@@ -1949,10 +2024,10 @@ export class Store {
       { state: RowState; outputs: string | null; dups: string | null } & NullableHeldStep
     >(
       `SELECT r.state, r.outputs, s.step, s.state AS step_state, s.attempts, s.output, s.error_code,
-         ${this.duplicatedIn} AS dups
-       FROM rows r LEFT JOIN steps s ON s.batch_id = r.batch_id AND s.line = r.line
-       WHERE r.batch_id = ? AND r.line = ?`,
-      [batchId, line],
+         ${this.duplicatedIn('?')} AS dups
+       FROM rows r LEFT JOIN steps s ON s.batch_no = r.batch_no AND s.line = r.line
+       WHERE r.batch_no = ? AND r.line = ?`,
+      [batchId, await this.batchNo(batchId), line],
     );
     const first = found[0];
     if (!first) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
@@ -2005,11 +2080,12 @@ export class Store {
   private async intentIn(batchId: string, line: number, step: string, answered: ReadAnswer | undefined): Promise<void> {
     const daemon = this.shared.daemon;
     const pg = this.driver.dialect === 'postgres';
+    const no = await this.batchNo(batchId);
     let cur: { state: RowState; outputs: string | null };
     if (pg) {
       // The row as this process last saw it, as the write's condition: no statement to lock and read it first.
       const hint = this.shared.hints!.get(batchId, line);
-      if (hint !== undefined && (await this.intentOnHint(hint, daemon, batchId, line, step, answered))) return;
+      if (hint !== undefined && (await this.intentOnHint(hint, daemon, batchId, no, line, step, answered))) return;
       cur = await this.lockForIntent(daemon, batchId, line);
     } else {
       // Rule 8 of ./rows.ts: held by this daemon (a SQLite store has one daemon: never bound, kept for the rule).
@@ -2026,11 +2102,11 @@ export class Store {
     // why. On PostgreSQL a decision committed between the two statements may have allowed it since: then the row
     // moves, as a read of the approval before the write would have let it (the lease was just read as live).
     // The step records: the intent's, and the read answer's riding in it.
-    const records = intentRecords(batchId, line, step, now, answered);
-    const m: IntentMove = { pg, batchId, line, step, now, outputs, answered, records };
+    const records = intentRecords(no, line, step, now, answered);
+    const m: IntentMove = { pg, batchId, no, line, step, now, outputs, answered, records };
     const lease = daemon?.leaseHeldSql(this);
     const allowed = lease ? ` AND ${EFFECT_ALLOWED} AND ${lease.sql}` : ` AND ${EFFECT_ALLOWED}`;
-    let moved = await this.intentMove(m, allowed, lease ? [batchId, ...lease.params] : [batchId]);
+    let moved = await this.intentMove(m, allowed, lease ? [no, ...lease.params] : [no]);
     if (moved === undefined) {
       // Refused by a condition: the transitions are checked first all the same (as on SQLite, where they were).
       if (pg)
@@ -2062,6 +2138,7 @@ export class Store {
     hint: RowHint,
     daemon: RowHolder | undefined,
     batchId: string,
+    no: number,
     line: number,
     step: string,
     answered: ReadAnswer | undefined,
@@ -2069,8 +2146,8 @@ export class Store {
     daemon?.assertLive();
     const now = this.ts();
     const outputs = answered === undefined ? undefined : mergedOutputs(hint.outputs, answered.output);
-    const records = intentRecords(batchId, line, step, now, answered);
-    const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered, records, hint };
+    const records = intentRecords(no, line, step, now, answered);
+    const entry: InFlightEntry = { pg: true, batchId, no, line, step, now, outputs, answered, records, hint };
     const moved = await this.inFlightOnHint(entry, true);
     if (moved === undefined) return false;
     checkIntent(hint.state, moved, line, step, answered);
@@ -2087,11 +2164,11 @@ export class Store {
     condition: string,
     params: SqlParam[],
   ): Promise<IntentStepStates | undefined> {
-    const { outputs, step, batchId, line, answered } = m;
+    const { outputs, step, no, line, answered } = m;
     const sql = `UPDATE rows SET state = 'in_flight', updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL${
       outputs === undefined ? '' : ', outputs = ?'
-    } WHERE batch_id = ? AND line = ?${condition}`;
-    const all = [m.now, step, ...(outputs === undefined ? [] : [outputs]), batchId, line, ...params];
+    } WHERE batch_no = ? AND line = ?${condition}`;
+    const all = [m.now, step, ...(outputs === undefined ? [] : [outputs]), no, line, ...params];
     // SQLite: the states were read and checked before the write; what is returned only says the row moved.
     if (!m.pg) return (await this.sql.run(sql, all)).changes === 0 ? undefined : { step_state: null };
     // PostgreSQL, one statement: the row's write returns its steps' states as they were (the statement's
@@ -2128,32 +2205,32 @@ export class Store {
   ): Promise<Array<IntentStepStates | undefined>> {
     const daemon = this.shared.daemon;
     const lease = intent ? daemon?.leaseHeldSql(this) : undefined;
-    const allowed = intent ? ` AND ${effectAllowed('r.batch_id')}` : '';
+    const allowed = intent ? ` AND ${effectAllowed('r.batch_no')}` : '';
     const stateOf = (step: string) =>
-      `(SELECT st.state FROM steps st WHERE st.batch_id = r.batch_id AND st.line = r.line AND st.step = ${step})`;
+      `(SELECT st.state FROM steps st WHERE st.batch_no = r.batch_no AND st.line = r.line AND st.step = ${step})`;
     const moved = await onePerRow(entries, (kept) => {
       const rows: SqlParam[] = [];
       const records: SqlParam[] = [];
       for (const e of kept) {
         const outputs = e.outputs === undefined ? [0, null] : [1, e.outputs];
-        rows.push(e.batchId, e.line, e.now, e.step, e.answered?.step ?? null, ...outputs, e.hint.state, e.hint.outputs);
+        rows.push(e.no, e.line, e.now, e.step, e.answered?.step ?? null, ...outputs, e.hint.state, e.hint.outputs);
         records.push(...e.records);
       }
       return sql.all<IntentStepStates & MovedRow>(
         `WITH moved AS (UPDATE rows AS r SET state = 'in_flight', updated_at = v.now, current_step = v.step,
          error_code = NULL, error_message = NULL,
          outputs = CASE WHEN v.set_outputs = 1 THEN v.outputs ELSE r.outputs END
-       FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
-         AS v (batch_id, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
-       WHERE r.batch_id = v.batch_id AND r.line = v.line${hintCondition(daemon, intent)}${allowed}${
+       FROM (VALUES ${kept.map(() => '(?::integer, ?::integer, ?, ?, ?, ?::integer, ?, ?, ?)').join(', ')})
+         AS v (batch_no, line, now, step, other, set_outputs, outputs, hint_state, hint_outputs)
+       WHERE r.batch_no = v.batch_no AND r.line = v.line${hintCondition(daemon, intent)}${allowed}${
          lease === undefined ? '' : ` AND ${lease.sql}`
        }
-       RETURNING r.batch_id, r.line, ${stateOf('v.step')} AS step_state, ${stateOf('v.other')} AS other_state),
-         recorded AS (INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message,
+       RETURNING r.batch_no, r.line, ${stateOf('v.step')} AS step_state, ${stateOf('v.other')} AS other_state),
+         recorded AS (INSERT INTO steps (batch_no, line, step, state, attempts, output, error_code, error_message,
            updated_at)
          SELECT rec.* FROM (VALUES ${Array.from({ length: records.length / 9 }, () => STEP_RECORD_VALUES).join(', ')})
-           AS rec (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
-         JOIN moved ON moved.batch_id = rec.batch_id AND moved.line = rec.line
+           AS rec (batch_no, line, step, state, attempts, output, error_code, error_message, updated_at)
+         JOIN moved ON moved.batch_no = rec.batch_no AND moved.line = rec.line
          ${STEP_UPSERT_CONFLICT})
        SELECT * FROM moved`,
         [...rows, ...(daemon === undefined ? [] : [daemon.name]), ...(lease?.params ?? []), ...records],
@@ -2180,8 +2257,8 @@ export class Store {
   ): Promise<{ state: RowState; outputs: string | null }> {
     daemon?.assertLive();
     const row = await this.sql.get<{ state: RowState; outputs: string | null; holder: string | null }>(
-      `SELECT state, outputs, holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
-      [batchId, line],
+      `SELECT state, outputs, holder FROM rows WHERE batch_no = ? AND line = ?${this.forUpdate}`,
+      [await this.batchNo(batchId), line],
     );
     if (!row) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
     if (daemon) assertHeldBy(daemon, row.holder, batchId, line);
@@ -2195,8 +2272,9 @@ export class Store {
     step: string,
     other: string | undefined,
   ): Promise<IntentStepStates> {
-    const sql = `SELECT ${intentStepStatesSql(other !== undefined)} FROM rows WHERE batch_id = ? AND line = ?`;
-    return (await this.sql.get<IntentStepStates>(sql, [...intentStepStatesParams(step, other), batchId, line]))!;
+    const sql = `SELECT ${intentStepStatesSql(other !== undefined)} FROM rows WHERE batch_no = ? AND line = ?`;
+    const params = [...intentStepStatesParams(step, other), await this.batchNo(batchId), line];
+    return (await this.sql.get<IntentStepStates>(sql, params))!;
   }
 
   /**
@@ -2207,8 +2285,8 @@ export class Store {
   private async assertHeldForIntent(daemon: RowHolder, batchId: string, line: number): Promise<void> {
     daemon.assertLive();
     const row = await this.sql.get<{ holder: string | null }>(
-      `SELECT holder FROM rows WHERE batch_id = ? AND line = ?${this.forUpdate}`,
-      [batchId, line],
+      `SELECT holder FROM rows WHERE batch_no = ? AND line = ?${this.forUpdate}`,
+      [await this.batchNo(batchId), line],
     );
     if (row) assertHeldBy(daemon, row.holder, batchId, line);
   }
@@ -2239,6 +2317,7 @@ export class Store {
     // (RETURNING, a statement that starts once the lock is held) and checked after it, as `recordIntent` does.
     // With the row's hint (`RowHints`), that write carries it as its condition instead of the lock's statement.
     const late = last && this.driver.dialect === 'postgres';
+    const no = await this.batchNo(batchId);
     let withSteps = last && !late ? await this.rowAndSteps(batchId, line, step) : undefined;
     let cur!: { state: RowState; outputs: string | null };
     let merged!: Record<string, OutputValue>;
@@ -2255,7 +2334,7 @@ export class Store {
         this.shared.daemon?.assertLive();
         merged = mergedObject(hint.outputs, output);
         // In a group, the group's statement for its rows; alone, the same statement for this row.
-        const entry: LastStepEntry = { batchId, line, now, outputs: encodeObject(merged), hint };
+        const entry: LastStepEntry = { batchId, no, line, now, outputs: encodeObject(merged), hint };
         const group = this.group;
         back =
           group === undefined
@@ -2268,7 +2347,7 @@ export class Store {
         if (!locked) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
         cur = locked;
         merged = mergedObject(cur.outputs, output);
-        back = await this.lastStepWrite(batchId, line, now, merged);
+        back = await this.lastStepWrite(batchId, no, line, now, merged);
         if (!back) throw new StoreError('STORE_NO_ROW', `No row ${batchId} line ${line}`);
       }
       this.shared.hints!.delete(batchId, line);
@@ -2281,7 +2360,7 @@ export class Store {
       if (hint !== undefined) {
         merged = mergedObject(hint.outputs, output);
         stored = encodeObject(merged);
-        recorded = await this.stepDoneOnHint(batchId, line, step, now, output, stored, hint);
+        recorded = await this.stepDoneOnHint(batchId, no, line, step, now, output, stored, hint);
         cur = hint;
       }
       if (!recorded) {
@@ -2292,14 +2371,14 @@ export class Store {
         stored = encodeObject(merged);
         await this.sql.run(
           `UPDATE rows SET state = ?, updated_at = ?, current_step = ?, error_code = NULL, error_message = NULL,
-           outputs = ? WHERE batch_id = ? AND line = ?`,
-          [to, now, last ? null : step, stored, batchId, line],
+           outputs = ? WHERE batch_no = ? AND line = ?`,
+          [to, now, last ? null : step, stored, no, line],
         );
       }
     }
     if (!last) {
       if (!recorded)
-        await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
+        await this.sql.run(STEP_UPSERT, [no, line, step, 'done', 0, JSON.stringify(output), null, null, now]);
       this.shared.hints?.set(batchId, line, { state: 'in_flight', outputs: stored });
       return;
     }
@@ -2318,15 +2397,15 @@ export class Store {
       if (whole && h.attempts <= 1 && errorCode === null) plain.push(h.step);
       else if (current) kept = true;
       else if (whole && h.output !== null)
-        await this.sql.run('UPDATE steps SET output = NULL WHERE batch_id = ? AND line = ? AND step = ?', [
-          batchId,
+        await this.sql.run('UPDATE steps SET output = NULL WHERE batch_no = ? AND line = ? AND step = ?', [
+          no,
           line,
           h.step,
         ]);
     }
-    if (kept) await this.sql.run(STEP_UPSERT, [batchId, line, step, 'done', 0, null, null, null, now]);
+    if (kept) await this.sql.run(STEP_UPSERT, [no, line, step, 'done', 0, null, null, null, now]);
     // Dropped at the end of the transaction, with the other rows' of its group (`AtCommit`).
-    for (const p of plain) this.atCommit!.drops.push([batchId, line, p]);
+    for (const p of plain) this.atCommit!.drops.push([no, line, p]);
   }
 
   /**
@@ -2339,6 +2418,7 @@ export class Store {
    */
   private async stepDoneOnHint(
     batchId: string,
+    no: number,
     line: number,
     step: string,
     now: string,
@@ -2347,8 +2427,19 @@ export class Store {
     hint: RowHint,
   ): Promise<boolean> {
     this.shared.daemon?.assertLive();
-    const records = [batchId, line, step, 'done', 0, JSON.stringify(output), null, null, now];
-    const entry: InFlightEntry = { pg: true, batchId, line, step, now, outputs, answered: undefined, records, hint };
+    const records = [no, line, step, 'done', 0, JSON.stringify(output), null, null, now];
+    const entry: InFlightEntry = {
+      pg: true,
+      batchId,
+      no,
+      line,
+      step,
+      now,
+      outputs,
+      answered: undefined,
+      records,
+      hint,
+    };
     const moved = await this.inFlightOnHint(entry, false);
     if (moved === undefined) return false;
     checkStepDone(hint.state, moved.step_state, line, step, false);
@@ -2362,15 +2453,16 @@ export class Store {
    */
   private lastStepWrite(
     batchId: string,
+    no: number,
     line: number,
     now: string,
     merged: Record<string, OutputValue>,
   ): Promise<LastStepBack | undefined> {
     return this.sql.get<LastStepBack>(
       `UPDATE rows AS r SET state = 'succeeded', updated_at = ?, current_step = NULL, error_code = NULL,
-         error_message = NULL, outputs = ? WHERE r.batch_id = ? AND r.line = ?
-       RETURNING ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
-      [now, encodeObject(merged), batchId, line],
+         error_message = NULL, outputs = ? WHERE r.batch_no = ? AND r.line = ?
+       RETURNING ${STEPS_JSON} AS steps, ${this.duplicatedIn('?')} AS dups`,
+      [now, encodeObject(merged), no, line, batchId],
     );
   }
 
@@ -2386,15 +2478,15 @@ export class Store {
     const daemon = this.shared.daemon;
     return onePerRow(entries, (kept) => {
       const params: SqlParam[] = [];
-      for (const e of kept) params.push(e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
+      for (const e of kept) params.push(e.no, e.batchId, e.line, e.now, e.outputs, e.hint.state, e.hint.outputs);
       if (daemon !== undefined) params.push(daemon.name);
       return sql.all<LastStepBack & MovedRow>(
         `UPDATE rows AS r SET state = 'succeeded', updated_at = v.now, current_step = NULL, error_code = NULL,
            error_message = NULL, outputs = v.outputs
-         FROM (VALUES ${kept.map(() => '(?, ?::integer, ?, ?, ?, ?)').join(', ')})
-           AS v (batch_id, line, now, outputs, hint_state, hint_outputs)
-         WHERE r.batch_id = v.batch_id AND r.line = v.line${hintCondition(daemon, false)}
-         RETURNING r.batch_id, r.line, ${STEPS_JSON} AS steps, ${this.duplicatedIn} AS dups`,
+         FROM (VALUES ${kept.map(() => '(?::integer, ?, ?::integer, ?, ?, ?, ?)').join(', ')})
+           AS v (batch_no, batch_id, line, now, outputs, hint_state, hint_outputs)
+         WHERE r.batch_no = v.batch_no AND r.line = v.line${hintCondition(daemon, false)}
+         RETURNING r.batch_no, r.line, ${STEPS_JSON} AS steps, ${this.duplicatedIn('v.batch_id')} AS dups`,
         params,
       );
     });
@@ -2474,9 +2566,10 @@ export class Store {
    */
   async duplicatesNotSucceeded(batchId: string): Promise<number> {
     const r = await this.sql.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM rows r JOIN rows o ON o.batch_id = r.duplicate_of_batch AND o.line = r.duplicate_of_line
-       WHERE r.batch_id = ? AND r.state = 'duplicate' AND o.state <> 'succeeded'`,
-      [batchId],
+      `SELECT COUNT(*) AS n FROM rows r JOIN batches ob ON ob.id = r.duplicate_of_batch
+         JOIN rows o ON o.batch_no = ob.batch_no AND o.line = r.duplicate_of_line
+       WHERE r.batch_no = ? AND r.state = 'duplicate' AND o.state <> 'succeeded'`,
+      [await this.batchNo(batchId)],
     );
     return Number(r!.n);
   }
@@ -2487,9 +2580,9 @@ export class Store {
    */
   async countFinishedSince(batchId: string, since: string): Promise<number> {
     const r = await this.sql.get<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM rows WHERE batch_id = ? AND updated_at >= ?
+      `SELECT COUNT(*) AS n FROM rows WHERE batch_no = ? AND updated_at >= ?
          AND state IN ('succeeded', 'failed', 'uncertain')`,
-      [batchId, since],
+      [await this.batchNo(batchId), since],
     );
     return r!.n;
   }
@@ -2533,8 +2626,8 @@ export class Store {
       if (
         settlement.as === 'succeeded' &&
         (await s.sql.get(
-          `SELECT 1 AS sent FROM steps WHERE batch_id = ? AND line = ? AND state IN ('intent', 'unknown')`,
-          [batchId, line],
+          `SELECT 1 AS sent FROM steps WHERE batch_no = ? AND line = ? AND state IN ('intent', 'unknown')`,
+          [await s.batchNo(batchId), line],
         )) === undefined
       ) {
         throw new StoreError(
@@ -2555,11 +2648,11 @@ export class Store {
         note: settlement.note,
       };
       await s.sql.run(
-        `INSERT INTO resolutions (batch_id, line, from_state, to_state, step, error_code, error_message, resolved_by,
+        `INSERT INTO resolutions (batch_no, line, from_state, to_state, step, error_code, error_message, resolved_by,
            resolved_at, note)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
-          resolution.batchId,
+          await s.batchNo(batchId),
           resolution.line,
           resolution.from,
           resolution.to,
@@ -2597,8 +2690,8 @@ export class Store {
 
   /** How a person settled the row, if one did. */
   async getResolution(batchId: string, line: number): Promise<Resolution | undefined> {
-    const r = await this.sql.get<ResolutionSql>('SELECT * FROM resolutions WHERE batch_id = ? AND line = ?', [
-      batchId,
+    const r = await this.sql.get<ResolutionSql>(`${RESOLUTIONS_SQL} WHERE x.batch_no = ? AND x.line = ?`, [
+      await this.batchNo(batchId),
       line,
     ]);
     return r && toResolution(r);
@@ -2608,11 +2701,16 @@ export class Store {
   async resolutions(batchId?: string): Promise<Resolution[]> {
     const rows =
       batchId === undefined
-        ? await this.sql.all<ResolutionSql>('SELECT * FROM resolutions ORDER BY resolved_at, batch_id, line')
-        : await this.sql.all<ResolutionSql>('SELECT * FROM resolutions WHERE batch_id = ? ORDER BY line', [batchId]);
+        ? await this.sql.all<ResolutionSql>(`${RESOLUTIONS_SQL} ORDER BY x.resolved_at, b.id, x.line`)
+        : await this.sql.all<ResolutionSql>(`${RESOLUTIONS_SQL} WHERE x.batch_no = ? ORDER BY x.line`, [
+            await this.batchNo(batchId),
+          ]);
     return rows.map(toResolution);
   }
 }
+
+/** The settlements with their batch's id (`resolutions` names its batch by number, migration 021). */
+const RESOLUTIONS_SQL = 'SELECT x.*, b.id AS batch_id FROM resolutions x JOIN batches b ON b.batch_no = x.batch_no';
 
 interface ResolutionSql {
   batch_id: string;
@@ -2720,7 +2818,7 @@ interface IntentStepStates {
 /** SQL of `IntentStepStates` for a statement on one row of `rows` (its parameters: `intentStepStatesParams`). */
 function intentStepStatesSql(withOther: boolean): string {
   const of = (name: string) =>
-    `(SELECT st.state FROM steps st WHERE st.batch_id = rows.batch_id AND st.line = rows.line AND st.step = ?) AS ${name}`;
+    `(SELECT st.state FROM steps st WHERE st.batch_no = rows.batch_no AND st.line = rows.line AND st.step = ?) AS ${name}`;
   return withOther ? `${of('step_state')}, ${of('other_state')}` : of('step_state');
 }
 
@@ -2739,10 +2837,10 @@ function assertHeldBy(daemon: RowHolder, holder: string | null, batchId: string,
 }
 
 /** A step record's values in a SELECT's VALUES, typed: PostgreSQL cannot take them from the columns there. */
-const STEP_RECORD_VALUES = '(?::text, ?::integer, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text, ?::text)';
+const STEP_RECORD_VALUES = '(?::integer, ?::integer, ?::text, ?::text, ?::integer, ?::text, ?::text, ?::text, ?::text)';
 
 /** What a step record upsert does to a record already there (`stepUpsert`, `stepUpsertIfMoved`). */
-const STEP_UPSERT_CONFLICT = `ON CONFLICT (batch_id, line, step) DO UPDATE SET
+const STEP_UPSERT_CONFLICT = `ON CONFLICT (batch_no, line, step) DO UPDATE SET
     state = excluded.state,
     attempts = steps.attempts + excluded.attempts,
     output = COALESCE(excluded.output, steps.output),
@@ -2757,7 +2855,7 @@ const STEP_UPSERT_TWO = stepUpsert(2);
 
 /** The step records upsert of `n` records (nine values each, in STEP_UPSERT's order), all of different steps. */
 function stepUpsert(n: number): string {
-  return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  return `INSERT INTO steps (batch_no, line, step, state, attempts, output, error_code, error_message, updated_at)
   VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
   ${STEP_UPSERT_CONFLICT}`;
 }
@@ -2767,9 +2865,9 @@ function stepUpsert(n: number): string {
  * if the row moved (`recordIntent`). The values are typed: in a SELECT, PostgreSQL cannot take them from the columns.
  */
 function stepUpsertIfMoved(n: number): string {
-  return `INSERT INTO steps (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+  return `INSERT INTO steps (batch_no, line, step, state, attempts, output, error_code, error_message, updated_at)
   SELECT * FROM (VALUES ${Array.from({ length: n }, () => STEP_RECORD_VALUES).join(', ')})
-    AS v (batch_id, line, step, state, attempts, output, error_code, error_message, updated_at)
+    AS v (batch_no, line, step, state, attempts, output, error_code, error_message, updated_at)
   WHERE EXISTS (SELECT 1 FROM moved)
   ${STEP_UPSERT_CONFLICT}`;
 }
@@ -2784,16 +2882,16 @@ interface RowContext {
 /** The unfinished row states as SQL literals (a partial index serves only a condition written as its own). */
 const UNFINISHED_SQL = UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ');
 
-function toRow(r: RowSql, context: RowContext | undefined): RowRecord {
+function toRow(r: RowSql, context: RowContext | undefined, batchId: string): RowRecord {
   const cells = parseJson<string[]>(r.cells);
   let record: Record<string, string>;
   const columns = context?.columns;
   const naturalKey = decodeKeyText(r.natural_key, cells);
   if (r.record !== DERIVED_RECORD) record = JSON.parse(r.record) as Record<string, string>;
   else if (columns !== undefined && cells !== null) record = deriveRecord(columns, cells);
-  else throw new StoreError('STORE_CORRUPT', `Row ${r.batch_id} line ${r.line}: its record cannot be read again`);
+  else throw new StoreError('STORE_CORRUPT', `Row ${batchId} line ${r.line}: its record cannot be read again`);
   return {
-    batchId: r.batch_id,
+    batchId,
     line: r.line,
     naturalKey,
     idempotencyKey: storedKey(r, naturalKey, context),
@@ -2878,7 +2976,7 @@ type NullableHeldStep = { step: string | null; step_state: StepState | null; att
  */
 class AtCommit {
   readonly bumps = new Map<string, number>();
-  /** (batch id, line, step) of each step record to delete. */
+  /** (batch number, line, step) of each step record to delete. */
   readonly drops: SqlParam[][] = [];
 
   handTo(parent: AtCommit): void {
@@ -2893,6 +2991,8 @@ const DROPS_PER_STATEMENT = 300;
 /** Who owns a natural key (`naturalKeyOwners`). */
 interface NaturalKeyOwner {
   batch_id: string;
+  /** Its batch's number (`Store.batchNo`). */
+  batch_no: number;
   line: number;
   state: RowState | null;
   /** The owner row's error code (a `failed` owner settled by a person is RESOLVED_AS_FAILED). */

@@ -398,11 +398,11 @@ export class Things {
       amount_cents: number | null;
       updated_at: string;
     }>(
-      `SELECT r.batch_id, r.line, b.kind, r.cells, r.parsed, r.outputs, r.amount_cents, r.updated_at
-       FROM rows r JOIN batches b ON b.id = r.batch_id
+      `SELECT b.id AS batch_id, r.line, b.kind, r.cells, r.parsed, r.outputs, r.amount_cents, r.updated_at
+       FROM rows r JOIN batches b ON b.batch_no = r.batch_no
        WHERE r.state = 'succeeded'
-         AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = r.batch_id AND s.line = r.line)
-       ORDER BY r.updated_at, r.batch_id, r.line LIMIT ?`,
+         AND NOT EXISTS (SELECT 1 FROM thing_rows_seen s WHERE s.batch_id = b.id AND s.line = r.line)
+       ORDER BY r.updated_at, b.id, r.line LIMIT ?`,
       [limit],
     );
     return rows.map((r) => ({
