@@ -1,7 +1,7 @@
 import { msg } from '../i18n/index.js';
 import { brasiliaDay } from './brasilia-time.js';
 import { bankSlipMod11Dv, mod10 } from './check-digits.js';
-import { addDays, daysBetween, epochDay } from './dates.js';
+import { addDays, daysBetween, epochDay, fromEpochDay } from './dates.js';
 import { requireCheckDigit, requireDigits } from './digits.js';
 import { formatError } from './errors.js';
 
@@ -26,6 +26,8 @@ export const MAX_BANK_SLIP_AMOUNT_CENTS = 9_999_999_999;
 
 /** Day 0 of the due-date factor (factor 1000 = 2000-07-03). */
 export const DUE_DATE_FACTOR_BASE = '1997-10-07';
+/** {@link DUE_DATE_FACTOR_BASE} in days since 1970-01-01. */
+const FACTOR_BASE_DAY = epochDay(DUE_DATE_FACTOR_BASE);
 /** The factor runs 1000..9999 and then restarts at 1000 (it did on 2025-02-22): a cycle of 9000 days. */
 const FACTOR_MIN = 1000;
 const FACTOR_CYCLE_DAYS = 9000;
@@ -58,9 +60,10 @@ export function factorToDate(factor: number, today: string = brasiliaDay(new Dat
   if (!Number.isInteger(factor) || factor < FACTOR_MIN || factor > 9999) {
     throw formatError('INVALID_DATE', 'BOLETO.factor', { got: factor });
   }
-  const earliest = epochDay(today) - DUE_DATE_WINDOW_PAST_DAYS;
-  const latest = epochDay(today) + DUE_DATE_WINDOW_FUTURE_DAYS;
-  const first = epochDay(DUE_DATE_FACTOR_BASE) + factor; // the date in the first cycle
+  const todayDay = epochDay(today);
+  const earliest = todayDay - DUE_DATE_WINDOW_PAST_DAYS;
+  const latest = todayDay + DUE_DATE_WINDOW_FUTURE_DAYS;
+  const first = FACTOR_BASE_DAY + factor; // the date in the first cycle
   const cycles = Math.max(0, Math.ceil((earliest - first) / FACTOR_CYCLE_DAYS));
   const day = first + cycles * FACTOR_CYCLE_DAYS;
   if (day > latest) {
@@ -70,7 +73,7 @@ export function factorToDate(factor: number, today: string = brasiliaDay(new Dat
       got: String(factor).padStart(4, '0'),
     });
   }
-  return addDays(DUE_DATE_FACTOR_BASE, day - epochDay(DUE_DATE_FACTOR_BASE));
+  return fromEpochDay(day);
 }
 
 /** Options of {@link buildBankSlipBarCode}. */

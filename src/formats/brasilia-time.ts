@@ -41,8 +41,23 @@ const BRASILIA_DAY = new Intl.DateTimeFormat('en-CA', {
  * retorno's files (src/store/things.ts) and of the per-day limits (src/store/approvals.ts).
  */
 export function brasiliaDay(at: Date): string {
-  return BRASILIA_DAY.format(at);
+  const ms = at.getTime();
+  const hour = Math.floor(ms / HOUR_MS);
+  if (hour === lastDay.hour) return lastDay.day;
+  const day = BRASILIA_DAY.format(at); // a RangeError for an invalid date, as before (NaN equals no hour)
+  if (ms >= WHOLE_HOURS_SINCE_MS) lastDay = { hour, day };
+  return day;
 }
+
+const HOUR_MS = 3_600_000;
+/**
+ * Since 1914 Brasília's offsets are whole hours (-3, and -2 in the summers it had) and its changes fall on whole hours:
+ * every instant of one UTC hour lies in one Brasília day, so the last hour's day is kept (a bill row reads "today" twice
+ * a parse, `Intl` formatting each time: docs/performance.md (d) sixteenth pass). Before 1914 (mean solar time,
+ * -3:06:28) nothing is kept.
+ */
+const WHOLE_HOURS_SINCE_MS = Date.UTC(1914, 0, 1, 12);
+let lastDay = { hour: Number.NaN, day: '' };
 
 /**
  * The instant (ms) a calendar day (yyyy-mm-dd) begins in Brasília: `2026-11-29` -> 2026-11-29T03:00:00Z. Read from the
