@@ -38,7 +38,7 @@ export interface BillIdentifier {
 
 /** Options of {@link parseBillIdentifier}. */
 export interface ParseBillIdentifierOptions {
-  /** yyyy-mm-dd anchoring the due-date factor window. @defaultValue today's UTC date */
+  /** yyyy-mm-dd anchoring the due-date factor window. @defaultValue today in Brasília (`brasiliaDay`) */
   today?: string;
 }
 

@@ -53,7 +53,7 @@ export function dueDateFactor(date: string): number {
  * Throws `INVALID_DATE` for factors 1..999 or outside 0..9999 and `DUE_DATE_OUT_OF_RANGE` when no cycle puts the
  * factor in the window.
  *
- * @param today yyyy-mm-dd; defaults to the current UTC date.
+ * @param today yyyy-mm-dd; defaults to today in Brasília (`brasiliaDay`).
  */
 export function factorToDate(factor: number, today: string = brasiliaDay(new Date())): string | null {
   if (factor === 0) return null;

@@ -36,6 +36,16 @@ const BRASILIA_DAY = new Intl.DateTimeFormat('en-CA', {
   day: '2-digit',
 });
 
+const HOUR_MS = 3_600_000;
+/**
+ * Since 1914 Brasília's offsets are whole hours (-3, and -2 in the summers it had) and its changes fall on whole hours:
+ * every instant of one UTC hour lies in one Brasília day, so the day of the last hour asked is kept (`lastDay`): a
+ * bill row's parse reads "today", and a row is parsed twice, each read an `Intl` format before (docs/performance.md (d)
+ * sixteenth pass). Before 1914 (mean solar time, -3:06:28) nothing is kept.
+ */
+const WHOLE_HOURS_SINCE_MS = Date.UTC(1914, 0, 1, 12);
+let lastDay = { hour: Number.NaN, day: '' };
+
 /**
  * The calendar day (yyyy-mm-dd) of an instant in Brasília: the day a finance team in Brazil calls "today", of the
  * retorno's files (src/store/things.ts) and of the per-day limits (src/store/approvals.ts).
@@ -48,16 +58,6 @@ export function brasiliaDay(at: Date): string {
   if (ms >= WHOLE_HOURS_SINCE_MS) lastDay = { hour, day };
   return day;
 }
-
-const HOUR_MS = 3_600_000;
-/**
- * Since 1914 Brasília's offsets are whole hours (-3, and -2 in the summers it had) and its changes fall on whole hours:
- * every instant of one UTC hour lies in one Brasília day, so the last hour's day is kept (a bill row reads "today" twice
- * a parse, `Intl` formatting each time: docs/performance.md (d) sixteenth pass). Before 1914 (mean solar time,
- * -3:06:28) nothing is kept.
- */
-const WHOLE_HOURS_SINCE_MS = Date.UTC(1914, 0, 1, 12);
-let lastDay = { hour: Number.NaN, day: '' };
 
 /**
  * The instant (ms) a calendar day (yyyy-mm-dd) begins in Brasília: `2026-11-29` -> 2026-11-29T03:00:00Z. Read from the
