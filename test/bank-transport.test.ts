@@ -2,6 +2,7 @@
  * The transport under real sockets: headers sent, retries (what is resent, with which key), and each way a
  * connection can fail coming out as the right error class. Local `http`/`net` servers on port 0 play the bank badly.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -189,6 +190,22 @@ describe('headers', () => {
       expect(sent[1]?.headers['content-type']).toBe('application/json');
       expect(sent.map((s) => s.headers[apiKey])).toEqual(['transport-test-key', 'transport-test-key', 'rotated-key']);
     }
+  });
+
+  it("loads undici's Pool and connector without undici's index (start-up), and its requests still work", () => {
+    // A process of its own: this test file's other imports may load the index. The requests are the tests above.
+    const script = [
+      "const { createRequire } = await import('node:module');",
+      "await import('./src/bank/client.ts');",
+      'const cache = Object.keys(createRequire(import.meta.url).cache);',
+      "const undici = cache.filter((f) => f.includes('/node_modules/undici/'));",
+      "console.log(JSON.stringify({ index: undici.some((f) => f.endsWith('/undici/index.js')), fetch: undici.some((f) => f.includes('/lib/web/fetch/')), pool: undici.some((f) => f.endsWith('/lib/dispatcher/pool.js')) }));",
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..'),
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ index: false, fetch: false, pool: true });
   });
 
   it('a webhook call without an account id configured fails before sending', async () => {

@@ -19,7 +19,7 @@ import { rename, rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { rootCertificates } from 'node:tls';
-import { buildConnector, type Dispatcher, Pool } from 'undici';
+import type { buildConnector as BuildConnector, Dispatcher, Pool as UndiciPool } from 'undici';
 import type { z } from 'zod';
 import { type BankOperation, type BankProfile, fillPath, type KeyedOperation } from '../formats/profiles.js';
 import { registerSecret } from '../log.js';
@@ -36,6 +36,7 @@ import {
 import type { ResolvedBankClientOptions } from './options.js';
 import { decideRetry, type RetrySettings } from './retry-policy.js';
 import type { StreamedFile } from './types.js';
+import { buildConnector, Pool } from './undici-lean.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -67,7 +68,7 @@ const USER_AGENT = 'remessa/0.1 (+undici)';
 
 export class HttpTransport {
   readonly #options: ResolvedBankClientOptions;
-  readonly #pool: Pool;
+  readonly #pool: UndiciPool;
   readonly #prefix: string;
   readonly #retry: RetrySettings;
   /** The API key sent: the options' until `useApiKey` (a key rotated while the daemon runs). */
@@ -349,7 +350,7 @@ export class HttpTransport {
  * undici's connector, with every failure to make the connection (refused, DNS, TLS handshake, connect timeout) marked
  * as such: no byte of the request can have been written then, whatever the error's code (src/bank/errors.ts).
  */
-function markingConnectFailures(connector: buildConnector.connector): buildConnector.connector {
+function markingConnectFailures(connector: BuildConnector.connector): BuildConnector.connector {
   return (opts, callback) =>
     connector(opts, (...args) => {
       if (args[0]) markConnectFailure(args[0]);
