@@ -263,8 +263,26 @@ export interface RowRecord {
   updatedAt: string;
 }
 
-/** A row as the result file shows it: a duplicate carries its owner's state and outputs. */
-export interface ResultRowRecord extends RowRecord {
+/**
+ * A row as the result file shows it (src/outbox/result.ts): what its line holds, no more. Its natural key, idempotency
+ * key and parsed form are neither read nor derived: the answer shows none of them, and a result row read whole cost
+ * each row of a big file a key derived again and its parsed form decoded (docs/performance.md (d) seventeenth pass).
+ * A duplicate carries its owner's state and outputs.
+ */
+export interface ResultRowRecord
+  extends Pick<
+    RowRecord,
+    | 'batchId'
+    | 'line'
+    | 'record'
+    | 'cells'
+    | 'state'
+    | 'errorCode'
+    | 'errorMessage'
+    | 'outputs'
+    | 'amountCents'
+    | 'duplicateOf'
+  > {
   owner: {
     state: RowState;
     outputs: Record<string, OutputValue>;
@@ -592,6 +610,26 @@ interface RowSql {
   duplicate_of_line: number | null;
   updated_at: string;
 }
+
+/** A row as `resultRowsAfter` reads it: what its line in the answer shows, with its owner's when a duplicate. */
+type ResultRowSql = Pick<
+  RowSql,
+  | 'line'
+  | 'record'
+  | 'cells'
+  | 'state'
+  | 'error_code'
+  | 'error_message'
+  | 'outputs'
+  | 'amount_cents'
+  | 'duplicate_of_batch'
+  | 'duplicate_of_line'
+> & {
+  owner_state: RowState | null;
+  owner_outputs: string | null;
+  owner_file: string | null;
+  owner_answer: string | null;
+};
 
 interface BatchSql {
   id: string;
@@ -1338,9 +1376,13 @@ export class Store {
       const undone = undoneBy === undefined ? new Set<NaturalKeyOwner>() : await s.undoneOwners(owners, undoneBy);
       // The rows' own explicit idempotency keys (stored: not the derived one), claimed beside the natural keys: the
       // row that first carried a key to the bank holds it unless it was refused before anything was sent (rule 4).
+      // Each valid row's key as stored, worked out once (a derivation a row) for both uses below.
+      const storedKeys = new Map<IngestRow, string | null>();
       const explicit = new Map<string, Buffer>();
       for (const row of fresh) {
-        const own = row.valid ? keyText(row) : null;
+        if (!row.valid) continue;
+        const own = keyText(row);
+        storedKeys.set(row, own);
         if (own !== null && !explicit.has(own)) explicit.set(own, explicitKeyDigest(batch.kind, own));
       }
       const keyHolders = explicit.size > 0 ? await s.naturalKeyOwners(explicit) : new Map<string, NaturalKeyOwner>();
@@ -1375,7 +1417,7 @@ export class Store {
         }
         const own = owners.get(row.naturalKey);
         const owning = own?.state != null && OWNING_ROW_STATES.includes(own.state);
-        const stored = keyText(row);
+        const stored = storedKeys.get(row)!;
         // Another row claimed the owner's thing since (a later change of the charge): the owner is no longer what
         // the bank holds, and the row is sent again, not answered with the owner's outcome. Not with the row's own
         // explicit key (the bank would replay the owner's answer to it), nor before the last change was recorded.
@@ -1671,17 +1713,12 @@ export class Store {
     return out;
   }
 
-  /** Like rowsAfter, for the result file: duplicates come with their owner's state and outputs. */
+  /** Like rowsAfter, for the result file (`ResultRowRecord`): duplicates come with their owner's state and outputs. */
   async resultRowsAfter(batchId: string, afterLine: number, limit: number): Promise<ResultRowRecord[]> {
-    const rows = await this.sql.all<
-      RowSql & {
-        owner_state: RowState | null;
-        owner_outputs: string | null;
-        owner_file: string | null;
-        owner_answer: string | null;
-      }
-    >(
-      `SELECT r.*, o.state AS owner_state, o.outputs AS owner_outputs, ob.file_name AS owner_file,
+    const rows = await this.sql.all<ResultRowSql>(
+      `SELECT r.line, r.record, r.cells, r.state, r.error_code, r.error_message, r.outputs, r.amount_cents,
+         r.duplicate_of_batch, r.duplicate_of_line, o.state AS owner_state, o.outputs AS owner_outputs,
+         ob.file_name AS owner_file,
          (SELECT i.answer_name FROM intakes i WHERE i.batch_id = r.duplicate_of_batch LIMIT 1) AS owner_answer
        FROM rows r
          LEFT JOIN batches ob ON ob.id = r.duplicate_of_batch
@@ -1689,20 +1726,36 @@ export class Store {
        WHERE r.batch_no = ? AND r.line > ? ORDER BY r.line LIMIT ?`,
       [await this.batchNo(batchId), afterLine, limit],
     );
-    const context = rows.length === 0 ? undefined : await this.rowContext(batchId);
-    return rows.map((r) => ({
-      ...toRow(r, context, batchId),
-      owner:
-        r.owner_state === null
-          ? null
-          : {
-              state: r.owner_state,
-              outputs: decodeNullable(r.owner_outputs) ?? {},
-              fileName: r.owner_file ?? '',
-              line: r.duplicate_of_line!,
-              answerName: r.owner_answer,
-            },
-    }));
+    if (rows.length === 0) return [];
+    const context = await this.rowContext(batchId);
+    const out: ResultRowRecord[] = [];
+    for (const r of rows) {
+      const cells = parseJson<string[]>(r.cells);
+      out.push({
+        batchId,
+        line: r.line,
+        record: storedRecord(r, cells, context, batchId),
+        cells,
+        state: r.state,
+        errorCode: r.error_code,
+        errorMessage: r.error_message,
+        outputs: decodeNullable<Record<string, OutputValue>>(r.outputs) ?? {},
+        amountCents: r.amount_cents,
+        duplicateOf:
+          r.duplicate_of_batch === null ? null : { batchId: r.duplicate_of_batch, line: r.duplicate_of_line ?? 0 },
+        owner:
+          r.owner_state === null
+            ? null
+            : {
+                state: r.owner_state,
+                outputs: decodeNullable(r.owner_outputs) ?? {},
+                fileName: r.owner_file ?? '',
+                line: r.duplicate_of_line!,
+                answerName: r.owner_answer,
+              },
+      });
+    }
+    return out;
   }
 
   /** Rows left uncertain, across batches (for `remessa status`), oldest first. */
@@ -2884,18 +2937,13 @@ const UNFINISHED_SQL = UNFINISHED_ROW_STATES.map((st) => `'${st}'`).join(', ');
 
 function toRow(r: RowSql, context: RowContext | undefined, batchId: string): RowRecord {
   const cells = parseJson<string[]>(r.cells);
-  let record: Record<string, string>;
-  const columns = context?.columns;
   const naturalKey = decodeKeyText(r.natural_key, cells);
-  if (r.record !== DERIVED_RECORD) record = JSON.parse(r.record) as Record<string, string>;
-  else if (columns !== undefined && cells !== null) record = deriveRecord(columns, cells);
-  else throw new StoreError('STORE_CORRUPT', `Row ${batchId} line ${r.line}: its record cannot be read again`);
   return {
     batchId,
     line: r.line,
     naturalKey,
     idempotencyKey: storedKey(r, naturalKey, context),
-    record,
+    record: storedRecord(r, cells, context, batchId),
     cells,
     parsed: decodeNullable(r.parsed, cells),
     state: r.state,
@@ -2908,6 +2956,19 @@ function toRow(r: RowSql, context: RowContext | undefined, batchId: string): Row
       r.duplicate_of_batch === null ? null : { batchId: r.duplicate_of_batch, line: r.duplicate_of_line ?? 0 },
     updatedAt: r.updated_at,
   };
+}
+
+/** The row's record: stored, or derived again from its cells when it was exactly their reading (`DERIVED_RECORD`). */
+function storedRecord(
+  r: { line: number; record: string },
+  cells: readonly string[] | null,
+  context: RowContext | undefined,
+  batchId: string,
+): Record<string, string> {
+  if (r.record !== DERIVED_RECORD) return JSON.parse(r.record) as Record<string, string>;
+  const columns = context?.columns;
+  if (columns !== undefined && cells !== null) return deriveRecord(columns, cells);
+  throw new StoreError('STORE_CORRUPT', `Row ${batchId} line ${r.line}: its record cannot be read again`);
 }
 
 /**
