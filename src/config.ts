@@ -112,6 +112,11 @@ export const configSchema = z.strictObject({
       // for the other rows in flight to queue theirs, so that one commit (one fsync) holds them; 0 = off. Absent: the
       // store's default (DEFAULT_COMMIT_WINDOW_MS, 20).
       commitWindowMs: z.number().int().min(0).max(50).optional(),
+      // PostgreSQL: the daemon vacuums its hot tables (rows, steps) itself, each this many rows of its own ended, on a
+      // connection of its own, never awaited by a row (src/store/vacuum.ts, docs/postgres.md); 0 = never. Absent: the
+      // store's default (DEFAULT_VACUUM_EVERY_ROWS, 1,000). Ignored on SQLite, which has no dead row versions to free
+      // (a changed page is written over, a freed one reused): refusing it there would refuse the default.
+      vacuumEveryRows: z.number().int().min(0).max(10_000_000).optional(),
     })
     .prefault({}),
   bank: z

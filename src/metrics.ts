@@ -45,7 +45,13 @@ export interface MetricsSources {
   retornoSnapshot?: () => RetornoSnapshot | Promise<RetornoSnapshot>;
   /** The daemons sharing a PostgreSQL store and what each holds (src/store/leases.ts `listDaemons`). */
   daemonsSnapshot?: () => Promise<DaemonHolds[]>;
+  /** A PostgreSQL store's own vacuums since the process started, by how each ended (src/store/vacuum.ts). */
+  storeVacuums?: () => Readonly<Record<StoreVacuumResult, number>> | undefined;
 }
+
+/** How a store's vacuum ended: the label values of `remessa_store_vacuums_total` (src/store/vacuum.ts). */
+export const STORE_VACUUM_RESULTS = ['done', 'skipped', 'failed'] as const;
+export type StoreVacuumResult = (typeof STORE_VACUUM_RESULTS)[number];
 
 /** One daemon sharing the store, for `remessa_daemon_holds` and `remessa_daemons_alive`. */
 export interface DaemonHolds {
@@ -149,6 +155,18 @@ export class Metrics {
         // The intake counts them; a counter read at scrape time stays monotonic because its source is.
         this.reset();
         this.inc(self.#sources.intakeErrors?.() ?? 0);
+      },
+    });
+    new Counter({
+      name: 'remessa_store_vacuums_total',
+      help: "A PostgreSQL store's vacuums of its rows and steps tables run by this daemon as its rows end, by result: done, skipped (another vacuum held a table), failed (logged at warn; no row is affected). None on SQLite or with store.vacuumEveryRows 0.",
+      labelNames: ['result'],
+      registers,
+      collect() {
+        // The store counts them; read at scrape time, monotonic because its source is.
+        this.reset();
+        const stats = self.#sources.storeVacuums?.();
+        for (const result of STORE_VACUUM_RESULTS) this.inc({ result }, stats?.[result] ?? 0);
       },
     });
     new Gauge({

@@ -385,7 +385,8 @@ export async function openPipeline(
   });
   let store: Store;
   try {
-    store = await runnerStorePlace(options).open();
+    // The logger tells of the store's own work beside the rows (a PostgreSQL store's vacuums: src/store/vacuum.ts).
+    store = await runnerStorePlace(options).open({ logger: log.child({ component: 'store' }) });
   } catch (err) {
     await client.close();
     await sandbox?.close();

@@ -325,6 +325,7 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
         storeSnapshot: () => storeSnapshot(p.store),
         retornoSnapshot: () => retornoSnapshot(p.store),
         ...(p.lease ? { daemonsSnapshot: () => listDaemons(p.store) } : {}),
+        storeVacuums: () => p.store.vacuumStats,
         queueStats: () => p.queue.stats,
         credentialsRefused: () => p.gate.credentialsRefused,
         isPaused: (group) => p.queue.isPaused(group),

@@ -745,6 +745,8 @@ class BatchRun {
 
   private progress(): void {
     this.finished++;
+    // Counted for the store's vacuums (src/store/vacuum.ts): synchronous, the row never waits for one.
+    this.o.store.rowEnded();
     this.o.onProgress?.({
       batchId: this.o.batchId,
       phase: 'run',

@@ -55,7 +55,7 @@ export async function openSqlDriver(config: StoreConfig, options: OpenSqlDriverO
 /** Opens the store on PostgreSQL (./place.ts calls it; the SQLite-only options do not apply). */
 export async function openPgStore(
   target: Extract<StoreTarget, { engine: 'postgres' }>,
-  options: Pick<StoreOptions, 'now' | 'readonly' | 'commitWindowMs'> = {},
+  options: Pick<StoreOptions, 'now' | 'readonly' | 'commitWindowMs' | 'vacuumEveryRows' | 'logger'> = {},
 ): Promise<Store> {
   const driver = openPgDriver(target);
   try {

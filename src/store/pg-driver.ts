@@ -56,6 +56,7 @@ export { describePgUrl, type PgTarget, parsePgUrl };
 
 import {
   isRetryableConflict,
+  type ServerWarning,
   type SqlDriver,
   type SqlParam,
   type SqlRunResult,
@@ -198,6 +199,8 @@ export function openPgDriver(options: PgDriverOptions): PgDriver {
 export class PgDriver implements SqlDriver {
   readonly dialect = 'postgres' as const;
   readonly #pool: pg.Pool;
+  /** How the pool connects (its password included): for the connections `runAlone` opens of their own. */
+  readonly #connection: pg.ClientConfig;
   readonly #password: string | undefined;
   readonly #where: string;
   readonly #migrationsDir: string;
@@ -215,16 +218,16 @@ export class PgDriver implements SqlDriver {
     this.#where = describePgUrl(options.url);
     this.#migrationsDir = options.migrationsDir ?? DEFAULT_PG_MIGRATIONS_DIR;
     this.#prepare = options.preparedStatements ?? true;
-    this.#pool = new pg.Pool({
+    this.#connection = {
       ...target,
       ...(options.password === undefined ? {} : { password: options.password }),
-      max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       application_name: 'remessa',
       // Whatever the server's or the role's default: a commit is flushed before it is acknowledged.
       options: '-c synchronous_commit=on',
       types: TYPES,
-    });
+    };
+    this.#pool = new pg.Pool({ ...this.#connection, max: options.maxConnections ?? 10 });
     this.#pool.on('error', (error) => options.onIdleError?.(this.#wrap(error)));
   }
 
@@ -345,6 +348,53 @@ export class PgDriver implements SqlDriver {
       open = false;
       client.removeListener('error', onClientError);
       client.release(broken ?? lostWhileOpen);
+    }
+  }
+
+  /**
+   * Runs one statement that may not run in a transaction (the store's VACUUM: ./vacuum.ts) on a connection of its
+   * own, opened for it (application_name `remessa maintenance`) and closed after: never one of the pool's, so a long
+   * statement takes no connection from the rows' writes (one connection more than `maxConnections` while it runs).
+   * Aborting `signal` cancels it on the server (pg_cancel_backend through the pool: the same role may) and closes the
+   * connection; it then rejects. Resolves with the server's warnings; rejects with a StoreError without the password.
+   */
+  async runAlone(sql: string, signal: AbortSignal): Promise<ServerWarning[]> {
+    if (this.#closed) throw new StoreError('STORE_CLOSED', `The store ${this.#where} is closed`);
+    const client = new pg.Client({ ...this.#connection, application_name: 'remessa maintenance' });
+    const warnings: ServerWarning[] = [];
+    client.on('notice', (notice) => {
+      if (notice.severity === 'WARNING') {
+        warnings.push({ code: notice.code, message: this.#scrub(notice.message ?? 'a warning without text') });
+      }
+    });
+    // An error on the connection also fails the statement under way, which is what tells; unheard, it would end the
+    // process.
+    client.on('error', () => undefined);
+    let connected = false;
+    const cancel = () => {
+      // The backend's id, which pg keeps from the server's BackendKeyData (not in its types).
+      const pid = (client as unknown as { processID: number | null }).processID;
+      if (!connected || pid === null || this.#closed) return;
+      this.#pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+    };
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      try {
+        await client.connect();
+      } catch (error) {
+        throw this.#wrap(error, 'STORE_CONNECT_FAILED');
+      }
+      connected = true;
+      if (signal.aborted) throw new StoreError('STORE_CLOSED', `The store ${this.#where} is closing`);
+      try {
+        await client.query(sql);
+      } catch (error) {
+        throw this.#wrap(error, undefined, excerptSql(sql));
+      }
+      return warnings;
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      await client.end().catch(() => undefined);
     }
   }
 

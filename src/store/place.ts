@@ -18,10 +18,10 @@ import type { Store, StoreOptions } from './store.js';
 export const SQLITE_STORE_FILE = 'remessa.sqlite';
 
 /** How a command opens the store (`busyTimeoutMs` applies to SQLite only). */
-export type OpenPlaceOptions = Pick<StoreOptions, 'now' | 'readonly' | 'busyTimeoutMs'>;
+export type OpenPlaceOptions = Pick<StoreOptions, 'now' | 'readonly' | 'busyTimeoutMs' | 'logger'>;
 
 /** What the configuration sets for every store it opens. */
-type PlaceStoreOptions = Pick<StoreOptions, 'commitWindowMs'>;
+type PlaceStoreOptions = Pick<StoreOptions, 'commitWindowMs' | 'vacuumEveryRows'>;
 
 /**
  * Where the store is, and how to open it. The PostgreSQL password stays inside `open` (it is in no property, so no
@@ -56,8 +56,11 @@ export function pgStoreTarget(config: Pick<Config, 'store' | 'storePassword'>, u
 /** The store the configuration names. */
 export function storePlace(config: Pick<Config, 'store' | 'storePassword' | 'folders'>): StorePlace {
   const url = config.store.url;
-  const fixed: PlaceStoreOptions =
-    config.store.commitWindowMs === undefined ? {} : { commitWindowMs: config.store.commitWindowMs };
+  const { commitWindowMs, vacuumEveryRows } = config.store;
+  const fixed: PlaceStoreOptions = {
+    ...(commitWindowMs === undefined ? {} : { commitWindowMs }),
+    ...(vacuumEveryRows === undefined ? {} : { vacuumEveryRows }),
+  };
   if (url === undefined) return sqliteStorePlace(path.join(config.folders.data, SQLITE_STORE_FILE), fixed);
   const target = pgStoreTarget(config, url);
   return {
@@ -66,7 +69,7 @@ export function storePlace(config: Pick<Config, 'store' | 'storePassword' | 'fol
     exists: () => true,
     async open(options = {}) {
       const { openPgStore } = await import('./open-driver.js');
-      return openPgStore(target, { ...fixed, now: options.now, readonly: options.readonly });
+      return openPgStore(target, { ...fixed, now: options.now, readonly: options.readonly, logger: options.logger });
     },
   };
 }

@@ -52,10 +52,23 @@ export interface TransactionOptions {
   durable?: boolean;
 }
 
+/** A warning the server sent with a statement's answer (PostgreSQL's notices of severity WARNING). */
+export interface ServerWarning {
+  /** SQLSTATE, when the server gave one. */
+  code: string | undefined;
+  message: string;
+}
+
 export interface SqlDriver extends SqlExecutor {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs fn in one transaction; resolves with its result once committed, rejects (rolled back) when fn throws. */
   transaction<T>(fn: (tx: SqlTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * PostgreSQL only (absent on SQLite): runs one statement that may not run in a transaction (VACUUM) on a connection
+   * of its own, opened for it and closed after, never one of the pool's; aborting `signal` cancels it on the server.
+   * Resolves with the server's warnings.
+   */
+  runAlone?(sql: string, signal: AbortSignal): Promise<ServerWarning[]>;
   /** Applies this engine's numbered migrations not yet recorded, each with its record in one transaction. */
   migrate(): Promise<number[]>;
   close(): Promise<void>;

@@ -106,6 +106,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CellError, Dialect, StepOutput, UndoneBy } from '../batches/kind.js';
 import { DEFAULT_LOCALE, instant, type Locale, render, t } from '../i18n/index.js';
+import type { Logger } from '../log.js';
 import { isProcessRunning } from '../process-running.js';
 import type { Cents, KindName } from '../types.js';
 import { assertEffectAllowed, EFFECT_ALLOWED, effectAllowed } from './approvals.js';
@@ -130,6 +131,7 @@ import {
 } from './rows.js';
 import { isRetryableConflict, type SqlDriver, type SqlExecutor, type SqlParam, type SqlTransaction } from './sql.js';
 import { openSqliteDriver } from './sqlite-driver.js';
+import { DEFAULT_VACUUM_EVERY_ROWS, RowVacuums, type VacuumStats } from './vacuum.js';
 
 /** `awaiting_approval`: held for a person's decision; the batch machine with it is drawn in ./approvals.ts. */
 export type BatchStatus = 'ingesting' | 'ready' | 'awaiting_approval' | 'running' | 'done' | 'rejected';
@@ -364,6 +366,14 @@ export interface StoreOptions extends OpenDatabaseOptions {
    * at the top of this file. @defaultValue DEFAULT_COMMIT_WINDOW_MS
    */
   commitWindowMs?: number;
+  /**
+   * PostgreSQL: the store vacuums `rows` and `steps` itself each this many rows of this process ended (`rowEnded`),
+   * on a connection of its own, never awaited by a row (./vacuum.ts draws the rules). 0 = never. Ignored on SQLite
+   * and on a store opened `readonly`. @defaultValue DEFAULT_VACUUM_EVERY_ROWS (1,000)
+   */
+  vacuumEveryRows?: number;
+  /** Where the store's own work beside the rows (its vacuums) says what went wrong. @defaultValue silent */
+  logger?: Logger | undefined;
 }
 
 /** The default commit window (`StoreOptions.commitWindowMs`, config `store.commitWindowMs`). */
@@ -731,6 +741,8 @@ interface StoreShared {
   daemon: RowHolder | undefined;
   /** PostgreSQL: the rows' hints of the hot writes (`RowHints`); undefined on SQLite. */
   hints: RowHints | undefined;
+  /** PostgreSQL: the vacuums of the hot tables as rows end (./vacuum.ts); undefined on SQLite, readonly or off. */
+  vacuums: RowVacuums | undefined;
 }
 
 /**
@@ -786,7 +798,26 @@ export class Store {
       onClose: undefined,
       daemon: undefined,
       hints: driver.dialect === 'postgres' ? new RowHints() : undefined,
+      vacuums: undefined,
     };
+    const everyRows = options.vacuumEveryRows ?? DEFAULT_VACUUM_EVERY_ROWS;
+    const runAlone = driver.runAlone?.bind(driver);
+    if (runAlone && everyRows > 0 && options.readonly !== true) {
+      this.shared.vacuums = new RowVacuums({ everyRows, run: runAlone, logger: options.logger });
+    }
+  }
+
+  /**
+   * One row of this process ended its drive (the engine calls it once a row, after the row's last write committed):
+   * counted for the store's vacuums (./vacuum.ts). Synchronous: it never makes the row wait.
+   */
+  rowEnded(): void {
+    this.shared.vacuums?.rowEnded();
+  }
+
+  /** The store's vacuums so far (by how each ended), or undefined when it runs none (SQLite, readonly, off). */
+  get vacuumStats(): Readonly<VacuumStats> | undefined {
+    return this.shared.vacuums?.stats;
   }
 
   /** Called once after the database is closed (releases the lock file of an exclusive store). */
@@ -805,6 +836,8 @@ export class Store {
   close(): Promise<void> {
     const shared = this.shared;
     shared.closing ??= (async () => {
+      // A vacuum under way is cancelled, not waited for (./vacuum.ts, rule 5).
+      await shared.vacuums?.stop();
       for (;;) {
         if (shared.queued.length > 0) void this.flush();
         if (shared.flushing.size === 0) break;
