@@ -114,7 +114,7 @@ export const configSchema = z.strictObject({
       commitWindowMs: z.number().int().min(0).max(50).optional(),
       // PostgreSQL: the daemon vacuums its hot tables (rows, steps) itself, each this many rows of its own ended, on a
       // connection of its own, never awaited by a row (src/store/vacuum.ts, docs/postgres.md); 0 = never. Absent: the
-      // store's default (DEFAULT_VACUUM_EVERY_ROWS, 1,000). Ignored on SQLite, which has no dead row versions to free
+      // store's default (DEFAULT_VACUUM_EVERY_ROWS, 500). Ignored on SQLite, which has no dead row versions to free
       // (a changed page is written over, a freed one reused): refusing it there would refuse the default.
       vacuumEveryRows: z.number().int().min(0).max(10_000_000).optional(),
     })

@@ -58,6 +58,10 @@
  * (src/runner/engine.ts), so a write waiting out the window holds no connection: the other rows' requests keep them
  * busy meanwhile, and a window of 20 ms costs no throughput (docs/performance.md (d), eleventh pass).
  *
+ * Dead row versions (PostgreSQL): the engine tells the store of each row whose drive ended (`rowEnded`, synchronous);
+ * each `vacuumEveryRows` of them the store vacuums `rows` and `steps` on a connection of its own, never awaited by a
+ * write, and cancels a vacuum under way when it closes (./vacuum.ts has the rules).
+ *
  * Answers: a batch is one taking of a file (src/store/intakes.ts). Every row change that a result file shows (a row
  * reaching succeeded, failed, uncertain or rejected) bumps `batches.changes` of its batch, and of every batch holding a
  * duplicate of it, in the same transaction: an answer written at an older `changes` is stale, and is written again as a
@@ -369,7 +373,7 @@ export interface StoreOptions extends OpenDatabaseOptions {
   /**
    * PostgreSQL: the store vacuums `rows` and `steps` itself each this many rows of this process ended (`rowEnded`),
    * on a connection of its own, never awaited by a row (./vacuum.ts draws the rules). 0 = never. Ignored on SQLite
-   * and on a store opened `readonly`. @defaultValue DEFAULT_VACUUM_EVERY_ROWS (1,000)
+   * and on a store opened `readonly`. @defaultValue DEFAULT_VACUUM_EVERY_ROWS (500)
    */
   vacuumEveryRows?: number;
   /** Where the store's own work beside the rows (its vacuums) says what went wrong. @defaultValue silent */
