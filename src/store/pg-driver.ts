@@ -41,6 +41,9 @@
  *   the database while this one ran: PostgreSQL refuses the cached plan) turns the naming off for good: a query
  *   outside a transaction is sent again unnamed, a transaction fails with STORE_PLAN_CHANGED, which the store runs
  *   again as it does a deadlock's victim (./sql.ts `isRetryableConflict`).
+ * - `runAlone` (the store's own vacuums, ./vacuum.ts): a statement that may not run in a transaction, on a connection
+ *   opened for it and closed after, never one of the pool's (a row's write never waits behind it); a cancel goes to
+ *   the server (pg_cancel_backend through the pool), so a closing store never waits for the statement to end.
  * - Migrations (./migrations-pg/NNN-name.sql, the same numbers and names as SQLite's ./migrations/): applied in number
  *   order, each with its row in schema_migrations in one transaction that first takes a transaction-scoped advisory
  *   lock, so several daemons starting at once apply each migration exactly once (the others wait, then find it

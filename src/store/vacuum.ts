@@ -9,9 +9,9 @@
  * Freed during the night, that room is used again by the night's next versions.
  *
  * What: the store counts the rows of THIS process whose drive ended (the engine calls `Store.rowEnded`, once a row,
- * after the row's last write committed: succeeded, failed, uncertain, waiting, parked). Each `everyRows` rows ended
- * it runs, on a connection of its own (opened for it, closed after: never one of the pool's, so no row's write ever
- * waits for it), `VACUUM_SQL`:
+ * after the row's last write committed: succeeded, failed or uncertain; a row parked or left waiting is not counted).
+ * Each `everyRows` rows ended it runs, on a connection of its own (opened for it, closed after: never one of the
+ * pool's, so no row's write ever waits for it), `VACUUM_SQL`:
  * - `rows, steps`: the tables whose versions die by the thousand. Not `natural_keys` (insert-only: nothing to free,
  *   and every ingestion locks it in SHARE ROW EXCLUSIVE, which a VACUUM would wait for or make wait), nor the small
  *   tables (batches, daemons), whose updates are HOT and pruned as their pages are read.
