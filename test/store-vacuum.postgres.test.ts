@@ -183,9 +183,6 @@ describe.skipIf(skipPostgres)('a PostgreSQL store vacuums rows and steps as its 
     // Every page a vacuum touches now sleeps 100 ms: one vacuum of these tables takes seconds.
     await cluster.query(`ALTER DATABASE ${db.name} SET vacuum_cost_delay = 100`, 'postgres');
     await cluster.query(`ALTER DATABASE ${db.name} SET vacuum_cost_limit = 1`, 'postgres');
-    // Far past the pause the rule asks after the last vacuum (10x its duration), then a threshold's worth of rows.
-    await new Promise((r) => setTimeout(r, 1_000));
-    for (let i = 0; i < 5; i++) store.rowEnded();
     const running = async () =>
       (
         await cluster.query<{ n: string }>(
@@ -193,7 +190,14 @@ describe.skipIf(skipPostgres)('a PostgreSQL store vacuums rows and steps as its 
            WHERE datname = '${db.name}' AND query LIKE 'VACUUM%' AND state = 'active'`,
         )
       )[0]!.n;
-    for (let i = 0; i < 100 && (await running()) === '0'; i++) await new Promise((r) => setTimeout(r, 20));
+    // Rows end until the pause the rule asks after the last vacuum (10x its duration) has passed and one starts.
+    for (let i = 0; i < 200 && (await running()) === '0'; i++) {
+      for (let r = 0; r < 5; r++) store.rowEnded();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await running()).toBe('1');
+    // Still under way a while later: a slowed one (the night's took tens of milliseconds).
+    await new Promise((r) => setTimeout(r, 300));
     expect(await running()).toBe('1');
     const t0 = Date.now();
     await store.close();
