@@ -103,6 +103,8 @@ async function main(): Promise<number> {
           seed,
           leaseMs: 3000,
           queue: { concurrency: 4 },
+          // The daemons' own vacuums (src/store/vacuum.ts) run often, among the kills and the takeovers.
+          store: { vacuumEveryRows: 25 },
         });
         const files = [
           ...Array.from({ length: daemons + 1 }, (_, i) => billsFile(i, args.bills)),

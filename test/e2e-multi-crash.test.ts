@@ -137,6 +137,8 @@ describe.skipIf(skipPostgres)('SIGKILLs of daemons on one PostgreSQL store', () 
         seed: SEED + 2,
         leaseMs: 3000,
         queue: { concurrency: 4 },
+        // The daemons' own vacuums (src/store/vacuum.ts) run while rows are claimed, taken over and answered.
+        store: { vacuumEveryRows: 20 },
       });
       fleets.push(fleet);
       const files = [billsFile(7, 600), chargesFile(4, 8)];
@@ -152,6 +154,10 @@ describe.skipIf(skipPostgres)('SIGKILLs of daemons on one PostgreSQL store', () 
       expect(report.problems).toEqual([]);
       expect(report.outcomes.succeeded).toBe(608);
       expect(report.effects).toMatchObject({ bill_paid: 600, charge_created: 8 });
+      const [vacuums] = await fleet.query<{ n: string }>(
+        "SELECT pg_stat_clear_snapshot(), vacuum_count::text AS n FROM pg_stat_user_tables WHERE relname = 'rows'",
+      );
+      expect(Number(vacuums?.n)).toBeGreaterThan(0);
     },
     150_000,
   );

@@ -70,6 +70,8 @@ export interface FleetOptions {
   queue?: Record<string, unknown>;
   /** `bank` of every daemon's config. */
   bank?: Record<string, unknown>;
+  /** More of `store` of every daemon's config (`maxConnections` is 4 unless given). */
+  store?: Record<string, unknown>;
   /** Extra environment of the daemons. */
   env?: NodeJS.ProcessEnv;
   /** Whether to write `daemonName`/`leaseMs` even for one daemon. @defaultValue n > 1 */
@@ -131,7 +133,7 @@ export async function startFleet(n: number, cluster: TestCluster, options: Fleet
     password: cluster.password,
     names: Array.from({ length: n }, (_, i) => (named ? `daemon-${i}` : undefined)),
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-    store: { maxConnections: 4 },
+    store: { maxConnections: 4, ...options.store },
     bankUrl: sandbox.url,
   });
   const fleet: Fleet = {
