@@ -201,7 +201,8 @@ describe.skipIf(skipPostgres)('a PostgreSQL store vacuums rows and steps as its 
     expect(await running()).toBe('1');
     const t0 = Date.now();
     await store.close();
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    // Waited for, the slowed vacuum keeps the close some 9 s; cancelled, well under a second (3 s: a loaded machine).
+    expect(Date.now() - t0).toBeLessThan(3_000);
     for (let i = 0; i < 50 && (await running()) !== '0'; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await running()).toBe('0');
   });
