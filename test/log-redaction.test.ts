@@ -2,29 +2,16 @@
  * The API key never reaches a log line: not in headers, URLs (raw or URL-encoded), error messages, error fields or
  * causes. The client registers its key as a secret itself; the test never tells the logger about it.
  */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BankClient } from '../src/bank/client.js';
 import { AuthenticationError, ServiceConnectionError } from '../src/bank/errors.js';
-import { createLogger } from '../src/log.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/server.js';
+import { memoryLogger } from './helpers/memory-logger.js';
 import { closedPort } from './helpers/net.js';
 
 // Characters that URL encoding changes, so the encoded form is a different string to find.
 const API_KEY = `rk_live_${Date.now().toString(36)}/+ab=c&d?e:f`;
 const ENCODED = encodeURIComponent(API_KEY);
-
-function memoryLogger() {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      chunks.push(chunk.toString());
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'debug', destination });
-  return { logger, output: () => chunks.join('') };
-}
 
 let sandbox: RunningSandbox;
 
@@ -40,7 +27,7 @@ afterAll(async () => {
 describe('log redaction', () => {
   it('a 401 from the sandbox, logged every way, never shows the key', async () => {
     expect(ENCODED).not.toBe(API_KEY);
-    const { logger, output } = memoryLogger();
+    const { logger, text: output } = memoryLogger();
     const client = new BankClient({ baseUrl: sandbox.url, apiKey: API_KEY, logger, maxAttempts: 1 });
     try {
       // The key also travels in the path (as a correlation id), so it appears URL-encoded in the request line.
@@ -79,7 +66,7 @@ describe('log redaction', () => {
   });
 
   it('a connection refused, logged with its cause, never shows the key', async () => {
-    const { logger, output } = memoryLogger();
+    const { logger, text: output } = memoryLogger();
     const port = await closedPort();
     const client = new BankClient({
       baseUrl: `http://127.0.0.1:${port}`,
@@ -108,7 +95,7 @@ describe('log redaction', () => {
 
 describe('log redaction of the delbank profile header', () => {
   it('a value under x-delbank-api-key is redacted by its header name, even when never registered', () => {
-    const { logger, output } = memoryLogger();
+    const { logger, text: output } = memoryLogger();
     const unregistered = `unregistered-${Date.now().toString(36)}`;
     logger.info({ req: { headers: { 'x-delbank-api-key': unregistered, 'X-Delbank-Api-Key': unregistered } } }, 'req');
     expect(output()).toContain('req');

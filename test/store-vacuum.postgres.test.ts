@@ -10,40 +10,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeBillsFile } from '../bench/generate.js';
 import { BankClient } from '../src/bank/client.js';
 import { billPaymentsKind } from '../src/batches/bill-payments.js';
 import { readBatch } from '../src/csv/reader.js';
-import { createLogger, type Logger } from '../src/log.js';
 import { filesDirFor } from '../src/outbox/result.js';
 import { RequestQueue } from '../src/queue/request-queue.js';
 import { processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
 import { openStoreWith, type Store, type StoreOptions } from '../src/store/store.js';
+import { memoryLogger } from './helpers/memory-logger.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
 
 const BILLS = 300;
-
-function memoryLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>>; text: () => string } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      chunks.push(chunk.toString());
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'debug', destination, format: 'json' });
-  const text = () => chunks.join('');
-  const lines = () =>
-    text()
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { logger, lines, text };
-}
 
 describe.skipIf(skipPostgres)('a PostgreSQL store vacuums rows and steps as its rows end (server, sandbox)', () => {
   const useCluster = useTestCluster();
@@ -156,7 +137,7 @@ describe.skipIf(skipPostgres)('a PostgreSQL store vacuums rows and steps as its 
        GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO clerk_${process.pid}`,
       db.name,
     );
-    const { logger, lines, text } = memoryLogger();
+    const { logger, lines, text } = memoryLogger({ format: 'json' });
     const url = db.url.replace(`${cluster.user}@`, `clerk_${process.pid}@`);
     const store = await open({ vacuumEveryRows: 20, logger }, { url, password });
     const result = await night(store);

@@ -7,14 +7,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import type { ServerWarning } from '../src/store/sql.js';
 import { openStore } from '../src/store/store.js';
 import { RowVacuums, VACUUM_PAUSE_FACTOR, VACUUM_SQL } from '../src/store/vacuum.js';
+import { memoryLogger } from './helpers/memory-logger.js';
 
 /** A vacuum the test ends by hand: `end(warnings)` or `fail(error)`. */
 function harness(everyRows: number) {
@@ -25,14 +24,7 @@ function harness(everyRows: number) {
     end: (w?: ServerWarning[]) => void;
     fail: (e: Error) => void;
   }> = [];
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      chunks.push(chunk.toString());
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'debug', destination, format: 'json' });
+  const { logger, text } = memoryLogger({ format: 'json' });
   const vacuums = new RowVacuums({
     everyRows,
     logger,
@@ -44,8 +36,7 @@ function harness(everyRows: number) {
       }),
   });
   const levels = (level: string) =>
-    chunks
-      .join('')
+    text()
       .split('\n')
       .filter((l) => l.includes(`"level":"${level}"`));
   const settle = () => new Promise((r) => setTimeout(r, 0));
