@@ -11,6 +11,7 @@
  *   last batch answered), from the store and the queue, so the figures survive a restart and never drift.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { VACUUM_RESULTS, type VacuumStats } from './store/vacuum.js';
 import { ENDPOINT_GROUPS, type EndpointGroup } from './types.js';
 
 /** Results of a delivery to the webhook receiver: the label values of `remessa_webhook_events_total`. */
@@ -46,12 +47,8 @@ export interface MetricsSources {
   /** The daemons sharing a PostgreSQL store and what each holds (src/store/leases.ts `listDaemons`). */
   daemonsSnapshot?: () => Promise<DaemonHolds[]>;
   /** A PostgreSQL store's own vacuums since the process started, by how each ended (src/store/vacuum.ts). */
-  storeVacuums?: () => Readonly<Record<StoreVacuumResult, number>> | undefined;
+  storeVacuums?: () => Readonly<VacuumStats> | undefined;
 }
-
-/** How a store's vacuum ended: the label values of `remessa_store_vacuums_total` (src/store/vacuum.ts). */
-export const STORE_VACUUM_RESULTS = ['done', 'skipped', 'failed'] as const;
-export type StoreVacuumResult = (typeof STORE_VACUUM_RESULTS)[number];
 
 /** One daemon sharing the store, for `remessa_daemon_holds` and `remessa_daemons_alive`. */
 export interface DaemonHolds {
@@ -166,7 +163,7 @@ export class Metrics {
         // The store counts them; read at scrape time, monotonic because its source is.
         this.reset();
         const stats = self.#sources.storeVacuums?.();
-        for (const result of STORE_VACUUM_RESULTS) this.inc({ result }, stats?.[result] ?? 0);
+        for (const result of VACUUM_RESULTS) this.inc({ result }, stats?.[result] ?? 0);
       },
     });
     new Gauge({

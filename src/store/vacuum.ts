@@ -59,14 +59,15 @@ export const VACUUM_SQL = 'VACUUM (SKIP_LOCKED, TRUNCATE false, PARALLEL 0) rows
 /** PostgreSQL's "skipping vacuum of ... --- lock not available" (SKIP_LOCKED). */
 const LOCK_NOT_AVAILABLE = '55P03';
 
-/** How a vacuum ended: `skipped` when the server skipped a table another VACUUM held (rule 2). */
-export type VacuumResult = 'done' | 'skipped' | 'failed';
+/**
+ * How a vacuum ended: `skipped` when the server skipped a table another VACUUM held (rule 2). Also the label values
+ * of the metric `remessa_store_vacuums_total` (src/metrics.ts).
+ */
+export const VACUUM_RESULTS = ['done', 'skipped', 'failed'] as const;
+export type VacuumResult = (typeof VACUUM_RESULTS)[number];
 
-export interface VacuumStats {
-  done: number;
-  skipped: number;
-  failed: number;
-}
+/** Vacuums run so far, by how each ended. */
+export type VacuumStats = Record<VacuumResult, number>;
 
 export interface RowVacuumsOptions {
   /** Rows ended between two vacuums (>= 1). */
