@@ -33,17 +33,22 @@ export function deriveIdempotencyKey(namespace: string, kind: KindName, naturalK
 }
 
 /**
- * The store's key of a natural key of a kind (the `natural_keys` table, migration 016): the first 16 bytes of the
- * SHA-256 of `<kind>\n<natural key>`, the name the idempotency key is derived from. 16 bytes instead of the kind and
- * the key's text (often 50 characters or more) in the table and again in its index; two different keys would share a
- * digest with a chance of about n² / 2^129 among n keys (below 10^-18 for ten billion rows), and then the later row
- * would be reported a duplicate of the earlier, never sent twice. Computed the same way in the migration's SQL
- * (PostgreSQL's `sha256`; on SQLite the `remessa_key_digest` function src/store/db.ts registers).
+ * The store's key of a natural key of a kind (the `natural_keys` table, migrations 016 and 022): the first 15 bytes
+ * of the SHA-256 of `<kind>\n<natural key>`, the name the idempotency key is derived from. 15 bytes instead of the
+ * kind and the key's text (often 50 characters or more) in the table and again in its index; two different keys would
+ * share a digest with a chance of about n² / 2^121 among n keys (below 10^-16 for ten billion rows), and then the later
+ * row would be reported a duplicate of the earlier, never sent twice. 15 and not 16 (016 kept 16, 022 cut them): on
+ * PostgreSQL a 15-byte bytea with its 1-byte header ends the table's tuple and the index's entry on an 8-byte boundary,
+ * 8 bytes less in each than 16 (docs/performance.md (d), eighteenth pass). Computed the same way in the migrations'
+ * SQL (PostgreSQL's `sha256`; on SQLite the `remessa_key_digest` function src/store/db.ts registers).
  */
 export function naturalKeyDigest(kind: string, naturalKey: string): Buffer {
   // One-shot `hash` (UTF-8 of the string, as `update` read it): no Hash object a call.
-  return hash('sha256', `${kind}\n${naturalKey}`, 'buffer').subarray(0, 16);
+  return hash('sha256', `${kind}\n${naturalKey}`, 'buffer').subarray(0, KEY_DIGEST_BYTES);
 }
+
+/** The length of a natural key's digest (`naturalKeyDigest`), in bytes. */
+export const KEY_DIGEST_BYTES = 15;
 
 /**
  * The store's key of the last change of `thing` by a row of `kind` (`BatchKind.changes`), in `natural_keys` beside the

@@ -12,6 +12,18 @@
  * An object with any other value (a nested object or array, a bigint) is stored as plain JSON, as before 015. A text
  * that starts with `{` is plain JSON (every row stored before 015 is): both forms are read, so nothing is migrated.
  *
+ * The shorter compact form (since migration 022; every earlier form is still read, so nothing is migrated): when the
+ * keys hold a run of at least RUN consecutive indexes (a bill payment's outputs are keys 0 to 9, in order), the text is
+ * `[[keys], value, value, ...]`: the keys once, first, then the values in their order. In `[keys]` an entry is a key
+ * (an index, or a name as a string) or, after a key index k, a negative number -m: the m indexes after k
+ * (`[0,-9]` is keys 0 to 9; `[10,11,0,12]` four keys). A text starting with `[[` is only ever this form (the first
+ * form starts with a key, never an array; a plain array is stored after a space). 13 characters fewer for a bill
+ * payment's outputs.
+ * In both compact forms a value may also be `["<22 characters>"]` (an array of one string): a UUID written in
+ * canonical form (lowercase hex, `8-4-4-4-12`, as the bank's ids are), its 16 bytes in base64url: 26 characters
+ * instead of 38. Any other way of writing a UUID (upper case) is stored as the string it is, so the text read back is
+ * always the text given.
+ *
  * What must hold: `decode(encode(v, cells), cells)` is deep-equal to `JSON.parse(JSON.stringify(v))` (keys, order,
  * values; a key whose value is undefined is left out, as JSON does), for every object (test/row-cost.test.ts).
  *
@@ -87,45 +99,109 @@ export function encodeObject(value: unknown, cells?: readonly string[] | null): 
   if (typeof value !== 'object') return plainJson(value);
   if (Array.isArray(value)) return ` ${plainJson(value)}`;
   const obj = value as Record<string, unknown>;
-  const out: unknown[] = [];
+  const keys: Array<number | string> = [];
+  const values: unknown[] = [];
+  /** The longest run of consecutive key indexes so far, and the current one's length. */
+  let longest = 0;
+  let run = 0;
   for (const k in obj) {
     const v = obj[k];
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
     if (v !== null && typeof v === 'object') return plainJson(value);
     if (typeof v === 'bigint') return plainJson(value);
-    out.push(KEY_INDEX.get(k) ?? k);
-    if (typeof v === 'string') {
-      const i = cells ? cells.indexOf(v) : -1;
-      const j = i >= 0 ? undefined : VALUE_INDEX.get(v);
-      out.push(i >= 0 ? [i] : j !== undefined ? [-1 - j] : v);
-    } else out.push(v);
+    const key = KEY_INDEX.get(k) ?? k;
+    const last = keys.length > 0 ? keys[keys.length - 1] : undefined;
+    run = typeof key === 'number' && typeof last === 'number' && key === last + 1 ? run + 1 : 1;
+    if (run > longest) longest = run;
+    keys.push(key);
+    values.push(typeof v === 'string' ? compactString(v, cells) : v);
   }
+  if (longest >= RUN) return JSON.stringify([runsOf(keys), ...values]);
+  const out: unknown[] = [];
+  for (let i = 0; i < keys.length; i++) out.push(keys[i], values[i]);
   return JSON.stringify(out);
 }
 
-/** The object `text` holds (either form); `cells`: the row's cells, which the compact form may refer to. */
+/** Fewest consecutive key indexes that make the keys-first form worth its brackets. */
+const RUN = 4;
+
+/** `keys` with each run of consecutive indexes after its first written as -m (see the top of this file). */
+function runsOf(keys: ReadonlyArray<number | string>): Array<number | string> {
+  const out: Array<number | string> = [];
+  for (let i = 0; i < keys.length; ) {
+    const k = keys[i]!;
+    out.push(k);
+    let j = i + 1;
+    if (typeof k === 'number') while (j < keys.length && keys[j] === k + (j - i)) j++;
+    if (j - i > 2) out.push(-(j - i - 1));
+    else j = i + 1;
+    i = j;
+  }
+  return out;
+}
+
+/** A string value as stored: `[i]` for cell i or a known value, `["<base64url>"]` for a canonical UUID, else itself. */
+function compactString(v: string, cells: readonly string[] | null | undefined): unknown {
+  const i = cells ? cells.indexOf(v) : -1;
+  if (i >= 0) return [i];
+  const j = VALUE_INDEX.get(v);
+  if (j !== undefined) return [-1 - j];
+  if (v.length === 36 && UUID.test(v)) return [Buffer.from(v.replace(/-/g, ''), 'hex').toString('base64url')];
+  return v;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The UUID, in canonical form, whose 16 bytes `b64` (base64url) holds. */
+function uuidOf(b64: string): string {
+  const hex = Buffer.from(b64, 'base64url').toString('hex');
+  if (hex.length !== 32) throw new Error(`Stored value ${JSON.stringify(b64)} is not a UUID`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The object `text` holds (any form); `cells`: the row's cells, which the compact forms may refer to. */
 export function decodeObject<T = Record<string, unknown>>(text: string, cells?: readonly string[] | null): T {
   if (text.charCodeAt(0) !== 0x5b /* [ */) return JSON.parse(text) as T;
-  const pairs = JSON.parse(text) as unknown[];
+  const items = JSON.parse(text) as unknown[];
   const out: Record<string, unknown> = {};
-  for (let i = 0; i + 1 < pairs.length; i += 2) {
-    const k = pairs[i];
-    const name = typeof k === 'number' ? KEYS[k] : (k as string);
-    if (name === undefined) throw new Error(`Unknown key number ${String(k)} in stored outputs`);
-    const v = pairs[i + 1];
-    let value = v;
-    if (Array.isArray(v)) {
-      const i = v[0] as number;
+  if (Array.isArray(items[0])) {
+    const keys = items[0] as Array<number | string>;
+    let v = 1;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const next = keys[i + 1];
+      if (typeof next === 'number' && next < 0 && typeof k === 'number') {
+        for (let d = 0; d <= -next; d++) setField(out, keyName(k + d), items[v++], cells);
+        i++;
+      } else setField(out, keyName(k), items[v++], cells);
+    }
+  } else for (let i = 0; i + 1 < items.length; i += 2) setField(out, keyName(items[i]), items[i + 1], cells);
+  return out as T;
+}
+
+/** The name a stored key stands for. */
+function keyName(k: unknown): string {
+  const name = typeof k === 'number' ? KEYS[k] : (k as string);
+  if (name === undefined) throw new Error(`Unknown key number ${String(k)} in stored outputs`);
+  return name;
+}
+
+/** Sets `out[name]` to the value the stored `v` stands for. */
+function setField(out: Record<string, unknown>, name: string, v: unknown, cells: readonly string[] | null | undefined) {
+  let value = v;
+  if (Array.isArray(v)) {
+    const i = v[0] as number | string;
+    if (typeof i === 'string') value = uuidOf(i);
+    else {
       value = i >= 0 ? cells?.[i] : VALUES[-1 - i];
       if (value === undefined)
         throw new Error(`Stored value refers to ${i >= 0 ? 'cell' : 'value'} ${i}, unknown here`);
     }
-    // An own property even for `__proto__`, as JSON.parse makes it.
-    if (name === '__proto__')
-      Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
-    else out[name] = value;
   }
-  return out as T;
+  // An own property even for `__proto__`, as JSON.parse makes it.
+  if (name === '__proto__')
+    Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  else out[name] = value;
 }
 
 /** decodeObject for a nullable column. */
