@@ -5,12 +5,19 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import {
+  type AddressInfo,
+  connect,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BankClient, type BankClientOptions } from '../src/bank/client.js';
 import {
+  errorFromNetworkFailure,
   NotFoundError,
   RateLimitedError,
   ServerError,
@@ -18,6 +25,7 @@ import {
   ServiceTimeoutError,
   UnexpectedResponseError,
 } from '../src/bank/errors.js';
+import { isLocalFileError } from '../src/bank/http.js';
 import { closedPort } from './helpers/net.js';
 
 interface Seen {
@@ -405,6 +413,52 @@ describe('streaming to a file', () => {
     const err = await client.charges.streamPdf('x', join(dir, 'slip.pdf')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceConnectionError);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a folder that does not exist: our side failed, not the bank; thrown as it is, never sent again', async () => {
+    let requests = 0;
+    const { url } = await httpServer((_req, res) => {
+      requests++;
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(Buffer.alloc(1000, 0x25));
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'remessa-transport-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const { client, sleeps } = makeClient(url);
+    const err = await client.charges.streamPdf('x', join(dir, 'missing', 'slip.pdf')).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(ServiceConnectionError);
+    expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
+    expect(isLocalFileError(err)).toBe(true);
+    expect(requests).toBe(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it("a socket's reset while writing the request (`write ECONNRESET`, `write EPIPE`) is the bank's connection, not our file", async () => {
+    // A real socket error of the kind seen when the bank's process died as a request was being written: the client
+    // is connected and not reading (so the reset is learned by the write), then the server resets the connection.
+    const accepted: Socket[] = [];
+    const server = createNetServer((socket) => accepted.push(socket));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const socket = await new Promise<Socket>((resolve) => {
+      const s = connect((server.address() as AddressInfo).port, '127.0.0.1', () => resolve(s));
+      s.pause();
+    });
+    while (accepted.length === 0) await new Promise((r) => setTimeout(r, 5));
+    accepted[0]!.resetAndDestroy();
+    await new Promise((r) => setTimeout(r, 50));
+    const error = await new Promise<NodeJS.ErrnoException>((resolve) => {
+      socket.once('error', resolve);
+      const write = () => socket.write('GET / HTTP/1.1\r\n\r\n', (e) => (e ? resolve(e) : setTimeout(write, 10)));
+      write();
+    });
+    socket.destroy();
+    expect(error.syscall).toBe('write');
+    expect(['ECONNRESET', 'EPIPE']).toContain(error.code);
+    expect(isLocalFileError(error)).toBe(false);
+    const failure = errorFromNetworkFailure(error, { method: 'GET', path: '/v1/charges/x' });
+    expect(failure).toBeInstanceOf(ServiceConnectionError);
+    expect(failure.mayHaveReachedServer).toBe(true);
   });
 
   it('a body that is not a PDF is refused without writing a file', async () => {

@@ -155,9 +155,23 @@ export class HttpTransport {
           cb(null, chunk);
         },
       });
+      // Our side's failures (folder missing, disk full) are told apart from the bank's where they happen: a socket's
+      // error has the same `syscall` ('write', 'read') as a file's.
+      // The pipeline hands the body's error (the bank's) to the file stream too: only the file's own is marked.
+      let bodyError: unknown;
+      res.body.once('error', (err) => {
+        bodyError = err;
+      });
+      const file = createWriteStream(temp, { flags: 'wx' });
+      file.once('error', (err) => {
+        if (err !== bodyError) markLocalFileError(err);
+      });
       try {
-        await pipeline(res.body, counter, createWriteStream(temp, { flags: 'wx' }));
-        await rename(temp, filePath);
+        await pipeline(res.body, counter, file);
+        await rename(temp, filePath).catch((err: unknown) => {
+          markLocalFileError(err);
+          throw err;
+        });
       } catch (err) {
         await rm(temp, { force: true });
         throw err;
@@ -358,10 +372,20 @@ function markingConnectFailures(connector: BuildConnector.connector): BuildConne
     });
 }
 
-/** A failure writing a streamed file on our side (folder missing, disk full): not the bank's, never retried. */
-function isLocalFileError(err: unknown): boolean {
-  const syscall = (err as { syscall?: unknown } | null)?.syscall;
-  return typeof syscall === 'string' && ['open', 'write', 'rename', 'close', 'fsync'].includes(syscall);
+/**
+ * The failures of writing a streamed file on our side (folder missing, disk full), marked where they happen
+ * (`toFile`): not the bank's, never retried. Not told by the error's `syscall`: a socket reset while the request was
+ * being written is `write ECONNRESET` too, and it is the bank's connection (a resend or a lookup, as any reset).
+ */
+const LOCAL_FILE_ERRORS = new WeakSet<object>();
+
+function markLocalFileError(err: unknown): void {
+  if (typeof err === 'object' && err !== null) LOCAL_FILE_ERRORS.add(err);
+}
+
+/** Whether `err` is a failure of our side's file (see LOCAL_FILE_ERRORS). */
+export function isLocalFileError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && LOCAL_FILE_ERRORS.has(err);
 }
 
 function describe(method: string, path: string): RequestDescription {
