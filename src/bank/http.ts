@@ -155,9 +155,9 @@ export class HttpTransport {
           cb(null, chunk);
         },
       });
-      // Our side's failures (folder missing, disk full) are told apart from the bank's where they happen: a socket's
-      // error has the same `syscall` ('write', 'read') as a file's.
-      // The pipeline hands the body's error (the bank's) to the file stream too: only the file's own is marked.
+      // Our side's failures (folder missing, disk full) are told apart from the bank's where they happen, since a
+      // socket's error has the same `syscall` as a file's. The pipeline hands the body's error (the bank's) to the
+      // file stream too: only the file's own is marked.
       let bodyError: unknown;
       res.body.once('error', (err) => {
         bodyError = err;
