@@ -489,7 +489,15 @@ describe('upgrade to 015 on SQLite', () => {
   });
 });
 
-describe.each(engines)('upgrade to 016 (natural keys by digest) on $name', (engine) => {
+/** Each claim of `natural_keys` as [line, its digest in hex], by line. */
+async function storedDigests(store: Store): Promise<Array<[number, string]>> {
+  const rows = await store.sql.all<{ key_digest: Uint8Array; line: number }>(
+    'SELECT key_digest, line FROM natural_keys ORDER BY line',
+  );
+  return rows.map((d) => [d.line, Buffer.from(d.key_digest).toString('hex')]);
+}
+
+describe.each(engines)('upgrades of natural_keys (016: keys by digest; 022: 15-byte digests) on $name', (engine) => {
   skipIfAsked(engine);
   const stores: Store[] = [];
   afterEach(async () => {
@@ -525,10 +533,7 @@ describe.each(engines)('upgrade to 016 (natural keys by digest) on $name', (engi
     const store = await engine.reopen(before);
     stores.push(store);
     // The SQL of the migration computed the digests the store computes.
-    const digests = await store.sql.all<{ key_digest: Uint8Array; line: number }>(
-      'SELECT key_digest, line FROM natural_keys ORDER BY line',
-    );
-    expect(digests.map((d) => [d.line, Buffer.from(d.key_digest).toString('hex')])).toEqual(
+    expect(await storedDigests(store)).toEqual(
       old.map(([line, key]) => [line, naturalKeyDigest('bill-payments', key).toString('hex')]),
     );
     await newBatch(store, 'b1');
@@ -547,14 +552,6 @@ describe.each(engines)('upgrade to 016 (natural keys by digest) on $name', (engi
     ]);
     expect(rows[0]!.errorMessage).toContain('old.csv');
   });
-});
-
-describe.each(engines)('upgrade to 022 (15-byte key digests) on $name', (engine) => {
-  skipIfAsked(engine);
-  const stores: Store[] = [];
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.close();
-  });
 
   it("keeps every key's owner under its digest cut to 15 bytes: the same duplicates and take-overs after as before", async () => {
     const before = await engine.openBefore(22);
@@ -572,13 +569,11 @@ describe.each(engines)('upgrade to 022 (15-byte key digests) on $name', (engine)
     await before.sql.run("UPDATE rows SET state = CASE line WHEN 3 THEN 'failed' ELSE 'succeeded' END");
     const store = await engine.reopen(before);
     stores.push(store);
-    const digests = await store.sql.all<{ key_digest: Uint8Array; line: number }>(
-      'SELECT key_digest, line FROM natural_keys ORDER BY line',
-    );
-    expect(digests.map((d) => [d.line, Buffer.from(d.key_digest).toString('hex')])).toEqual(
+    const digests = await storedDigests(store);
+    expect(digests).toEqual(
       [2, 3, 4].map((line) => [line, naturalKeyDigest('bill-payments', billRow(line).naturalKey).toString('hex')]),
     );
-    expect(digests.every((d) => d.key_digest.length === 15)).toBe(true);
+    expect(digests.every(([, hex]) => hex.length === 30)).toBe(true); // 15 bytes
     await newBatch(store, 'b1');
     await store.ingest('b1', [billRow(2), billRow(3), billRow(4), billRow(5)]);
     const rows = await store.resultRowsAfter('b1', 0, 10);
