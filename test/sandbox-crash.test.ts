@@ -158,6 +158,8 @@ describe('the bank killed between its commit and its answer', () => {
     const dataFile = path.join(dir, 'sandbox.sqlite');
     const start = async (crashRoute?: string) => {
       const s = await startSandboxProcess(dataFile, {
+        // The interface's dialect whatever REMESSA_TEST_PROFILE says: the cases are its routes, sent with its header.
+        profile: 'interface',
         env: crashRoute ? { REMESSA_SANDBOX_CRASH_AFTER_COMMIT: crashRoute } : {},
       });
       started.push(s);

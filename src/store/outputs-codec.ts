@@ -34,8 +34,8 @@
  * The natural key (`rows.natural_key`, `encodeKeyText`) is often a cell with something after it (a bill payment's is
  * `<barCode>|<amount>|<payAt>`): when it starts with a cell's text (8 characters or more), it is stored as
  * `\u0001<i>\u0001<the rest>`; a key that itself starts with \u0001 is stored as `\u0001-\u0001<key>`. It is read
- * back only through `decodeKeyText` (no SQL compares rows.natural_key: ownership is in `natural_keys`, which keeps
- * the key whole).
+ * back only through `decodeKeyText` (no SQL compares rows.natural_key: ownership is in `natural_keys`, keyed by
+ * the key's digest, which ./keys.ts `naturalKeyDigest` computes from the whole decoded key).
  */
 
 /** Key names by index. APPEND ONLY: stored rows refer to these indexes. */
