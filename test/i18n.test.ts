@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChargeRow } from '../src/batches/charges.js';
-import { CELL_ERROR_CODES, formatCellErrors } from '../src/batches/fields.js';
+import { CELL_ERROR_CODES, columnLabeller, formatCellErrors } from '../src/batches/fields.js';
 import type { CellError, Dialect } from '../src/batches/kind.js';
 import { KINDS } from '../src/batches/registry.js';
 import { parseDate } from '../src/formats/dates.js';
@@ -226,6 +226,61 @@ describe('a cell error names the column as the file does', () => {
     expect(formatCellErrors([{ column: 'type', code: 'REQUIRED', message: { key: 'REQUIRED' } }], 'en', label)).toBe(
       'column type: Expected a value, got an empty cell',
     );
+  });
+});
+
+describe('a bill with neither a bar code nor a digitable line', () => {
+  // Seen with a spreadsheet of bills to pay that has only a `Linha digitável` column: its TOTAL line was answered
+  // `coluna barCode: Esperava barCode ou digitableLine`, a column the file does not have, in no word of the person's.
+  const bills = KINDS['bill-payments'];
+  const neither = (() => {
+    const parsed = bills.parse({ amount: '640,00' }, BR);
+    if (parsed.ok) throw new Error('expected the row refused');
+    return parsed.errors;
+  })();
+
+  it('is told at the one of the two columns the file has, in its words', () => {
+    const onlyLine = columnLabeller([
+      { source: 'Fornecedor', column: null },
+      { source: 'Linha digitável', column: 'digitableLine' },
+      { source: 'Valor (R$)', column: 'amount' },
+    ]);
+    expect(formatCellErrors(neither, 'pt-BR', onlyLine)).toBe(
+      'coluna 2 (Linha digitável -> digitableLine): Esperava o código de barras (barCode) ou a linha digitável ' +
+        '(digitableLine), vieram os dois vazios',
+    );
+    const onlyBar = columnLabeller([
+      { source: 'Código de barras', column: 'barCode' },
+      { source: 'Valor', column: 'amount' },
+    ]);
+    expect(formatCellErrors(neither, 'en', onlyBar)).toBe(
+      'column 1 (Código de barras -> barCode): Expected a bar code (barCode) or a digitable line (digitableLine), ' +
+        'got both empty',
+    );
+    // Both columns in the file: at the first of them.
+    const both = columnLabeller([
+      { source: 'Linha digitável', column: 'digitableLine' },
+      { source: 'Código de barras', column: 'barCode' },
+    ]);
+    expect(formatCellErrors(neither, 'en', both)).toMatch(/^column 2 \(Código de barras -> barCode\): /);
+    expect(neither.map((e) => e.code)).toEqual([CELL_ERROR_CODES.required]);
+  });
+
+  it('and so by `remessa validate`', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { validateBatchFile } = await import('../src/runner/validate.js');
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'remessa-i18n-')), 'contas.csv');
+    writeFileSync(file, 'Fornecedor;Linha digitável;Valor (R$)\r\nTOTAL;;640,00\r\n', 'latin1');
+    const report = await validateBatchFile(file, 'bill-payments', {
+      csv: {},
+      mappings: { 'bill-payments': { Fornecedor: '' } },
+      policy: {},
+    });
+    expect(report.errors).toEqual([
+      'contas.csv linha 2, coluna 2 (Linha digitável -> digitableLine): Esperava o código de barras (barCode) ou a ' +
+        'linha digitável (digitableLine), vieram os dois vazios [REQUIRED]',
+    ]);
   });
 });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chargesKind } from '../src/batches/charges.js';
+import { columnLabeller } from '../src/batches/fields.js';
 import type { Dialect } from '../src/batches/kind.js';
 import { NATURAL_KEY_REUSED, sameOperationCheck } from '../src/batches/same-operation.js';
 import { msg } from '../src/i18n/index.js';
@@ -538,7 +539,7 @@ describe.each(engines)('on $name', (engine) => {
 
     it('a natural key reused for another operation: refused as an invalid row, never a duplicate; honest copies still are', async () => {
       // The charges kind's own check (its `mustMatch`), as the engine hands it to the store.
-      const label = (column: string) => msg('WHERE.columnAbsent', { column });
+      const label = columnLabeller([]); // every column by its own name: `column amount`
       const check = sameOperationCheck(chargesKind, [{ column: 'correlationId' }, { column: 'amount' }], label, 'en')!;
       const charge = (line: number, id: string, amountCents: number, document = '52998224725'): IngestRow => ({
         ...(validRow(line, id, amountCents) as ValidIngestRow),

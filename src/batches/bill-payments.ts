@@ -99,7 +99,7 @@ export function parseBillPayment(r: CellReader): BillPaymentRow | undefined {
   const hasBar = r.has('barCode');
   const hasLine = r.has('digitableLine');
   if (!hasBar && !hasLine) {
-    r.error('barCode', CELL_ERROR_CODES.required, 'REQUIRED.billOneOf');
+    r.errorAnyOf(['barCode', 'digitableLine'], CELL_ERROR_CODES.required, 'REQUIRED.billOneOf');
   }
   const bar = hasBar ? r.format('barCode', () => parseBillIdentifier(r.record.barCode!, 'barCode')) : undefined;
   const line = hasLine

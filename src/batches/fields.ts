@@ -151,6 +151,10 @@ export class CellReader {
   error(column: string | undefined, code: string, key: MessageKey, params?: Params): void {
     this.#push(column, code, msg(key, params));
   }
+  /** Records an error about columns of which any one would do (`CellError.anyOf`): none of them has a value. */
+  errorAnyOf(columns: readonly [string, ...string[]], code: string, key: MessageKey, params?: Params): void {
+    this.errors.push({ column: columns[0], anyOf: columns, code, message: msg(key, params) });
+  }
   /** Records an error whose catalogue message a validator built (its key and values). */
   errorMessage(column: string | undefined, code: string, message: Message): void {
     this.#push(column, code, message);
@@ -528,8 +532,24 @@ export function recordParser<Row>(
   };
 }
 
-/** How a column is named to a person: `coluna 4 (Vencimento -> dueDate)`; see {@link columnLabeller}. */
-export type ColumnLabel = (column: string) => Message;
+/**
+ * How a column is named to a person: `coluna 4 (Vencimento -> dueDate)`; `has`: whether the file has that column. See
+ * {@link columnLabeller}.
+ */
+export interface ColumnLabel {
+  (column: string): Message;
+  has(column: string): boolean;
+}
+
+/** The label of a file whose header is not known: every column by its own name (`coluna dueDate`). */
+const absentLabel: ColumnLabel = Object.assign((column: string) => msg('WHERE.columnAbsent', { column }), {
+  has: () => false,
+});
+
+/** The column a cell error is told at: the first of its `anyOf` that the file has, else its own. */
+export function shownColumn(error: CellError, label: ColumnLabel): string | undefined {
+  return error.anyOf?.find((column) => label.has(column)) ?? error.column;
+}
 
 /**
  * Names a kind's column as the person's file does, the internal name beside it: `coluna 4 (Vencimento -> dueDate)`,
@@ -550,19 +570,22 @@ export function columnLabeller(
         : msg('WHERE.column', { index: i + 1, source, column: h.column }),
     );
   });
-  return (column) => labels.get(column) ?? msg('WHERE.columnAbsent', { column });
+  return Object.assign((column: string) => labels.get(column) ?? msg('WHERE.columnAbsent', { column }), {
+    has: (column: string) => labels.has(column),
+  });
 }
 
 /** The cell errors of one row for its result cell: `coluna 4 (Vencimento -> dueDate): Esperava ...; coluna 7 ...`. */
 export function formatCellErrors(
   errors: readonly CellError[],
   locale: Locale,
-  label: ColumnLabel = (column) => msg('WHERE.columnAbsent', { column }),
+  label: ColumnLabel = absentLabel,
 ): string {
   return errors
-    .map((e) =>
-      e.column ? `${render(locale, label(e.column))}: ${render(locale, e.message)}` : render(locale, e.message),
-    )
+    .map((e) => {
+      const column = shownColumn(e, label);
+      return column ? `${render(locale, label(column))}: ${render(locale, e.message)}` : render(locale, e.message);
+    })
     .join('; ');
 }
 

@@ -32,6 +32,11 @@ export interface ColumnSpec {
 export interface CellError {
   /** Column name as the kind knows it (after header mapping). */
   column?: string;
+  /**
+   * An error about columns of which any one would do (a bill's `barCode` or `digitableLine`, both empty): told at the
+   * first of them the file has (`shownColumn` in ./fields.ts), else at `column`, which is the first of them.
+   */
+  anyOf?: readonly string[];
   /** Stable code, e.g. `REQUIRED`, `INVALID_DATE`, `INVALID_CPF`, `AMBIGUOUS_AMOUNT`. */
   code: string;
   /** "Expected X, got Y": the catalogue key and the values (what was expected, what was found). */

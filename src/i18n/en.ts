@@ -191,7 +191,7 @@ export const EN = {
   'EXPECT.phoneNumber': 'a phone number of 8 digits (landline, starting 2 to 5) or 9 digits (mobile, starting with 9)',
   'EXPECT.email': 'an e-mail address like ana@example.com',
 
-  'REQUIRED.billOneOf': 'Expected one of barCode or digitableLine, got both empty',
+  'REQUIRED.billOneOf': 'Expected a bar code (barCode) or a digitable line (digitableLine), got both empty',
   'CONFLICT.otherBill':
     'Expected the digitable line of the bar code in barCode, got the line of another bill (bar code {barCode})',
   'DATE_OUT_OF_RANGE.payAt': 'Expected payAt today ({today}) or later (the bank refuses a past date), got {got}',

@@ -220,7 +220,8 @@ export const PT_BR: Catalogue = {
   'EXPECT.phoneNumber': 'um telefone de 8 dígitos (fixo, começando de 2 a 5) ou 9 dígitos (celular, começando com 9)',
   'EXPECT.email': 'um e-mail como ana@exemplo.com.br',
 
-  'REQUIRED.billOneOf': 'Esperava barCode ou digitableLine, vieram os dois vazios',
+  'REQUIRED.billOneOf':
+    'Esperava o código de barras (barCode) ou a linha digitável (digitableLine), vieram os dois vazios',
   'CONFLICT.otherBill':
     'Esperava a linha digitável do código de barras em barCode, veio a linha de outra conta (código de barras {barCode})',
   'DATE_OUT_OF_RANGE.payAt': 'Esperava payAt a partir de hoje ({today}) (o banco recusa data passada), veio {got}',

@@ -12,7 +12,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { columnLabeller, readableAmount } from '../batches/fields.js';
+import { columnLabeller, readableAmount, shownColumn } from '../batches/fields.js';
 import type { CellError } from '../batches/kind.js';
 import { KINDS } from '../batches/registry.js';
 import { sameOperationCheck } from '../batches/same-operation.js';
@@ -76,7 +76,7 @@ export async function validateBatchFile(
   const label = columnLabeller(reader.header);
   /** The line of each error (sorted by it at the end: the rows checked against earlier ones come last). */
   const errorLines: number[] = [];
-  const add = (line: number, e: CellError) => addText(line, e.column, render(locale, e.message), e.code);
+  const add = (line: number, e: CellError) => addText(line, shownColumn(e, label), render(locale, e.message), e.code);
   const addText = (line: number, columnName: string | undefined, text: string, code: string) => {
     if (report.errors.length >= maxErrors) return;
     const where = t(locale, 'WHERE.line', { file: clip(name), line });
