@@ -36,6 +36,9 @@
  * | --same-calls (also a baseline that looks each bill up twice before paying, as remessa's pay step once did)
  * | --client (also remessa's bank client alone, bench/baseline-client.mjs: the same calls through the built BankClient,
  *   no store, engine or files; the cost table then splits a row's CPU between the HTTP layer and the rest)
+ * | --floor (also the durability rules at the least, bench/durable-floor.mjs per-page: the built client and the durable
+ *   writes a page of 256 rows at a time, no validation, engine or state machine; the cost table then says what remessa
+ *   spends above that floor a row)
  * | --repeat N (each side N times, alternating which goes first; the fastest run of each side is compared)
  * | --dir DIR (work folder, default .bench/; use your own when others run the bench at the same time)
  * | --store sqlite|postgres|both (the store of remessa's bill-payment run, default sqlite; postgres runs a throw-away
@@ -88,6 +91,7 @@ interface Args {
   cpuProf: boolean;
   sameCalls: boolean;
   client: boolean;
+  floor: boolean;
   repeat: number;
   /** Runs of the bill payments through one store (the first measured; see --nights). */
   nights: number;
@@ -110,6 +114,7 @@ function parseArgs(argv: readonly string[]): Args {
     cpuProf: false,
     sameCalls: false,
     client: false,
+    floor: false,
     repeat: 1,
     nights: 1,
     dir: path.join(ROOT, '.bench'),
@@ -146,6 +151,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--same-calls') args.sameCalls = true;
     else if (a === '--client') args.client = true;
+    else if (a === '--floor') args.floor = true;
     else if (a === '--repeat') args.repeat = count(a, argv[++i]);
     else if (a === '--nights') args.nights = count(a, argv[++i]);
     else if (a === '--dir') args.dir = path.resolve(argv[++i] ?? '');
@@ -588,6 +594,21 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
     }
     results.push({ name: CLIENT_ROW, rows: args.bills, m: best(clients), all: clients });
   }
+  if (args.floor) {
+    if (!remessa.dist) throw new Error('--floor runs the built client: it cannot run with --tsx');
+    const floors: Measured[] = [];
+    for (let round = 1; round <= args.repeat; round++) {
+      floors.push(
+        await baseline('bills-floor', round, {
+          says: 'the durability rules at the least: the client, the durable writes a page at a time',
+          script: 'bench/durable-floor.mjs',
+          before: [remessa.dist],
+          extra: [path.join(args.dir, 'bills-floor', 'floor.sqlite'), 'per-page'],
+        }),
+      );
+    }
+    results.push({ name: FLOOR_ROW, rows: args.bills, m: best(floors), all: floors });
+  }
   for (const [store, mine] of byStore) {
     const m = best(mine);
     results.push({
@@ -703,6 +724,8 @@ export const COST_TARGETS = { cpuPerRowRatio: 2, peakRssMb: 150, storeBytesPerRo
 
 /** The results' row of `--client` (bench/baseline-client.mjs). */
 const CLIENT_ROW = "remessa's bank client alone: lookup + pay";
+/** The results' row of `--floor` (bench/durable-floor.mjs per-page). */
+const FLOOR_ROW = 'the durable floor: client + durable writes a page at a time';
 
 function costTable(results: readonly Row[]): string {
   const loop = results.find((r) => r.name.startsWith('undici loop: lookup + pay'));
@@ -724,6 +747,16 @@ function costTable(results: readonly Row[]): string {
       '',
     ]);
   }
+  const floor = results.find((r) => r.name === FLOOR_ROW);
+  if (floor) {
+    lines.push([
+      'CPU ms per row: the durable floor (per page)',
+      cpuRow(floor).toFixed(3),
+      cpuRow(loop).toFixed(3),
+      (cpuRow(floor) / cpuRow(loop)).toFixed(2),
+      '',
+    ]);
+  }
   for (const ours of runs) {
     const storePerRow = ours.store!.bytes / ours.rows;
     const cpuRatio = cpuRow(ours) / cpuRow(loop);
@@ -741,6 +774,18 @@ function costTable(results: readonly Row[]): string {
       ...(rest === undefined
         ? []
         : [[`  of which besides the client${which}`, rest.toFixed(3), '-', (rest / cpuRow(loop)).toFixed(2), '']]),
+      // What the run spends above the plainest program that keeps its durability rules, with --floor.
+      ...(floor === undefined
+        ? []
+        : [
+            [
+              `  of which above the durable floor${which}`,
+              (cpuRow(ours) - cpuRow(floor)).toFixed(3),
+              '-',
+              ((cpuRow(ours) - cpuRow(floor)) / cpuRow(loop)).toFixed(2),
+              '',
+            ],
+          ]),
       [
         `  of which system ms per row${which}`,
         sysRow(ours).toFixed(3),
