@@ -572,42 +572,33 @@ async function benchBills(args: Args, remessa: Remessa, results: Row[]): Promise
   }
   const base = best(bases);
   results.push({ name: 'undici loop: lookup + pay (baseline)', rows: args.bills, m: base, all: bases });
-  let same: Measured | undefined;
-  if (args.sameCalls) {
-    const sames: Measured[] = [];
-    for (let round = 1; round <= args.repeat; round++)
-      sames.push(await baseline('bills-baseline-same-calls', round, loop(2)));
-    same = best(sames);
-    results.push({ name: 'undici loop: lookup x2 + pay', rows: args.bills, m: same, all: sames });
-  }
+  /** An extra baseline, `--repeat` times: its fastest run is its row of the results. */
+  const extraBaseline = async (name: string, row: string, what: Parameters<typeof baseline>[2]) => {
+    const all: Measured[] = [];
+    for (let round = 1; round <= args.repeat; round++) all.push(await baseline(name, round, what));
+    const m = best(all);
+    results.push({ name: row, rows: args.bills, m, all });
+    return m;
+  };
+  const same = args.sameCalls
+    ? await extraBaseline('bills-baseline-same-calls', 'undici loop: lookup x2 + pay', loop(2))
+    : undefined;
   if (args.client) {
     if (!remessa.dist) throw new Error('--client measures the built client: it cannot run with --tsx');
-    const clients: Measured[] = [];
-    for (let round = 1; round <= args.repeat; round++) {
-      clients.push(
-        await baseline('bills-client', round, {
-          says: "remessa's bank client alone, lookup + pay per bill",
-          script: 'bench/baseline-client.mjs',
-          before: [remessa.dist],
-        }),
-      );
-    }
-    results.push({ name: CLIENT_ROW, rows: args.bills, m: best(clients), all: clients });
+    await extraBaseline('bills-client', CLIENT_ROW, {
+      says: "remessa's bank client alone, lookup + pay per bill",
+      script: 'bench/baseline-client.mjs',
+      before: [remessa.dist],
+    });
   }
   if (args.floor) {
     if (!remessa.dist) throw new Error('--floor runs the built client: it cannot run with --tsx');
-    const floors: Measured[] = [];
-    for (let round = 1; round <= args.repeat; round++) {
-      floors.push(
-        await baseline('bills-floor', round, {
-          says: 'the durability rules at the least: the client, the durable writes a page at a time',
-          script: 'bench/durable-floor.mjs',
-          before: [remessa.dist],
-          extra: [path.join(args.dir, 'bills-floor', 'floor.sqlite'), 'per-page'],
-        }),
-      );
-    }
-    results.push({ name: FLOOR_ROW, rows: args.bills, m: best(floors), all: floors });
+    await extraBaseline('bills-floor', FLOOR_ROW, {
+      says: 'the durability rules at the least: the client, the durable writes a page at a time',
+      script: 'bench/durable-floor.mjs',
+      before: [remessa.dist],
+      extra: [path.join(args.dir, 'bills-floor', 'floor.sqlite'), 'per-page'],
+    });
   }
   for (const [store, mine] of byStore) {
     const m = best(mine);
@@ -738,22 +729,17 @@ function costTable(results: readonly Row[]): string {
   const head = ['cost of a row (issue 13 §3)', 'remessa run', 'undici loop', 'remessa / loop', 'target'];
   const lines: string[][] = [];
   const client = results.find((r) => r.name === CLIENT_ROW);
-  if (client) {
-    lines.push([
-      "CPU ms per row: remessa's bank client alone",
-      cpuRow(client).toFixed(3),
-      cpuRow(loop).toFixed(3),
-      (cpuRow(client) / cpuRow(loop)).toFixed(2),
-      '',
-    ]);
-  }
   const floor = results.find((r) => r.name === FLOOR_ROW);
-  if (floor) {
+  for (const [extra, label] of [
+    [client, "CPU ms per row: remessa's bank client alone"],
+    [floor, 'CPU ms per row: the durable floor (per page)'],
+  ] as const) {
+    if (!extra) continue;
     lines.push([
-      'CPU ms per row: the durable floor (per page)',
-      cpuRow(floor).toFixed(3),
+      label,
+      cpuRow(extra).toFixed(3),
       cpuRow(loop).toFixed(3),
-      (cpuRow(floor) / cpuRow(loop)).toFixed(2),
+      (cpuRow(extra) / cpuRow(loop)).toFixed(2),
       '',
     ]);
   }

@@ -239,30 +239,43 @@ describe('a bill with neither a bar code nor a digitable line', () => {
     return parsed.errors;
   })();
 
-  it('is told at the one of the two columns the file has, in its words', () => {
-    const onlyLine = columnLabeller([
-      { source: 'Fornecedor', column: null },
-      { source: 'Linha digitável', column: 'digitableLine' },
-      { source: 'Valor (R$)', column: 'amount' },
-    ]);
-    expect(formatCellErrors(neither, 'pt-BR', onlyLine)).toBe(
-      'coluna 2 (Linha digitável -> digitableLine): Esperava o código de barras (barCode) ou a linha digitável ' +
+  it.each([
+    {
+      file: 'only a digitable line',
+      header: [
+        { source: 'Fornecedor', column: null },
+        { source: 'Linha digitável', column: 'digitableLine' },
+        { source: 'Valor (R$)', column: 'amount' },
+      ],
+      locale: 'pt-BR',
+      said:
+        'coluna 2 (Linha digitável -> digitableLine): Esperava o código de barras (barCode) ou a linha digitável ' +
         '(digitableLine), vieram os dois vazios',
-    );
-    const onlyBar = columnLabeller([
-      { source: 'Código de barras', column: 'barCode' },
-      { source: 'Valor', column: 'amount' },
-    ]);
-    expect(formatCellErrors(neither, 'en', onlyBar)).toBe(
-      'column 1 (Código de barras -> barCode): Expected a bar code (barCode) or a digitable line (digitableLine), ' +
+    },
+    {
+      file: 'only a bar code',
+      header: [
+        { source: 'Código de barras', column: 'barCode' },
+        { source: 'Valor', column: 'amount' },
+      ],
+      locale: 'en',
+      said:
+        'column 1 (Código de barras -> barCode): Expected a bar code (barCode) or a digitable line (digitableLine), ' +
         'got both empty',
-    );
-    // Both columns in the file: at the first of them.
-    const both = columnLabeller([
-      { source: 'Linha digitável', column: 'digitableLine' },
-      { source: 'Código de barras', column: 'barCode' },
-    ]);
-    expect(formatCellErrors(neither, 'en', both)).toMatch(/^column 2 \(Código de barras -> barCode\): /);
+    },
+    {
+      file: 'both, the bar code second: at the first of the two the error names',
+      header: [
+        { source: 'Linha digitável', column: 'digitableLine' },
+        { source: 'Código de barras', column: 'barCode' },
+      ],
+      locale: 'en',
+      said:
+        'column 2 (Código de barras -> barCode): Expected a bar code (barCode) or a digitable line (digitableLine), ' +
+        'got both empty',
+    },
+  ] as const)('is told at the one of the two columns the file has, in its words: $file', ({ header, locale, said }) => {
+    expect(formatCellErrors(neither, locale, columnLabeller(header))).toBe(said);
     expect(neither.map((e) => e.code)).toEqual([CELL_ERROR_CODES.required]);
   });
 

@@ -570,7 +570,7 @@ export function columnLabeller(
         : msg('WHERE.column', { index: i + 1, source, column: h.column }),
     );
   });
-  return Object.assign((column: string) => labels.get(column) ?? msg('WHERE.columnAbsent', { column }), {
+  return Object.assign((column: string) => labels.get(column) ?? absentLabel(column), {
     has: (column: string) => labels.has(column),
   });
 }
