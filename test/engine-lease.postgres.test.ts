@@ -15,7 +15,7 @@ import { filesDirFor } from '../src/outbox/result.js';
 import { RequestQueue } from '../src/queue/request-queue.js';
 import { processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
-import { DaemonLease } from '../src/store/leases.js';
+import { claimRows, DaemonLease } from '../src/store/leases.js';
 import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
 import { openStoreWith, type Store } from '../src/store/store.js';
 import { skipPostgres, type TestCluster, useTestCluster } from './helpers/postgres.js';
@@ -122,6 +122,51 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
     await alpha.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'alpha'`);
     const beta = await daemon('beta');
     await drive(beta, file);
+    for (const id of IDS) expect(created(id), id).toBe(1);
+    expect(await beta.store.countRows('lease-batch')).toMatchObject({ succeeded: IDS.length });
+  });
+
+  it("does not leave its file unfinished when a dead daemon's rows are locked by a helper's claim at its pass", async () => {
+    // Seen in the three-daemon soak: the driver's pass skipped the rows of a dead daemon that a helper was claiming at
+    // that instant (SKIP LOCKED), then counted none worked elsewhere (the dead holder's rows were left out) and
+    // returned with rows pending: its file stayed in the work area though another daemon answered it.
+    const file = path.join(dir, 'charges-locked.csv');
+    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
+    const beta = await daemon('beta');
+    const stop = new AbortController();
+    stop.abort();
+    const reader = await readBatch(file, { columns: chargesKind.columns });
+    const common = {
+      store: beta.store,
+      kind: chargesKind,
+      batchId: 'lease-batch',
+      fileName: path.basename(file),
+      client: beta.client,
+      queue: beta.queue,
+      filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
+      accountId: '0001234',
+    };
+    await processBatch({ ...common, input: reader, signal: stop.signal }).finally(() => reader.close()); // stored
+    // gone claims every row, then dies.
+    const gone = await daemon('gone');
+    expect(await claimRows(gone.store, 'lease-batch', 0, 100, ['pending'])).toHaveLength(IDS.length);
+    gone.lease.abandon();
+    await gone.store.sql.run(`UPDATE daemons SET lease_until_ms = 0 WHERE name = 'gone'`);
+    // A helper's claim holds the rows' locks at the instant of beta's first pass, then lets them go.
+    const locker = await daemon('locker');
+    let locked!: () => void;
+    const lockedNow = new Promise<void>((r) => {
+      locked = r;
+    });
+    const claim = locker.store.transaction(async (s) => {
+      await s.sql.all('SELECT line FROM rows FOR UPDATE');
+      locked();
+      await new Promise((r) => setTimeout(r, 300));
+    });
+    await lockedNow;
+    const result = await processBatch(common);
+    await claim;
+    expect(result).toMatchObject({ complete: true, stopped: false });
     for (const id of IDS) expect(created(id), id).toBe(1);
     expect(await beta.store.countRows('lease-batch')).toMatchObject({ succeeded: IDS.length });
   });

@@ -532,8 +532,8 @@ class BatchRun {
     // Several daemons on one store: rows of this batch that others help with (helpWithBatch) are waited for, then
     // the batch is passed over again for the rows a helper that stopped or died let go (its `intent` steps turned
     // unknown by the takeover, rule 8 of src/store/rows.ts). The answer is written once, after the last of them.
-    // (Counted after each pass: a row a helper is claiming at that instant, skipped by the pass, counts as not yet
-    // claimed.)
+    // (Counted after each pass: a row a helper is claiming at that instant, skipped by the pass, is not this daemon's,
+    // so it counts, whoever held it before.)
     while (store.daemon && !this.signal?.aborted) {
       if (took === 0) {
         if ((await rowsWorkedElsewhere(store, batchId)) === 0) break;

@@ -37,8 +37,9 @@
  *   live daemon, every second, claims pages of the not-yet-started (`pending`, held by nobody) rows of `running`
  *   batches that others drive (`batchesToHelp`; src/runner/engine.ts `helpWithBatch`) and drives them. Rows in flight,
  *   waiting or uncertain stay their driver's; no helper ingests, gates, marks a batch or answers. The driver, its own
- *   rows ended, waits while any row is still worked by a live other daemon or by nobody (`rowsWorkedElsewhere`),
- *   claiming back those of a helper that stopped or died (the takeover above), then answers the file: once.
+ *   rows ended, waits while any row is still held by another daemon or by nobody (`rowsWorkedElsewhere`),
+ *   claiming back those of a helper that stopped or died (the takeover above; counted as worked elsewhere until
+ *   claimed, since a helper's claim may hold their locks at the instant of a pass), then answers the file: once.
  *   Taking over a dead daemon's row turns its steps in `intent` into `unknown` (rule 8 of ./rows.ts): exactly
  *   what a restart does with them (rule 1), then rule 2 decides (resend with the same key, recover, or uncertain).
  * - Files (`file_claims`): src/intake/shared-claims.ts.
@@ -380,19 +381,19 @@ export async function claimRows(
 
 /**
  * One big file's rows shared (src/runner/engine.ts `helpWithBatch`): the number of the batch's rows still being worked
- * (pending, in flight or waiting) that another LIVE daemon holds, or that nobody holds yet (a helper may be claiming
- * them at this instant, its transaction not yet committed). Its driver waits until none is left before it answers the
- * file; the rows of a daemon that stopped or died are not counted: the driver's next pass claims them.
+ * (pending, in flight or waiting) that this daemon does not hold: held by another daemon, live or not, or by nobody.
+ * Its driver waits until none is left before it answers the file, passing over the batch again meanwhile. A row of a
+ * dead or stopped daemon counts too: the driver's next pass claims it, unless a helper's claim holds its lock at that
+ * instant (SKIP LOCKED skips it), and then the pass after; left out, such a row made the driver stop waiting with the
+ * row unfinished, its file parked and never archived.
  */
 export async function rowsWorkedElsewhere(store: Store, batchId: string): Promise<number> {
   const daemon = store.daemon;
   if (!daemon || !isSharedStore(store)) return 0;
-  const now = clock(store);
   const r = await store.sql.get<{ n: number | string }>(
     `SELECT COUNT(*) AS n FROM rows r
-     WHERE r.batch_no = ? AND r.state IN ('pending', 'in_flight', 'waiting')
-       AND (r.holder IS NULL OR (r.holder <> ? AND NOT ${deadHolder('r.holder', now.sql)}))`,
-    [await store.batchNo(batchId), daemon.name, ...now.params],
+     WHERE r.batch_no = ? AND r.state IN ('pending', 'in_flight', 'waiting') AND (r.holder IS NULL OR r.holder <> ?)`,
+    [await store.batchNo(batchId), daemon.name],
   );
   return Number(r?.n ?? 0);
 }
