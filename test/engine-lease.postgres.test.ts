@@ -13,7 +13,7 @@ import { chargesKind } from '../src/batches/charges.js';
 import { readBatch } from '../src/csv/reader.js';
 import { filesDirFor } from '../src/outbox/result.js';
 import { RequestQueue } from '../src/queue/request-queue.js';
-import { processBatch } from '../src/runner/engine.js';
+import { helpWithBatch, processBatch } from '../src/runner/engine.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import { claimRows, DaemonLease } from '../src/store/leases.js';
 import { openPgDriver, type PgDriver } from '../src/store/pg-driver.js';
@@ -169,5 +169,38 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
     expect(result).toMatchObject({ complete: true, stopped: false });
     for (const id of IDS) expect(created(id), id).toBe(1);
     expect(await beta.store.countRows('lease-batch')).toMatchObject({ succeeded: IDS.length });
+  });
+
+  it('lets go of the rows a helper claimed and did not finish, so that the driver of the file takes them', async () => {
+    // A helper's row still `pending` (stopped before it) or `waiting` (429 to the end) when its help ends was held by a
+    // live daemon that no longer drove it: the driver waited for it as long as the helper lived.
+    const file = path.join(dir, 'charges-helped.csv');
+    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
+    const beta = await daemon('beta');
+    const gamma = await daemon('gamma');
+    const stopped = new AbortController();
+    stopped.abort();
+    const reader = await readBatch(file, { columns: chargesKind.columns });
+    const common = {
+      kind: chargesKind,
+      batchId: 'lease-batch',
+      fileName: path.basename(file),
+      filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
+      accountId: '0001234',
+    };
+    const on = (d: Awaited<ReturnType<typeof daemon>>) => ({ store: d.store, client: d.client, queue: d.queue });
+    await processBatch({ ...common, ...on(beta), input: reader, signal: stopped.signal }).finally(() => reader.close());
+    await beta.store.markBatchRunning('lease-batch');
+    // gamma helps, and stops at once: it claimed a page of rows and started none.
+    expect(await helpWithBatch({ ...common, ...on(gamma), signal: stopped.signal })).toBe(0);
+    const held = await beta.store.sql.all<{ holder: string | null }>('SELECT holder FROM rows ORDER BY line');
+    expect(held.map((r) => r.holder)).toEqual(IDS.map(() => null));
+    const giveUp = new AbortController();
+    const timer = setTimeout(() => giveUp.abort(), 10_000);
+    const result = await processBatch({ ...common, ...on(beta), signal: giveUp.signal }).finally(() =>
+      clearTimeout(timer),
+    );
+    expect(result).toMatchObject({ complete: true, stopped: false });
+    for (const id of IDS) expect(created(id), id).toBe(1);
   });
 });

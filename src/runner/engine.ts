@@ -114,7 +114,7 @@ import { type Logger, scrubSecrets, silentLogger } from '../log.js';
 import type { QueueTask, RequestQueue } from '../queue/request-queue.js';
 import { shortBatchId } from '../store/intakes.js';
 import { accountNamespace, IdempotencyKeys } from '../store/keys.js';
-import { claimRows, rowsWorkedElsewhere } from '../store/leases.js';
+import { claimRows, releaseUnfinishedRows, rowsWorkedElsewhere } from '../store/leases.js';
 import type { RowState } from '../store/rows.js';
 import type {
   BatchPolicy,
@@ -553,7 +553,14 @@ class BatchRun {
     if (!this.store.daemon || !batch || batch.status !== 'running' || batch.kind !== this.kind.name) return 0;
     this.dialect = batch.dialect;
     this.rowCount = batch.rowCount;
-    return this.run(HELPABLE_STATES);
+    try {
+      return await this.run(HELPABLE_STATES);
+    } finally {
+      // Rows claimed and not finished (stopped before them, or left waiting) go back to the driver.
+      await releaseUnfinishedRows(this.store, this.o.batchId).catch((error: unknown) =>
+        this.log.warn({ err: error }, 'could not let go of the rows left after helping'),
+      );
+    }
   }
 
   private async result(stopped: boolean): Promise<ProcessBatchResult> {

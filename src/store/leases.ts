@@ -36,7 +36,8 @@
  *   One big file: the daemon holding the file (its driver) claims its rows a page at a time as it goes; every other
  *   live daemon, every second, claims pages of the not-yet-started (`pending`, held by nobody) rows of `running`
  *   batches that others drive (`batchesToHelp`; src/runner/engine.ts `helpWithBatch`) and drives them. Rows in flight,
- *   waiting or uncertain stay their driver's; no helper ingests, gates, marks a batch or answers. The driver, its own
+ *   waiting or uncertain stay their driver's; no helper ingests, gates, marks a batch or answers, and a helper lets go
+ *   of the rows it claimed and did not finish when its help ends (`releaseUnfinishedRows`). The driver, its own
  *   rows ended, waits while any row is still held by another daemon or by nobody (`rowsWorkedElsewhere`),
  *   claiming back those of a helper that stopped or died (the takeover above; counted as worked elsewhere until
  *   claimed, since a helper's claim may hold their locks at the instant of a pass), then answers the file: once.
@@ -396,6 +397,21 @@ export async function rowsWorkedElsewhere(store: Store, batchId: string): Promis
     [await store.batchNo(batchId), daemon.name],
   );
   return Number(r?.n ?? 0);
+}
+
+/**
+ * A helper's help with a batch ended (src/runner/engine.ts `helpWithBatch`): the rows of the batch it claimed and did
+ * not finish, still `pending` (stopped before it started them) or `waiting` (nothing of their step processed: a 429 to
+ * the end), are let go, so that no row is held by a live daemon that does not drive it: the batch's driver waits for
+ * the rows held elsewhere (`rowsWorkedElsewhere`) and takes them at its next pass. A row in flight or uncertain stays.
+ */
+export async function releaseUnfinishedRows(store: Store, batchId: string): Promise<void> {
+  const daemon = store.daemon;
+  if (!daemon || !isSharedStore(store)) return;
+  await store.sql.run(
+    `UPDATE rows SET holder = NULL WHERE batch_no = ? AND holder = ? AND state IN ('pending', 'waiting')`,
+    [await store.batchNo(batchId), daemon.name],
+  );
 }
 
 /** A batch another daemon drives with rows nobody holds yet, which this one may help with. */
