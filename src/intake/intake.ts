@@ -18,7 +18,8 @@
  *        \--(changed since taken: written through a handle still open)--> settling --(settled again)--> handling
  *     handling --(file changed before the answer: FileChangedError)--> settling (read again; the rows already
  *                sent are known by their natural keys, so nothing is sent twice)
- *     handling --'parked'--> stays in work (resumed on start)
+ *     handling --'parked'--> stays in work (resumed on start; or handled again once decided, waiting for approval, or
+ *                once a later pass ended its rows, left waiting: the daemon's `handleAgain`)
  *     handling --throws--> stays in work; while watching, handled again after retryFailedMs, doubling, at most
  *                maxRetries times, then only on the next start (one error logged each time, never a tight loop)
  *
@@ -647,7 +648,8 @@ export class Intake {
 
   /**
    * Handles a work item again, as if just taken: a batch the handler left parked because it waited for a person's
-   * approval, now decided (src/runner/approval.ts). Ignored once stopping.
+   * approval, now decided (src/runner/approval.ts), or with rows left waiting, now ended (src/runner/commands.ts
+   * `takeFinished`). Ignored once stopping.
    */
   handleAgain(item: WorkItem): void {
     if (!this.stopped) this.enqueue(item);
@@ -734,7 +736,7 @@ export class Intake {
         this.counts.parked++;
         this.log.info(
           { file: meta.relativePath },
-          'batch parked in the work area until the next start (or, waiting for approval, until decided)',
+          'batch parked in the work area until its rows have ended, or it is decided when it waits for approval (or the next start)',
         );
       }
     } catch (err) {

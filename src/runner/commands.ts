@@ -219,6 +219,13 @@ export interface Pipeline {
    */
   takeDecided(): Promise<TakenBatch[]>;
   /**
+   * The files handled to 'parked' with rows not finished (left `waiting` after the bank's 429s to the end), not by a
+   * stop or an approval, whose rows have all ended since (a later retry pass drove them, or another daemon): each is
+   * forgotten here and returned, to be handled again, which finds it answered and archives it. Without it such a
+   * file stayed in the work area until the daemon's next start.
+   */
+  takeFinished(): Promise<TakenBatch[]>;
+  /**
    * Batches approved and not run yet whose file was given to `run` from outside the inbox: no file handling waits
    * for them, so `resumeUncertain` drives them (src/store/approvals.ts, "Who drives an approved batch").
    */
@@ -488,6 +495,8 @@ export async function openPipeline(
     path.isAbsolute(source) && path.relative(folders.inbox, source).startsWith('..');
   /** Files parked because they wait for approval, by batch id (handled again once decided: `takeDecided`). */
   const waiting = new Map<string, TakenBatch>();
+  /** Files parked with rows not finished, by batch id (handled again once they are: `takeFinished`). */
+  const unfinished = new Map<string, TakenBatch>();
 
   async function reject(
     batch: TakenBatch,
@@ -690,8 +699,10 @@ export async function openPipeline(
         );
         return { state: 'parked', answer: 'result', counts, file: written.resultPath, credentialsRefused: true };
       }
+      if (!opts.signal.aborted) unfinished.set(batchId, batch);
       return { state: 'parked', answer: 'result', counts, file: '' };
     }
+    unfinished.delete(batchId);
     // An answer never covers part of a file: one that grew meanwhile is read again (its rows already sent are known
     // by their natural keys, so they are answered as duplicates of themselves and never sent twice).
     await checkUnchanged(batch);
@@ -808,6 +819,15 @@ export async function openPipeline(
       return earlier
         ? { id: earlier.id, takenAt: earlier.takenAt }
         : { id: newWorkId(), takenAt: new Date().toISOString() };
+    },
+    async takeFinished() {
+      const finished: TakenBatch[] = [];
+      for (const [id, batch] of [...unfinished]) {
+        const counts = await store.countRows(id);
+        if (counts.pending + counts.in_flight + counts.waiting > 0) continue;
+        if (unfinished.delete(id)) finished.push(batch);
+      }
+      return finished;
     },
     async approvedGiven() {
       return (await approvedNotRun(store)).filter((b) => givenOutside(b.source));

@@ -12,6 +12,8 @@
  *     watching --(every reconcile.applyEventsEverySeconds / reconcile.everyMinutes)--> a retorno pass (./retorno.ts)
  *     watching --(every approval.pollMs: a file that waited for approval is decided)--> handled again --> watching
  *     watching --(every approval.pollMs: an .approved marker of a file decided already)--> archived, noted --> watching
+ *     watching --(every approval.pollMs: a file parked with rows left waiting, now all ended by a later pass)-->
+ *                handled again (answered already) --> archived --> watching
  *     watching --(several daemons on one PostgreSQL store: its lease lost, src/store/leases.ts)--> stopping --> exit 1
  *
  * A reload applies the settings that only change how files are read and judged (mappings, defaults, policy, csv,
@@ -249,6 +251,14 @@ export async function runDaemon(options: RunnerOptions, deps: DaemonDeps = {}): 
           for (const b of decided) current.handleAgain(b.item);
         })
         .catch((err) => log.error({ err }, 'looking for approval decisions failed'));
+      // Files parked with rows left waiting (the bank's 429s to the end) whose rows a retry pass has ended since: handled
+      // again, they are found answered and archived (not left in the work area until the next start).
+      void p
+        .takeFinished()
+        .then((finished) => {
+          for (const b of finished) current.handleAgain(b.item);
+        })
+        .catch((err) => log.error({ err }, 'looking for parked files whose rows have ended failed'));
       if (drivingApproved) return;
       drivingApproved = true;
       void p
