@@ -15,6 +15,7 @@ import {
   ServiceConnectionError,
   ValidationError,
 } from '../src/bank/errors.js';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 
 let sandbox: RunningSandbox;
@@ -250,7 +251,8 @@ describe('charges.get and 404s', () => {
 
 describe('charges.list: paging and limits', () => {
   it('pages through the charges of a date range', async () => {
-    const today = new Date().toISOString().slice(0, 10);
+    // The day a charge was created is the bank's, Brasília's (docs/service-gaps.md "Today"), not UTC's.
+    const today = brasiliaDay(new Date());
     const mine = new Set<string>();
     for (let i = 0; i < 5; i++) {
       const c = await client.charges.create({ type: 'PIX_STATIC', correlationId: id('page'), amountCents: 100 + i });

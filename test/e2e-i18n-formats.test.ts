@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { crc16Hex } from '../src/formats/brcode.js';
-import { utcDate } from '../src/formats/dates.js';
 import {
   drop,
   makeWorkspace,
@@ -171,7 +171,8 @@ describe('what the reader and the inbox say, in Portuguese', () => {
   it('validate: a payment date or due date out of range, said as the clerk typed it', async () => {
     // Before: "Esperava payAt a partir de hoje (2026-11-29) ..., veio 2026-11-01" for a cell 01/11/2026, and a due
     // date "de 2026-11-29 a 2036-11-26; veio 2040-01-15" for 15/01/2040: dates the clerk never wrote.
-    const today = utcDate();
+    // The bank's day, Brasília's (docs/service-gaps.md "Today"): from 21:00 there UTC's is already the next one.
+    const today = brasiliaDay(new Date());
     const dayFirst = (d: string) => `${d.slice(8, 10)}/${d.slice(5, 7)}/${d.slice(0, 4)}`;
     const bills = path.join(dir, 'contas-datas.csv');
     await fs.writeFile(

@@ -19,8 +19,9 @@ import { BankClient } from '../src/bank/client.js';
 import type { BatchKind, Dialect, StepOutput } from '../src/batches/kind.js';
 import { KINDS } from '../src/batches/registry.js';
 import { buildBankSlipBarCode } from '../src/formats/boleto.js';
+import { brasiliaDay } from '../src/formats/brasilia-time.js';
 import { buildStaticBrCode } from '../src/formats/brcode.js';
-import { addDays, utcDate } from '../src/formats/dates.js';
+import { addDays } from '../src/formats/dates.js';
 import { type RunningSandbox, SANDBOX_PUBLIC_API_KEY, startSandbox } from '../src/sandbox/server.js';
 import type { KindName } from '../src/types.js';
 
@@ -44,7 +45,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const today = utcDate();
+/** The bank's day, Brasília's (docs/service-gaps.md "Today"), which both sides' date limits count from. */
+const today = brasiliaDay(new Date());
 const br = (iso: string) => `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}`;
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${counter++}`;

@@ -432,7 +432,10 @@ export function requireCharge(deps: ChargeDeps, correlationId: string): StoredCh
   return charge;
 }
 
-/** Charges created (UTC date of createdAt) from `startDate` to `endDate` inclusive, oldest first; page is 1-based. */
+/**
+ * Charges created from `startDate` to `endDate` inclusive (the day in Brasília they were created: `created_date`, the
+ * clock's `today()`), oldest first; page is 1-based.
+ */
 export function listCharges(
   deps: ChargeDeps,
   query: { startDate: string; endDate: string; page: number; limit: number },
