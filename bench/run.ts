@@ -213,20 +213,35 @@ interface Remessa {
   dist?: string;
 }
 
+/**
+ * The node flags of the command's first line (`#!/usr/bin/env -S node --single-threaded`: src/cli.ts, kept by tsc),
+ * which the bin, the systemd units and `npm start` run it with (src/v8-flags.ts): remessa is measured as it runs.
+ */
+function shebangFlags(cli: string): string[] {
+  const first = readFileSync(cli, 'utf8').split('\n', 1)[0]!;
+  const m = /^#!\/usr\/bin\/env(?: -S)? node((?: --[\w=.-]+)*)$/.exec(first);
+  if (!m) throw new Error(`${cli}: expected a first line "#!/usr/bin/env [-S] node [flags]", got ${first}`);
+  return m[1]!.trim() === '' ? [] : m[1]!.trim().split(' ');
+}
+
 function remessaCommand(args: Args, dist: string | undefined): Remessa {
   const profDir = path.join(args.dir, 'prof');
   const prof = (name?: string) =>
     args.cpuProf && name ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
   if (dist) {
+    const cli = path.join(dist, 'cli.js');
+    const flags = shebangFlags(cli);
     return {
-      prefix: (n) => [...prof(n), path.join(dist, 'cli.js')],
-      describe: `node ${path.relative(ROOT, path.join(dist, 'cli.js'))} (compiled with tsconfig.build.json)`,
+      prefix: (n) => [...flags, ...prof(n), cli],
+      describe: `node ${[...flags, path.relative(ROOT, cli)].join(' ')} (compiled with tsconfig.build.json)`,
       dist,
     };
   }
+  const cli = path.join(ROOT, 'src/cli.ts');
+  const flags = shebangFlags(cli);
   return {
-    prefix: (n) => [...prof(n), '--import', 'tsx', path.join(ROOT, 'src/cli.ts')],
-    describe: 'node --import tsx src/cli.ts',
+    prefix: (n) => [...flags, ...prof(n), '--import', 'tsx', cli],
+    describe: `node ${[...flags, '--import tsx src/cli.ts'].join(' ')}`,
   };
 }
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --single-threaded
 /**
  * The command line: `remessa daemon | run | validate | status | approve | reject | resolve | retry | reconcile |
  * webhooks | doctor | sandbox`.

@@ -2,6 +2,14 @@
  * The V8 flags of every remessa process, set when this module is evaluated: src/cli.ts imports it before any other
  * module, and the bench's client baseline (bench/baseline-client.mjs) imports the built one, so that what it measures
  * runs as a run does. Each flag was measured on its own (docs/performance.md (d)); why, at each.
+ *
+ * One flag V8 takes only on node's command line is on the command's: `--single-threaded` (no background threads for
+ * V8: the collector and the optimizing compiler work on the main thread). A run's CPU went down 6.5% on average over
+ * seven alternated pairs of 20,000 bills (-2% to -14%; the bare loop's by about 3%), peak RSS no higher, wall time the
+ * same: on two cores shared with the bank, V8's helper threads cost more in all than the work they take off
+ * (docs/performance.md (d) twenty-first pass). Set from here, V8 aborts the process (measured). So it is in the bin's
+ * first line (src/cli.ts: `#!/usr/bin/env -S node --single-threaded`), the systemd units' `ExecStart`, `npm start`,
+ * and the bench, which reads it from that first line (test/systemd.test.ts checks the units carry it).
  */
 import { setFlagsFromString } from 'node:v8';
 

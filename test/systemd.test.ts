@@ -58,8 +58,29 @@ describe('systemd units', () => {
 
   it('the nightly unit reconciles after the run', () => {
     const d = directives('remessa-nightly.service');
-    expect(d.get('ExecStart')).toEqual(['/usr/bin/node --max-semi-space-size=8 /opt/remessa/dist/cli.js run']);
-    expect(d.get('ExecStartPost')).toEqual(['/usr/bin/node /opt/remessa/dist/cli.js reconcile']);
+    expect(d.get('ExecStart')).toEqual([
+      '/usr/bin/node --single-threaded --max-semi-space-size=8 /opt/remessa/dist/cli.js run',
+    ]);
+    expect(d.get('ExecStartPost')).toEqual(['/usr/bin/node --single-threaded /opt/remessa/dist/cli.js reconcile']);
+  });
+
+  it("starts node with the flags of the command's first line (src/cli.ts), as the bin and npm start do", () => {
+    const shebang = readFileSync(path.join(ROOT, 'src/cli.ts'), 'utf8').split('\n')[0]!;
+    const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+)+)$/.exec(shebang)?.[1]?.trim().split(' ');
+    expect(flags).toEqual(['--single-threaded']);
+    for (const unit of ['remessa.service', 'remessa-nightly.service']) {
+      const d = directives(unit);
+      const commands = [...(d.get('ExecStart') ?? []), ...(d.get('ExecStartPost') ?? [])];
+      expect(commands.length).toBeGreaterThan(0);
+      for (const command of commands) {
+        const words = command.split(/\s+/);
+        expect(words[0], `${unit}: ${command}`).toBe('/usr/bin/node');
+        const nodeFlags = words.slice(1, words.indexOf('/opt/remessa/dist/cli.js'));
+        for (const flag of flags!) expect(nodeFlags, `${unit}: ${command}`).toContain(flag);
+      }
+    }
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+    expect(pkg.scripts.start).toBe(`node ${flags!.join(' ')} --import tsx src/cli.ts daemon`);
   });
 
   it('the nightly unit counts as success exactly the codes that need no operator', () => {
