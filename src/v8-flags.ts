@@ -8,8 +8,10 @@
  * seven alternated pairs of 20,000 bills (-2% to -14%; the bare loop's by about 3%), peak RSS no higher, wall time the
  * same: on two cores shared with the bank, V8's helper threads cost more in all than the work they take off
  * (docs/performance.md (d) twenty-first pass). Set from here, V8 aborts the process (measured). So it is in the bin's
- * first line (src/cli.ts: `#!/usr/bin/env -S node --single-threaded`), the systemd units' `ExecStart`, `npm start`,
- * and the bench, which reads it from that first line (test/systemd.test.ts checks the units carry it).
+ * first line (src/cli.ts: `#!/usr/bin/env -S node --single-threaded`; `env -S` is GNU coreutils' since 8.30, Debian
+ * 10 on, and BSD's), the systemd units' `ExecStart`, `npm start`, and the bench, which reads it from that first line
+ * (test/systemd.test.ts checks the units carry it). `node dist/cli.js` typed by hand runs without it: slower, not
+ * otherwise different.
  */
 import { setFlagsFromString } from 'node:v8';
 
