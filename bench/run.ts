@@ -67,6 +67,7 @@ import Database from 'better-sqlite3';
 import { findPostgresBin, startPostgres, type TestCluster } from '../test/helpers/postgres.js';
 import { writeBillsFile, writeChargesFile } from './generate.js';
 import { type Measured, runMeasured } from './measure.js';
+import { shebangFlags } from './node-flags.js';
 import { benchRateLimit, rateTable } from './rate-limit.js';
 import { benchScaling, scalingTable } from './scaling.js';
 import { benchSharedRate, sharedRateTable } from './shared-rate.js';
@@ -213,17 +214,7 @@ interface Remessa {
   dist?: string;
 }
 
-/**
- * The node flags of the command's first line (`#!/usr/bin/env -S node --single-threaded`: src/cli.ts, kept by tsc),
- * which the bin, the systemd units and `npm start` run it with (src/v8-flags.ts): remessa is measured as it runs.
- */
-function shebangFlags(cli: string): string[] {
-  const first = readFileSync(cli, 'utf8').split('\n', 1)[0]!;
-  const m = /^#!\/usr\/bin\/env(?: -S)? node((?: --[\w=.-]+)*)$/.exec(first);
-  if (!m) throw new Error(`${cli}: expected a first line "#!/usr/bin/env [-S] node [flags]", got ${first}`);
-  return m[1]!.trim() === '' ? [] : m[1]!.trim().split(' ');
-}
-
+/** remessa as it runs: with the node flags of its first line (./node-flags.ts). */
 function remessaCommand(args: Args, dist: string | undefined): Remessa {
   const profDir = path.join(args.dir, 'prof');
   const prof = (name?: string) =>

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { shebangFlags } from '../bench/node-flags.js';
 import { EXIT_CANNOT_RUN, EXIT_NOT_ALL_SUCCEEDED, EXIT_OK, EXIT_UNSETTLED } from '../src/exit-codes.js';
 import { ROOT } from './e2e-harness.js';
 
@@ -65,8 +66,7 @@ describe('systemd units', () => {
   });
 
   it("starts node with the flags of the command's first line (src/cli.ts), as the bin and npm start do", () => {
-    const shebang = readFileSync(path.join(ROOT, 'src/cli.ts'), 'utf8').split('\n')[0]!;
-    const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+)+)$/.exec(shebang)?.[1]?.trim().split(' ');
+    const flags = shebangFlags(path.join(ROOT, 'src/cli.ts'));
     expect(flags).toEqual(['--single-threaded']);
     for (const unit of ['remessa.service', 'remessa-nightly.service']) {
       const d = directives(unit);
@@ -76,11 +76,11 @@ describe('systemd units', () => {
         const words = command.split(/\s+/);
         expect(words[0], `${unit}: ${command}`).toBe('/usr/bin/node');
         const nodeFlags = words.slice(1, words.indexOf('/opt/remessa/dist/cli.js'));
-        for (const flag of flags!) expect(nodeFlags, `${unit}: ${command}`).toContain(flag);
+        for (const flag of flags) expect(nodeFlags, `${unit}: ${command}`).toContain(flag);
       }
     }
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-    expect(pkg.scripts.start).toBe(`node ${flags!.join(' ')} --import tsx src/cli.ts daemon`);
+    expect(pkg.scripts.start).toBe(`node ${flags.join(' ')} --import tsx src/cli.ts daemon`);
   });
 
   it('the nightly unit counts as success exactly the codes that need no operator', () => {
