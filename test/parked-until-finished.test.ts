@@ -11,14 +11,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import { buildBankSlipBarCode } from '../src/formats/index.js';
 import type { TakenBatch } from '../src/intake/intake.js';
-import { fingerprintOf, sha256File, takeIntoWorkArea } from '../src/intake/work-area.js';
-import { silentLogger } from '../src/log.js';
-import { openPipeline, type Pipeline, runnerOptionsFromConfig } from '../src/runner/commands.js';
+import { sha256File } from '../src/intake/work-area.js';
+import type { Pipeline } from '../src/runner/commands.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import { answersOf } from './e2e-harness.js';
+import { openTestPipeline } from './helpers/pipeline.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -30,15 +29,15 @@ const BAR_CODE = buildBankSlipBarCode({
 });
 
 let dir: string;
-let pipeline: Pipeline | undefined;
+let open: Pipeline | undefined;
 
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-parked-'));
 });
 
 afterEach(async () => {
-  await pipeline?.close();
-  pipeline = undefined;
+  await open?.close();
+  open = undefined;
   await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -54,27 +53,9 @@ async function setFaults(bankUrl: string, rules: unknown[]): Promise<void> {
 describe.each(engines)('a file parked with rows left waiting ($name)', (engine) => {
   skipIfAsked(engine);
   it('is handed back once a later pass ended its rows, then found answered', async () => {
-    const configFile = path.join(dir, 'remessa.jsonc');
-    const folders = {
-      inbox: path.join(dir, 'inbox'),
-      outbox: path.join(dir, 'outbox'),
-      archive: path.join(dir, 'archive'),
-      data: path.join(dir, 'data'),
-    };
-    const store = await engine.configured(folders.data, dir);
-    await fs.writeFile(configFile, JSON.stringify({ folders, ...(store.section && { store: store.section }) }));
-    const options = runnerOptionsFromConfig(loadConfig({ file: configFile, env: {} }), silentLogger());
-    pipeline = await openPipeline(options, {}, { command: 'daemon' });
-    const inboxFile = path.join(folders.inbox, 'bill-payments', 'bills.csv');
-    await fs.mkdir(path.dirname(inboxFile), { recursive: true });
-    await fs.writeFile(inboxFile, `barCode,amount\n${BAR_CODE},43.21\n`);
-    const item = (await takeIntoWorkArea(pipeline.workDir, inboxFile, {
-      kind: 'bill-payments',
-      name: 'bills.csv',
-      folder: 'bill-payments',
-      relativePath: 'bill-payments/bills.csv',
-      taken: fingerprintOf(await fs.lstat(inboxFile)),
-    }))!;
+    const { pipeline, folders, take } = await openTestPipeline(engine, dir, 'daemon');
+    open = pipeline;
+    const item = await take('bill-payments', 'bills.csv', `barCode,amount\n${BAR_CODE},43.21\n`);
     const batch: TakenBatch = { item, sha256: await sha256File(item.file), stem: 'bills' };
     const signal = new AbortController().signal;
 

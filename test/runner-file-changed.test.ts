@@ -10,19 +10,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
 import type { TakenBatch } from '../src/intake/intake.js';
-import {
-  FileChangedError,
-  fingerprintOf,
-  sameFingerprint,
-  sha256File,
-  takeIntoWorkArea,
-} from '../src/intake/work-area.js';
-import { silentLogger } from '../src/log.js';
-import { openPipeline, type Pipeline, runnerOptionsFromConfig } from '../src/runner/commands.js';
+import { FileChangedError, fingerprintOf, sameFingerprint, sha256File } from '../src/intake/work-area.js';
+import type { Pipeline } from '../src/runner/commands.js';
 import { SANDBOX_ADMIN_PREFIX, SANDBOX_PUBLIC_API_KEY } from '../src/sandbox/options.js';
 import { answersOf } from './e2e-harness.js';
+import { openTestPipeline } from './helpers/pipeline.js';
 import { skipIfAsked, storeEngines } from './helpers/stores.js';
 
 const engines = storeEngines();
@@ -31,15 +24,15 @@ const HEADER = 'type,correlationId,description,amount\n';
 const row = (n: number) => `PIX_STATIC,CHG-FILE-${n},Pedido ${n},10.00\n`;
 
 let dir: string;
-let pipeline: Pipeline | undefined;
+let open: Pipeline | undefined;
 
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'remessa-changed-'));
 });
 
 afterEach(async () => {
-  await pipeline?.close();
-  pipeline = undefined;
+  await open?.close();
+  open = undefined;
   await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -53,28 +46,9 @@ async function effects(bankUrl: string): Promise<unknown[]> {
 describe.each(engines)('a taken file that changes while it is read ($name)', (engine) => {
   skipIfAsked(engine);
   it('sends nothing and answers nothing; read again, it is answered whole and each row sent once', async () => {
-    const configFile = path.join(dir, 'remessa.jsonc');
-    const folders = {
-      inbox: path.join(dir, 'inbox'),
-      outbox: path.join(dir, 'outbox'),
-      archive: path.join(dir, 'archive'),
-      data: path.join(dir, 'data'),
-    };
-    const store = await engine.configured(folders.data, dir);
-    await fs.writeFile(configFile, JSON.stringify({ folders, ...(store.section && { store: store.section }) }));
-    const options = runnerOptionsFromConfig(loadConfig({ file: configFile, env: {} }), silentLogger());
-    pipeline = await openPipeline(options, {}, { command: 'run' });
-    const inboxFile = path.join(folders.inbox, 'charges', 'open.csv');
-    await fs.mkdir(path.dirname(inboxFile), { recursive: true });
-    await fs.writeFile(inboxFile, HEADER + row(1) + row(2) + row(3));
-    const taken = fingerprintOf(await fs.lstat(inboxFile));
-    const item = (await takeIntoWorkArea(pipeline.workDir, inboxFile, {
-      kind: 'charges',
-      name: 'open.csv',
-      folder: 'charges',
-      relativePath: 'charges/open.csv',
-      taken,
-    }))!;
+    const { pipeline, folders, store, take } = await openTestPipeline(engine, dir, 'run');
+    open = pipeline;
+    const item = await take('charges', 'open.csv', HEADER + row(1) + row(2) + row(3));
     let checks = 0;
     const first: TakenBatch = {
       item,
@@ -110,7 +84,7 @@ describe.each(engines)('a taken file that changes while it is read ($name)', (en
     expect(await effects(pipeline.bankUrl)).toHaveLength(4);
     // The partial reading is in the store as given up (its keys released), so its rows were never duplicates.
     await pipeline.close();
-    pipeline = undefined;
+    open = undefined;
     const reopened = await store.place.open();
     try {
       // One taking, two batches: the given-up partial reading, then the whole file (src/store/intakes.ts retakeIntake).
