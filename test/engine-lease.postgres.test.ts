@@ -76,23 +76,37 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
     return { store, clock, lease, client, queue };
   }
 
-  async function drive(d: Awaited<ReturnType<typeof daemon>>, file: string): Promise<unknown> {
+  type Daemon = Awaited<ReturnType<typeof daemon>>;
+
+  /** The test's batch of `file` as daemon `d` drives it: its store, its bank client, its queue. */
+  const batchOn = (d: Daemon, file: string) => ({
+    store: d.store,
+    kind: chargesKind,
+    batchId: 'lease-batch',
+    fileName: path.basename(file),
+    client: d.client,
+    queue: d.queue,
+    filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
+    accountId: '0001234',
+  });
+
+  async function drive(d: Daemon, file: string, signal?: AbortSignal): Promise<unknown> {
     const reader = await readBatch(file, { columns: chargesKind.columns });
     try {
-      return await processBatch({
-        store: d.store,
-        kind: chargesKind,
-        batchId: 'lease-batch',
-        fileName: path.basename(file),
-        input: reader,
-        client: d.client,
-        queue: d.queue,
-        filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
-        accountId: '0001234',
-      }).catch((error: unknown) => error);
+      return await processBatch({ ...batchOn(d, file), input: reader, signal }).catch((error: unknown) => error);
     } finally {
       reader.close();
     }
+  }
+
+  /** The six slips written as `name` and their rows stored by `d`, none sent (stopped before the run). */
+  async function storeRows(d: Daemon, name: string): Promise<string> {
+    const file = path.join(dir, name);
+    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
+    const stop = new AbortController();
+    stop.abort();
+    expect(await drive(d, file, stop.signal)).toMatchObject({ stopped: true });
+    return file;
   }
 
   /** Charges the bank created: of one correlation id, or of all. */
@@ -130,23 +144,8 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
     // Seen in the three-daemon soak: the driver's pass skipped the rows of a dead daemon that a helper was claiming at
     // that instant (SKIP LOCKED), then counted none worked elsewhere (the dead holder's rows were left out) and
     // returned with rows pending: its file stayed in the work area though another daemon answered it.
-    const file = path.join(dir, 'charges-locked.csv');
-    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
     const beta = await daemon('beta');
-    const stop = new AbortController();
-    stop.abort();
-    const reader = await readBatch(file, { columns: chargesKind.columns });
-    const common = {
-      store: beta.store,
-      kind: chargesKind,
-      batchId: 'lease-batch',
-      fileName: path.basename(file),
-      client: beta.client,
-      queue: beta.queue,
-      filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
-      accountId: '0001234',
-    };
-    await processBatch({ ...common, input: reader, signal: stop.signal }).finally(() => reader.close()); // stored
+    const file = await storeRows(beta, 'charges-locked.csv');
     // gone claims every row, then dies.
     const gone = await daemon('gone');
     expect(await claimRows(gone.store, 'lease-batch', 0, 100, ['pending'])).toHaveLength(IDS.length);
@@ -164,7 +163,7 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
       await new Promise((r) => setTimeout(r, 300));
     });
     await lockedNow;
-    const result = await processBatch(common);
+    const result = await processBatch(batchOn(beta, file));
     await claim;
     expect(result).toMatchObject({ complete: true, stopped: false });
     for (const id of IDS) expect(created(id), id).toBe(1);
@@ -174,30 +173,19 @@ describe.skipIf(skipPostgres)('a daemon that lost its lease sends nothing more (
   it('lets go of the rows a helper claimed and did not finish, so that the driver of the file takes them', async () => {
     // A helper's row still `pending` (stopped before it) or `waiting` (429 to the end) when its help ends was held by a
     // live daemon that no longer drove it: the driver waited for it as long as the helper lived.
-    const file = path.join(dir, 'charges-helped.csv');
-    writeFileSync(file, `${[HEADER, ...IDS.map(slip)].join('\r\n')}\r\n`);
     const beta = await daemon('beta');
     const gamma = await daemon('gamma');
-    const stopped = new AbortController();
-    stopped.abort();
-    const reader = await readBatch(file, { columns: chargesKind.columns });
-    const common = {
-      kind: chargesKind,
-      batchId: 'lease-batch',
-      fileName: path.basename(file),
-      filesDir: filesDirFor(path.join(dir, 'outbox'), 'charges', 'lease'),
-      accountId: '0001234',
-    };
-    const on = (d: Awaited<ReturnType<typeof daemon>>) => ({ store: d.store, client: d.client, queue: d.queue });
-    await processBatch({ ...common, ...on(beta), input: reader, signal: stopped.signal }).finally(() => reader.close());
+    const file = await storeRows(beta, 'charges-helped.csv');
     await beta.store.markBatchRunning('lease-batch');
     // gamma helps, and stops at once: it claimed a page of rows and started none.
-    expect(await helpWithBatch({ ...common, ...on(gamma), signal: stopped.signal })).toBe(0);
+    const stopped = new AbortController();
+    stopped.abort();
+    expect(await helpWithBatch({ ...batchOn(gamma, file), signal: stopped.signal })).toBe(0);
     const held = await beta.store.sql.all<{ holder: string | null }>('SELECT holder FROM rows ORDER BY line');
     expect(held.map((r) => r.holder)).toEqual(IDS.map(() => null));
     const giveUp = new AbortController();
     const timer = setTimeout(() => giveUp.abort(), 10_000);
-    const result = await processBatch({ ...common, ...on(beta), signal: giveUp.signal }).finally(() =>
+    const result = await processBatch({ ...batchOn(beta, file), signal: giveUp.signal }).finally(() =>
       clearTimeout(timer),
     );
     expect(result).toMatchObject({ complete: true, stopped: false });
